@@ -1,0 +1,307 @@
+"""Configuration: the ``reward.*``, ``server.*`` and ``algorithm.*`` trees (verl's names).
+
+Load from a dict, a YAML path or a :class:`RewardConfig`, with dotted overrides::
+
+    cfg = load_config("reward.yaml", ["reward.num_workers=4", "reward.timeout_s=5"])
+
+Every model is frozen and forbids unknown keys. All problems are reported at once,
+each naming its dotted key (``reward.timeout_s: Input should be a valid number``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rewardkit.errors import ConfigError
+
+__all__ = [
+    "AlgorithmConfig",
+    "ConfigSource",
+    "HttpOptions",
+    "JudgeConfig",
+    "RewardConfig",
+    "RewardModelConfig",
+    "RewardSection",
+    "ServerConfig",
+    "load_config",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class CustomRewardFunctionConfig(_Section):
+    path: str | None = None
+    """A .py file or an importable module holding the function; null: built-in verifiers."""
+    name: str = "compute_score"
+    """The function: compute_score(data_source, solution_str, ground_truth, extra_info, **kw)."""
+
+
+class RewardManagerConfig(_Section):
+    name: Literal["naive", "batch", "prime", "dapo"] = "naive"
+    """verl's manager names; rewardkit scores per sample with every one of them."""
+    source: Literal["register", "importlib"] = "register"
+
+
+class OverlongBufferConfig(_Section):
+    """DAPO's soft overlong penalty: min(-(L - (max_resp_len - len)) / len * factor, 0)."""
+
+    enable: bool = False
+    len: int = Field(0, ge=0)
+    penalty_factor: float = Field(1.0, ge=0)
+    max_resp_len: int | None = Field(None, gt=0)
+    tokenizer: str | None = None
+    """A tokenizer path to count response tokens when a row has no extra_info.response_length."""
+
+
+class FormatRewardConfig(_Section):
+    """An extra component for answering in the ``<think>...</think> answer`` shape."""
+
+    enable: bool = False
+    weight: float = 0.1
+    think_tag: str = "think"
+
+
+class VerifierOptions(_Section):
+    gsm8k_method: Literal["strict", "flexible"] = "strict"
+    """strict: the last '#### n'; flexible: the last number in the response."""
+
+
+class RolloutConfig(_Section):
+    name: str | None = None
+    tensor_model_parallel_size: int = Field(1, ge=1)
+    gpu_memory_utilization: float = Field(0.5, gt=0, le=1)
+
+
+class HttpOptions(_Section):
+    """How rewardkit talks to a remote endpoint (model server, judge, sandbox): see rewardkit.http."""
+
+    connect_timeout_s: float = Field(5.0, gt=0)
+    """Limit on opening a connection; a refused or unreachable endpoint fails fast and is retried."""
+    timeout_s: float = Field(120.0, gt=0)
+    """Hard limit on one attempt (connect, send, wait, read). A timed-out attempt is not retried:
+    the server may still be working on it, and repeating it would pile load on a slow server."""
+    max_retries: int = Field(3, ge=0)
+    """Extra attempts after a transient failure (connection error, HTTP 429, 502, 503, 504)."""
+    backoff_base_s: float = Field(0.25, ge=0)
+    """First retry waits about this long, doubling each time (with jitter)."""
+    backoff_max_s: float = Field(8.0, ge=0)
+    """Cap on one backoff wait, including a server's Retry-After."""
+    max_concurrent: int = Field(64, ge=1)
+    """Requests in flight at once to this endpoint (also the connection pool size)."""
+    requests_per_minute: float | None = Field(None, gt=0)
+    """Rate limit on requests; null: none."""
+    tokens_per_minute: float | None = Field(None, gt=0)
+    """Rate limit on (estimated) tokens sent plus asked for; null: none."""
+    api_key: str | None = None
+    """Sent as 'Authorization: Bearer <key>'. Use ${oc.env:NAME} in YAML to read it from the environment."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra headers sent with every request."""
+
+
+class JudgeConfig(_Section):
+    """A generative reward model: an LLM asked to grade the response with a prompt template."""
+
+    template: str = "score_0_10"
+    """A built-in template ('score_0_10', 'reference') or the path of a text file using
+    {{prompt}}, {{response}} and {{ground_truth}}."""
+    parser: Literal["auto", "score", "verdict"] = "auto"
+    """score: the last '[[N]]' or 'Score: N'; verdict: the last '[[CORRECT]]'/'[[INCORRECT]]'
+    (or 'Verdict: ...'); auto: what the built-in template asks for (score for a file)."""
+    score_min: float = 0.0
+    score_max: float = 10.0
+    """The range a parsed score must fall in (outside it the answer counts as unparsable)."""
+    normalize: bool = True
+    """Map the score from [score_min, score_max] to [0, 1] (verdicts already are 0 or 1)."""
+    system_prompt: str | None = None
+    n: int = Field(1, ge=1, le=64)
+    """Judge samples per row, combined by 'aggregate'."""
+    aggregate: Literal["mean", "majority"] = "mean"
+    """mean of the parsed scores, or the most frequent one (a tie: the mean of the tied values)."""
+    temperature: float = Field(0.0, ge=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    max_tokens: int = Field(512, gt=0)
+    """Tokens the judge may write per sample."""
+
+
+class RewardModelConfig(_Section):
+    enable: bool = False
+    model_path: str | None = None
+    """A local directory: the model for backend 'hf'; for remote backends, the RM's tokenizer
+    (then rows are rendered and truncated here and sent as token ids)."""
+    model_name: str | None = None
+    """The served model name sent in remote requests; null: model_path, or none."""
+    input_tokenizer: str | None = None
+    """The policy's tokenizer, when rows arrive as its token ids and it differs from the RM's."""
+    backend: Literal["hf", "vllm", "sglang", "tei", "openai"] = "hf"
+    kind: Literal["discriminative", "generative"] = "discriminative"
+    url: str | None = None
+    prompt_length: int = Field(2048, gt=0)
+    """Prompt tokens kept (its end) when a row is too long."""
+    response_length: int = Field(2048, gt=0)
+    """Response tokens kept (its start) when a row is too long."""
+    max_batch_tokens: int = Field(16384, gt=0)
+    """Padded tokens (rows x longest row) per forward pass."""
+    max_batch_size: int = Field(256, ge=1)
+    """Rows per forward pass or per remote request."""
+    weight: float = 1.0
+    device: str | None = None
+    """null: cuda when present (bf16), else cpu (fp32)."""
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """auto: bfloat16 on cuda, float32 on cpu."""
+    normalize_mean: float = 0.0
+    normalize_std: float = Field(1.0, gt=0)
+    """The score is (logit - normalize_mean) / normalize_std, then clipped to [-clip, clip]."""
+    clip: float | None = Field(None, gt=0)
+    replicas: int = Field(1, ge=1)
+    rollout: RolloutConfig = RolloutConfig()
+    judge: JudgeConfig = JudgeConfig()
+    """Generative-RM options (kind: generative)."""
+    http: HttpOptions = HttpOptions()
+    """HTTP-layer options for remote backends (timeouts, retries, rate limits)."""
+
+
+class SandboxFusionConfig(_Section):
+    url: str | None = None
+    """null: the embedded sandbox."""
+    max_concurrent: int = Field(64, ge=1)
+    memory_limit_mb: int = Field(1024, ge=16)
+
+
+class RewardSection(_Section):
+    num_workers: int | None = Field(None, ge=1)
+    """Scoring processes (local) or actors (ray); null: the number of cores."""
+    default_data_source: str | None = None
+    backend: Literal["local", "ray"] = "local"
+    timeout_s: float = Field(10.0, gt=0)
+    """Hard wall-clock limit per row for CPU scorers: past it the worker is killed."""
+    async_timeout_s: float = Field(300.0, gt=0)
+    """Guard for scorers that wait on servers (sandbox, reward models, async user functions)."""
+    max_response_chars: int = Field(4_000_000, gt=0)
+    """Rows with a longer response are 'invalid' before any parsing."""
+    cache_size: int = Field(100_000, ge=0)
+    """LRU entries of (verifier, ground truth, answer) -> verdict kept across batches."""
+    worker_memory_mb: int | None = Field(None, ge=64)
+    """Address-space limit of each scoring process; null: none."""
+    rule_weight: float = 1.0
+    custom_reward_function: CustomRewardFunctionConfig = CustomRewardFunctionConfig()
+    reward_kwargs: dict[str, Any] = Field(default_factory=dict)
+    reward_manager: RewardManagerConfig = RewardManagerConfig()
+    overlong_buffer: OverlongBufferConfig = OverlongBufferConfig()
+    format_reward: FormatRewardConfig = FormatRewardConfig()
+    verifiers: VerifierOptions = VerifierOptions()
+    reward_model: RewardModelConfig = RewardModelConfig()
+    sandbox_fusion: SandboxFusionConfig = SandboxFusionConfig()
+
+    @property
+    def workers(self) -> int:
+        """num_workers resolved against the machine."""
+        return self.num_workers or len(os.sched_getaffinity(0))
+
+
+class ServerConfig(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    api_key: str | None = None
+    max_queue: int = Field(10_000, ge=1)
+    max_batch_wait_ms: float = Field(5.0, ge=0)
+    max_request_bytes: int = Field(64 * 1024 * 1024, gt=0)
+    drain_timeout_s: float = Field(30.0, ge=0)
+    """On SIGTERM: how long in-flight requests may finish before the server exits."""
+    failed_reward: float | None = None
+    """What /get_reward (OpenRLHF) reports for a failed row: null (default, honest) or a number."""
+
+
+class KLControllerConfig(_Section):
+    type: Literal["fixed", "adaptive"] = "fixed"
+    kl_coef: float = Field(0.001, ge=0)
+    target_kl: float = Field(0.1, gt=0)
+    horizon: int = Field(10_000, gt=0)
+
+
+class AlgorithmConfig(_Section):
+    use_kl_in_reward: bool = False
+    kl_penalty: Literal["kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3"] = "kl"
+    kl_ctrl: KLControllerConfig = KLControllerConfig()
+
+
+class RewardConfig(_Section):
+    """The whole configuration tree."""
+
+    reward: RewardSection = RewardSection()
+    server: ServerConfig = ServerConfig()
+    algorithm: AlgorithmConfig = AlgorithmConfig()
+
+    @field_validator("reward")
+    @classmethod
+    def _models_need_a_path(cls, reward: RewardSection) -> RewardSection:
+        rm = reward.reward_model
+        if rm.enable and rm.backend == "hf" and not rm.model_path:
+            raise ValueError("reward_model.enable with backend 'hf' needs reward_model.model_path")
+        if rm.enable and rm.backend != "hf" and not rm.url:
+            raise ValueError(f"reward_model.backend '{rm.backend}' needs reward_model.url")
+        ob = reward.overlong_buffer
+        if ob.enable and (ob.len <= 0 or ob.max_resp_len is None):
+            raise ValueError("overlong_buffer.enable needs overlong_buffer.len > 0 and max_resp_len")
+        return reward
+
+
+ConfigSource = RewardConfig | Mapping[str, Any] | str | os.PathLike[str] | None
+
+
+def load_config(source: ConfigSource = None, overrides: Iterable[str] = ()) -> RewardConfig:
+    """Build a validated RewardConfig from a dict, YAML path or RewardConfig plus dotted overrides."""
+    overrides = list(overrides)
+    if isinstance(source, RewardConfig) and not overrides:
+        return source
+    base = _as_mapping(source)
+    try:
+        merged = OmegaConf.merge(OmegaConf.create(base), OmegaConf.from_dotlist(overrides))
+        tree = OmegaConf.to_container(merged, resolve=True)
+    except OmegaConfBaseException as exc:
+        raise ConfigError(f"cannot apply overrides {overrides}: {exc}") from exc
+    try:
+        return RewardConfig.model_validate(tree)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc)) from exc
+
+
+def _as_mapping(source: ConfigSource) -> dict[str, Any]:
+    if source is None:
+        return {}
+    if isinstance(source, RewardConfig):
+        return source.model_dump()
+    if isinstance(source, Mapping):
+        return dict(source)
+    path = Path(source)
+    try:
+        loaded = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"config file {path} must hold a mapping at the top level")
+    return loaded
+
+
+def _describe(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        key = ".".join(str(part) for part in err["loc"]) or "(root)"
+        if err["type"] == "extra_forbidden":
+            lines.append(f"{key}: unknown key")
+        else:
+            lines.append(f"{key}: {err['msg']} (got {err.get('input')!r})")
+    return "invalid configuration:\n  " + "\n  ".join(lines)

@@ -1,0 +1,366 @@
+"""The scoring engine: one row in, one Result out, on an asyncio event loop.
+
+For each row the engine works out which sources apply (a rule verifier, a code
+verifier, a user function, reward models, the format and overlong components),
+awaits them concurrently and combines them. Nothing here ever raises for a row:
+every failure becomes a typed status on that row alone.
+
+Work is avoided before it is spread: a rule verifier's cheap phases run inline,
+identical (verifier, ground truth, answer) checks share one future, and finished
+verdicts stay in a bounded LRU across batches. Only what is left goes to the
+supervised process pool, where it cannot hang the loop.
+
+:class:`~rewardkit.RewardLoop` runs an engine on a background thread; the server
+runs one on its own event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rewardkit.config import RewardConfig
+from rewardkit.custom import is_async_function, load_function, normalize_output
+from rewardkit.errors import (
+    InvalidSampleError,
+    RewardkitError,
+    ScorerError,
+    ScorerTimeout,
+)
+from rewardkit.execution import tasks
+from rewardkit.execution.pool import WorkerPool
+from rewardkit.io import BadRow
+from rewardkit.types import Result, Sample, Status
+from rewardkit.verifiers import registry
+from rewardkit.verifiers.base import AsyncVerifier, Verdict, Verifier
+from rewardkit.verifiers.format import format_score
+from rewardkit.verifiers.overlong import overlong_penalty
+
+__all__ = ["RewardEngine"]
+
+
+@dataclass(slots=True)
+class _Piece:
+    """One source's contribution to a row: a score, or a failure with its status."""
+
+    component: str
+    weight: float
+    score: float | None = None
+    status: Status = Status.OK
+    error: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+_Outcome = tuple[Status, Any]  # (OK, Verdict) | (TIMEOUT, message) | (ERROR, message)
+
+
+class RewardEngine:
+    """Scores rows on the running event loop. Create with :meth:`create`, end with :meth:`close`."""
+
+    def __init__(self, config: RewardConfig) -> None:
+        self.config = config
+        self.section = config.reward
+        self.pool: WorkerPool | None = None
+        self.model_scorers: list[Any] = []
+        self._custom: Callable[..., Any] | None = None
+        self._code_verifier: AsyncVerifier | None = None
+        self._inflight: dict[Any, asyncio.Future[_Outcome]] = {}
+        self._cache: OrderedDict[Any, _Outcome] = OrderedDict()
+        self._length_tokenizer: Any = None
+        self.stats = {"rows": 0, "cache_hits": 0, "deduplicated": 0, "quick": 0, "pool": 0}
+
+    @classmethod
+    async def create(cls, config: RewardConfig) -> RewardEngine:
+        """Validate what can only be checked by loading it, then start workers and models."""
+        engine = cls(config)
+        try:
+            await engine._start()
+        except BaseException:
+            await engine.close()
+            raise
+        return engine
+
+    async def _start(self) -> None:
+        section = self.section
+        fn_cfg = section.custom_reward_function
+        if fn_cfg.path:
+            self._custom = load_function(fn_cfg.path, fn_cfg.name)
+        if section.overlong_buffer.enable and section.overlong_buffer.tokenizer:
+            self._length_tokenizer = _load_tokenizer(section.overlong_buffer.tokenizer)
+        self._code_verifier = _make_code_verifier(self.config)
+        self.pool = WorkerPool(section.workers, memory_mb=section.worker_memory_mb)
+        await self.pool.start()
+        self.model_scorers = _build_model_scorers(self.config)
+        for scorer in self.model_scorers:
+            await scorer.start()
+
+    async def close(self) -> None:
+        for scorer in self.model_scorers:
+            await scorer.close()
+        if self._code_verifier is not None and hasattr(self._code_verifier, "aclose"):
+            await self._code_verifier.aclose()
+        if self.pool is not None:
+            await self.pool.close()
+
+    # ------------------------------------------------------------------ rows
+
+    async def score_row(self, index: int, raw: Any) -> Result:
+        """Score one row. Never raises: failures are the row's status."""
+        self.stats["rows"] += 1
+        row = _row_of(raw)
+        if isinstance(raw, BadRow):
+            return Result(index, Status.INVALID, error=raw.reason, row=row)
+        try:
+            sample = Sample.from_row(raw, default_data_source=self.section.default_data_source)
+            pieces = await self._pieces(sample)
+        except InvalidSampleError as exc:
+            return Result(index, Status.INVALID, error=str(exc), row=row)
+        except Exception as exc:  # a bug of ours must still cost only this row
+            return Result(index, Status.ERROR, error=f"internal error: {type(exc).__name__}: {exc}", row=row)
+        return _combine(index, pieces, row)
+
+    async def score_many(self, rows: list[Any], start: int = 0) -> list[Result]:
+        """Score rows concurrently; results in input order."""
+        return list(await asyncio.gather(*(self.score_row(start + i, r) for i, r in enumerate(rows))))
+
+    async def _pieces(self, sample: Sample) -> list[_Piece]:
+        if len(sample.response) > self.section.max_response_chars:
+            raise InvalidSampleError(
+                f"response has {len(sample.response):,} characters, over "
+                f"reward.max_response_chars={self.section.max_response_chars:,}"
+            )
+        jobs: list[Awaitable[_Piece]] = []
+        rule = self._rule_job(sample)
+        if rule is not None:
+            jobs.append(rule)
+        jobs.extend(self._model_job(scorer, sample) for scorer in self.model_scorers)
+        if not jobs:
+            raise InvalidSampleError(
+                f"unknown data_source {sample.data_source!r}: no verifier handles it and no "
+                "reward model is enabled (see README, 'Data sources')"
+            )
+        pieces = list(await asyncio.gather(*jobs))
+        pieces.extend(self._shape_pieces(sample))
+        return pieces
+
+    # ------------------------------------------------------------------ sources
+
+    def _rule_job(self, sample: Sample) -> Awaitable[_Piece] | None:
+        if self._custom is not None:
+            return self._custom_piece(sample)
+        if self._code_verifier is not None and _is_code_source(sample.data_source):
+            return self._async_verifier_piece(self._code_verifier, sample)
+        verifier = registry.resolve(sample.data_source, self.section.verifiers)
+        if verifier is None:
+            return None
+        return self._verifier_piece(verifier, sample)
+
+    async def _verifier_piece(self, verifier: Verifier, sample: Sample) -> _Piece:
+        weight = self.section.rule_weight
+        if sample.ground_truth is None:
+            raise InvalidSampleError(f"data_source {sample.data_source!r} needs a ground_truth")
+        extracted = verifier.extract(sample.response)
+        try:
+            verdict = verifier.quick_check(extracted, sample.ground_truth)
+        except (ValueError, TypeError) as exc:
+            raise InvalidSampleError(f"ground_truth {sample.ground_truth!r}: {exc}") from exc
+        if verdict is not None:
+            self.stats["quick"] += 1
+            return _verdict_piece("rule", weight, verdict, extracted.extra)
+        key = ("verify", verifier.key, _freeze(sample.ground_truth), extracted.answer)
+        status, value = await self._shared(
+            key, lambda: self._in_pool(tasks.check, verifier, extracted, sample.ground_truth)
+        )
+        if status is not Status.OK:
+            return _Piece("rule", weight, status=status, error=f"rule: {value}", extra=extracted.extra)
+        return _verdict_piece("rule", weight, value, extracted.extra)
+
+    async def _custom_piece(self, sample: Sample) -> _Piece:
+        fn_cfg = self.section.custom_reward_function
+        kwargs = dict(self.section.reward_kwargs)
+        args = (sample.data_source, sample.response, sample.ground_truth, dict(sample.extra_info))
+        weight = self.section.rule_weight
+        assert self._custom is not None
+        if is_async_function(self._custom):
+            status, value = await self._guarded(
+                self._custom(*args, **kwargs), self.section.async_timeout_s
+            )
+        else:
+            key = ("custom", fn_cfg.path, fn_cfg.name, _freeze(args), _freeze(kwargs))
+            status, value = await self._shared(
+                key, lambda: self._in_pool(tasks.call_custom, fn_cfg.path, fn_cfg.name, args, kwargs)
+            )
+        if status is not Status.OK:
+            return _Piece("rule", weight, status=status, error=f"custom function: {value}")
+        try:
+            score, extra = normalize_output(value)
+        except ScorerError as exc:
+            return _Piece("rule", weight, status=Status.ERROR, error=str(exc))
+        return _Piece("rule", weight, score=score, extra=extra)
+
+    async def _async_verifier_piece(self, verifier: AsyncVerifier, sample: Sample) -> _Piece:
+        weight = self.section.rule_weight
+        status, value = await self._guarded(
+            verifier.ascore(sample.response, sample.ground_truth, sample.extra_info),
+            self.section.async_timeout_s,
+        )
+        if status is not Status.OK:
+            return _Piece("rule", weight, status=status, error=f"rule: {value}")
+        return _verdict_piece("rule", weight, value, {})
+
+    async def _model_job(self, scorer: Any, sample: Sample) -> _Piece:
+        status, value = await self._guarded(scorer.score(sample), self.section.async_timeout_s)
+        if status is not Status.OK:
+            extra = getattr(value, "extra", {}) if not isinstance(value, str) else {}
+            return _Piece(scorer.component, scorer.weight, status=status, error=f"{scorer.component}: {value}", extra=extra)
+        return _Piece(scorer.component, scorer.weight, score=value.score, extra=value.extra)
+
+    def _shape_pieces(self, sample: Sample) -> list[_Piece]:
+        """The format and overlong components: cheap, computed inline."""
+        pieces = []
+        fmt = self.section.format_reward
+        if fmt.enable:
+            score = format_score(sample.response, think_tag=fmt.think_tag)
+            pieces.append(_Piece("format", fmt.weight, score=score))
+        ob = self.section.overlong_buffer
+        if ob.enable:
+            assert ob.max_resp_len is not None
+            length = self._response_length(sample)
+            penalty = overlong_penalty(length, ob.max_resp_len, ob.len, ob.penalty_factor)
+            pieces.append(_Piece("overlong", 1.0, score=penalty, extra={"overlong": penalty < 0}))
+        return pieces
+
+    def _response_length(self, sample: Sample) -> int:
+        length = sample.extra_info.get("response_length")
+        if isinstance(length, int) and not isinstance(length, bool) and length >= 0:
+            return length
+        if self._length_tokenizer is not None:
+            return len(self._length_tokenizer(sample.response, add_special_tokens=False)["input_ids"])
+        raise InvalidSampleError(
+            "overlong_buffer is enabled but the row has no extra_info.response_length "
+            "(and reward.overlong_buffer.tokenizer is not set)"
+        )
+
+    # ------------------------------------------------------------------ execution
+
+    async def _in_pool(self, fn: Callable[..., Any], *args: Any) -> _Outcome:
+        assert self.pool is not None
+        self.stats["pool"] += 1
+        try:
+            return Status.OK, await self.pool.run(fn, *args, timeout=self.section.timeout_s)
+        except ScorerTimeout as exc:
+            return Status.TIMEOUT, str(exc)
+        except RewardkitError as exc:
+            return Status.ERROR, str(exc)
+
+    async def _guarded(self, awaitable: Awaitable[Any], timeout: float) -> _Outcome:
+        """Await something that waits on I/O, with a timeout as a second guard."""
+        try:
+            return Status.OK, await asyncio.wait_for(awaitable, timeout)
+        except TimeoutError:
+            return Status.TIMEOUT, f"timed out after {timeout:g}s"
+        except InvalidSampleError:
+            raise
+        except Exception as exc:
+            return Status.ERROR, exc if isinstance(exc, ScorerError) else f"{type(exc).__name__}: {exc}"
+
+    async def _shared(self, key: Any, compute: Callable[[], Awaitable[_Outcome]]) -> _Outcome:
+        """Compute each key once: join an in-flight computation, or reuse a cached outcome.
+
+        The computation is its own task, shielded from its callers: a caller that is
+        cancelled (a client that went away) does not cancel it for the others.
+        """
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            self.stats["cache_hits"] += 1
+            return self._cache[key]
+        task = self._inflight.get(key)
+        if task is None:
+            task = asyncio.ensure_future(compute())
+            self._inflight[key] = task
+            task.add_done_callback(lambda done: self._remember(key, done))
+        else:
+            self.stats["deduplicated"] += 1
+        return await asyncio.shield(task)
+
+    def _remember(self, key: Any, done: asyncio.Future[_Outcome]) -> None:
+        self._inflight.pop(key, None)
+        if done.cancelled() or done.exception() is not None or not self.section.cache_size:
+            return
+        outcome = done.result()
+        # Timeouts are cached too: the same pathological answer would time out again.
+        # Errors are not: a crashed worker may be bad luck.
+        if outcome[0] is not Status.ERROR:
+            self._cache[key] = outcome
+            if len(self._cache) > self.section.cache_size:
+                self._cache.popitem(last=False)
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _verdict_piece(component: str, weight: float, verdict: Verdict, seen: Mapping[str, Any]) -> _Piece:
+    return _Piece(component, weight, score=float(verdict.score), extra={**seen, **verdict.extra})
+
+
+def _combine(index: int, pieces: list[_Piece], row: Mapping[str, Any]) -> Result:
+    """Weighted sum of the components; the first failed component fails the row."""
+    components = {p.component: p.score for p in pieces if p.score is not None}
+    extra: dict[str, Any] = {}
+    for piece in pieces:
+        extra.update(piece.extra)
+    failed = next((p for p in pieces if p.status is not Status.OK), None)
+    if failed is not None:
+        return Result(index, failed.status, error=failed.error, components=components, extra=extra, row=row)
+    score = sum(p.weight * p.score for p in pieces if p.score is not None)
+    return Result(index, Status.OK, score=score, components=components, extra=extra, row=row)
+
+
+def _row_of(raw: Any) -> Mapping[str, Any]:
+    if isinstance(raw, Sample):
+        return raw.to_row()
+    if isinstance(raw, Mapping):
+        return raw
+    if isinstance(raw, BadRow):
+        return {}
+    return {"row": repr(raw)[:200]}
+
+
+def _freeze(value: Any) -> str:
+    """A hashable, order-independent key for JSON-like values."""
+    try:
+        return json.dumps(value, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _load_tokenizer(path: str) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(path, local_files_only=True)
+
+
+def _is_code_source(data_source: str) -> bool:
+    from rewardkit.verifiers.code import is_code_source
+
+    return is_code_source(data_source)
+
+
+def _make_code_verifier(config: RewardConfig) -> AsyncVerifier | None:
+    try:
+        from rewardkit.verifiers.code import make_code_verifier
+    except ImportError:  # the code verifiers are optional until that module lands
+        return None
+    return make_code_verifier(config.reward.sandbox_fusion)
+
+
+def _build_model_scorers(config: RewardConfig) -> list[Any]:
+    if not config.reward.reward_model.enable:
+        return []
+    from rewardkit.models import build_model_scorers
+
+    return list(build_model_scorers(config.reward))

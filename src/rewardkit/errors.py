@@ -1,0 +1,59 @@
+"""The one exception hierarchy of rewardkit.
+
+Everything rewardkit raises on purpose derives from :class:`RewardkitError`, so a
+caller can catch the library's failures in one clause. Foreign exceptions are
+mapped at the boundary (``raise ConfigError(...) from exc``).
+
+Scoring a *row* never raises: a row that fails becomes a :class:`~rewardkit.Result`
+with a typed status. These exceptions are for the caller's mistakes (a bad config,
+an unreadable file) and for the internals that turn into those statuses.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "InputError",
+    "InvalidSampleError",
+    "RemoteError",
+    "RewardkitError",
+    "ScorerError",
+    "ScorerTimeout",
+    "WorkerCrashed",
+]
+
+
+class RewardkitError(Exception):
+    """Root of every error rewardkit raises."""
+
+
+class ConfigError(RewardkitError):
+    """The configuration is invalid. The message names every offending key."""
+
+
+class InputError(RewardkitError):
+    """An input file or stream cannot be read (missing, unknown format, corrupt)."""
+
+
+class InvalidSampleError(RewardkitError):
+    """One row does not have the Sample shape. Becomes status ``invalid``."""
+
+
+class ScorerError(RewardkitError):
+    """A scorer (verifier, user function, model) failed on a row. Becomes status ``error``."""
+
+
+class WorkerCrashed(ScorerError):
+    """The worker process scoring a row died (segfault, ``os._exit``, OOM kill)."""
+
+
+class RemoteError(ScorerError):
+    """A remote endpoint (model server, sandbox) failed after its retry budget."""
+
+
+class ScorerTimeout(BaseException):  # noqa: N818 - named like asyncio.TimeoutError's role
+    """A row ran past its hard time limit. Becomes status ``timeout``.
+
+    Derives from BaseException on purpose (as Math-Verify's TimeoutException does):
+    a scorer's own ``except Exception`` must not be able to swallow it.
+    """

@@ -1,0 +1,1 @@
+"""Running untrusted or slow work where it cannot hang the caller: killable processes."""

@@ -1,0 +1,49 @@
+"""The body of one scoring process. Imported by the fork server, so children start warm.
+
+A worker receives ``(fn, args)`` pairs over a pipe, one at a time, and answers
+``(True, value)`` or ``(False, "Type: message")``. It never decides its own time
+limit: the parent kills it. That is why no signal.alarm appears anywhere.
+"""
+
+from __future__ import annotations
+
+import resource
+import signal
+from multiprocessing.connection import Connection
+from typing import Any
+
+# Imported here so the fork server holds them and every child starts with them loaded:
+# parsing with sympy and math-verify costs about a second to import.
+import rewardkit.execution.tasks  # noqa: F401
+
+
+def worker_main(conn: Connection, memory_mb: int | None) -> None:
+    """Serve tasks until the parent closes the pipe."""
+    # Ctrl-C reaches the whole process group; the parent decides when workers stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if memory_mb:
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent is gone or closed us: nothing left to do
+        if task is None:
+            return
+        conn.send(_run(task))
+
+
+def _run(task: tuple[Any, tuple[Any, ...]]) -> tuple[bool, Any]:
+    fn, args = task
+    try:
+        value = fn(*args)
+    except BaseException as exc:  # noqa: BLE001 - a user function may raise anything
+        return False, f"{type(exc).__name__}: {exc}"[:2000]
+    try:  # an unpicklable value would otherwise break the pipe protocol
+        import pickle
+
+        pickle.dumps(value)
+    except Exception as exc:  # noqa: BLE001
+        return False, f"result of type {type(value).__name__} cannot be sent back: {exc}"
+    return True, value

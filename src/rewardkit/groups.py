@@ -1,0 +1,125 @@
+"""Statistics per prompt group: what GRPO users look at.
+
+GRPO samples several responses per prompt and normalises each reward by its group's
+mean and std, so a group whose responses all score the same teaches nothing. These
+helpers show that at a glance::
+
+    stats = group_stats(results, group_ids=[row["uid"] for row in rows])
+    metrics = summarize_groups(stats)   # {"groups/frac_zero_std": 0.4, ...}
+
+Failed rows (a :class:`~rewardkit.Result` that is not ``ok``, or a ``None`` score)
+are counted in ``n_failed`` and left out of ``mean``/``std``/``pass_rate``: a failure
+is not a wrong answer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+from rewardkit.types import Result
+
+__all__ = ["GroupStats", "group_stats", "summarize_groups"]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStats:
+    """One prompt group's scores.
+
+    ``n`` counts every row of the group, ``n_failed`` those without a score. ``mean``,
+    ``std`` (sample std, ddof=1, as GRPO normalises with; 0.0 for one score) and
+    ``pass_rate`` are over the scored rows, and None when there are none.
+    """
+
+    n: int
+    n_failed: int
+    mean: float | None
+    std: float | None
+    pass_rate: float | None
+
+    @property
+    def n_scored(self) -> int:
+        return self.n - self.n_failed
+
+
+def group_stats(
+    results_or_scores: Sequence[Result | float | None],
+    group_ids: Sequence[Hashable],
+    *,
+    pass_threshold: float = 1.0,
+) -> dict[Hashable, GroupStats]:
+    """Per-group statistics, keyed by group id in order of first appearance.
+
+    A row passes when its Result's ``extra["acc"]`` is true (verl's accuracy flag,
+    which survives penalties such as overlong shaping) or, lacking it, when its score
+    is at least ``pass_threshold``.
+    """
+    if len(results_or_scores) != len(group_ids):
+        raise ValueError(
+            f"got {len(results_or_scores)} results but {len(group_ids)} group ids; "
+            "they must pair up one to one"
+        )
+    members: dict[Hashable, list[tuple[float, bool] | None]] = {}
+    for item, group in zip(results_or_scores, group_ids, strict=True):
+        members.setdefault(group, []).append(_score_and_pass(item, pass_threshold))
+    return {group: _stats(rows) for group, rows in members.items()}
+
+
+def summarize_groups(
+    stats: Mapping[Hashable, GroupStats], prefix: str = "groups"
+) -> dict[str, float]:
+    """Flatten group statistics into scalar metrics for a trainer's logger.
+
+    ``frac_zero_std``: groups whose scores are all equal (no GRPO signal);
+    ``frac_all_pass`` / ``frac_none_pass``: solved by every / no response;
+    ``mean_pass_rate``, ``mean_std``; ``failed_rows``. Groups without any score count
+    only toward ``n`` and ``failed_rows``.
+    """
+    scored = [s for s in stats.values() if s.mean is not None]
+    metrics = {
+        f"{prefix}/n": float(len(stats)),
+        f"{prefix}/failed_rows": float(sum(s.n_failed for s in stats.values())),
+    }
+    if scored:
+        count = len(scored)
+        metrics.update(
+            {
+                f"{prefix}/mean_pass_rate": sum(s.pass_rate or 0.0 for s in scored) / count,
+                f"{prefix}/mean_std": sum(s.std or 0.0 for s in scored) / count,
+                f"{prefix}/frac_zero_std": sum(s.std == 0.0 for s in scored) / count,
+                f"{prefix}/frac_all_pass": sum(s.pass_rate == 1.0 for s in scored) / count,
+                f"{prefix}/frac_none_pass": sum(s.pass_rate == 0.0 for s in scored) / count,
+            }
+        )
+    return metrics
+
+
+def _score_and_pass(item: Result | float | None, threshold: float) -> tuple[float, bool] | None:
+    """(score, passed) for a scored row; None for a failed one."""
+    if isinstance(item, Result):
+        if not item.ok or item.score is None:
+            return None
+        acc = item.extra.get("acc")
+        passed = bool(acc) if acc is not None else item.score >= threshold
+        return item.score, passed
+    if item is None:
+        return None
+    score = float(item)
+    if math.isnan(score):  # TRL's marker for "no reward"
+        return None
+    return score, score >= threshold
+
+
+def _stats(rows: list[tuple[float, bool] | None]) -> GroupStats:
+    scored = [row for row in rows if row is not None]
+    n_failed = len(rows) - len(scored)
+    if not scored:
+        return GroupStats(n=len(rows), n_failed=n_failed, mean=None, std=None, pass_rate=None)
+    scores = [score for score, _ in scored]
+    mean = math.fsum(scores) / len(scores)
+    std = 0.0  # exactly, for one score or equal ones: summing equal floats may round
+    if min(scores) != max(scores):
+        std = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / (len(scores) - 1))
+    pass_rate = sum(passed for _, passed in scored) / len(scored)
+    return GroupStats(n=len(rows), n_failed=n_failed, mean=mean, std=std, pass_rate=pass_rate)

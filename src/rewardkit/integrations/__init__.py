@@ -1,0 +1,8 @@
+"""Adapters that plug rewardkit into RL trainers: verl, TRL and OpenRLHF.
+
+Import the one you need (``rewardkit.integrations.verl``, ``.trl``, ``.openrlhf``);
+none imports its trainer, so rewardkit installs without any of them. See
+``docs/integrations.md``.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,241 @@
+"""What the trainer adapters share: a process-wide scorer and the failure policy.
+
+Trainers call a reward function per row or per batch, from threads, from Ray actors
+and from forked children, and never tell it when training ends. So each process
+lazily starts one :class:`~rewardkit.RewardLoop` per distinct configuration (or one
+:class:`rewardkit.client.RewardClient` per server URL), keeps it warm across steps,
+rebuilds it after a fork and closes it at interpreter exit.
+
+Where neither a config nor a URL is given, ``REWARDKIT_CONFIG`` (a YAML path) and
+``REWARDKIT_URL`` (a ``rewardkit serve`` address, with ``REWARDKIT_API_KEY`` when the
+server has ``server.api_key``) are read: the way to configure a
+function that a trainer imports by file path and calls with its own arguments only.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import threading
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from rewardkit.config import ConfigSource, RewardConfig, load_config
+from rewardkit.errors import ConfigError, ScorerError
+from rewardkit.types import Result, Sample
+
+__all__ = [
+    "ENV_API_KEY",
+    "ENV_CONFIG",
+    "ENV_URL",
+    "Backend",
+    "FailurePolicy",
+    "OnFailure",
+    "close_backends",
+    "describe_failures",
+    "get_backend",
+    "plain",
+]
+
+ENV_CONFIG = "REWARDKIT_CONFIG"
+ENV_URL = "REWARDKIT_URL"
+ENV_API_KEY = "REWARDKIT_API_KEY"
+
+OnFailure = Literal["raise", "fill"]
+
+logger = logging.getLogger("rewardkit.integrations")
+
+
+class Backend(Protocol):
+    """Scores Sample-shaped rows: one Result per row, in order."""
+
+    def score(self, rows: Sequence[Mapping[str, Any] | Sample]) -> list[Result]: ...
+
+    async def ascore(self, row: Mapping[str, Any] | Sample) -> Result: ...
+
+
+class _LocalBackend:
+    """A RewardLoop in this process, started on first use."""
+
+    def __init__(self, config: RewardConfig) -> None:
+        from rewardkit.loop import RewardLoop  # the engine imports workers; only when used
+
+        self._loop = RewardLoop(config)
+        self._lock = threading.Lock()
+        self._started = False
+
+    def _started_loop(self) -> Any:
+        with self._lock:  # trainers call from several threads at once
+            if not self._started:
+                self._loop.start()
+                self._started = True
+        return self._loop
+
+    def score(self, rows: Sequence[Mapping[str, Any] | Sample]) -> list[Result]:
+        return self._started_loop().score(rows)
+
+    async def ascore(self, row: Mapping[str, Any] | Sample) -> Result:
+        return await self._started_loop().ascore(row)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._started:
+                self._loop.close()
+                self._started = False
+
+
+class _RemoteBackend:
+    """A rewardkit server, through its client."""
+
+    def __init__(self, url: str) -> None:
+        try:
+            from rewardkit.client import RewardClient
+        except ImportError as exc:  # pragma: no cover - the client ships with rewardkit
+            raise ConfigError(f"scoring through {url} needs rewardkit.client: {exc}") from exc
+        self._client = RewardClient(url, api_key=os.environ.get(ENV_API_KEY) or None)
+
+    def score(self, rows: Sequence[Mapping[str, Any] | Sample]) -> list[Result]:
+        return self._client.score(rows)
+
+    async def ascore(self, row: Mapping[str, Any] | Sample) -> Result:
+        [result] = await self._client.ascore([row])
+        return result
+
+    def close(self) -> None:
+        """Nothing to close: the client opens its connections per call."""
+
+
+_LOCK = threading.Lock()
+_BACKENDS: dict[str, _LocalBackend | _RemoteBackend] = {}
+_CANONICAL: dict[str, str] = {}  # how a config was given -> its validated JSON
+_OWNER_PID = os.getpid()
+
+
+def get_backend(config: ConfigSource = None, url: str | None = None) -> Backend:
+    """This process's scorer for ``config`` (local) or ``url`` (remote); created once, then reused.
+
+    With neither, ``$REWARDKIT_URL`` or ``$REWARDKIT_CONFIG`` decide (both unset: the
+    default configuration). Giving both is a ConfigError: a server scores with its own.
+    """
+    if config is None and url is None:
+        url = os.environ.get(ENV_URL) or None
+        config = os.environ.get(ENV_CONFIG) or None
+    if config is not None and url is not None:
+        raise ConfigError(
+            "give a rewardkit config or a server URL, not both: the server scores with its own "
+            f"config (url={url!r})"
+        )
+    global _OWNER_PID
+    with _LOCK:
+        if os.getpid() != _OWNER_PID:
+            # A forked child inherits the dicts but not the loops' threads: start afresh.
+            _BACKENDS.clear()
+            _OWNER_PID = os.getpid()
+        if url is not None:
+            key = f"url:{url}"
+            if key not in _BACKENDS:
+                _BACKENDS[key] = _RemoteBackend(url)
+            return _BACKENDS[key]
+        raw = _raw_key(config)
+        loaded = None
+        if raw not in _CANONICAL:
+            # Equal configs share one loop however they are written (dict, YAML, kwargs).
+            loaded = load_config(config)
+            _CANONICAL[raw] = loaded.model_dump_json()
+        key = _CANONICAL[raw]
+        if key not in _BACKENDS:
+            _BACKENDS[key] = _LocalBackend(loaded or load_config(config))
+        return _BACKENDS[key]
+
+
+def close_backends() -> None:
+    """Close every scorer this process started (also run at interpreter exit)."""
+    with _LOCK:
+        if os.getpid() != _OWNER_PID:
+            _BACKENDS.clear()
+            return
+        backends = list(_BACKENDS.values())
+        _BACKENDS.clear()
+    for backend in backends:
+        try:
+            backend.close()
+        except Exception as exc:  # closing is best effort at exit; say so, do not mask the exit
+            logger.warning("rewardkit: closing a scorer failed: %s", exc)
+
+
+atexit.register(close_backends)
+
+
+def _raw_key(config: ConfigSource) -> str:
+    """A cheap key for how the config was given (the YAML is read once per path)."""
+    if config is None:
+        return "default"
+    if isinstance(config, RewardConfig):
+        return "model:" + config.model_dump_json()
+    if isinstance(config, Mapping):
+        return "dict:" + json.dumps(config, sort_keys=True, default=repr)
+    return "path:" + str(Path(config).resolve())
+
+
+@dataclass(frozen=True, slots=True)
+class FailurePolicy:
+    """What a trainer adapter does with rows that have no score.
+
+    ``raise`` (the default): raise ScorerError naming the failed rows, because a
+    trainer that needs a number for every row would otherwise learn from an invented
+    one. ``fill``: give those rows ``fill_score`` and keep their status visible in the
+    trainer's per-row logs (``status``, ``error``).
+    """
+
+    on_failure: OnFailure = "raise"
+    fill_score: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.on_failure not in ("raise", "fill"):
+            raise ConfigError(f"on_failure must be 'raise' or 'fill', got {self.on_failure!r}")
+
+    def scores(self, results: Sequence[Result]) -> list[float]:
+        """One number per row: the score, or ``fill_score`` for a failed row under ``fill``."""
+        failed = [r for r in results if not r.ok]
+        if failed and self.on_failure == "raise":
+            message = describe_failures(failed, len(results))
+            logger.error("%s", message)  # some trainers swallow exceptions from reward functions
+            raise ScorerError(
+                f"{message}. rewardkit does not turn failures into rewards: fix the cause, or pass "
+                f"on_failure='fill' to give failed rows {self.fill_score} with their status logged"
+            )
+        return [r.score if r.score is not None else self.fill_score for r in results]
+
+
+def describe_failures(failed: Sequence[Result], total: int) -> str:
+    """One line: how many rows failed, by status, and the first one's reason."""
+    counts = Counter(r.status.value for r in failed)
+    by_status = ", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
+    first = failed[0]
+    source = first.row.get("data_source", "?") if isinstance(first.row, Mapping) else "?"
+    return (
+        f"rewardkit: {len(failed)} of {total} rows failed to score ({by_status}); first: "
+        f"row {first.index} [{source}] {first.status.value}: {first.error}"
+    )
+
+
+def plain(value: Any) -> Any:
+    """Trainer values (numpy scalars and arrays, tensors) as plain JSON-ready Python.
+
+    Rows travel to worker processes and servers; trainers hand us numpy object arrays.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, str | bytes | int | float | bool) or value is None:
+        return value
+    tolist = getattr(value, "tolist", None)  # numpy scalars/arrays, torch tensors
+    if callable(tolist):
+        return plain(tolist())
+    return value

@@ -1,0 +1,141 @@
+"""rewardkit as OpenRLHF's reward: a ``reward_func`` file, or ``rewardkit serve``.
+
+**In-process** (``--remote_rm_url /path/to/file.py``): OpenRLHF imports the file and
+calls its ``reward_func(queries, prompts, labels)``, where ``queries`` are the decoded
+prompt + response (special tokens kept), ``prompts`` the prompts and ``labels`` the
+``--label_key`` column. Write a two-line file (``examples/integrations/openrlhf_reward.py``)::
+
+    from rewardkit.integrations.openrlhf import make_reward_func
+    reward_func = make_reward_func({"reward": {"default_data_source": "openai/gsm8k"}})
+
+or point ``--remote_rm_url`` at this module's own file, which reads
+``$REWARDKIT_CONFIG`` / ``$REWARDKIT_URL``.
+
+**Over HTTP**: ``rewardkit serve -c reward.yaml reward.default_data_source=openai/gsm8k``
+and ``--remote_rm_url http://HOST:8000/get_reward`` (same request and answer shapes).
+
+A label is the ground truth, or a mapping with ``ground_truth`` (and optionally
+``data_source`` and ``extra_info``) for mixed datasets. A row without a data source
+uses ``reward.default_data_source``.
+
+Failed rows follow the verl adapter's rule (see :mod:`rewardkit.integrations.verl`):
+OpenRLHF needs a number per row, so by default a failure raises ScorerError, also
+logged at ERROR level because OpenRLHF catches reward exceptions and logs them at
+INFO; ``on_failure="fill"`` gives failed rows ``fill_score`` and reports
+``rewardkit_ok`` = 0 for them in ``extra_logs``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+
+from rewardkit.config import ConfigSource, load_config
+from rewardkit.integrations._backend import FailurePolicy, OnFailure, get_backend, plain
+
+__all__ = ["make_reward_func", "reward_func", "split_response"]
+
+RewardFunc = Callable[..., dict[str, Any]]
+
+# End-of-turn markers OpenRLHF leaves in ``queries`` (decoded with special tokens).
+_TRAILING_SPECIAL = re.compile(
+    r"(?:\s*(?:<\|[A-Za-z0-9_]{1,32}\|>|</s>|<eos>|<end_of_turn>))+\s*\Z"
+)
+_TAIL = 256  # the trailing-marker search looks at the end only: linear, bounded work
+
+
+def make_reward_func(
+    config: ConfigSource = None,
+    *,
+    url: str | None = None,
+    on_failure: OnFailure = "raise",
+    fill_score: float = 0.0,
+) -> RewardFunc:
+    """An OpenRLHF ``reward_func(queries, prompts, labels, **kw)`` scoring through rewardkit.
+
+    It returns ``{"rewards": [N], "scores": [N], "extra_logs": {"rewardkit_ok": [N]}}``
+    (float tensors); ``scores`` equals ``rewards`` (OpenRLHF filters on it).
+    """
+    if config is not None:
+        config = load_config(config)  # fail at import, not at the first rollout
+    policy = FailurePolicy(on_failure, fill_score)
+
+    def reward_func(
+        queries: Sequence[str], prompts: Sequence[Any], labels: Sequence[Any], **kwargs: Any
+    ) -> dict[str, Any]:
+        """Score OpenRLHF rollouts with rewardkit (see :func:`make_reward_func`)."""
+        rows = _rows(queries, prompts, labels)
+        results = get_backend(config, url).score(rows)
+        rewards = torch.tensor(policy.scores(results), dtype=torch.float32)  # [N]
+        ok = torch.tensor([float(r.ok) for r in results], dtype=torch.float32)  # [N]
+        return {"rewards": rewards, "scores": rewards.clone(), "extra_logs": {"rewardkit_ok": ok}}
+
+    return reward_func
+
+
+def reward_func(
+    queries: Sequence[str], prompts: Sequence[Any], labels: Sequence[Any], **kwargs: Any
+) -> dict[str, Any]:
+    """OpenRLHF's entry point when this file itself is the ``--remote_rm_url``.
+
+    Configured by ``$REWARDKIT_CONFIG`` or ``$REWARDKIT_URL``; failures raise.
+    """
+    return _default()(queries, prompts, labels, **kwargs)
+
+
+_DEFAULT: list[RewardFunc] = []
+
+
+def _default() -> RewardFunc:
+    if not _DEFAULT:
+        _DEFAULT.append(make_reward_func())  # env vars are read by the backend, per call
+    return _DEFAULT[0]
+
+
+def split_response(query: str, prompt: str) -> str:
+    """The response part of an OpenRLHF query (prompt + response), end-of-turn markers removed.
+
+    The query is a re-decode of the prompt's tokens, so it usually starts with the
+    prompt exactly; when it does not, the text after the prompt's first occurrence is
+    taken, and failing that the whole query.
+    """
+    if prompt and query.startswith(prompt):
+        response = query[len(prompt) :]
+    elif prompt and (at := query.find(prompt)) >= 0:
+        response = query[at + len(prompt) :]
+    else:
+        response = query
+    head, tail = response[:-_TAIL], response[-_TAIL:]
+    return head + _TRAILING_SPECIAL.sub("", tail)
+
+
+def _rows(
+    queries: Sequence[str], prompts: Sequence[Any], labels: Sequence[Any]
+) -> list[dict[str, Any]]:
+    if not len(queries) == len(prompts) == len(labels):
+        raise ValueError(
+            f"queries, prompts and labels differ in length ({len(queries)}, {len(prompts)}, {len(labels)})"
+        )
+    rows = []
+    for query, prompt, label in zip(queries, prompts, labels, strict=True):
+        prompt_text = prompt if isinstance(prompt, str) else ""
+        row: dict[str, Any] = {
+            "prompt": prompt,
+            "response": split_response(str(query), prompt_text),
+        }
+        label = plain(label)
+        if isinstance(label, Mapping) and "ground_truth" in label:
+            row.update(
+                {
+                    k: label[k]
+                    for k in ("ground_truth", "data_source", "extra_info", "id")
+                    if k in label
+                }
+            )
+        else:
+            row["ground_truth"] = label
+        rows.append(row)
+    return rows

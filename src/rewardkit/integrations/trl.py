@@ -1,0 +1,161 @@
+"""rewardkit as a TRL reward function (``GRPOTrainer(reward_funcs=...)``)::
+
+    from rewardkit.integrations.trl import reward_func
+    trainer = GRPOTrainer(model=..., reward_funcs=[reward_func(num_workers=2, timeout_s=5)], ...)
+
+The dataset supplies the Sample fields as columns: ``data_source`` (or
+``default_data_source`` in the config), ``ground_truth`` (or verl's ``reward_model``
+column), optionally ``extra_info`` and ``id``. Prompts and completions may be plain
+strings or conversations (lists of ``{"role", "content"}`` messages); a conversational
+completion is scored on its last assistant message.
+
+A row that fails to score (status ``timeout``, ``error`` or ``invalid``) is returned
+as ``None``: TRL (>= 0.20, checked against 1.16) turns None into NaN, leaves the row
+out of its group's baseline and gives it zero advantage, so a failure is neither a
+wrong answer nor invisible. Each call also logs ``rewardkit/<status>_frac`` metrics and
+a ``rewardkit_status`` column in TRL's completions table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from rewardkit.config import ConfigSource, load_config
+from rewardkit.integrations._backend import get_backend, plain
+from rewardkit.types import Result, Status
+
+__all__ = ["TRLRewardFunction", "reward_func"]
+
+# Keyword arguments TRL passes that are not dataset columns.
+_TRL_CONTEXT = frozenset(
+    {"trainer_state", "log_extra", "log_metric", "environments", "completion_ids"}
+)
+
+
+def reward_func(
+    config: ConfigSource = None,
+    *,
+    url: str | None = None,
+    name: str | None = None,
+    **overrides: Any,
+) -> TRLRewardFunction:
+    """A TRL reward function scoring through rewardkit.
+
+    ``config`` is a rewardkit config (dict, YAML path or RewardConfig); ``overrides``
+    are ``reward.*`` fields merged into it, e.g. ``reward_func(num_workers=2,
+    default_data_source="openai/gsm8k", overlong_buffer={"enable": True, ...})``.
+    ``url`` scores through ``rewardkit serve`` instead of a local loop. ``name`` is
+    what TRL logs (``rewards/<name>/mean``); by default ``rewardkit`` or
+    ``rewardkit_<default data source>``.
+    """
+    if overrides:
+        if url is not None:
+            raise TypeError(
+                f"config overrides {sorted(overrides)} do not apply to a server (url={url!r})"
+            )
+        base = load_config(config).model_dump()
+        config = load_config(_merge(base, {"reward": overrides}))
+    elif config is not None:
+        config = load_config(config)  # a bad config fails here, not in the first training step
+    if name is None:
+        source = config.reward.default_data_source if config is not None else None
+        name = "rewardkit" if not source else "rewardkit_" + re.sub(r"\W+", "_", source).strip("_")
+    return TRLRewardFunction(config, url=url, name=name)
+
+
+class TRLRewardFunction:
+    """The callable :func:`reward_func` returns: ``(prompts, completions, **columns) -> list[float | None]``.
+
+    Holds only its configuration; the scorer is looked up per process (see
+    ``_backend``), so the function pickles and survives forks.
+    """
+
+    def __init__(self, config: ConfigSource, *, url: str | None, name: str) -> None:
+        self.config = config
+        self.url = url
+        self.__name__ = name
+
+    def __repr__(self) -> str:
+        return f"<TRL reward function {self.__name__}>"
+
+    def __call__(
+        self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any
+    ) -> list[float | None]:
+        rows = self.rows(prompts, completions, **kwargs)
+        results = get_backend(self.config, self.url).score(rows)
+        _log(results, kwargs.get("log_metric"), kwargs.get("log_extra"))
+        return [r.score if r.ok else None for r in results]
+
+    def rows(
+        self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any
+    ) -> list[dict[str, Any]]:
+        """The Sample-shaped rows TRL's arguments describe (one per completion)."""
+        if len(prompts) != len(completions):
+            raise ValueError(f"got {len(prompts)} prompts but {len(completions)} completions")
+        columns = {k: v for k, v in kwargs.items() if k not in _TRL_CONTEXT}
+        for key, values in columns.items():
+            if len(values) != len(completions):
+                raise ValueError(
+                    f"column {key!r} has {len(values)} values for {len(completions)} completions"
+                )
+        completion_ids = kwargs.get("completion_ids")
+        rows = []
+        for i, (prompt, completion) in enumerate(zip(prompts, completions, strict=True)):
+            row = {key: plain(values[i]) for key, values in columns.items()}
+            row["prompt"] = prompt
+            row["response"] = _completion_text(completion)
+            if completion_ids is not None:
+                extra = dict(row.get("extra_info") or {})
+                extra.setdefault("response_length", len(completion_ids[i]))  # exact token count
+                row["extra_info"] = extra
+            rows.append(row)
+        return rows
+
+
+def _completion_text(completion: Any) -> Any:
+    """A completion's text: the string itself, or the last assistant message's content."""
+    if not isinstance(completion, list):
+        return completion  # a string; anything else is reported as an invalid row
+    for message in reversed(completion):
+        if isinstance(message, Mapping) and message.get("role", "assistant") == "assistant":
+            return _content_text(message.get("content"))
+    return ""
+
+
+def _content_text(content: Any) -> Any:
+    """Message content, flattening multimodal parts (``[{"type": "text", "text": ...}]``)."""
+    if isinstance(content, list):
+        return "".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, Mapping) and part.get("type") == "text"
+        )
+    return "" if content is None else content
+
+
+def _log(
+    results: list[Result],
+    log_metric: Callable[[str, float], None] | None,
+    log_extra: Callable[[str, list[Any]], None] | None,
+) -> None:
+    """Report statuses through TRL's hooks (absent outside a trainer)."""
+    if callable(log_metric) and results:
+        counts = Counter(r.status for r in results)
+        for status in (Status.TIMEOUT, Status.ERROR, Status.INVALID):
+            log_metric(f"rewardkit/{status.value}_frac", counts[status] / len(results))
+    if callable(log_extra):
+        log_extra("rewardkit_status", [r.status.value for r in results])
+
+
+def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """Recursive dict merge: ``update``'s leaves win."""
+    merged = dict(base)
+    for key, value in update.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _merge(dict(merged[key]), value)
+        else:
+            merged[key] = value
+    return merged

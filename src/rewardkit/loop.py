@@ -1,0 +1,151 @@
+"""RewardLoop: the Python API. Start once, score every training step, close at the end.
+
+    from rewardkit import RewardLoop
+
+    with RewardLoop({"reward": {"num_workers": 2, "timeout_s": 5}}) as loop:
+        results = loop.score(rows)               # list[Result], in input order
+        one = await loop.ascore(row)             # from async code
+        async for result in loop.stream(rows):   # as each row completes
+            ...
+
+The engine (workers, models, caches) lives on a private event loop in a background
+thread, so the same object serves synchronous trainers, async rollout workers and
+the command line, and stays warm between steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator
+from typing import Any, TypeVar
+
+from rewardkit.config import ConfigSource, RewardConfig, load_config
+from rewardkit.engine import RewardEngine
+from rewardkit.errors import RewardkitError
+from rewardkit.types import Result
+
+__all__ = ["RewardLoop"]
+
+T = TypeVar("T")
+
+_CHUNK = 256  # rows per hop onto the engine's thread when streaming large inputs
+
+
+class RewardLoop:
+    """Scores rows with every source the config enables. See the module docstring."""
+
+    def __init__(self, config: ConfigSource = None, overrides: Iterable[str] = ()) -> None:
+        self.config: RewardConfig = load_config(config, overrides)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._engine: RewardEngine | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> RewardLoop:
+        """Start workers and load models. Idempotent."""
+        if self._engine is not None:
+            return self
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="rewardkit-loop", daemon=True)
+        thread.start()
+        self._loop, self._thread = loop, thread
+        try:
+            self._engine = self._call(RewardEngine.create(self.config))
+        except BaseException:
+            self._stop_thread()
+            raise
+        return self
+
+    def close(self) -> None:
+        """Stop workers and models. Idempotent."""
+        if self._engine is not None:
+            engine, self._engine = self._engine, None
+            self._call(engine.close())
+        self._stop_thread()
+
+    def __enter__(self) -> RewardLoop:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def engine(self) -> RewardEngine:
+        if self._engine is None:
+            raise RewardkitError("the RewardLoop is not started: use `with RewardLoop(...)` or .start()")
+        return self._engine
+
+    # ------------------------------------------------------------------ scoring
+
+    def score(self, samples: Iterable[Any]) -> list[Result]:
+        """Score rows (Sample objects or Sample-shaped dicts); one Result per row, in order."""
+        return list(self.iter_score(samples))
+
+    def iter_score(self, samples: Iterable[Any], *, window: int = 8192) -> Iterator[Result]:
+        """Yield Results in input order while at most ``window`` rows are in flight.
+
+        Memory stays flat however long the input: this is what `rewardkit score` uses.
+        """
+        engine = self.engine
+        chunks = _chunks(samples, _CHUNK)
+        pending: deque[concurrent.futures.Future[list[Result]]] = deque()
+        start = 0
+        max_chunks = max(1, window // _CHUNK)
+        for chunk in chunks:
+            pending.append(self._submit(engine.score_many(chunk, start)))
+            start += len(chunk)
+            while len(pending) >= max_chunks:
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
+
+    async def ascore(self, sample: Any, *, index: int = 0) -> Result:
+        """Score one row from async code (any event loop)."""
+        return await asyncio.wrap_future(self._submit(self.engine.score_row(index, sample)))
+
+    async def stream(self, samples: Iterable[Any], *, max_in_flight: int = 8192) -> AsyncIterator[Result]:
+        """Yield each row's Result as soon as it is ready; ``result.index`` is its input position."""
+        engine = self.engine
+        in_flight: set[asyncio.Future[Result]] = set()
+        try:
+            for index, sample in enumerate(samples):
+                if len(in_flight) >= max_in_flight:
+                    done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                    for future in done:
+                        yield future.result()
+                in_flight.add(asyncio.wrap_future(self._submit(engine.score_row(index, sample))))
+            while in_flight:
+                done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        finally:
+            for future in in_flight:
+                future.cancel()
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+        return self._submit(coro).result()
+
+    def _stop_thread(self) -> None:
+        if self._loop is None or self._thread is None:
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+        self._loop = self._thread = None
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk

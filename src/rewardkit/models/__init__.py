@@ -1,0 +1,73 @@
+"""Reward models: discriminative (sequence classifiers) and generative (LLM judges).
+
+The scoring loop builds its model scorers with :func:`build_model_scorers` and awaits
+``scorer.score(sample)`` per row; each scorer batches concurrent calls itself.
+
+torch and transformers load only when a local model starts, so importing this package
+(and building remote scorers) needs neither.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rewardkit.config import RewardSection
+from rewardkit.errors import ConfigError
+from rewardkit.models.base import ModelScore, ModelScorer
+
+if TYPE_CHECKING:
+    from rewardkit.models.discriminative import LocalRewardModel
+    from rewardkit.models.judge import JudgeParseError, LLMJudge
+    from rewardkit.models.remote import RemoteRewardModel
+
+__all__ = [
+    "JudgeParseError",
+    "LLMJudge",
+    "LocalRewardModel",
+    "ModelScore",
+    "ModelScorer",
+    "RemoteRewardModel",
+    "build_model_scorers",
+]
+
+
+def build_model_scorers(cfg: RewardSection, *, max_batch_wait_ms: float = 5.0) -> list[ModelScorer]:
+    """The scorers ``reward.reward_model`` asks for (none when it is not enabled).
+
+    kind discriminative: backend hf -> LocalRewardModel; vllm, sglang, tei -> RemoteRewardModel.
+    kind generative: backend hf -> a local judge; openai, vllm, sglang -> a chat-completions judge.
+    Nothing is loaded or connected until ``await scorer.start()``.
+    """
+    rm = cfg.reward_model
+    if not rm.enable:
+        return []
+    if rm.kind == "generative":
+        from rewardkit.models.judge import LLMJudge
+
+        return [LLMJudge(rm, max_batch_wait_ms=max_batch_wait_ms)]
+    if rm.backend == "hf":
+        from rewardkit.models.discriminative import LocalRewardModel
+
+        return [LocalRewardModel(rm, max_batch_wait_ms=max_batch_wait_ms)]
+    if rm.backend == "openai":
+        raise ConfigError(
+            "reward_model.backend 'openai' serves generative judges: set reward_model.kind: generative"
+        )
+    from rewardkit.models.remote import RemoteRewardModel
+
+    return [RemoteRewardModel(rm, max_batch_wait_ms=max_batch_wait_ms)]
+
+
+def __getattr__(name: str) -> object:
+    """Import the model classes on first use (they pull in torch only when started)."""
+    modules = {
+        "LocalRewardModel": "rewardkit.models.discriminative",
+        "RemoteRewardModel": "rewardkit.models.remote",
+        "LLMJudge": "rewardkit.models.judge",
+        "JudgeParseError": "rewardkit.models.judge",
+    }
+    if name in modules:
+        import importlib
+
+        return getattr(importlib.import_module(modules[name]), name)
+    raise AttributeError(f"module 'rewardkit.models' has no attribute {name!r}")

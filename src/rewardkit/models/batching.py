@@ -1,0 +1,169 @@
+"""Gathering concurrent per-row calls into batches.
+
+The scoring loop awaits ``scorer.score(row)`` for every row at once; a model wants few
+large, evenly sized batches. :class:`Batcher` collects the calls that arrive within a
+short window (or while the previous batch is still running) into a *round* and hands
+the round to the scorer's ``process`` function; :func:`pack_by_tokens` cuts a round into
+batches whose padded size (rows x longest row) stays under a token budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, TypeVar
+
+from rewardkit.errors import ScorerError
+
+__all__ = ["Batcher", "Emit", "pack_by_tokens"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+Emit = Callable[[int, "R | BaseException"], None]
+"""``emit(i, result_or_exception)`` delivers the result of item ``i`` of a round."""
+
+
+def pack_by_tokens(lengths: Sequence[int], max_tokens: int, max_rows: int) -> list[list[int]]:
+    """Group row indices into batches with ``rows x longest <= max_tokens`` and ``rows <= max_rows``.
+
+    Rows are taken longest first, so each batch holds rows of similar length and little
+    padding; a single row longer than the budget gets a batch of its own.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i], reverse=True)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
+    for i in order:
+        # Sorted longest first: the batch's longest row is its first one.
+        width = longest if current else lengths[i]
+        if current and ((len(current) + 1) * width > max_tokens or len(current) >= max_rows):
+            batches.append(current)
+            current = []
+            width = lengths[i]
+        current.append(i)
+        longest = width
+    if current:
+        batches.append(current)
+    return batches
+
+
+class Batcher(Generic[T, R]):
+    """Collects concurrent :meth:`submit` calls into rounds processed by ``process``.
+
+    A round starts once a processing slot is free and the oldest waiting item has waited
+    ``max_wait_s`` (or ``max_round`` items are waiting). ``process(items, emit)`` must
+    call ``emit(i, result)`` for each item, from the event loop's thread; an item it
+    leaves without a result, or all of them if it raises, fail with ScorerError, so a
+    caller never waits forever. Items whose caller gave up (cancelled) are dropped before
+    their round starts.
+    """
+
+    def __init__(
+        self,
+        process: Callable[[list[T], Emit[R]], Awaitable[None]],
+        *,
+        max_wait_s: float = 0.005,
+        max_round: int = 4096,
+        max_inflight: int = 1,
+        name: str = "batcher",
+    ) -> None:
+        self._process = process
+        self._max_wait = max_wait_s
+        self._max_round = max_round
+        self._name = name
+        self._pending: list[tuple[T, asyncio.Future[R], float]] = []
+        self._slots = asyncio.Semaphore(max_inflight)
+        self._arrived = asyncio.Event()
+        self._full = asyncio.Event()
+        self._runner: asyncio.Task[None] | None = None
+        self._rounds: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    async def submit(self, item: T) -> R:
+        """Queue ``item`` and wait for its result (or exception)."""
+        if self._closed:
+            raise ScorerError(f"{self._name} is closed")
+        loop = asyncio.get_running_loop()
+        if self._runner is None or self._runner.done():
+            self._runner = loop.create_task(self._run(), name=f"{self._name}-collector")
+        future: asyncio.Future[R] = loop.create_future()
+        self._pending.append((item, future, loop.time()))
+        self._arrived.set()
+        if len(self._pending) >= self._max_round:
+            self._full.set()
+        return await future
+
+    async def close(self) -> None:
+        """Stop collecting; fail what is still waiting; wait for running rounds."""
+        self._closed = True
+        if self._runner is not None:
+            self._runner.cancel()
+            await asyncio.gather(self._runner, return_exceptions=True)
+        if self._rounds:
+            await asyncio.gather(*self._rounds, return_exceptions=True)
+        pending, self._pending = self._pending, []
+        for _, future, _ in pending:
+            if not future.done():
+                future.set_exception(ScorerError(f"{self._name} closed before scoring this row"))
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await self._slots.acquire()
+            try:
+                await self._arrived.wait()
+                # Wait out the window counted from the oldest arrival: while the previous
+                # round ran, its successors were already gathering.
+                wait = self._pending[0][2] + self._max_wait - loop.time()
+                if wait > 0 and len(self._pending) < self._max_round:
+                    try:
+                        await asyncio.wait_for(self._full.wait(), wait)
+                    except TimeoutError:
+                        pass
+                taken = self._take()
+            except BaseException:
+                self._slots.release()
+                raise
+            if not taken:
+                self._slots.release()
+                continue
+            task = loop.create_task(self._round(taken), name=f"{self._name}-round")
+            self._rounds.add(task)
+            task.add_done_callback(self._rounds.discard)
+
+    def _take(self) -> list[tuple[T, asyncio.Future[R]]]:
+        taken = self._pending[: self._max_round]
+        del self._pending[: self._max_round]
+        if not self._pending:
+            self._arrived.clear()
+        if len(self._pending) < self._max_round:
+            self._full.clear()
+        return [(item, future) for item, future, _ in taken if not future.done()]
+
+    async def _round(self, taken: list[tuple[T, asyncio.Future[R]]]) -> None:
+        futures = [future for _, future in taken]
+
+        def emit(i: int, result: R | BaseException) -> None:
+            future = futures[i]
+            if future.done():  # the caller gave up, or a result was already given
+                return
+            if isinstance(result, BaseException):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
+
+        try:
+            await self._process([item for item, _ in taken], emit)
+        except Exception as exc:
+            failure: BaseException = (
+                exc
+                if isinstance(exc, ScorerError)
+                else ScorerError(f"{self._name}: {type(exc).__name__}: {exc}")
+            )
+            for i in range(len(futures)):
+                emit(i, failure)
+        finally:
+            self._slots.release()
+            for i in range(len(futures)):
+                emit(i, ScorerError(f"{self._name} produced no result for this row"))

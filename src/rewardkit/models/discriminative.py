@@ -1,0 +1,243 @@
+"""A discriminative reward model run in-process: any one-label sequence classifier.
+
+Rows are rendered with the RM's chat template, truncated, packed into token-budget
+batches (rows of similar length together) and scored on a dedicated thread, so the
+event loop stays free while torch computes (it releases the GIL). The score is the raw
+logit at each row's last real token, the same whether the row is scored alone or padded
+into a batch with longer ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from rewardkit.config import RewardModelConfig
+from rewardkit.errors import ConfigError, RewardkitError, ScorerError
+from rewardkit.models.base import ModelScore
+from rewardkit.models.batching import Batcher, Emit, pack_by_tokens
+from rewardkit.models.loading import (
+    load_pretrained,
+    load_tokenizer,
+    resolve_device,
+    texts_from_token_ids,
+)
+from rewardkit.models.templates import Encoded, encode_row
+from rewardkit.types import Sample
+
+__all__ = ["LocalRewardModel", "postprocess"]
+
+
+def postprocess(logit: float, cfg: RewardModelConfig) -> float:
+    """Normalise and clip a raw logit as configured; a non-finite one is an error."""
+    if not math.isfinite(logit):
+        raise ScorerError(f"reward model produced a non-finite score ({logit})")
+    score = (logit - cfg.normalize_mean) / cfg.normalize_std
+    if cfg.clip is not None:
+        score = max(-cfg.clip, min(cfg.clip, score))
+    return score
+
+
+class LocalRewardModel:
+    """``backend: hf``, ``kind: discriminative``: an AutoModelForSequenceClassification."""
+
+    component = "rm"
+
+    def __init__(self, cfg: RewardModelConfig, *, max_batch_wait_ms: float = 5.0) -> None:
+        if not cfg.model_path:
+            raise ConfigError("reward_model.model_path is required for backend 'hf'")
+        self.cfg = cfg
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewardkit-rm")
+        self._batcher: Batcher[Sample, ModelScore] = Batcher(
+            self._process, max_wait_s=max_batch_wait_ms / 1000, name="reward model"
+        )
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._policy_tokenizer: Any = None
+        self._device: Any = None
+        self._pad_id = 0
+        self._head: Any = None
+        self._forward_kwargs: dict[str, Any] = {}
+
+    @property
+    def weight(self) -> float:
+        return self.cfg.weight
+
+    async def start(self) -> None:
+        """Load tokenizer(s) and weights on the model thread."""
+        if self._model is None:
+            await asyncio.get_running_loop().run_in_executor(self._executor, self._load)
+
+    async def close(self) -> None:
+        await self._batcher.close()
+        self._model = None
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    async def score(self, sample: Sample) -> ModelScore:
+        """Score one row (batched with whatever else is being scored right now)."""
+        if self._model is None:
+            raise ScorerError("reward model is not started")
+        return await self._batcher.submit(sample)
+
+    async def score_token_ids(
+        self,
+        response_ids: Sequence[int],
+        prompt_ids: Sequence[int] = (),
+        *,
+        prompt: str | Sequence[Mapping[str, Any]] = "",
+    ) -> ModelScore:
+        """Score the policy's token ids: decoded with ``input_tokenizer``, re-rendered for the RM."""
+        extra = {"response_ids": list(response_ids), "prompt_ids": list(prompt_ids)}
+        sample = Sample(
+            data_source="token_ids",
+            response="",
+            prompt=list(prompt) if not isinstance(prompt, str) else prompt,
+            extra_info=extra,
+        )
+        return await self.score(sample)
+
+    # ------------------------------------------------------------------ model thread
+
+    def _load(self) -> None:
+        import torch
+        from transformers import AutoModelForSequenceClassification
+
+        cfg = self.cfg
+        assert cfg.model_path is not None
+        self._device, dtype = resolve_device(cfg)
+        self._tokenizer = load_tokenizer(cfg.model_path, "reward_model.model_path")
+        self._policy_tokenizer = (
+            load_tokenizer(cfg.input_tokenizer, "reward_model.input_tokenizer")
+            if cfg.input_tokenizer
+            else self._tokenizer
+        )
+        model = load_pretrained(
+            AutoModelForSequenceClassification, cfg.model_path, "reward_model.model_path", dtype
+        )
+        model.to(self._device).eval()
+        tok = self._tokenizer
+        self._pad_id = next(t for t in (tok.pad_token_id, tok.eos_token_id, 0) if t is not None)
+        if getattr(model.config, "pad_token_id", None) is None:
+            # transformers refuses batches without one; the score is gathered below anyway.
+            model.config.pad_token_id = self._pad_id
+        self._head = _token_head(model)
+        if "use_cache" in inspect.signature(model.forward).parameters:
+            self._forward_kwargs["use_cache"] = False
+        torch.set_grad_enabled(False)
+        self._model = model
+
+    async def _process(self, rows: list[Sample], emit: Emit[ModelScore]) -> None:
+        loop = asyncio.get_running_loop()
+
+        def threadsafe(i: int, result: ModelScore | BaseException) -> None:
+            loop.call_soon_threadsafe(emit, i, result)
+
+        await loop.run_in_executor(self._executor, self._work, rows, threadsafe)
+
+    def _work(
+        self, rows: list[Sample], emit: Callable[[int, ModelScore | BaseException], None]
+    ) -> None:
+        encoded: dict[int, Encoded] = {}
+        for i, row in enumerate(rows):
+            try:
+                encoded[i] = self.encode(row)
+            except RewardkitError as exc:  # InvalidSampleError stays itself: status 'invalid'
+                emit(i, exc)
+            except Exception as exc:
+                emit(i, ScorerError(f"cannot encode the row: {type(exc).__name__}: {exc}"))
+        order = list(encoded)
+        lengths = [len(encoded[i].ids) for i in order]
+        for batch in pack_by_tokens(lengths, self.cfg.max_batch_tokens, self.cfg.max_batch_size):
+            members = [order[j] for j in batch]
+            logits = self._forward_isolated([encoded[i].ids for i in members])
+            for i, logit in zip(members, logits, strict=True):
+                emit(i, self._result(logit, encoded[i]))
+
+    def encode(self, row: Sample) -> Encoded:
+        """The row as RM token ids (decoding the policy's token ids when the row has them)."""
+        prompt, response = row.prompt, row.response
+        decoded = texts_from_token_ids(row.extra_info, prompt, self._policy_tokenizer)
+        if decoded is not None:
+            prompt, response = decoded
+        return encode_row(
+            self._tokenizer,
+            prompt,
+            response,
+            prompt_length=self.cfg.prompt_length,
+            response_length=self.cfg.response_length,
+        )
+
+    def _result(self, logit: float | BaseException, enc: Encoded) -> ModelScore | BaseException:
+        if isinstance(logit, BaseException):
+            return logit
+        try:
+            score = postprocess(logit, self.cfg)
+        except ScorerError as exc:
+            return exc
+        return ModelScore(score, {"rm_raw": logit, "truncated": enc.truncated})
+
+    def _forward_isolated(self, seqs: list[list[int]]) -> list[float | BaseException]:
+        """Forward a batch; if it fails (out of memory, a bad row), split it so only the
+        rows that fail on their own get an error."""
+        try:
+            return list(self.forward(seqs))
+        except Exception as exc:
+            _release_cache()
+            if len(seqs) == 1:
+                return [ScorerError(f"reward model forward failed: {type(exc).__name__}: {exc}")]
+            half = len(seqs) // 2
+            return self._forward_isolated(seqs[:half]) + self._forward_isolated(seqs[half:])
+
+    def forward(self, seqs: list[list[int]]) -> list[float]:
+        """Raw logits (last label) of right-padded sequences, read at each last real token."""
+        import torch
+
+        longest = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), longest), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), longest), dtype=torch.long)
+        for row, seq in enumerate(seqs):
+            ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+            mask[row, : len(seq)] = 1
+        captured: list[Any] = []
+        hook = (
+            self._head.register_forward_hook(lambda _m, _i, out: captured.append(out))
+            if self._head
+            else None
+        )
+        try:
+            with torch.inference_mode():
+                out = self._model(
+                    input_ids=ids.to(self._device),
+                    attention_mask=mask.to(self._device),
+                    **self._forward_kwargs,
+                )
+        finally:
+            if hook is not None:
+                hook.remove()
+        per_token = captured[-1] if captured else None
+        if per_token is not None and per_token.dim() == 3:  # [B, T, labels]: a decoder head
+            last = mask.sum(dim=1).to(per_token.device) - 1  # [B]
+            logits = per_token[torch.arange(len(seqs), device=per_token.device), last, -1]  # [B]
+        else:  # the model pooled itself (an encoder's [CLS] head): [B, labels]
+            logits = out.logits[:, -1]
+        return logits.float().cpu().tolist()
+
+
+def _token_head(model: Any) -> Any:
+    """The module that maps hidden states to label logits for every token, if the model has
+    one (transformers' decoder classifiers call it ``score``); None for pooled heads."""
+    import torch
+
+    head = getattr(model, "score", None)
+    return head if isinstance(head, torch.nn.Module) else None
+
+
+def _release_cache() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()

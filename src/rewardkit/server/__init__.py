@@ -1,0 +1,1 @@
+"""The reward server (HTTP) and its metrics."""

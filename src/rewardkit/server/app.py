@@ -1,0 +1,296 @@
+"""The reward server: ``rewardkit serve`` (FastAPI + uvicorn).
+
+    rewardkit serve -c reward.yaml --port 8000
+
+Routes (DESIGN.md, "Reward server"): ``POST /v1/score``, OpenRLHF's ``POST
+/get_reward``, ``GET /health``, ``GET /ready``, ``GET /metrics``.
+
+Each row of each request is handed to one :class:`~rewardkit.engine.RewardEngine`
+running on the server's own event loop. Rows from concurrent requests therefore
+meet inside the engine: CPU verifiers share the worker pool, and model rows are
+gathered by the model scorers into token-budget batches. No request waits for an
+unrelated slow one. Binds 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import signal
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from rewardkit.config import RewardConfig
+from rewardkit.engine import RewardEngine
+from rewardkit.server.metrics import ServerMetrics
+from rewardkit.types import Result
+
+__all__ = ["create_app", "serve"]
+
+log = logging.getLogger("rewardkit.server")
+
+
+class ScoreRequest(BaseModel):
+    """Body of ``POST /v1/score``. Rows are validated one by one: a bad row is ``invalid``."""
+
+    model_config = ConfigDict(extra="forbid")
+    samples: list[Any] = Field(max_length=100_000)
+
+
+class OpenRLHFRequest(BaseModel):
+    """Body of OpenRLHF's ``POST /get_reward`` (``--remote_rm_url``)."""
+
+    model_config = ConfigDict(extra="allow")
+    query: list[str]
+    prompts: list[str] | None = None
+    labels: list[Any] | None = None
+
+
+class _State:
+    """What the routes share: the engine, the queue count, the metrics."""
+
+    def __init__(self, config: RewardConfig) -> None:
+        self.config = config
+        self.engine: RewardEngine | None = None
+        self.in_queue = 0
+        self.metrics = ServerMetrics()
+
+
+def create_app(config: RewardConfig) -> FastAPI:
+    """The ASGI app. The engine (workers, models) starts in the lifespan: /ready waits for it."""
+    state = _State(config)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state.engine = await RewardEngine.create(config)
+        log.info("rewardkit server ready")
+        try:
+            yield
+        finally:
+            engine, state.engine = state.engine, None
+            await engine.close()
+
+    app = FastAPI(title="rewardkit", version="0.1.0", lifespan=lifespan)
+    app.state.rewardkit = state
+    app.middleware("http")(_guard(state))
+    app.exception_handler(RequestValidationError)(_validation_error)
+    app.exception_handler(Busy)(_busy)
+    app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)
+    _routes(app, state)
+    return app
+
+
+def _routes(app: FastAPI, state: _State) -> None:
+    @app.get("/health")
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/ready")
+    async def ready() -> JSONResponse:
+        if state.engine is None:
+            return JSONResponse({"ready": False}, status_code=503)
+        return JSONResponse({"ready": True})
+
+    @app.get("/metrics")
+    async def metrics() -> Response:
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    @app.post("/v1/score")
+    async def score(body: ScoreRequest) -> Any:
+        results = await _score_rows(state, body.samples)
+        return {"results": [r.to_row() for r in results]}
+
+    @app.post("/get_reward")
+    async def get_reward(body: OpenRLHFRequest) -> Any:
+        rows = _openrlhf_rows(state.config, body)
+        if isinstance(rows, JSONResponse):
+            return rows
+        results = await _score_rows(state, rows)
+        return _openrlhf_answer(state.config, results)
+
+
+async def _score_rows(state: _State, rows: list[Any]) -> list[Result]:
+    engine = state.engine
+    assert engine is not None  # the guard answers 503 before startup completes
+    if state.in_queue + len(rows) > state.config.server.max_queue:
+        raise Busy()
+    state.in_queue += len(rows)
+    state.metrics.queue_depth.inc(len(rows))
+    try:
+        results = await engine.score_many(rows)
+    finally:
+        state.in_queue -= len(rows)
+        state.metrics.queue_depth.dec(len(rows))
+    for result in results:
+        source = str(result.row.get("data_source", "")) if hasattr(result.row, "get") else ""
+        state.metrics.rows.labels(source or "(none)", result.status.value).inc()
+    return results
+
+
+def _openrlhf_rows(config: RewardConfig, body: OpenRLHFRequest) -> list[dict[str, Any]] | JSONResponse:
+    """OpenRLHF sends the full text (prompt + response) as ``query``; the response is the rest."""
+    n = len(body.query)
+    for name in ("prompts", "labels"):
+        values = getattr(body, name)
+        if values is not None and len(values) != n:
+            return JSONResponse(
+                {"detail": f"'{name}' has {len(values)} items but 'query' has {n}"}, status_code=422
+            )
+    prompts = body.prompts or [""] * n
+    labels = body.labels or [None] * n
+    rows = []
+    for query, prompt, label in zip(body.query, prompts, labels, strict=True):
+        response = query[len(prompt):] if prompt and query.startswith(prompt) else query
+        rows.append({"data_source": config.reward.default_data_source, "prompt": prompt,
+                     "response": response, "ground_truth": label})
+    return rows
+
+
+def _openrlhf_answer(config: RewardConfig, results: list[Result]) -> dict[str, Any]:
+    failed = config.server.failed_reward
+    rewards = [r.score if r.ok else failed for r in results]
+    statuses = [r.status.value for r in results]
+    return {
+        "rewards": rewards,
+        "scores": rewards,
+        "extra_logs": {
+            "status": statuses,
+            "failed": [0.0 if r.ok else 1.0 for r in results],
+            "error": [r.error or "" for r in results],
+        },
+    }
+
+
+class Busy(Exception):
+    """The queue is full: answered 429 with Retry-After."""
+
+
+# ---------------------------------------------------------------------- middleware
+
+
+def _guard(state: _State) -> Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]:
+    """Auth, readiness, metrics and the per-request log line."""
+    server = state.config.server
+
+    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        started = time.perf_counter()
+        route = request.url.path
+        if route != "/health" and server.api_key and not _authorized(request, server.api_key):
+            response: Response = JSONResponse(
+                {"detail": "missing or wrong bearer token"}, status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        elif request.method == "POST" and state.engine is None:
+            response = JSONResponse({"detail": "not ready"}, status_code=503, headers={"Retry-After": "1"})
+        else:
+            response = await call_next(request)
+        elapsed = time.perf_counter() - started
+        label = route if route in _ROUTES else "other"
+        state.metrics.requests.labels(label, str(response.status_code)).inc()
+        state.metrics.latency.labels(label).observe(elapsed)
+        log.debug("%s %s %d %.1fms", request.method, route, response.status_code, elapsed * 1000)
+        return response
+
+    return guard
+
+
+_ROUTES = frozenset({"/health", "/ready", "/metrics", "/v1/score", "/get_reward"})
+
+
+class BodyLimit:
+    """413 for a body over ``limit`` bytes, declared (Content-Length) or streamed (chunked)."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None:
+            if declared.isdigit() and int(declared) > self.limit:
+                return await self._reject(send)
+            return await self.app(scope, receive, send)
+        chunks, size, more = [], 0, True
+        while more:  # no declared length: buffer up to the limit, then replay
+            message = await receive()
+            if message["type"] != "http.request":
+                return await self.app(scope, _replay([message]), send)
+            size += len(message.get("body", b""))
+            if size > self.limit:
+                return await self._reject(send)
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        await self.app(scope, _replay([body]), send)
+
+    async def _reject(self, send: Any) -> None:
+        response = JSONResponse({"detail": f"body over {self.limit} bytes"}, status_code=413)
+        await response({"type": "http"}, _replay([]), send)
+
+
+def _replay(messages: list[dict[str, Any]]) -> Callable[[], Awaitable[dict[str, Any]]]:
+    queue = list(messages)
+
+    async def receive() -> dict[str, Any]:
+        if queue:
+            return queue.pop(0)
+        await asyncio.Event().wait()  # like a client that sends nothing more
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+def _authorized(request: Request, key: str) -> bool:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(token.encode(), key.encode())
+
+
+async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    problems = [
+        f"{'.'.join(str(p) for p in err['loc'] if p != 'body') or 'body'}: {err['msg']}" for err in exc.errors()
+    ]
+    return JSONResponse({"detail": problems}, status_code=422)
+
+
+async def _busy(request: Request, exc: Busy) -> JSONResponse:
+    return JSONResponse({"detail": "queue full, retry later"}, status_code=429, headers={"Retry-After": "1"})
+
+
+# ---------------------------------------------------------------------- serve
+
+
+def serve(config: RewardConfig) -> int:
+    """Run until SIGINT/SIGTERM, then drain: stop accepting, finish in-flight requests, exit 0."""
+    import uvicorn
+
+    server = config.server
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    loopback = server.host.startswith("127.") or server.host in ("localhost", "::1")
+    reach = "loopback only; pass --host to expose it" if loopback else "reachable from other machines"
+    log.info("rewardkit serve on http://%s:%d (%s)", server.host, server.port, reach)
+    uv_config = uvicorn.Config(
+        create_app(config), host=server.host, port=server.port, log_level="warning",
+        timeout_graceful_shutdown=server.drain_timeout_s, access_log=False,
+    )
+    # uvicorn drains on SIGTERM, restores the previous handler and re-raises the signal.
+    # Making that previous handler a no-op turns a drained shutdown into exit status 0.
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    try:
+        uvicorn.Server(uv_config).run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    log.info("rewardkit server stopped")
+    return 0

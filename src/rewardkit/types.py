@@ -1,0 +1,174 @@
+"""The data contract: a :class:`Sample` goes in, a :class:`Result` comes out.
+
+See DESIGN.md ("Sample", "Result"). Rows arrive as plain mappings (JSONL, Parquet,
+HTTP bodies); :meth:`Sample.from_row` validates one and names the offending field.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rewardkit.errors import InvalidSampleError
+
+__all__ = ["Result", "Sample", "Status"]
+
+Message = Mapping[str, Any]
+
+
+class Status(enum.StrEnum):
+    """How scoring a row ended. Only ``ok`` carries a score."""
+
+    OK = "ok"
+    TIMEOUT = "timeout"  # the hard per-row limit was hit; the worker was killed
+    ERROR = "error"  # a scorer, worker or server failed on this row
+    INVALID = "invalid"  # the row itself is malformed or names no known scorer
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One rollout to score.
+
+    ``prompt`` is a string or a list of chat messages (``{"role", "content"}``).
+    ``ground_truth`` is whatever the verifier checks against; verl's parquet layout
+    (``reward_model.ground_truth``) is accepted by :meth:`from_row`.
+    """
+
+    data_source: str
+    response: str
+    prompt: str | list[Message] = ""
+    ground_truth: Any = None
+    extra_info: Mapping[str, Any] = field(default_factory=dict)
+    id: str | None = None
+
+    @classmethod
+    def from_row(cls, row: Any, *, default_data_source: str | None = None) -> Sample:
+        """Validate a mapping of the Sample shape; raise InvalidSampleError naming the field."""
+        if isinstance(row, Sample):
+            return row
+        if not isinstance(row, Mapping):
+            raise InvalidSampleError(f"row is {type(row).__name__}, expected an object")
+        data_source = row.get("data_source") or default_data_source
+        if not isinstance(data_source, str) or not data_source:
+            raise InvalidSampleError("field 'data_source' is missing or not a non-empty string")
+        response = row.get("response")
+        if not isinstance(response, str):
+            got = "missing" if response is None else type(response).__name__
+            raise InvalidSampleError(f"field 'response' must be a string (got {got})")
+        prompt = row.get("prompt")
+        prompt = _check_prompt("" if prompt is None else prompt)
+        extra_info = row.get("extra_info")
+        if extra_info is None:
+            extra_info = {}
+        elif not isinstance(extra_info, Mapping):
+            raise InvalidSampleError("field 'extra_info' must be an object")
+        row_id = row.get("id")
+        return cls(
+            data_source=data_source,
+            response=_clean_text(response),
+            prompt=prompt,
+            ground_truth=_ground_truth(row),
+            extra_info=extra_info,
+            id=None if row_id is None else str(row_id),
+        )
+
+    def to_row(self) -> dict[str, Any]:
+        """The Sample as a plain JSON-ready mapping (the input half of a Result row)."""
+        row: dict[str, Any] = {}
+        if self.id is not None:
+            row["id"] = self.id
+        row.update(
+            data_source=self.data_source,
+            prompt=self.prompt,
+            response=self.response,
+            ground_truth=self.ground_truth,
+            extra_info=dict(self.extra_info),
+        )
+        return row
+
+    @property
+    def prompt_text(self) -> str:
+        """The prompt flattened to text (chat messages joined by newlines)."""
+        if isinstance(self.prompt, str):
+            return self.prompt
+        return "\n".join(str(m.get("content", "")) for m in self.prompt)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """The outcome of scoring one row.
+
+    ``score`` is None unless ``status`` is ``ok``: a failure is never disguised as a
+    reward of 0. ``components`` holds each source's score before combining
+    (``rule``, ``rm``, ``judge``, ``format``, ``overlong``); ``extra`` is verl's
+    reward_extra_info (``acc``, ``pred``, ...).
+    """
+
+    index: int
+    status: Status
+    score: float | None = None
+    error: str | None = None
+    components: Mapping[str, float] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    row: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status is Status.OK:
+            if self.score is None or not math.isfinite(self.score):
+                raise ValueError(f"an ok Result needs a finite score, got {self.score!r}")
+        elif self.score is not None:
+            raise ValueError(f"a {self.status} Result carries no score")
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    def to_row(self) -> dict[str, Any]:
+        """The output row of DESIGN.md: the input row plus score, status, error, components, extra."""
+        out = dict(self.row)
+        out.update(
+            score=self.score,
+            status=self.status.value,
+            error=self.error,
+            components=dict(self.components),
+            extra=dict(self.extra),
+        )
+        return out
+
+    def log(self, prefix: str = "reward") -> dict[str, float]:
+        """Flatten into scalar metrics for a trainer's logger."""
+        metrics = {f"{prefix}/{name}": value for name, value in self.components.items()}
+        if self.score is not None:
+            metrics[f"{prefix}/score"] = self.score
+        return metrics
+
+
+def _check_prompt(prompt: Any) -> str | list[Message]:
+    if isinstance(prompt, str):
+        return _clean_text(prompt)
+    if isinstance(prompt, list | tuple) and all(
+        isinstance(m, Mapping) and "content" in m for m in prompt
+    ):
+        return [dict(m) for m in prompt]
+    raise InvalidSampleError("field 'prompt' must be a string or a list of chat messages")
+
+
+def _ground_truth(row: Mapping[str, Any]) -> Any:
+    if "ground_truth" in row and row["ground_truth"] is not None:
+        return row["ground_truth"]
+    nested = row.get("reward_model")  # verl's parquet layout
+    if isinstance(nested, Mapping):
+        return nested.get("ground_truth")
+    return None
+
+
+def _clean_text(text: str) -> str:
+    """Replace lone surrogates so the text can always be encoded (JSON, pipes, tokenizers)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text

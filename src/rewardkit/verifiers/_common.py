@@ -1,0 +1,95 @@
+"""Helpers shared by the rule verifiers: bounded search, ground-truth coercion, verdicts.
+
+Everything here runs in the scoring loop's own process, so every function is linear
+in its input and uses only regexes without nested quantifiers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Any
+
+from rewardkit.errors import InvalidSampleError
+from rewardkit.verifiers.base import Verdict
+
+MAX_ANSWER_CHARS = 1000
+"""Answers longer than this are never parsed as math, only compared as strings."""
+
+SEARCH_TAIL_CHARS = 1 << 18
+"""Answers are looked for in the last 256K characters only: text after an answer that
+long is junk, and the cap keeps the worst case (no match at all) to milliseconds."""
+
+_SEARCH_WINDOW = 4096
+_MAX_INT_GOLD = 10**999
+_PLAIN_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
+
+
+def gold_strings(ground_truth: Any, verifier: str) -> tuple[str, ...]:
+    """The acceptable answers in a ground truth: a string, a number, or a list of those.
+
+    Raises InvalidSampleError (the row becomes ``invalid``) for a missing or unusable
+    ground truth, naming the verifier, so a data bug never reads as a wrong answer.
+    """
+    items = ground_truth if isinstance(ground_truth, list | tuple) else (ground_truth,)
+    if not items:
+        raise InvalidSampleError(f"{verifier}: ground_truth is an empty list")
+    return tuple(_gold_string(item, verifier) for item in items)
+
+
+def _gold_string(value: Any, verifier: str) -> str:
+    if value is None:
+        raise InvalidSampleError(f"{verifier}: ground_truth is missing (None)")
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise InvalidSampleError(f"{verifier}: ground_truth is an empty string")
+        return text
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)  # repr keeps 0.1 as "0.1", which Fraction reads exactly
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < _MAX_INT_GOLD:
+        return str(value)
+    raise InvalidSampleError(
+        f"{verifier}: ground_truth must be a string, a finite number or a list of those,"
+        f" got {type(value).__name__} {_clip(repr(value), 60)}"
+    )
+
+
+def last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The last match of ``pattern`` in the last SEARCH_TAIL_CHARS of ``text``.
+
+    Windows double from the end: answers sit at the end of a response, so this usually
+    reads a few KB; with no match it reads the tail about twice. A match touching a
+    window's left edge may be cut short, so the window grows past it.
+    """
+    floor = max(0, len(text) - SEARCH_TAIL_CHARS)
+    window = _SEARCH_WINDOW
+    while True:
+        start = max(floor, len(text) - window)
+        found = None
+        for match in pattern.finditer(text, start):
+            found = match
+        if start == floor or (found is not None and found.start() > start):
+            return found
+        window *= 2
+
+
+def plain_number(text: str) -> Fraction | None:
+    """The exact value of a GSM8K-style number; ``,`` and ``$`` anywhere are ignored."""
+    cleaned = text.replace(",", "").replace("$", "").strip()
+    if len(cleaned) > MAX_ANSWER_CHARS or not _PLAIN_NUMBER.fullmatch(cleaned):
+        return None
+    return Fraction(cleaned)
+
+
+def verdict(correct: bool, pred: str | None, **extra: Any) -> Verdict:
+    """A 1/0 verdict with verl's reward_extra_info (``acc``, ``pred``) plus ``extra``."""
+    info: dict[str, Any] = {"acc": correct, "pred": None if pred is None else _clip(pred)}
+    info.update(extra)
+    return Verdict(score=1.0 if correct else 0.0, extra=info)
+
+
+def _clip(text: str, limit: int = MAX_ANSWER_CHARS) -> str:
+    """Keep logged answers small: a 1 MB "answer" must not bloat every output row."""
+    return text if len(text) <= limit else text[:limit] + "…"

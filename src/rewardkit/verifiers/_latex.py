@@ -1,0 +1,335 @@
+"""Bounded LaTeX handling for the MATH verifier's main-process phases.
+
+``find_boxes`` scans ``\\boxed{...}`` groups from the end of a response; ``normalise``
+maps an answer to a canonical string for cheap equality; ``exact_number`` reads plain
+numbers (``1,000``, ``-0.5``, ``\\frac{3}{4}``, ``3/4``, ``twelve``) as fractions;
+``guard_reason`` flags answers that must never reach sympy. All are linear in their
+input: str methods, regexes without nested quantifiers, and single passes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from rewardkit.verifiers._common import MAX_ANSWER_CHARS
+
+MAX_BOX_CHARS = 4096
+"""A ``\\boxed{`` not closed within this many characters is treated as unclosed."""
+MAX_BOXES = 64
+"""Boxes looked at from the end of a response (more than this is hedging anyway)."""
+MAX_BOX_COMMANDS = 4096
+"""``\\boxed`` commands looked at in all, closed or not: bounds the work on junk."""
+MAX_NESTING = 50
+MAX_EXPONENT = 10_000
+
+_BOX_COMMANDS = ("\\boxed", "\\fbox")
+_BRACE_OR_ESCAPE = re.compile(r"\\.|[{}]", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    """One ``\\boxed``/``\\fbox`` group: its span and content (None: unclosed or too long)."""
+
+    start: int
+    end: int
+    content: str | None
+
+
+def find_boxes(text: str) -> list[Box]:
+    """The closed boxes of ``text``, last first, at most MAX_BOXES.
+
+    The last box is returned even when unclosed (content None: a truncated answer).
+    An earlier box must close before the next box starts, or it is a box around that
+    box (or unclosed) and is skipped. So each brace scan reads only the gap up to the
+    next box, each ``rfind`` resumes below its previous hit, and the whole text is
+    read a bounded number of times.
+    """
+    boxes: list[Box] = []
+    hits = {cmd: text.rfind(cmd) for cmd in _BOX_COMMANDS}
+    limit = len(text)
+    for _ in range(MAX_BOX_COMMANDS):
+        if len(boxes) == MAX_BOXES:
+            break
+        cmd = max(hits, key=lambda c: hits[c])
+        start = hits[cmd]
+        if start < 0:
+            break
+        hits[cmd] = text.rfind(cmd, 0, start)
+        box = _read_box(text, start, start + len(cmd), limit)
+        if box is None:
+            continue  # "\boxedsymbol" and the like: not a box
+        if box.content is not None or not boxes:
+            boxes.append(box)
+        limit = start
+    return boxes
+
+
+def _read_box(text: str, start: int, after: int, limit: int) -> Box | None:
+    pos = after
+    while pos < limit and pos - after < 8 and text[pos] in " \t":
+        pos += 1
+    if pos >= limit:
+        return Box(start, limit, None)  # cut off right after "\boxed"
+    if text[pos] == "{":
+        return _braced(text, start, pos, min(limit, pos + MAX_BOX_CHARS))
+    if pos > after:  # "\boxed 5": up to the next "$" or line end
+        stop = min(_find(text, "$", pos), _find(text, "\n", pos), limit)
+        return Box(start, stop, text[pos:stop].strip())
+    return None
+
+
+def _braced(text: str, start: int, brace: int, limit: int) -> Box:
+    depth = 0
+    for token in _BRACE_OR_ESCAPE.finditer(text, brace, limit):
+        if token.group() == "{":
+            depth += 1
+        elif token.group() == "}":
+            depth -= 1
+            if depth == 0:
+                return Box(start, token.end(), text[brace + 1 : token.start()].strip())
+    return Box(start, limit, None)
+
+
+def _find(text: str, sub: str, pos: int) -> int:
+    found = text.find(sub, pos, pos + MAX_BOX_CHARS)
+    return len(text) if found < 0 else found
+
+
+def boxes_joined(prev: Box, nxt: Box, text: str) -> bool:
+    """Whether two consecutive boxes form one multi-part answer (``\\boxed{2}, \\boxed{3}``)."""
+    between = text[prev.end : nxt.start]
+    if len(between) > 24:
+        return False
+    return _SEPARATOR_NOISE.sub("", between) == ""
+
+
+_SEPARATOR_NOISE = re.compile(r"\\text\{\s*(?:and|or)\s*\}|\\q?quad|\\[,;: ]|and|or|[\s$,;~]")
+
+# --- normalisation ---------------------------------------------------------------
+
+_SPACING = re.compile(r"\\[,!;:> ]|\\q?quad(?![a-zA-Z])|~|\\displaystyle|\\textstyle")
+_LEFT_RIGHT = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])")
+_FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![a-zA-Z])")
+_DEGREES = re.compile(r"\^\s?\{\s?\\circ\s?\}|\^\s?\\circ|°|\\degree(?![a-zA-Z])")
+_PERCENT = re.compile(r"\\?%")
+_TEXT_COMMAND = re.compile(r"\\(?:text(?:bf|rm|it|normal|sf|tt)?|mbox|math(?:rm|bf|it|sf))\s?\{")
+_UNIT_TAIL = re.compile(r"(?:\^\{?[23]\}?)?")
+_UNIT_WORDS = re.compile(r"[A-Za-z][A-Za-z ./]*")
+_FRAC_DIGITS = re.compile(r"\\frac(\d)(\d)")
+_FRAC_DIGIT_BRACE = re.compile(r"\\frac(\d)\{")
+_FRAC_BRACE_DIGIT = re.compile(r"\\frac\{([^{}]*)\}(\d)")
+_SQRT_TOKEN = re.compile(r"\\sqrt(\w)")
+_LEADING_VARIABLE = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]{1,4}\}?)?=")
+
+
+def normalise(answer: str) -> str:
+    """A canonical string for equality: spacing, ``\\left``, ``dfrac``, degrees, ``%``,
+    ``$``, ``\\text{}`` wrappers and trailing unit words, a trailing ``.`` and a leading
+    ``x =`` removed; ``\\frac12`` and ``\\sqrt3`` braced; all whitespace dropped."""
+    text = answer.replace("\u2212", "-").replace("{,}", ",").replace("\\$", "").replace("$", "")
+    text = _SPACING.sub(" ", text)
+    text = _LEFT_RIGHT.sub("", text)
+    text = _FRAC_VARIANT.sub(r"\\frac", text)
+    text = _DEGREES.sub("", text)
+    text = _PERCENT.sub("", text)
+    text = _strip_text_commands(_strip_text_commands(text))  # \text{\textbf{A}} too
+    text = "".join(text.split())
+    text = _strip_delimiters(text).rstrip(".")
+    if text.count("=") == 1 and (lead := _LEADING_VARIABLE.match(text)) and lead.end() < len(text):
+        text = text[lead.end() :]
+    text = _FRAC_DIGITS.sub(r"\\frac{\1}{\2}", text)
+    text = _FRAC_DIGIT_BRACE.sub(r"\\frac{\1}{", text)
+    text = _FRAC_BRACE_DIGIT.sub(r"\\frac{\1}{\2}", text)
+    return _SQRT_TOKEN.sub(r"\\sqrt{\1}", text)
+
+
+def _strip_delimiters(text: str) -> str:
+    for left, right in (("\\(", "\\)"), ("\\[", "\\]")):
+        if text.startswith(left) and text.endswith(right) and len(text) >= 4:
+            return text[2:-2]
+    return text
+
+
+def _strip_text_commands(text: str) -> str:
+    """Unwrap ``\\text{X}`` to X; drop a trailing unit (``5\\text{ cm}^2`` -> ``5``)."""
+    out: list[str] = []
+    pos = 0
+    for command in _TEXT_COMMAND.finditer(text):
+        if command.start() < pos:
+            continue  # inside a group already consumed
+        close = _closing_brace(text, command.end() - 1)
+        if close < 0:
+            break
+        content = text[command.end() : close]
+        tail = _UNIT_TAIL.match(text, close + 1)
+        prefix = "".join(out) + text[pos : command.start()]
+        is_unit = (
+            tail is not None
+            and tail.end() == len(text)
+            and prefix.strip() != ""
+            and _UNIT_WORDS.fullmatch(content.strip()) is not None
+        )
+        out.append(text[pos : command.start()])
+        out.append("" if is_unit else content)
+        pos = len(text) if is_unit else close + 1
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _closing_brace(text: str, brace: int) -> int:
+    depth = 0
+    for token in _BRACE_OR_ESCAPE.finditer(text, brace):
+        if token.group() == "{":
+            depth += 1
+        elif token.group() == "}":
+            depth -= 1
+            if depth == 0:
+                return token.start()
+    return -1
+
+
+# --- exact numbers ----------------------------------------------------------------
+
+_DECIMAL = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+|-?\d+\.")
+_FRACTION = re.compile(
+    r"(-?)\\frac\{(-?\d{1,100}(?:\.\d{1,100})?)\}\{(-?\d{1,100}(?:\.\d{1,100})?)\}"
+)
+_SLASH = re.compile(r"(-?\d{1,100})/(-?\d{1,100})")
+
+
+def exact_number(norm: str) -> Fraction | None:
+    """The exact value of a normalised plain number, or None for anything else."""
+    if len(norm) > 200:
+        return None
+    if _DECIMAL.fullmatch(norm):
+        return Fraction(norm.replace(",", ""))
+    if match := _FRACTION.fullmatch(norm):
+        return _ratio(match.group(2), match.group(3), negate=match.group(1) == "-")
+    if match := _SLASH.fullmatch(norm):
+        return _ratio(match.group(1), match.group(2), negate=False)
+    return word_number(norm)
+
+
+def _ratio(numerator: str, denominator: str, *, negate: bool) -> Fraction | None:
+    den = Fraction(denominator)
+    if den == 0:
+        return None
+    value = Fraction(numerator) / den
+    return -value if negate else value
+
+
+_UNITS = {
+    name: value
+    for value, name in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen"
+        " fourteen fifteen sixteen seventeen eighteen nineteen".split()
+    )
+}
+_TENS = {
+    name: 10 * value
+    for value, name in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)
+}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6}
+_WORDS = sorted([*_UNITS, *_TENS, *_SCALES, "and"], key=len, reverse=True)
+_NUMBER_WORD = re.compile("|".join(_WORDS) + "|-")
+
+
+def word_number(norm: str) -> Fraction | None:
+    """An English number word (``twelve``, ``twenty-one``, ``one hundred five``), spaces dropped."""
+    text = norm.lower()
+    if not text or len(text) > 60 or not text.replace("-", "").isalpha():
+        return None
+    total = current = 0
+    pos = 0
+    seen = False
+    while pos < len(text):
+        word = _NUMBER_WORD.match(text, pos)
+        if word is None:
+            return None
+        pos = word.end()
+        name = word.group()
+        if name in _UNITS or name in _TENS:
+            current += _UNITS.get(name, 0) + _TENS.get(name, 0)
+            seen = True
+        elif name == "hundred":
+            current = max(current, 1) * 100
+        elif name in _SCALES:
+            total += max(current, 1) * _SCALES[name]
+            current = 0
+    return Fraction(total + current) if seen else None
+
+
+# --- multiple-choice labels ---------------------------------------------------------
+
+_CHOICE_LABEL = re.compile(r"\(([A-E])\)(.*)", re.DOTALL)
+
+
+def choice_label(norm: str) -> tuple[str | None, str]:
+    """Split an AMC-style answer ``(C)12`` into (``C``, ``12``); a bare ``C`` is (``C``, "")."""
+    if len(norm) == 1 and norm in "ABCDE":
+        return norm, ""
+    if match := _CHOICE_LABEL.fullmatch(norm):
+        return match.group(1), match.group(2)
+    return None, norm
+
+
+# --- guards -------------------------------------------------------------------------
+
+_NUMERIC_TOWER = re.compile(r"\^\{?\d+\^")
+_BIG_EXPONENT = re.compile(r"\^\{?(\d{5,})")
+_BIG_FACTORIAL = re.compile(r"\d{5,}!")
+
+
+def guard_reason(norm: str) -> str | None:
+    """Why a normalised answer must not reach sympy (None: it may)."""
+    if len(norm) > MAX_ANSWER_CHARS:
+        return "too long"
+    if _nesting_depth(norm) > MAX_NESTING:
+        return "deep nesting"
+    if _exponent_depth(norm) >= 3 or _NUMERIC_TOWER.search(norm):
+        return "exponent tower"
+    big = _BIG_EXPONENT.search(norm)
+    if (big and int(big.group(1)) > MAX_EXPONENT) or _BIG_FACTORIAL.search(norm):
+        return "huge number"
+    return None
+
+
+def _nesting_depth(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}" and depth > 0:
+            depth -= 1
+    return deepest
+
+
+def _exponent_depth(text: str) -> int:
+    """How many exponents are stacked (``9^{9^{9}}`` and ``9^9^9`` are 3)."""
+    groups: list[bool] = []  # per open brace: does it hold an exponent?
+    open_exponents = chain = deepest = 0
+    pos = 0
+    while pos < len(text):
+        char = text[pos]
+        if char == "^":
+            braced = pos + 1 < len(text) and text[pos + 1] == "{"
+            chain = chain + 1 if _follows_bare_exponent(text, pos) else 0
+            deepest = max(deepest, open_exponents + 1 + chain)
+            if braced:
+                groups.append(True)
+                open_exponents += 1
+                pos += 1
+        elif char == "{":
+            groups.append(False)
+        elif char == "}" and groups:
+            open_exponents -= groups.pop()
+        pos += 1
+    return deepest
+
+
+def _follows_bare_exponent(text: str, caret: int) -> bool:
+    """``a^b^c``: is this caret right after a one-token exponent?"""
+    return caret >= 2 and text[caret - 2] == "^" and text[caret - 1] != "}"

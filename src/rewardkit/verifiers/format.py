@@ -1,0 +1,32 @@
+"""The format reward: did the response think first, then answer?
+
+Shape rewarded (DeepSeek-R1 style): optional leading whitespace, exactly one
+``<think>...</think>`` block, then a non-empty answer. Counting and ``find`` only,
+so it is linear and safe on any input.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["format_score"]
+
+_TAG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_:-]{0,31}")
+
+
+def format_score(response: str, think_tag: str = "think") -> float:
+    """1.0 if ``response`` is ``<think>...</think>`` followed by a non-empty answer, else 0.0.
+
+    ``think_tag`` names the tag (``think``, ``reasoning``, ...); ValueError for a name
+    that is not a plain tag name. The block's own content may be empty.
+    """
+    if not isinstance(think_tag, str) or not _TAG_NAME.fullmatch(think_tag):
+        raise ValueError(f"think_tag must be a plain tag name like 'think', got {think_tag!r}")
+    opening, closing = f"<{think_tag}>", f"</{think_tag}>"
+    body = response.lstrip()
+    if not body.startswith(opening):
+        return 0.0
+    if body.count(opening) != 1 or body.count(closing) != 1:
+        return 0.0
+    answer = body[body.index(closing) + len(closing) :]
+    return 1.0 if answer.strip() else 0.0

@@ -1,0 +1,248 @@
+"""The MATH family (MATH, MATH-500, DAPO-Math, AIME, NuminaMath): a final answer checked by math-verify.
+
+Phases (see :mod:`rewardkit.verifiers.base`):
+
+* ``extract``: the last ``\\boxed{...}``/``\\fbox{...}`` (a run of adjacent boxes such as
+  ``\\boxed{2}, \\boxed{3}`` is one multi-part answer), else Minerva's ``The final answer
+  is X. I hope it is correct.``, ``Answer: X`` or a ``**Final Answer**`` line. Boxing
+  several *different* answers is hedging: no answer, ``hedged: True``, score 0.
+  (verl and the incumbents credit a hedger when any box matches; we do not.)
+* ``quick_check``: no answer -> 0; equal after normalisation -> 1; plain numbers
+  compared exactly as fractions (so ``0.333`` is not ``1/3``); multiple-choice labels;
+  pathological answers (exponent towers, deep nesting, > 1000 chars) are decided by
+  string equality alone and marked ``guard``. Anything else goes to ``check``.
+* ``check``: math-verify ``parse`` + ``verify`` with its own signal timeouts disabled:
+  the worker running it is killed at ``reward.timeout_s`` and the row says ``timeout``,
+  where math-verify's internal timeout would quietly answer "wrong".
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rewardkit.verifiers import _latex
+from rewardkit.verifiers._common import MAX_ANSWER_CHARS, gold_strings, verdict
+from rewardkit.verifiers.base import Extracted, Verdict
+
+__all__ = ["MathVerifier"]
+
+_TAIL_CHARS = 2000  # "Answer:" lines are looked for only near the end of a response
+# "Answer: X", "answer is X", "**Answer:** X", "**Final Answer**" (then X on a later line)
+_ANSWER_MARKER = re.compile(
+    r"(?i:\banswer\b)(?P<bold>\*\*)?[ \t]{0,3}(?P<sep>:|(?i:is\b))?[ \t]{0,3}:?(?:\*\*)?[ \t]{0,3}:?"
+)
+_HOPE = re.compile(r"(?i)\.?\s{0,3}I hope it is correct\.?\s{0,3}$")
+_OUTER_NOISE = " \t*$.:"
+
+
+@dataclass(frozen=True, slots=True)
+class MathVerifier:
+    """Score 1.0 when the final answer is mathematically equal to the ground truth, else 0.0.
+
+    The ground truth is the reference answer (``\\frac{1}{2}``, ``(1,2]``, ``\\text{(C)}``),
+    a full solution ending in a ``\\boxed{}``, a number, or a list of acceptable answers.
+    A missing (None) or empty ground truth raises InvalidSampleError: the row is
+    ``invalid``, not wrong.
+    """
+
+    @property
+    def key(self) -> str:
+        return "math"
+
+    def extract(self, response: str) -> Extracted:
+        """The final answer; bounded: boxes are scanned from the end, lines only in the tail."""
+        boxes = _latex.find_boxes(response)
+        if boxes:
+            return _from_boxes(boxes, response)
+        line = _answer_line(response)
+        if line is None:
+            return Extracted(None, {"source": None})
+        return Extracted(line, {"source": "answer_line"})
+
+    def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
+        """Decide without sympy, or None when math-verify is needed."""
+        golds = _gold_answers(ground_truth)
+        answer = extracted.answer
+        if extracted.extra.get("hedged"):
+            return verdict(False, extracted.extra.get("pred"), hedged=True)
+        if answer is None:
+            return verdict(False, None)
+        pred = _latex.normalise(answer)
+        decisions = [_decide(pred, _latex.normalise(gold)) for gold in golds]
+        guards = [reason for _, reason in decisions if reason]
+        extra = {"guard": guards[0]} if guards else {}
+        if any(decided is True for decided, _ in decisions):
+            return verdict(True, answer, **extra)
+        if all(decided is False for decided, _ in decisions):
+            return verdict(False, answer, **extra)
+        return None
+
+    def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
+        """The full check: quick paths first, then math-verify on what is left."""
+        quick = self.quick_check(extracted, ground_truth)
+        if quick is not None:
+            return quick
+        answer = extracted.answer or ""
+        golds = _gold_answers(ground_truth)
+        return verdict(any(_math_verify_equal(gold, answer) for gold in golds), answer)
+
+
+# --- extraction ---------------------------------------------------------------------
+
+
+def _from_boxes(boxes: Sequence[_latex.Box], response: str) -> Extracted:
+    if boxes[0].content is None:
+        return Extracted(None, {"source": "boxed", "unclosed": True})
+    run = 1  # the final answer: the last box and the boxes joined to it by separators
+    while run < len(boxes) and _latex.boxes_joined(boxes[run], boxes[run - 1], response):
+        run += 1
+    # keyed by meaning, so "\boxed{5} \boxed{5}" is the one answer 5
+    parts = {_canonical(box.content): box.content for box in reversed(boxes[:run]) if box.content}
+    final = ", ".join(parts.values())
+    if not final:
+        return Extracted(None, {"source": "boxed", "empty": True})
+    others = {_canonical(box.content) for box in boxes[run:] if box.content}
+    if others - {_canonical(final)}:
+        extra = {"source": "boxed", "hedged": True, "pred": final, "boxes": len(boxes)}
+        return Extracted(None, extra)
+    return Extracted(final, {"source": "boxed"})
+
+
+def _canonical(answer: str) -> object:
+    """What two boxes must share to count as the same answer (``\\frac12`` and ``0.5`` do)."""
+    norm = _latex.normalise(answer)
+    number = _latex.exact_number(norm)
+    return norm if number is None else number
+
+
+def _answer_line(response: str) -> str | None:
+    tail = response[max(0, len(response) - _TAIL_CHARS) :]
+    answer = None
+    for marker in _ANSWER_MARKER.finditer(tail):  # the tail is short: keep the last usable one
+        found = _after_marker(tail, marker)
+        answer = found or answer
+    return answer
+
+
+def _after_marker(tail: str, marker: re.Match[str]) -> str | None:
+    line, _, after = tail[marker.end() :].partition("\n")
+    if line.strip(_OUTER_NOISE):
+        usable = marker.group("sep") or marker.group("bold")
+        return _clean_answer_line(line) if usable else None
+    if not marker.group("sep") and not marker.group("bold"):
+        return None  # a bare "answer" at a line end is prose, not a heading
+    following = next((ln for ln in after.split("\n") if ln.strip(_OUTER_NOISE)), "")
+    return _clean_answer_line(following) or None
+
+
+def _clean_answer_line(line: str) -> str:
+    line = _HOPE.sub("", line[: MAX_ANSWER_CHARS + 100])
+    line = line.strip(_OUTER_NOISE)
+    for left, right in (("\\(", "\\)"), ("\\[", "\\]")):
+        if line.startswith(left) and line.endswith(right):
+            line = line[2:-2]
+    return line.strip(_OUTER_NOISE)[:MAX_ANSWER_CHARS]
+
+
+# --- quick decisions ----------------------------------------------------------------
+
+
+def _decide(pred: str, gold: str) -> tuple[bool | None, str | None]:
+    """(decision or None, guard reason or None) for one normalised pair."""
+    reason = _latex.guard_reason(pred) or _latex.guard_reason(gold)
+    if pred == gold:
+        return True, reason
+    if reason:
+        return False, reason
+    gold_letter, gold_rest = _latex.choice_label(gold)
+    pred_letter, pred_rest = _latex.choice_label(pred)
+    if gold_letter and not gold_rest:  # a letter answer: only the letter counts
+        return pred_letter == gold_letter, None
+    if pred_letter and pred_rest:  # "(C) 12" against "12": the value counts
+        return _decide(pred_rest, gold)
+    pred_number = _latex.exact_number(pred)
+    gold_number = _latex.exact_number(gold)
+    if pred_number is not None and gold_number is not None:
+        return pred_number == gold_number, None
+    return None, None
+
+
+def _gold_answers(ground_truth: Any) -> tuple[str, ...]:
+    """Reference answers; a full solution is reduced to its last box."""
+    answers = []
+    for gold in gold_strings(ground_truth, "math"):
+        boxes = _latex.find_boxes(gold) if "\\boxed" in gold or "\\fbox" in gold else []
+        answers.append(boxes[0].content if boxes and boxes[0].content else gold)
+    return tuple(answers)
+
+
+# --- math-verify ----------------------------------------------------------------------
+
+_MV_TIMEOUT_NOTICE = "Timeout is disabled"
+
+
+def _quiet_timeout_notice(record: logging.LogRecord) -> bool:
+    """math-verify warns once per process that we disabled its timeouts; we mean to."""
+    return _MV_TIMEOUT_NOTICE not in record.getMessage()
+
+
+@functools.cache
+def _math_verify() -> Any:
+    """Import math-verify (and sympy) on first use: only workers pay for it."""
+    import math_verify
+    from latex2sympy2_extended import NormalizationConfig
+
+    for name in ("math_verify.parser", "math_verify.grader"):
+        logging.getLogger(name).addFilter(_quiet_timeout_notice)
+    latex = math_verify.LatexExtractionConfig(
+        boxed_match_priority=0,
+        normalization_config=NormalizationConfig(
+            basic_latex=True,  # \left, \mathrm, \dfrac, \!, quotes, "and"/"or" lists
+            units=True,  # "5 cm", "\text{ dollars}", "30^\circ"
+            malformed_operators=True,  # \frac12, \sqrt3, 1/2
+            nits=True,
+            boxed="all",
+            equations=False,  # relations are handled by the parser ("x = 3" vs "3")
+        ),
+    )
+    return math_verify, [latex, math_verify.ExprExtractionConfig()]
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_gold(gold: str) -> tuple[Any, ...]:
+    """The parsed reference: a prompt's rollouts (and repeated epochs) share it."""
+    return tuple(_parse(gold))
+
+
+def _parse(answer: str) -> list[Any]:
+    math_verify, config = _math_verify()
+    return math_verify.parse(
+        "\\boxed{" + _for_math_verify(answer) + "}",
+        extraction_config=config,
+        parsing_timeout=None,  # the worker is killed at the hard limit instead
+    )
+
+
+def _for_math_verify(answer: str) -> str:
+    """Undo what math-verify's own normalisation does not: AMC labels, ``{,}``, U+2212."""
+    label, rest = _latex.choice_label(_latex.normalise(answer))
+    if label and rest:
+        return rest
+    return answer.replace("{,}", ",").replace("\u2212", "-")
+
+
+def _math_verify_equal(gold: str, answer: str) -> bool:
+    math_verify, _ = _math_verify()
+    return bool(
+        math_verify.verify(
+            list(_parse_gold(gold)),
+            _parse(answer),
+            timeout_seconds=None,  # see _parse
+            raise_on_error=False,  # a comparison sympy cannot make is "not shown equal"
+        )
+    )

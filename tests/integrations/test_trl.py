@@ -1,0 +1,157 @@
+"""The TRL adapter: TRL's reward-function contract, and a real GRPOTrainer run on CPU."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rewardkit.errors import ConfigError
+from rewardkit.integrations.trl import reward_func
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "integrations"
+
+
+def test_plain_completions_score_and_failures_are_none(rk_config):
+    fn = reward_func(rk_config)
+    rewards = fn(
+        prompts=["What is 36 + 36?"] * 3,
+        completions=["36 + 36 = 72\n#### 72", "#### 7", "#### 72"],
+        ground_truth=["72", "72", "72"],
+        data_source=["openai/gsm8k", "openai/gsm8k", "no/such-source"],
+    )
+    assert rewards == [1.0, 0.0, None]
+
+
+def test_conversational_completions_use_the_last_assistant_message(rk_config):
+    fn = reward_func(rk_config)
+    prompt = [{"role": "user", "content": "What is 36 + 36?"}]
+    completions = [
+        [{"role": "assistant", "content": "#### 72"}],
+        [
+            {"role": "assistant", "content": "#### 72"},
+            {"role": "tool", "content": "checked"},
+            {"role": "assistant", "content": [{"type": "text", "text": "no, #### 7"}]},
+        ],
+    ]
+    rewards = fn(prompts=[prompt, prompt], completions=completions, ground_truth=["72", "72"],
+                 data_source=["openai/gsm8k"] * 2)  # fmt: skip
+    assert rewards == [1.0, 0.0]
+
+
+def test_verl_layout_columns_and_default_data_source(rk_config):
+    fn = reward_func(rk_config, default_data_source="openai/gsm8k")
+    assert fn.__name__ == "rewardkit_openai_gsm8k"
+    rewards = fn(prompts=["q"], completions=["#### 72"], reward_model=[{"ground_truth": "72"}])
+    assert rewards == [1.0]
+
+
+def test_logs_statuses_through_trl_hooks(rk_config):
+    metrics: dict[str, float] = {}
+    columns: dict[str, list[Any]] = {}
+    fn = reward_func(rk_config)
+    fn(
+        prompts=["q", "q"],
+        completions=["#### 72", "#### 72"],
+        ground_truth=["72", None],  # the second row has nothing to check against: invalid
+        data_source=["openai/gsm8k"] * 2,
+        completion_ids=[[4, 1], [4, 1]],
+        log_metric=metrics.__setitem__,
+        log_extra=columns.__setitem__,
+    )
+    assert metrics == {
+        "rewardkit/timeout_frac": 0.0,
+        "rewardkit/error_frac": 0.0,
+        "rewardkit/invalid_frac": 0.5,
+    }
+    assert columns == {"rewardkit_status": ["ok", "invalid"]}
+
+
+def test_rows_carry_token_lengths_and_columns(rk_config):
+    fn = reward_func(rk_config)
+    rows = fn.rows(["p"], ["#### 72"], ground_truth=["72"], completion_ids=[[1, 2, 3]], trainer_state=[None])
+    assert rows == [{"ground_truth": "72", "prompt": "p", "response": "#### 72",
+                     "extra_info": {"response_length": 3}}]  # fmt: skip
+    with pytest.raises(ValueError, match="column 'ground_truth' has 2 values for 1 completions"):
+        fn.rows(["p"], ["c"], ground_truth=["72", "1"])
+    with pytest.raises(ValueError, match="2 prompts but 1 completions"):
+        fn.rows(["p", "q"], ["c"])
+
+
+def test_names_config_errors_and_pickles(rk_config):
+    assert reward_func(rk_config).__name__ == "rewardkit"
+    assert reward_func(rk_config, name="math").__name__ == "math"
+    with pytest.raises(ConfigError, match="reward.timeout_s"):
+        reward_func(rk_config, timeout_s=-1)
+    with pytest.raises(ConfigError, match="reward.no_such_key: unknown key"):
+        reward_func(no_such_key=1)
+    with pytest.raises(TypeError, match="do not apply to a server"):
+        reward_func(url="http://127.0.0.1:1", num_workers=2)
+    clone = pickle.loads(pickle.dumps(reward_func(rk_config)))
+    assert clone(prompts=["q"], completions=["#### 72"], ground_truth=["72"],
+                 data_source=["openai/gsm8k"]) == [1.0]  # fmt: skip
+
+
+def _load_example(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tiny_tokenizer_dir: Path, tiny_tokenizer: Any, tmp_path_factory) -> Path:
+    """A random-init one-layer Llama over the tiny vocabulary, saved with its tokenizer."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(tiny_tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
+        pad_token_id=tiny_tokenizer.pad_token_id, eos_token_id=tiny_tokenizer.eos_token_id,
+        bos_token_id=None,
+    )  # fmt: skip
+    path = tmp_path_factory.mktemp("tiny-llama")
+    LlamaForCausalLM(config).save_pretrained(path)
+    tiny_tokenizer.save_pretrained(path)
+    return path
+
+
+def test_grpo_trainer_trains_two_steps_with_the_example(
+    tiny_model_dir: Path, tiny_tokenizer: Any, tmp_path: Path
+):
+    example = _load_example("trl_grpo")
+    # Let the random model say only '####', '72' and '7': some answers are then right and
+    # some wrong, so groups differ and the rewards actually drive a gradient.
+    allowed = set(tiny_tokenizer.convert_tokens_to_ids(["####", "72", "7"]))
+    suppress = [i for i in range(len(tiny_tokenizer)) if i not in allowed]
+    trainer = example.train(
+        str(tiny_model_dir),
+        str(tmp_path / "out"),
+        max_steps=2,
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=6,
+        learning_rate=1e-3,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        use_cpu=True,
+        seed=0,
+        generation_kwargs={"suppress_tokens": suppress},
+    )
+    assert trainer.state.global_step == 2
+    logged = [e for e in trainer.state.log_history if "rewards/rewardkit_openai_gsm8k/mean" in e]
+    assert len(logged) == 2
+    for entry in logged:
+        assert entry["rewardkit/invalid_frac"] == entry["rewardkit/timeout_frac"] == 0.0
+        assert not math.isnan(entry["loss"])
+    means = [entry["rewards/rewardkit_openai_gsm8k/mean"] for entry in logged]
+    assert all(0.0 <= m <= 1.0 for m in means)
+    assert any(entry["reward_std"] > 0 and entry["grad_norm"] > 0 for entry in logged), logged

@@ -1,0 +1,175 @@
+"""The reward server over real HTTP: protocol, auth, limits, metrics, drain, disconnects."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from rewardkit import RemoteError, Status
+from rewardkit.client import RewardClient
+
+SLOW = """
+import time
+
+def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
+    if solution_str.startswith("sleep"):
+        time.sleep(float(solution_str.split()[1]))
+    return float(solution_str.strip() == str(ground_truth))
+"""
+
+GSM8K = [
+    {"data_source": "openai/gsm8k", "response": "so #### 72", "ground_truth": "72", "id": "a"},
+    {"data_source": "openai/gsm8k", "response": "#### 7", "ground_truth": "72", "id": "b"},
+    {"data_source": "nope", "response": "x", "ground_truth": "1", "id": "c"},
+]
+
+
+@pytest.fixture(scope="module")
+def url(start_server) -> str:
+    config = {"reward": {"num_workers": 2, "default_data_source": "openai/gsm8k"},
+              "server": {"api_key": "secret", "max_request_bytes": 200_000, "max_queue": 50}}
+    with start_server(config) as base:
+        yield base
+
+
+@pytest.fixture
+def http(url: str) -> httpx.Client:
+    with httpx.Client(base_url=url, headers={"Authorization": "Bearer secret"}, timeout=30) as client:
+        yield client
+
+
+def test_score_round_trip_keeps_order_and_types(http: httpx.Client) -> None:
+    answer = http.post("/v1/score", json={"samples": GSM8K})
+    assert answer.status_code == 200
+    results = answer.json()["results"]
+    assert [r["id"] for r in results] == ["a", "b", "c"]
+    assert [r["status"] for r in results] == ["ok", "ok", "invalid"]
+    assert [r["score"] for r in results] == [1.0, 0.0, None]
+
+
+def test_openrlhf_get_reward_strips_the_prompt(http: httpx.Client) -> None:
+    body = {"query": ["Q: 6*12? A: #### 72", "Q: 1+1? A: #### 3"], "prompts": ["Q: 6*12? A:", "Q: 1+1? A:"],
+            "labels": ["72", "2"]}
+    answer = http.post("/get_reward", json=body).json()
+    assert answer["rewards"] == [1.0, 0.0] and answer["scores"] == answer["rewards"]
+    assert answer["extra_logs"]["status"] == ["ok", "ok"]
+
+
+def test_auth_is_required_everywhere_but_health(url: str) -> None:
+    with httpx.Client(base_url=url, timeout=10) as anonymous:
+        assert anonymous.get("/health").status_code == 200
+        for method, path in [("GET", "/ready"), ("GET", "/metrics"), ("POST", "/v1/score")]:
+            assert anonymous.request(method, path, json={"samples": []}).status_code == 401
+        wrong = anonymous.post("/v1/score", json={"samples": []}, headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+
+
+def test_malformed_bodies_get_422_naming_the_field(http: httpx.Client) -> None:
+    missing = http.post("/v1/score", json={"rows": []})
+    assert missing.status_code == 422 and "samples" in json.dumps(missing.json())
+    wrong_type = http.post("/get_reward", json={"query": "not a list"})
+    assert wrong_type.status_code == 422 and "query" in json.dumps(wrong_type.json())
+    mismatched = http.post("/get_reward", json={"query": ["a", "b"], "labels": ["1"]})
+    assert mismatched.status_code == 422 and "labels" in mismatched.json()["detail"]
+    not_json = http.post("/v1/score", content=b"{oops", headers={"Content-Type": "application/json"})
+    assert not_json.status_code == 422
+
+
+def test_oversized_bodies_get_413_declared_or_chunked(http: httpx.Client) -> None:
+    big = {"samples": [{"data_source": "openai/gsm8k", "response": "x" * 300_000, "ground_truth": "1"}]}
+    assert http.post("/v1/score", json=big).status_code == 413
+
+    def chunks():
+        for _ in range(30):
+            yield b"x" * 10_000
+
+    assert http.post("/v1/score", content=chunks()).status_code == 413
+    assert http.post("/v1/score", json={"samples": GSM8K[:1]}).status_code == 200  # still serving
+
+
+def test_full_queue_answers_429_with_retry_after(http: httpx.Client) -> None:
+    rows = [GSM8K[0]] * 51
+    answer = http.post("/v1/score", json={"samples": rows})
+    assert answer.status_code == 429 and answer.headers["Retry-After"] == "1"
+
+
+def test_ready_and_metrics(http: httpx.Client) -> None:
+    assert http.get("/ready").json() == {"ready": True}
+    http.post("/v1/score", json={"samples": GSM8K})
+    text = http.get("/metrics").text
+    assert 'rewardkit_rows_total{data_source="openai/gsm8k",status="ok"}' in text
+    assert 'rewardkit_requests_total{code="200",route="/v1/score"}' in text
+    assert "rewardkit_request_seconds_bucket" in text and "rewardkit_queue_rows" in text
+
+
+def test_python_client_round_trip(url: str) -> None:
+    client = RewardClient(url, api_key="secret")
+    assert client.ready()
+    results = client.score(GSM8K)
+    assert [r.status for r in results] == [Status.OK, Status.OK, Status.INVALID]
+    assert results[0].score == 1.0 and results[0].row["id"] == "a"
+    with pytest.raises(RemoteError):
+        RewardClient(url).score(GSM8K)  # no key: 401
+
+
+def test_a_client_that_disconnects_mid_request_costs_nothing(write_module, start_server) -> None:
+    config = {"reward": {"num_workers": 1, "custom_reward_function": {"path": write_module("slow", SLOW)}}}
+    with start_server(config) as base:
+        host, port = urlsplit(base).hostname, urlsplit(base).port
+        body = json.dumps({"samples": [{"data_source": "x", "response": "sleep 1", "ground_truth": "1"}]})
+        with socket.create_connection((host, port), timeout=5) as raw:
+            raw.sendall(f"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: {len(body)}\r\n\r\n{body}".encode())
+            time.sleep(0.2)
+        answer = httpx.post(f"{base}/v1/score", json={"samples": [{"data_source": "x", "response": "1",
+                                                                   "ground_truth": "1"}]}, timeout=30)
+        assert answer.status_code == 200 and answer.json()["results"][0]["score"] == 1.0
+
+
+def test_sigterm_drains_in_flight_requests_then_exits_zero(tmp_path: Path, write_module) -> None:
+    path = write_module("slow", SLOW)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "rewardkit.cli", "serve", "--port", str(port), "reward.num_workers=1",
+         f"reward.custom_reward_function.path={path}"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/ready", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline and server.poll() is None, "server did not start"
+            time.sleep(0.1)
+        answers: list[httpx.Response] = []
+        body = {"samples": [{"data_source": "x", "response": "sleep 1.5", "ground_truth": "1"}]}
+        request = threading.Thread(target=lambda: answers.append(httpx.post(f"{base}/v1/score", json=body, timeout=30)))
+        request.start()
+        time.sleep(0.5)
+        os.kill(server.pid, signal.SIGTERM)
+        request.join(timeout=30)
+        assert server.wait(timeout=30) == 0
+        assert answers and answers[0].status_code == 200
+        assert answers[0].json()["results"][0]["score"] == 0.0
+        output = server.stdout.read()
+        assert "loopback only" in output
+    finally:
+        if server.poll() is None:
+            server.kill()

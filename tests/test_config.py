@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rewardkit import ConfigError, RewardConfig, load_config
+
+
+def test_defaults_match_verl_names() -> None:
+    cfg = load_config()
+    assert cfg.reward.reward_manager.name == "naive"
+    assert cfg.reward.custom_reward_function.name == "compute_score"
+    assert cfg.server.host == "127.0.0.1"
+    assert cfg.algorithm.kl_ctrl.type == "fixed"
+    assert cfg.reward.workers >= 1
+
+
+def test_yaml_plus_dotted_overrides(tmp_path: Path) -> None:
+    path = tmp_path / "reward.yaml"
+    path.write_text("reward:\n  num_workers: 3\n  timeout_s: 4\n")
+    cfg = load_config(path, ["reward.timeout_s=2.5", "reward.sandbox_fusion.max_concurrent=8"])
+    assert (cfg.reward.num_workers, cfg.reward.timeout_s) == (3, 2.5)
+    assert cfg.reward.sandbox_fusion.max_concurrent == 8
+
+
+def test_every_error_is_reported_at_once_naming_its_key() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config({"reward": {"num_wrkers": 2, "timeout_s": "soon", "reward_manager": {"name": "magic"}}})
+    message = str(info.value)
+    assert "reward.num_wrkers: unknown key" in message
+    assert "reward.timeout_s" in message
+    assert "reward.reward_manager.name" in message and "naive" in message
+
+
+def test_cross_field_rules_name_the_keys() -> None:
+    with pytest.raises(ConfigError, match="reward_model.model_path"):
+        load_config({"reward": {"reward_model": {"enable": True}}})
+    with pytest.raises(ConfigError, match="overlong_buffer"):
+        load_config({"reward": {"overlong_buffer": {"enable": True}}})
+
+
+def test_bad_files_get_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("reward: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+    scalar = tmp_path / "scalar.yaml"
+    scalar.write_text("42\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_config(scalar)
+
+
+def test_config_is_frozen_and_reusable() -> None:
+    cfg = load_config({"reward": {"num_workers": 2}})
+    assert load_config(cfg) is cfg
+    with pytest.raises(Exception):
+        cfg.reward.num_workers = 3  # type: ignore[misc]
+    assert isinstance(cfg, RewardConfig)

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import pytest
+
+from rewardkit import InvalidSampleError, Result, Sample, Status
+
+
+def test_from_row_reads_verl_parquet_layout() -> None:
+    row = {
+        "data_source": "openai/gsm8k",
+        "prompt": [{"role": "user", "content": "2+2?"}],
+        "response": "#### 4",
+        "reward_model": {"ground_truth": "4", "style": "rule"},
+        "extra_info": {"index": 3},
+    }
+    sample = Sample.from_row(row)
+    assert sample.ground_truth == "4"
+    assert sample.prompt_text == "2+2?"
+    assert sample.extra_info == {"index": 3}
+
+
+@pytest.mark.parametrize(
+    ("row", "field"),
+    [
+        ({"response": "x"}, "data_source"),
+        ({"data_source": "", "response": "x"}, "data_source"),
+        ({"data_source": "math"}, "response"),
+        ({"data_source": "math", "response": None}, "response"),
+        ({"data_source": "math", "response": 42}, "response"),
+        ({"data_source": "math", "response": "x", "prompt": 7}, "prompt"),
+        ({"data_source": "math", "response": "x", "extra_info": [1]}, "extra_info"),
+    ],
+)
+def test_from_row_names_the_bad_field(row: dict, field: str) -> None:
+    with pytest.raises(InvalidSampleError, match=field):
+        Sample.from_row(row)
+
+
+def test_non_mapping_row_is_invalid() -> None:
+    with pytest.raises(InvalidSampleError, match="expected an object"):
+        Sample.from_row(["not", "a", "row"])
+
+
+def test_default_data_source_fills_a_missing_one() -> None:
+    assert Sample.from_row({"response": "x"}, default_data_source="math").data_source == "math"
+
+
+def test_lone_surrogates_are_replaced_so_text_always_encodes() -> None:
+    sample = Sample.from_row({"data_source": "math", "response": "a\ud800b\x00"})
+    sample.response.encode("utf-8")
+    assert sample.response.startswith("a") and sample.response.endswith("b\x00")
+
+
+def test_result_refuses_a_score_on_failure_and_none_on_success() -> None:
+    with pytest.raises(ValueError):
+        Result(0, Status.TIMEOUT, score=0.0)
+    with pytest.raises(ValueError):
+        Result(0, Status.OK, score=None)
+    with pytest.raises(ValueError):
+        Result(0, Status.OK, score=float("nan"))
+
+
+def test_result_row_is_the_input_plus_outcome() -> None:
+    result = Result(2, Status.OK, score=1.0, components={"rule": 1.0}, extra={"acc": True}, row={"id": "a"})
+    row = result.to_row()
+    assert row == {"id": "a", "score": 1.0, "status": "ok", "error": None,
+                   "components": {"rule": 1.0}, "extra": {"acc": True}}
+    assert result.log() == {"reward/rule": 1.0, "reward/score": 1.0}

@@ -1,0 +1,320 @@
+"""The MATH verifier: a regression table of model outputs, then hedging, guards and hostile input.
+
+Each table row is (gold, response, expected score, path): ``quick`` rows must be decided
+in the main process without sympy, ``slow`` rows must be sent to math-verify.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from rewardkit.errors import InvalidSampleError
+from rewardkit.verifiers.base import Extracted, Verifier
+from rewardkit.verifiers.math import MathVerifier, _parse_gold
+
+V = MathVerifier()
+
+ROWS = [
+    # plain boxed answers, the common case
+    (
+        "18",
+        "Janet sells 16 - 3 - 4 = 9 eggs, so she makes 9 * 2 = \\boxed{18} dollars.",
+        1.0,
+        "quick",
+    ),
+    ("18", "So the total is $\\boxed{20}$.", 0.0, "quick"),
+    ("-3", "Solving, $x = \\boxed{-3}$.", 1.0, "quick"),
+    # fractions and decimals, exactly
+    ("\\frac12", "Simplifying, the probability is $\\boxed{\\frac{2}{4}}$.", 1.0, "quick"),
+    ("\\frac{1}{2}", "The ratio is $\\boxed{0.5}$.", 1.0, "quick"),
+    ("\\frac{1}{3}", "The ratio is $\\boxed{0.333}$.", 0.0, "quick"),
+    ("\\frac{3}{4}", "so the answer is $\\boxed{3/4}$", 1.0, "quick"),
+    ("-\\frac{7}{2}", "Hence $k = \\boxed{-\\dfrac{7}{2}}$.", 1.0, "quick"),
+    (
+        "\\frac{\\sqrt3}{2}",
+        "Thus $\\sin 60^\\circ = \\boxed{\\dfrac{\\sqrt{3}}{2}}$.",
+        1.0,
+        "quick",
+    ),
+    # thousands separators, percent, degrees, units, dollars
+    ("1000", "There are $\\boxed{1,000}$ ways.", 1.0, "quick"),
+    ("1000", "There are $\\boxed{1{,}000}$ ways.", 1.0, "quick"),
+    ("10", "The discount is $\\boxed{10\\%}$.", 1.0, "quick"),
+    ("30", "The angle measures $\\boxed{30^\\circ}$.", 1.0, "quick"),
+    ("30", "The angle measures $\\boxed{30^{\\circ}}$.", 1.0, "quick"),
+    ("5", "The side is $\\boxed{5\\text{ cm}}$.", 1.0, "quick"),
+    ("12", "It costs $\\boxed{\\$12}$.", 1.0, "quick"),
+    ("12", "It costs $\\boxed{\\$13}$.", 0.0, "quick"),
+    # x = 3 vs 3, text wrappers, number words
+    ("3", "Therefore $\\boxed{x = 3}$.", 1.0, "quick"),
+    ("\\text{Evelyn}", "The fastest runner is $\\boxed{\\text{Evelyn}}$.", 1.0, "quick"),
+    ("12", "She has $\\boxed{\\text{twelve}}$ apples.", 1.0, "quick"),
+    ("21", "The answer is \\boxed{\\text{twenty-one}}.", 1.0, "quick"),
+    # multiple-choice-ish MATH answers (AMC style)
+    ("\\text{(C)}", "The answer is $\\boxed{C}$.", 1.0, "quick"),
+    ("C", "The answer is $\\boxed{\\text{(C)}}$.", 1.0, "quick"),
+    ("C", "$\\boxed{\\textbf{(C)}\\ 12}$", 1.0, "quick"),
+    ("C", "$\\boxed{\\textbf{(D)}\\ 15}$", 0.0, "quick"),
+    ("12", "$\\boxed{\\textbf{(C)}\\ 12}$", 1.0, "quick"),
+    # intervals, sets, tuples, matrices, expressions: math-verify
+    ("(1,2]", "The solution set is $\\boxed{(1, 2]}$.", 1.0, "quick"),
+    ("[-2,5)", "so $x \\in \\boxed{\\left[ -2, 5 \\right)}$", 1.0, "quick"),
+    ("(1,2]", "The solution set is $\\boxed{[1, 2]}$.", 0.0, "slow"),
+    ("\\{1,2\\}", "The roots are $\\boxed{\\{2,1\\}}$.", 1.0, "slow"),
+    ("\\{1,2\\}", "The roots are $\\boxed{\\{1,3\\}}$.", 0.0, "slow"),
+    ("(3,-1)", "The intersection point is $\\boxed{(3,-1)}$.", 1.0, "quick"),
+    ("(3,-1)", "The intersection point is $\\boxed{(-1,3)}$.", 0.0, "slow"),
+    ("x^2+2x+1", "Expanding, $\\boxed{(x+1)^2}$.", 1.0, "slow"),
+    ("2\\sqrt{2}", "so the length is $\\boxed{\\sqrt{8}}$.", 1.0, "slow"),
+    ("\\pi/3", "The angle is $\\boxed{\\frac{\\pi}{3}}$.", 1.0, "slow"),
+    (
+        "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}",
+        "The vector is $\\boxed{\\begin{pmatrix}1\\\\2\\end{pmatrix}}$.",
+        1.0,
+        "slow",
+    ),
+    # Minerva, "Answer:", "**Final Answer**" (no box)
+    ("5", "Final Answer: The final answer is $5$. I hope it is correct.", 1.0, "quick"),
+    (
+        "\\frac{1}{4}",
+        "Final Answer: The final answer is $\\frac14$. I hope it is correct.",
+        1.0,
+        "quick",
+    ),
+    ("34", "Adding up, we get 34.\n\nAnswer: 34", 1.0, "quick"),
+    ("34", "**Final Answer**\n\n$34$", 1.0, "quick"),
+    ("34", "**Answer:** 35", 0.0, "quick"),
+    # no answer at all, a truncated box
+    ("34", "Let me think about this problem step by step. First", 0.0, "quick"),
+    ("34", "so the answer is \\boxed{3", 0.0, "quick"),
+    # hedging: different boxes earn nothing; the same answer twice is fine
+    ("5", "It is either $\\boxed{5}$ or, if I misread, $\\boxed{7}$.", 0.0, "quick"),
+    ("5", "Maybe $\\boxed{7}$? No: recomputing, $\\boxed{5}$.", 0.0, "quick"),
+    ("5", "So $x=\\boxed{5}$.\n\n**Final Answer**\n\\[\\boxed{5}\\]", 1.0, "quick"),
+    ("\\frac12", "First $\\boxed{0.5}$, i.e. $\\boxed{\\frac{1}{2}}$.", 1.0, "quick"),
+    # one multi-part answer written as adjacent boxes
+    ("2, 3", "The solutions are $\\boxed{2}$ and $\\boxed{3}$.", 1.0, "quick"),
+    ("\\{2,3\\}", "The solutions are $\\boxed{2}, \\boxed{3}$.", 1.0, "slow"),
+    ("2", "The solutions are $\\boxed{2}$ or $\\boxed{3}$.", 0.0, "slow"),
+]
+
+
+def _ids(rows: list[tuple[object, ...]]) -> list[str]:
+    return [f"{i}-{row[0]}"[:40] for i, row in enumerate(rows)]
+
+
+@pytest.mark.parametrize(("gold", "response", "expected", "path"), ROWS, ids=_ids(ROWS))
+def test_regression_table(gold: str, response: str, expected: float, path: str) -> None:
+    extracted = V.extract(response)
+    quick = V.quick_check(extracted, gold)
+    if path == "quick":
+        assert quick is not None, "expected a main-process decision"
+        assert quick.score == expected
+    else:
+        assert quick is None, f"expected the slow path, quick_check gave {quick}"
+    verdict = V.check(extracted, gold)
+    assert verdict.score == expected
+    assert verdict.extra["acc"] is (expected == 1.0)
+
+
+def test_regression_table_is_large_enough() -> None:
+    assert len(ROWS) >= 25
+    assert {row[3] for row in ROWS} == {"quick", "slow"}
+
+
+def test_is_a_verifier_and_travels_to_workers() -> None:
+    assert isinstance(V, Verifier)
+    assert V.key == "math"
+    assert pickle.loads(pickle.dumps(V)) == V
+    assert hash(V) == hash(MathVerifier())
+
+
+@pytest.mark.parametrize(
+    ("response", "answer", "source"),
+    [
+        ("so \\boxed{42}.", "42", "boxed"),
+        ("so \\fbox{42}.", "42", "boxed"),
+        ("so $\\boxed 42$.", "42", "boxed"),
+        ("so \\boxed{\\frac{1}{\\sqrt{2}}} done", "\\frac{1}{\\sqrt{2}}", "boxed"),
+        ("nested \\boxed{\\boxed{7}}", "7", "boxed"),
+        ("set \\boxed{\\{1, 2\\}}", "\\{1, 2\\}", "boxed"),
+        (
+            "The final answer is $\\frac{1}{2}$. I hope it is correct.",
+            "\\frac{1}{2}",
+            "answer_line",
+        ),
+        ("The answer is: 17.", "17", "answer_line"),
+        ("**Final Answer:** \\(x = 2\\)", "x = 2", "answer_line"),
+        ("I checked my answer carefully", None, None),
+        ("", None, None),
+    ],
+)
+def test_extract(response: str, answer: str | None, source: str | None) -> None:
+    extracted = V.extract(response)
+    assert extracted.answer == answer
+    assert extracted.extra["source"] == source
+
+
+def test_hedged_verdict_says_so() -> None:
+    extracted = V.extract("It is $\\boxed{5}$ or $\\boxed{7}$... final: $\\boxed{9}$")
+    assert extracted.answer is None
+    assert extracted.extra["hedged"] is True
+    verdict = V.quick_check(extracted, "9")
+    assert verdict is not None
+    assert verdict.score == 0.0
+    assert verdict.extra["hedged"] is True
+    assert verdict.extra["pred"] == "9"
+
+
+def test_list_ground_truth_accepts_any() -> None:
+    extracted = V.extract("\\boxed{\\frac{1}{2}}")
+    assert V.check(extracted, ["0.25", "0.5"]).score == 1.0
+    assert V.check(extracted, ["0.25", "0.75"]).score == 0.0
+
+
+@pytest.mark.parametrize(("gold", "expected"), [(72, 1.0), (72.0, 1.0), (0.5, 0.0), ("72", 1.0)])
+def test_numeric_ground_truths(gold: object, expected: float) -> None:
+    assert V.check(V.extract("\\boxed{72}"), gold).score == expected
+
+
+def test_full_solution_as_ground_truth_uses_its_last_box() -> None:
+    gold = "We have $2 + 3 = 5$, so the answer is $\\boxed{5}$."
+    assert V.check(V.extract("\\boxed{5}"), gold).score == 1.0
+
+
+@pytest.mark.parametrize("gold", [None, "", "   ", [], [None], {"answer": 5}, True, float("nan")])
+def test_unusable_ground_truth_is_an_invalid_row(gold: object) -> None:
+    """A missing or malformed ground truth raises InvalidSampleError (status ``invalid``)."""
+    extracted = V.extract("\\boxed{5}")
+    with pytest.raises(InvalidSampleError, match="ground_truth"):
+        V.quick_check(extracted, gold)
+    with pytest.raises(InvalidSampleError, match="ground_truth"):
+        V.check(extracted, gold)
+
+
+def test_ground_truth_is_parsed_once_per_prompt() -> None:
+    gold = "\\{4, 9, 16\\}"  # a set: always the slow path
+    before = _parse_gold.cache_info()
+    for rollout in ("\\boxed{\\{16, 9, 4\\}}", "\\boxed{\\{9, 4, 16\\}}", "\\boxed{\\{1, 4, 9\\}}"):
+        V.check(V.extract(rollout), gold)
+    after = _parse_gold.cache_info()
+    assert after.misses - before.misses <= 1
+    assert after.hits - before.hits >= 2
+
+
+def test_check_runs_off_the_main_thread() -> None:
+    """math-verify's signal timeouts are off: they would raise ValueError in a thread."""
+    extracted = V.extract("$\\boxed{\\{3, 1\\}}$")
+    with ThreadPoolExecutor(1) as pool:
+        verdict = pool.submit(V.check, extracted, "\\{1,3\\}").result(timeout=30)
+    assert verdict.score == 1.0
+
+
+# --- guards and hostile input -------------------------------------------------------
+
+TOWER = "9^{9^{9^{9}}}"
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "expected", "reason"),
+    [
+        (TOWER, "1", 0.0, "exponent tower"),
+        (TOWER, TOWER, 1.0, "exponent tower"),
+        ("9^9^9^9", "1", 0.0, "exponent tower"),
+        ("10^{10^{10}}", "1", 0.0, "exponent tower"),
+        ("2^{99999999}", "1", 0.0, "huge number"),
+        ("123456789!", "1", 0.0, "huge number"),
+        ("(" * 60 + "1" + ")" * 60, "1", 0.0, "deep nesting"),
+        ("(" * 5000 + "1" + ")" * 5000, "1", 0.0, "too long"),
+        ("1+" * 600 + "1", "601", 0.0, "too long"),
+        ("1", TOWER, 0.0, "exponent tower"),
+    ],
+    ids=[
+        "tower",
+        "tower-equal",
+        "bare-tower",
+        "numeric-tower",
+        "exponent",
+        "factorial",
+        "nesting",
+        "nesting-5000",
+        "long",
+        "gold-tower",
+    ],
+)
+def test_guards_decide_by_string_only(answer: str, gold: str, expected: float, reason: str) -> None:
+    extracted = Extracted(answer, {"source": "boxed"})
+    started = time.perf_counter()
+    quick = V.quick_check(extracted, gold)
+    verdict = V.check(extracted, gold)
+    assert time.perf_counter() - started < 1.0
+    assert quick is not None and quick == verdict
+    assert verdict.score == expected
+    assert verdict.extra["guard"] == reason
+
+
+@pytest.mark.parametrize("answer", ["e^{x^2}", "x^{2}+y^{2}", "2^{10}", "(((1)))"])
+def test_guards_leave_ordinary_answers_alone(answer: str) -> None:
+    verdict = V.check(Extracted(answer, {}), answer)
+    assert verdict.score == 1.0
+    assert "guard" not in verdict.extra
+
+
+MEGABYTE = 1_000_000
+
+HOSTILE_RESPONSES = {
+    "prose": "a" * MEGABYTE,
+    "open-boxes": "\\boxed{" * (MEGABYTE // 7),
+    "nested-boxes": "\\boxed{" * 70_000 + "5" + "}" * 70_000,
+    "closed-boxes": "\\boxed{1}, then more words. " * (MEGABYTE // 30) + "\\boxed{2}",
+    "braces": "{" * MEGABYTE,
+    "backslashes": "\\" * MEGABYTE,
+    "answer-words": "answer: " * (MEGABYTE // 8),
+    "brackets-5000": "\\boxed{" + "(" * 5000 + "1" + ")" * 5000 + "}",
+    "box-junk": "\\boxedx\\fboxy" * (MEGABYTE // 13) + "\\boxed{5}",
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_RESPONSES))
+def test_hostile_responses_are_bounded(name: str) -> None:
+    response = HOSTILE_RESPONSES[name]
+    started = time.perf_counter()
+    extracted = V.extract(response)
+    quick = V.quick_check(extracted, "5")
+    elapsed = time.perf_counter() - started
+    assert elapsed < 1.0, f"{name}: {elapsed:.2f}s"
+    verdict = quick or V.check(extracted, "5")  # "answer" (a word) is left to math-verify
+    assert verdict.score == (1.0 if name in ("nested-boxes", "box-junk") else 0.0)
+
+
+def test_many_identical_boxes_are_one_answer_but_a_late_change_is_hedging() -> None:
+    assert V.extract(HOSTILE_RESPONSES["closed-boxes"]).extra.get("hedged") is True
+    assert V.extract("\\boxed{1}" * 1000).answer == "1"
+    assert V.extract("\\boxed{1}" * 1000 + "\\boxed{2}").answer == "1, 2"  # one run: a tuple
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "\x00\\boxed{5}\x00",
+        "\\boxed{5\x00}",
+        "\ud800 so \\boxed{5}",
+        "\\boxed{\ud800}",
+        "\ud800",
+        "\x00",
+    ],
+)
+def test_nul_bytes_and_lone_surrogates(response: str) -> None:
+    extracted = V.extract(response)
+    verdict = V.check(extracted, "5")
+    assert verdict.score in (0.0, 1.0)
+    if response.endswith("\\boxed{5}") or response.startswith("\x00\\boxed{5}"):
+        assert verdict.score == 1.0
+
+
+def test_surrogate_in_ground_truth_is_just_a_wrong_answer() -> None:
+    assert V.check(V.extract("\\boxed{5}"), "\ud800").score == 0.0
