@@ -34,6 +34,10 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_
     return math_verify.compute_score(solution_str, ground_truth)
 
 
+def _log(message: str) -> None:
+    print(f"[verl_baseline {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
 def _read_rows(path: str) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
@@ -143,10 +147,12 @@ def run(manager_name: str, rows_path: str, warm_path: str | None) -> dict[str, A
         start = time.perf_counter()
         _scores(manager, build_dataproto(warm, tokenizer))
         warm_seconds = time.perf_counter() - start
+        _log(f"warm-up call: {len(warm)} rows in {warm_seconds:.2f} s")
     data = build_dataproto(rows, tokenizer)
     start = time.perf_counter()
     scores = _scores(manager, data)
     seconds = time.perf_counter() - start
+    _log(f"measured call: {len(rows)} rows in {seconds:.2f} s")
     return {
         "manager": manager_name,
         "verl_version": verl.__version__,
@@ -168,9 +174,24 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     result = run(args.manager, args.rows, args.warm)
     Path(args.out).write_text(json.dumps(result))
-    # verl's math_verify keeps a module-level spawn pool whose workers may still be stuck
-    # on a pathological row; exit now rather than wait for them at interpreter shutdown.
+    _stop_verl_pool()
+    # Exit now rather than wait at interpreter shutdown for pool workers that may still
+    # be stuck on a pathological row (they were just killed).
     os._exit(0)
+
+
+def _stop_verl_pool() -> None:
+    """Kill the workers of verl's module-level math_verify spawn pool, if it was started."""
+    import signal
+    import sys
+
+    module = sys.modules.get("verl.utils.reward_score.math_verify")
+    pool = getattr(module, "_pool", None)
+    for pid in list(getattr(pool, "_processes", None) or {}):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 if __name__ == "__main__":

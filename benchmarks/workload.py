@@ -142,7 +142,9 @@ def _decimal_family(rng: random.Random) -> Problem:
         _decimal(value - Fraction(1, 2)),
         _decimal(value / 10),
     )
-    question = f"A tank fills at {num} liters every {den} minutes. How many liters per minute is that?"
+    question = (
+        f"A tank fills at {num} liters every {den} minutes. How many liters per minute is that?"
+    )
     return Problem("decimal", question, gold, eq, wrongs)
 
 
@@ -184,7 +186,9 @@ def _radical_fraction(rng: random.Random) -> Problem:
         f"\\frac{{{d}}}{{\\sqrt{{{m}}}}}",
         f"\\sqrt{{{m}}}",
     )
-    question = f"Rationalize the denominator of $\\frac{{1}}{{{d}}}\\cdot\\frac{{{m}}}{{\\sqrt{{{m}}}}}$."
+    question = (
+        f"Rationalize the denominator of $\\frac{{1}}{{{d}}}\\cdot\\frac{{{m}}}{{\\sqrt{{{m}}}}}$."
+    )
     return Problem("radical_fraction", question, gold, tuple(eq), wrongs)
 
 
@@ -210,7 +214,9 @@ def _pi(rng: random.Random) -> Problem:
         f"{k}\\pi",
     )
     degrees = Fraction(180 * k, d)
-    shown = str(degrees) if degrees.denominator == 1 else _frac(degrees.numerator, degrees.denominator)
+    shown = (
+        str(degrees) if degrees.denominator == 1 else _frac(degrees.numerator, degrees.denominator)
+    )
     question = f"Convert ${shown}^\\circ$ to radians."
     return Problem("pi", question, gold, eq, wrongs)
 
@@ -259,7 +265,9 @@ def _solution_set(rng: random.Random) -> Problem:
         f"{r1},{r2}",
     )
     wrongs = (str(r2), f"{-r1}, {-r2}", f"{r1}, {r2 + 1}", str(r1))
-    question = f"Find all real solutions of $x^2 {-(r1 + r2):+d}x {r1 * r2:+d} = 0$, separated by commas."
+    question = (
+        f"Find all real solutions of $x^2 {-(r1 + r2):+d}x {r1 * r2:+d} = 0$, separated by commas."
+    )
     return Problem("solution_set", question, gold, eq, wrongs)
 
 
@@ -386,7 +394,9 @@ def _rollout(rng: random.Random, problem: Problem, p_correct: float, common: lis
         answer = rng.choice(problem.equivalents)
     else:
         pick = rng.random()
-        answer = common[0] if pick < 0.6 else common[1] if pick < 0.85 else rng.choice(problem.wrongs)
+        answer = (
+            common[0] if pick < 0.6 else common[1] if pick < 0.85 else rng.choice(problem.wrongs)
+        )
     text = _reasoning(rng)
     if style == "boxed":
         text += " " + rng.choice(_CLOSINGS_BOXED).format(ans=answer)

@@ -8,6 +8,7 @@ import torch
 from rewardkit.tokens import (
     last_token_index,
     overlong_penalties,
+    overlong_token_penalties,
     place_scores,
     response_mask_from_attention,
     valid_response_length,
@@ -83,6 +84,13 @@ def test_overlong_penalty_from_a_mask():
     mask = torch.tensor([[1] * 6 + [0] * 2, [1] * 8])
     lengths = valid_response_length(mask)  # [6, 8]
     assert overlong_penalties(lengths, max_resp_len=8, buffer_len=4).tolist() == [-0.5, -1.0]
+
+
+def test_overlong_penalty_on_tokens():
+    mask = torch.tensor([[1] * 6 + [0] * 2, [1] * 8, [0, 0, 1, 1, 0, 0, 0, 0]])
+    expected = torch.zeros(3, 8)
+    expected[0, 5], expected[1, 7] = -0.5, -1.0  # lengths 6 and 8; the third (2) is free
+    assert torch.equal(overlong_token_penalties(mask, max_resp_len=8, buffer_len=4), expected)
 
 
 def test_overlong_penalty_past_the_limit_is_not_clamped_like_verl():

@@ -1,6 +1,8 @@
-"""GRPO with TRL, rewarded by rewardkit's GSM8K verifier::
+"""GRPO with TRL, rewarded by rewardkit's GSM8K verifier. Run it with a model id or path::
 
     python examples/integrations/trl_grpo.py Qwen/Qwen2.5-0.5B-Instruct
+
+(The tests run ``train`` for two steps on a tiny random model.)
 """
 
 import sys

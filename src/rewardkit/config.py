@@ -25,10 +25,12 @@ from rewardkit.errors import ConfigError
 __all__ = [
     "AlgorithmConfig",
     "ConfigSource",
+    "HealthCheckConfig",
     "HttpOptions",
     "JudgeConfig",
     "RewardConfig",
     "RewardModelConfig",
+    "RayOptions",
     "RewardSection",
     "ServerConfig",
     "load_config",
@@ -108,6 +110,18 @@ class HttpOptions(_Section):
     """Extra headers sent with every request."""
 
 
+class HealthCheckConfig(_Section):
+    """How a list of model-server URLs is watched (see rewardkit.balancer)."""
+
+    path: str = "/health"
+    """GET this on every replica; a 2xx answer means up (vLLM, SGLang and TEI serve /health)."""
+    interval_s: float = Field(5.0, gt=0)
+    """Seconds between checks. A replica that refuses a connection is taken out at once;
+    it comes back at the first check it passes."""
+    timeout_s: float = Field(2.0, gt=0)
+    """A check that takes longer counts as down."""
+
+
 class JudgeConfig(_Section):
     """A generative reward model: an LLM asked to grade the response with a prompt template."""
 
@@ -145,6 +159,11 @@ class RewardModelConfig(_Section):
     backend: Literal["hf", "vllm", "sglang", "tei", "openai"] = "hf"
     kind: Literal["discriminative", "generative"] = "discriminative"
     url: str | None = None
+    urls: list[str] = Field(default_factory=list)
+    """Several replicas of the same model server: requests go to the least loaded healthy one
+    (rewardkit.balancer); ``url``, when also set, is one more replica."""
+    health_check: HealthCheckConfig = HealthCheckConfig()
+    """How the replicas in ``urls`` are health-checked."""
     prompt_length: int = Field(2048, gt=0)
     """Prompt tokens kept (its end) when a row is too long."""
     response_length: int = Field(2048, gt=0)
@@ -163,6 +182,8 @@ class RewardModelConfig(_Section):
     """The score is (logit - normalize_mean) / normalize_std, then clipped to [-clip, clip]."""
     clip: float | None = Field(None, gt=0)
     replicas: int = Field(1, ge=1)
+    """Copies of a local (backend hf) model, each a Ray actor, fed least-loaded first;
+    more than 1 needs Ray (reward.ray sets their resources). See docs/ray.md."""
     rollout: RolloutConfig = RolloutConfig()
     judge: JudgeConfig = JudgeConfig()
     """Generative-RM options (kind: generative)."""
@@ -175,6 +196,30 @@ class SandboxFusionConfig(_Section):
     """null: the embedded sandbox."""
     max_concurrent: int = Field(64, ge=1)
     memory_limit_mb: int = Field(1024, ge=16)
+
+
+class RayOptions(_Section):
+    """Where reward.backend=ray runs its scoring actors and model replicas (docs/ray.md)."""
+
+    address: str | None = None
+    """The cluster to join ('auto', 'host:6379', 'ray://host:10001'); null: RAY_ADDRESS,
+    else a cluster started with `ray start` on this machine, else a new local Ray."""
+    num_cpus_per_worker: float = Field(1.0, gt=0)
+    """CPUs Ray reserves for each scoring actor (fractions allowed, e.g. 0.5)."""
+    max_outstanding_per_worker: int = Field(2, ge=1)
+    """Tasks sent ahead to one actor: one running, the rest queued there so it never idles
+    waiting for the driver. More hides more latency but queues work behind slow tasks."""
+    start_timeout_s: float = Field(120.0, gt=0)
+    """How long actors (and model replicas loading weights) may take to become ready."""
+    replica_num_cpus: float = Field(1.0, ge=0)
+    """CPUs Ray reserves for each reward-model replica."""
+    replica_num_gpus: float | None = Field(None, ge=0)
+    """GPUs per reward-model replica; null: 1 when the cluster has GPUs, else 0."""
+    object_store_memory_mb: int | None = Field(None, ge=80)
+    """Object store size of a local Ray that rewardkit starts itself; null: Ray's default."""
+    runtime_env: dict[str, Any] = Field(default_factory=dict)
+    """Ray's runtime_env for every actor (e.g. py_modules, env_vars): how a custom reward
+    function module reaches nodes that do not share this machine's files (docs/ray.md)."""
 
 
 class RewardSection(_Section):
@@ -201,6 +246,8 @@ class RewardSection(_Section):
     verifiers: VerifierOptions = VerifierOptions()
     reward_model: RewardModelConfig = RewardModelConfig()
     sandbox_fusion: SandboxFusionConfig = SandboxFusionConfig()
+    ray: RayOptions = RayOptions()
+    """Actors and replicas on a Ray cluster (reward.backend=ray, reward_model.replicas)."""
 
     @property
     def workers(self) -> int:
@@ -247,8 +294,8 @@ class RewardConfig(_Section):
         rm = reward.reward_model
         if rm.enable and rm.backend == "hf" and not rm.model_path:
             raise ValueError("reward_model.enable with backend 'hf' needs reward_model.model_path")
-        if rm.enable and rm.backend != "hf" and not rm.url:
-            raise ValueError(f"reward_model.backend '{rm.backend}' needs reward_model.url")
+        if rm.enable and rm.backend != "hf" and not (rm.url or rm.urls):
+            raise ValueError(f"reward_model.backend '{rm.backend}' needs reward_model.url (or urls)")
         ob = reward.overlong_buffer
         if ob.enable and (ob.len <= 0 or ob.max_resp_len is None):
             raise ValueError("overlong_buffer.enable needs overlong_buffer.len > 0 and max_resp_len")

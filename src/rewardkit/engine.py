@@ -33,6 +33,7 @@ from rewardkit.errors import (
 )
 from rewardkit.execution import tasks
 from rewardkit.execution.pool import WorkerPool
+from rewardkit.execution.ray_pool import make_pool
 from rewardkit.io import BadRow
 from rewardkit.types import Result, Sample, Status
 from rewardkit.verifiers import registry
@@ -92,7 +93,7 @@ class RewardEngine:
         if section.overlong_buffer.enable and section.overlong_buffer.tokenizer:
             self._length_tokenizer = _load_tokenizer(section.overlong_buffer.tokenizer)
         self._code_verifier = _make_code_verifier(self.config)
-        self.pool = WorkerPool(section.workers, memory_mb=section.worker_memory_mb)
+        self.pool = make_pool(section)  # WorkerPool, or Ray actors for reward.backend=ray
         await self.pool.start()
         self.model_scorers = _build_model_scorers(self.config)
         for scorer in self.model_scorers:

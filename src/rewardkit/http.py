@@ -118,6 +118,8 @@ class HttpClient:
                     ) from exc
                 await asyncio.sleep(self._backoff(attempt))
                 continue
+            except httpx.HTTPError as exc:  # not worth repeating: a bad URL, a broken answer
+                raise RemoteError(f"{method} {url}: {_describe(exc)}") from exc
             if response.status_code in RETRY_STATUSES and not last:
                 await asyncio.sleep(self._backoff(attempt, response.headers.get("retry-after")))
                 continue

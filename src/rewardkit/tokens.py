@@ -20,6 +20,7 @@ from rewardkit.verifiers.overlong import overlong_penalty
 __all__ = [
     "last_token_index",
     "overlong_penalties",
+    "overlong_token_penalties",
     "place_scores",
     "response_mask_from_attention",
     "valid_response_length",
@@ -113,6 +114,23 @@ def overlong_penalties(
         for length in lengths.tolist()
     ]
     return torch.tensor(penalties, dtype=torch.float32, device=lengths.device)  # [B]
+
+
+def overlong_token_penalties(
+    response_mask: torch.Tensor,
+    max_resp_len: int,
+    buffer_len: int,
+    penalty_factor: float = 1.0,
+) -> torch.Tensor:
+    """The overlong penalty at token level: ``[B, R] -> [B, R]``, on each last valid token.
+
+    Add it to token scores that were computed without it. Rows scored by rewardkit with
+    ``reward.overlong_buffer.enable`` already include it (as the ``overlong`` component):
+    adding it again would count it twice.
+    """
+    lengths = valid_response_length(response_mask)  # [B]
+    penalties = overlong_penalties(lengths, max_resp_len, buffer_len, penalty_factor)  # [B]
+    return place_scores(penalties, response_mask)  # [B, R]
 
 
 def _check_mask(mask: torch.Tensor) -> None:

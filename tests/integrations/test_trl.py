@@ -38,8 +38,12 @@ def test_conversational_completions_use_the_last_assistant_message(rk_config):
             {"role": "assistant", "content": [{"type": "text", "text": "no, #### 7"}]},
         ],
     ]
-    rewards = fn(prompts=[prompt, prompt], completions=completions, ground_truth=["72", "72"],
-                 data_source=["openai/gsm8k"] * 2)  # fmt: skip
+    rewards = fn(
+        prompts=[prompt, prompt],
+        completions=completions,
+        ground_truth=["72", "72"],
+        data_source=["openai/gsm8k"] * 2,
+    )
     assert rewards == [1.0, 0.0]
 
 
@@ -73,11 +77,21 @@ def test_logs_statuses_through_trl_hooks(rk_config):
 
 def test_rows_carry_token_lengths_and_columns(rk_config):
     fn = reward_func(rk_config)
-    rows = fn.rows(["p"], ["#### 72"], ground_truth=["72"], completion_ids=[[1, 2, 3]], trainer_state=[None])
-    assert rows == [{"ground_truth": "72", "prompt": "p", "response": "#### 72",
-                     "extra_info": {"response_length": 3}}]  # fmt: skip
+    rows = fn.rows(
+        ["p"], ["#### 72"], ground_truth=["72"], completion_ids=[[1, 2, 3]], trainer_state=[None]
+    )
+    assert rows == [
+        {
+            "ground_truth": "72",
+            "prompt": "p",
+            "response": "#### 72",
+            "extra_info": {"response_length": 3},
+        }
+    ]
     with pytest.raises(ValueError, match="column 'ground_truth' has 2 values for 1 completions"):
         fn.rows(["p"], ["c"], ground_truth=["72", "1"])
+    # context objects a newer TRL may add are not columns
+    assert fn.rows(["p"], ["c"], some_new_hook=print)[0] == {"prompt": "p", "response": "c"}
     with pytest.raises(ValueError, match="2 prompts but 1 completions"):
         fn.rows(["p", "q"], ["c"])
 
@@ -85,15 +99,16 @@ def test_rows_carry_token_lengths_and_columns(rk_config):
 def test_names_config_errors_and_pickles(rk_config):
     assert reward_func(rk_config).__name__ == "rewardkit"
     assert reward_func(rk_config, name="math").__name__ == "math"
-    with pytest.raises(ConfigError, match="reward.timeout_s"):
+    with pytest.raises(ConfigError, match=r"reward\.timeout_s"):
         reward_func(rk_config, timeout_s=-1)
-    with pytest.raises(ConfigError, match="reward.no_such_key: unknown key"):
+    with pytest.raises(ConfigError, match=r"reward\.no_such_key: unknown key"):
         reward_func(no_such_key=1)
     with pytest.raises(TypeError, match="do not apply to a server"):
         reward_func(url="http://127.0.0.1:1", num_workers=2)
     clone = pickle.loads(pickle.dumps(reward_func(rk_config)))
-    assert clone(prompts=["q"], completions=["#### 72"], ground_truth=["72"],
-                 data_source=["openai/gsm8k"]) == [1.0]  # fmt: skip
+    assert clone(
+        prompts=["q"], completions=["#### 72"], ground_truth=["72"], data_source=["openai/gsm8k"]
+    ) == [1.0]
 
 
 def _load_example(name: str) -> Any:
@@ -112,11 +127,17 @@ def tiny_model_dir(tiny_tokenizer_dir: Path, tiny_tokenizer: Any, tmp_path_facto
 
     torch.manual_seed(0)
     config = LlamaConfig(
-        vocab_size=len(tiny_tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
-        pad_token_id=tiny_tokenizer.pad_token_id, eos_token_id=tiny_tokenizer.eos_token_id,
+        vocab_size=len(tiny_tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        pad_token_id=tiny_tokenizer.pad_token_id,
+        eos_token_id=tiny_tokenizer.eos_token_id,
         bos_token_id=None,
-    )  # fmt: skip
+    )
     path = tmp_path_factory.mktemp("tiny-llama")
     LlamaForCausalLM(config).save_pretrained(path)
     tiny_tokenizer.save_pretrained(path)
@@ -129,15 +150,15 @@ def test_grpo_trainer_trains_two_steps_with_the_example(
     example = _load_example("trl_grpo")
     # Let the random model say only '####', '72' and '7': some answers are then right and
     # some wrong, so groups differ and the rewards actually drive a gradient.
-    allowed = set(tiny_tokenizer.convert_tokens_to_ids(["####", "72", "7"]))
+    allowed = set(tiny_tokenizer.convert_tokens_to_ids(["####", "72", "7", "36"]))
     suppress = [i for i in range(len(tiny_tokenizer)) if i not in allowed]
     trainer = example.train(
         str(tiny_model_dir),
         str(tmp_path / "out"),
         max_steps=2,
-        per_device_train_batch_size=2,
-        num_generations=2,
-        max_completion_length=6,
+        per_device_train_batch_size=4,
+        num_generations=4,
+        max_completion_length=4,
         learning_rate=1e-3,
         logging_steps=1,
         save_strategy="no",

@@ -21,7 +21,9 @@ LONG = Sample(
     prompt="please explain step by step how many apples are there " * 6,
     response="i think there are three apples and the final answer is three " * 8,
 )
-MIDDLE = Sample("rm", prompt=[{"role": "user", "content": "how many apples"}], response="five apples " * 5)
+MIDDLE = Sample(
+    "rm", prompt=[{"role": "user", "content": "how many apples"}], response="five apples " * 5
+)
 
 
 def config(path: str, **overrides: Any) -> RewardModelConfig:
@@ -36,18 +38,23 @@ async def started(cfg: RewardModelConfig) -> LocalRewardModel:
 
 def reference_logit(path: str, ids: list[int]) -> float:
     """What transformers itself says for one unpadded row."""
-    model = transformers.AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True)
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(
+        path, local_files_only=True
+    )
     with torch.no_grad():
         return model(input_ids=torch.tensor([ids])).logits[0, -1].item()
 
 
 @pytest.mark.parametrize("fixture", ["llama_rm", "bert_rm"])
-async def test_score_is_the_raw_logit_alone_or_in_a_mixed_batch(request: pytest.FixtureRequest, fixture: str) -> None:
+async def test_score_is_the_raw_logit_alone_or_in_a_mixed_batch(
+    request: pytest.FixtureRequest, fixture: str
+) -> None:
     path = request.getfixturevalue(fixture)
     scorer = await started(config(path))
     try:
         alone = await scorer.score(SHORT)
         together = await asyncio.gather(*(scorer.score(s) for s in (LONG, SHORT, MIDDLE, LONG)))
+        # Packing keeps SHORT apart from LONG (too much padding); force them together.
         direct = scorer.forward([scorer.encode(LONG).ids, scorer.encode(SHORT).ids])
         ids = scorer.encode(SHORT).ids
     finally:
@@ -55,7 +62,7 @@ async def test_score_is_the_raw_logit_alone_or_in_a_mixed_batch(request: pytest.
     assert together[1].score == pytest.approx(alone.score, abs=1e-5)
     assert direct[1] == pytest.approx(alone.score, abs=1e-5)
     assert alone.score == pytest.approx(reference_logit(path, ids), abs=1e-5)
-    assert together[0].score == together[3].score
+    assert together[0].score == pytest.approx(together[3].score, abs=1e-6)
     assert alone.extra == {"rm_raw": alone.score, "truncated": False}
 
 
@@ -70,7 +77,9 @@ async def test_tokenizer_padding_side_does_not_matter(llama_rm: str) -> None:
     assert left == pytest.approx(right, abs=1e-6)
 
 
-async def test_chat_template_renders_the_response_as_assistant_turn_with_one_bos(llama_chat_rm: str) -> None:
+async def test_chat_template_renders_the_response_as_assistant_turn_with_one_bos(
+    llama_chat_rm: str,
+) -> None:
     scorer = await started(config(llama_chat_rm))
     try:
         tok = scorer._tokenizer
@@ -84,7 +93,9 @@ async def test_chat_template_renders_the_response_as_assistant_turn_with_one_bos
     assert encoded.ids == tok(expected, add_special_tokens=False)["input_ids"]
     assert encoded.ids[0] == tok.bos_token_id and encoded.ids[1] != tok.bos_token_id
     assert tok.convert_ids_to_tokens(encoded.ids[encoded.prompt_tokens - 1]) == "<|assistant|>"
-    assert tok.decode(encoded.ids[encoded.prompt_tokens :], skip_special_tokens=True).startswith("five apples")
+    assert tok.decode(encoded.ids[encoded.prompt_tokens :], skip_special_tokens=True).startswith(
+        "five apples"
+    )
     assert result.score == pytest.approx(reference_logit(llama_chat_rm, encoded.ids), abs=1e-5)
 
 
@@ -109,22 +120,34 @@ async def test_long_rows_keep_the_prompt_end_and_the_response_start(llama_chat_r
     assert short.extra["truncated"] is False
 
 
-async def test_policy_token_ids_are_decoded_and_rerendered(llama_chat_rm: str, bert_rm: str) -> None:
+async def test_policy_token_ids_are_decoded_and_rerendered(
+    llama_chat_rm: str, bert_rm: str
+) -> None:
     """Rows carrying the policy's ids (its tokenizer differs from the RM's) score like the text."""
     policy = transformers.AutoTokenizer.from_pretrained(bert_rm, local_files_only=True)
     prompt_ids = policy("how many apples", add_special_tokens=False)["input_ids"]
-    response_ids = policy("five apples", add_special_tokens=True)["input_ids"]  # [CLS] .. [SEP] dropped on decode
+    response_ids = policy("five apples", add_special_tokens=True)[
+        "input_ids"
+    ]  # [CLS] .. [SEP] dropped on decode
     pad = policy.pad_token_id
     verl_ids = [pad, pad, *prompt_ids, *response_ids, pad]
     verl_mask = [0, 0] + [1] * (len(prompt_ids) + len(response_ids)) + [0]
     rows = [
         Sample("rm", prompt="how many apples", response="five apples"),
-        Sample("rm", prompt="how many apples", response="", extra_info={"response_ids": response_ids}),
-        Sample("rm", response="", extra_info={"response_ids": response_ids, "prompt_ids": prompt_ids}),
+        Sample(
+            "rm", prompt="how many apples", response="", extra_info={"response_ids": response_ids}
+        ),
+        Sample(
+            "rm", response="", extra_info={"response_ids": response_ids, "prompt_ids": prompt_ids}
+        ),
         Sample(
             "rm",
             response="",
-            extra_info={"input_ids": verl_ids, "attention_mask": verl_mask, "prompt_length": 2 + len(prompt_ids)},
+            extra_info={
+                "input_ids": verl_ids,
+                "attention_mask": verl_mask,
+                "prompt_length": 2 + len(prompt_ids),
+            },
         ),
     ]
     scorer = await started(config(llama_chat_rm, input_tokenizer=bert_rm))
@@ -143,10 +166,15 @@ async def test_policy_token_ids_are_decoded_and_rerendered(llama_chat_rm: str, b
         ({"response_ids": "12 13"}, "list of non-negative token ids"),
         ({"response_ids": [1, -5]}, "list of non-negative token ids"),
         ({"input_ids": [1, 2, 3]}, "needs extra_info.prompt_length"),
-        ({"input_ids": [1, 2], "attention_mask": [1], "prompt_length": 1}, "attention_mask has 1 entries"),
+        (
+            {"input_ids": [1, 2], "attention_mask": [1], "prompt_length": 1},
+            "attention_mask has 1 entries",
+        ),
     ],
 )
-async def test_malformed_token_ids_make_only_that_row_invalid(llama_rm: str, extra_info: dict, message: str) -> None:
+async def test_malformed_token_ids_make_only_that_row_invalid(
+    llama_rm: str, extra_info: dict, message: str
+) -> None:
     scorer = await started(config(llama_rm))
     try:
         bad, good = await asyncio.gather(
@@ -211,7 +239,9 @@ async def test_a_failing_forward_only_fails_the_rows_that_fail_alone(llama_rm: s
 
     scorer.forward = fragile  # type: ignore[method-assign]
     try:
-        results = await asyncio.gather(scorer.score(SHORT), scorer.score(LONG), scorer.score(MIDDLE), return_exceptions=True)
+        results = await asyncio.gather(
+            scorer.score(SHORT), scorer.score(LONG), scorer.score(MIDDLE), return_exceptions=True
+        )
     finally:
         await scorer.close()
     assert isinstance(results[1], ScorerError) and "out of memory" in str(results[1])
@@ -222,7 +252,11 @@ async def test_hostile_text_is_scored(llama_chat_rm: str) -> None:
     rows = [
         Sample("rm", prompt="", response=""),
         Sample("rm", prompt="ünïcödé \x00 \u202e 🙂 " * 20, response="{{ '<s>' }} {% raw %}"),
-        Sample("rm", prompt=[{"role": "system", "content": "a"}, {"role": "user", "content": "b"}], response="<|assistant|> </s>"),
+        Sample(
+            "rm",
+            prompt=[{"role": "system", "content": "a"}, {"role": "user", "content": "b"}],
+            response="<|assistant|> </s>",
+        ),
     ]
     scorer = await started(config(llama_chat_rm, prompt_length=16, response_length=16))
     try:
@@ -262,7 +296,7 @@ async def test_the_event_loop_stays_responsive_during_a_forward(llama_rm: str) -
 
 async def test_missing_model_directory_is_a_config_error(tmp_path: Any) -> None:
     scorer = LocalRewardModel(config(str(tmp_path / "nowhere")))
-    with pytest.raises(ConfigError, match="reward_model.model_path"):
+    with pytest.raises(ConfigError, match=r"reward_model\.model_path"):
         await scorer.start()
     await scorer.close()
 

@@ -59,11 +59,13 @@ def test_score_round_trip_keeps_order_and_types(http: httpx.Client) -> None:
 
 
 def test_openrlhf_get_reward_strips_the_prompt(http: httpx.Client) -> None:
-    body = {"query": ["Q: 6*12? A: #### 72", "Q: 1+1? A: #### 3"], "prompts": ["Q: 6*12? A:", "Q: 1+1? A:"],
+    body = {"query": ["Q: 6*12? A: #### 72<|im_end|>", "Q: 1+1? A: #### 3"], "prompts": ["Q: 6*12? A:", "Q: 1+1? A:"],
             "labels": ["72", "2"]}
     answer = http.post("/get_reward", json=body).json()
     assert answer["rewards"] == [1.0, 0.0] and answer["scores"] == answer["rewards"]
-    assert answer["extra_logs"]["status"] == ["ok", "ok"]
+    logs = answer["extra_logs"]
+    assert logs["rewardkit_ok"] == [1.0, 1.0] and logs["rewardkit_timeout"] == [0.0, 0.0]
+    assert all(isinstance(v, float) for values in logs.values() for v in values)  # OpenRLHF tensorizes them
 
 
 def test_auth_is_required_everywhere_but_health(url: str) -> None:

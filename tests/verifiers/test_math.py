@@ -7,6 +7,7 @@ in the main process without sympy, ``slow`` rows must be sent to math-verify.
 from __future__ import annotations
 
 import pickle
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -14,7 +15,7 @@ import pytest
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers.base import Extracted, Verifier
-from rewardkit.verifiers.math import MathVerifier, _parse_gold
+from rewardkit.verifiers.math import MathVerifier, _parse_gold, warm_up
 
 V = MathVerifier()
 
@@ -77,6 +78,11 @@ ROWS = [
         1.0,
         "slow",
     ),
+    ("5, 3", "The roots are $\\boxed{3, 5}$.", 1.0, "slow"),
+    ("\\frac{\\sqrt{2}}{2}", "so $\\cos 45^\\circ = \\boxed{\\sqrt{2}/2}$", 1.0, "slow"),
+    ("3.14159", "The area is $\\boxed{\\pi}$.", 0.0, "slow"),
+    ("1", "Dividing, $\\boxed{\\frac{3}{0}}$.", 0.0, "slow"),
+    ("9", "Hence $\\boxed{9}$.\n\nThe answer is 10.", 1.0, "quick"),  # a box beats a later line
     # Minerva, "Answer:", "**Final Answer**" (no box)
     ("5", "Final Answer: The final answer is $5$. I hope it is correct.", 1.0, "quick"),
     (
@@ -204,6 +210,11 @@ def test_ground_truth_is_parsed_once_per_prompt() -> None:
     after = _parse_gold.cache_info()
     assert after.misses - before.misses <= 1
     assert after.hits - before.hits >= 2
+
+
+def test_warm_up_loads_math_verify() -> None:
+    warm_up()
+    assert "math_verify" in sys.modules and "sympy" in sys.modules
 
 
 def test_check_runs_off_the_main_thread() -> None:

@@ -1,74 +1,89 @@
 """An embedded code sandbox that speaks SandboxFusion's ``/run_code`` protocol.
 
 ``await Sandbox().run_code(RunCodeRequest(code=..., language="python", stdin=...))`` runs
-untrusted code (model generations) and answers exactly what SandboxFusion answers, so the
-same request works here in-process, through :mod:`rewardkit.execution.sandbox_server`, or
+untrusted code (model generations) and answers what SandboxFusion answers, so the same
+request works here in-process, through :mod:`rewardkit.execution.sandbox_server`, or
 against a real SandboxFusion deployment.
 
-Isolation, from strongest to what always holds (``Sandbox.isolation`` reports what is on):
+How a run is started. The server never forks: a small spawner process per sandbox
+(:mod:`rewardkit.execution._sandbox_spawner`, stdlib only) does, so a run costs the same
+however large the process holding the sandbox grows (forking a process with a model
+loaded takes tens of milliseconds), and orphans are reaped by the spawner, not left to
+an init that may not reap. The server feeds stdin and reads the output pipes on its
+event loop; the spawner enforces the deadline.
 
-``namespaces`` (root with CAP_SYS_ADMIN on Linux, the default where available)
-    Each run gets fresh PID, network, mount, IPC and UTS namespaces. The file system is a
-    minimal read-only root: ``/usr``, ``/etc``, ``/bin``, ``/lib*`` (and the directory of
-    a configured interpreter) bound read-only; ``/dev`` holding only null, zero, full,
-    random and urandom; ``/proc`` of the run's own PID namespace; a private size-limited
-    tmpfs on ``/tmp`` and ``/dev/shm``; and the run's fresh directory, the only disk it can
-    write, at ``/workspace``. Nothing else of the host (home directories, datasets, the
-    repository) is visible, so a policy cannot read its test answers off the disk. The
-    network namespace has no interface up: no network at all, not even loopback. When the
-    program's first process exits, the kernel kills every process left in its PID
-    namespace, so nothing survives a run (a daemonising ``setsid`` + double fork too).
-``basic`` (no CAP_SYS_ADMIN, e.g. Docker's default profile, or not Linux)
-    A fresh temporary working directory, the process group killed at the end. As root the
-    run still drops to an unprivileged uid and, after it ends, every process of that uid is
-    killed, so ``setsid`` escapes die as well; the host file system stays visible (readable
-    where its permissions allow) and the network is the host's. Orphans are left to init
-    to reap: run the server under an init that reaps (tini) where pid 1 does not.
+Isolation, strongest first (``Sandbox.isolation`` reports what is on):
 
-In both modes, when started as root, each concurrency slot runs as its own unprivileged uid
-(a random block of high uids, no passwd entry, no groups, ``PR_SET_NO_NEW_PRIVS``), so the
-program cannot signal the server (``os.kill(os.getppid(), 9)`` gets EPERM, and in its own
-PID namespace it cannot even name the server) nor another run, and RLIMIT_NPROC bounds
-its processes and threads (a fork bomb stops at ``max_processes``). Resource limits:
-RLIMIT_CPU (the run timeout), RLIMIT_AS (``memory_limit_MB``; RLIMIT_DATA for JIT runtimes
-that reserve huge address ranges: Java, Node), RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_NPROC,
-RLIMIT_CORE 0. Output beyond ``max_output_bytes`` per stream kills the run. The wall-clock
-``run_timeout`` kills the whole run (the PID namespace's init, or the process group).
+``namespaces`` (root with CAP_SYS_ADMIN on Linux; the default where available)
+    Each run has its own PID, mount and IPC namespaces; all runs of a sandbox share one
+    network namespace with no interface up (no network at all, not even loopback) and one
+    UTS namespace (hostname ``sandbox``). The file system is a minimal read-only root:
+    ``/usr``, ``/etc``, ``/bin``, ``/lib*`` (and the directory of a configured
+    interpreter) bound read-only; ``/dev`` with only null, zero, full, random and
+    urandom; ``/proc`` of the run's PID namespace; fresh size-limited tmpfs on ``/tmp`` and
+    ``/dev/shm``; and the run's fresh directory at ``/workspace``, the only disk it can
+    write. Nothing else of the host (home directories, datasets, the repository) is
+    visible, so a policy cannot read test answers off the disk. The program runs under a
+    tiny init (pid 1 of its namespace); when the program exits, the init exits and the
+    kernel kills every process left in the namespace, so nothing outlives a run, not even
+    a daemon that double-forked into its own session. None of this touches the host's
+    mount table: the mounts live in the spawner's private mount namespace.
+``basic`` (no CAP_SYS_ADMIN, e.g. Docker's default seccomp profile, or not Linux)
+    A fresh temporary working directory and a new session whose group is killed at the
+    end. As root the run still drops to an unprivileged uid, and after it ends every
+    process of that uid is killed, so ``setsid`` escapes die too; the host file system is
+    visible (readable as its permissions allow) and the network is the host's.
+
+In both modes, when started as root, each concurrency slot runs as its own unprivileged
+uid (from a random block of high uids: no passwd entry, no groups, no capabilities,
+``PR_SET_NO_NEW_PRIVS``), so the program cannot signal the server
+(``os.kill(os.getppid(), 9)`` gets EPERM) nor another run, and RLIMIT_NPROC bounds its
+processes and threads (a fork bomb stops at ``max_processes``). Resource limits:
+RLIMIT_CPU (the run timeout), RLIMIT_AS from ``memory_limit_MB`` (RLIMIT_DATA for
+runtimes that reserve huge address ranges: Java, Node, Go), RLIMIT_FSIZE,
+RLIMIT_NOFILE, RLIMIT_NPROC, RLIMIT_CORE 0. Each run is its own session (with the
+kernel's autogroup scheduling, its own share of the CPU, so a fork bomb slows mostly
+itself). Output past ``max_output_bytes`` per stream kills the run. The wall-clock
+``run_timeout`` kills the whole run.
 
 Started as an ordinary user there is no uid to drop to: the program runs as the server's
-own user and could signal it, and RLIMIT_NPROC is not set (it would count the user's other
-processes); prefer root in a throwaway container or VM.
+user, so it could signal the server, and RLIMIT_NPROC is not set (it would count the
+user's other processes). Prefer root in a throwaway container or VM.
 
-Concurrency: at most ``max_concurrent`` runs at once (default: the number of cores), up to
-``max_queue`` more waiting at most ``queue_timeout_s``; a request beyond that is answered
-``SandboxError`` at once. Everything is asyncio: no thread per run.
+Concurrency: at most ``max_concurrent`` runs at once (default: the cores this process may
+use), up to ``max_queue`` more waiting at most ``queue_timeout_s``; beyond that a request
+is answered ``SandboxError`` at once. All asyncio, no thread per run.
 
-Languages: whatever of python, cpp, nodejs, java, go, rust, bash, perl, ruby, php, lua is
-installed where the unprivileged user can execute it (``Sandbox.languages``). Python is
-``python_executable`` if given, else the first interpreter the sandbox user can run
-(``sys.executable``, then ``/usr/bin/python3``): point it at an interpreter that has the
-packages the programs may import.
+Languages: those of python, cpp, nodejs, java, go, rust, bash, perl, ruby, php, lua that
+are installed where the unprivileged uid can execute them (``Sandbox.languages``; as root,
+nothing under ``/root``). Python is ``python_executable`` if given, else the first
+interpreter the sandbox user can run (``sys.executable``, then ``/usr/bin/python3``):
+point it at an interpreter with the packages the programs may import.
 """
 
 from __future__ import annotations
 
+import array
 import asyncio
 import base64
 import contextlib
-import ctypes
 import enum
+import hashlib
+import json
 import os
 import platform
 import re
+import resource
 import secrets
 import shutil
 import signal
+import socket
 import stat
 import sys
 import tempfile
-import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -84,12 +99,6 @@ __all__ = [
     "SandboxOptions",
     "run_code",
 ]
-
-try:
-    import resource
-except ImportError:  # pragma: no cover - not POSIX
-    resource = None  # type: ignore[assignment]
-
 
 # ---------------------------------------------------------------------- protocol
 
@@ -181,8 +190,14 @@ class SandboxOptions:
     """Per stream; past it the run is killed and its output cut there."""
     max_file_mb: int = 64
     """RLIMIT_FSIZE: the largest file a run may write."""
-    max_processes: int = 64
-    """RLIMIT_NPROC per run (processes and threads), when running as a dedicated uid."""
+    max_processes: int = 32
+    """RLIMIT_NPROC per run (processes and threads), when running as a dedicated uid. It is
+    also the most CPUs a run can keep busy at once: a fork bomb of spinning processes
+    slows its concurrent neighbours."""
+    nice: int = 0
+    """Niceness of the programs. Each run is its own session, so where the kernel groups
+    sessions (autogroup) a run, fork bomb included, gets one fair share of the CPU whatever
+    its niceness; raising it mostly risks false timeouts on a busy host."""
     max_open_files: int = 256
     tmpfs_mb: int = 64
     """Size of each private tmpfs (/tmp, /dev/shm) in ``namespaces`` mode."""
@@ -196,6 +211,8 @@ class SandboxOptions:
     """Directory under which run directories are made; None: the system temp directory."""
     extra_ro_paths: tuple[str, ...] = ()
     """More host directories made visible (read-only) in ``namespaces`` mode."""
+    compile_cache: int = 256
+    """Compiled programs kept (by language, code and files) for identical requests; 0: none."""
 
 
 # ---------------------------------------------------------------------- languages
@@ -203,7 +220,11 @@ class SandboxOptions:
 
 @dataclass(frozen=True, slots=True)
 class _LanguageSpec:
-    """How to build and run one language. ``{python}`` and ``{mem}`` are filled in per run."""
+    """How to build and run one language.
+
+    ``{python}``, ``{mem}`` (MB), ``{source}`` (file name) and ``{stem}`` (it without the
+    extension) are filled in per run; tool names become the absolute paths found at start.
+    """
 
     source: str
     run: tuple[str, ...]
@@ -211,22 +232,27 @@ class _LanguageSpec:
     tools: tuple[str, ...] = ()
     jit: bool = False  # reserves large address ranges: limit RLIMIT_DATA, not RLIMIT_AS
     min_processes: int = 0
+    stack_mb: int | None = None  # None: the system's default stack limit
     env: tuple[tuple[str, str], ...] = ()
 
 
 _LANGUAGES: dict[str, _LanguageSpec] = {
-    "python": _LanguageSpec("main.py", ("{python}", "-E", "-s", "main.py"), tools=("{python}",)),
+    "python": _LanguageSpec("main.py", ("{python}", "-E", "-s", "{source}"), tools=("{python}",)),
     "cpp": _LanguageSpec(
         "main.cpp",
         ("./main",),
-        compile=("g++", "-std=c++17", "-O2", "-o", "main", "main.cpp", "-lpthread"),
+        compile=("g++", "-std=c++17", "-O2", "-o", "main", "{source}", "-lpthread"),
         tools=("g++",),
+        stack_mb=256,
     ),
-    "nodejs": _LanguageSpec("main.js", ("node", "main.js"), tools=("node",), jit=True),
+    # V8 runs out of its own heap (a clean fatal error) before RLIMIT_DATA bites.
+    "nodejs": _LanguageSpec(
+        "main.js", ("node", "--max-old-space-size={mem}", "{source}"), tools=("node",), jit=True
+    ),
     "java": _LanguageSpec(
         "Main.java",
-        ("java", "-Xmx{mem}m", "-Xss64m", "-XX:+UseSerialGC", "-cp", ".", "Main"),
-        compile=("javac", "-J-Xmx512m", "-encoding", "UTF-8", "Main.java"),
+        ("java", "-Xmx{mem}m", "-Xss64m", "-XX:+UseSerialGC", "-cp", ".", "{stem}"),
+        compile=("javac", "-J-Xmx512m", "-encoding", "UTF-8", "{source}"),
         tools=("java", "javac"),
         jit=True,
         min_processes=512,
@@ -234,18 +260,24 @@ _LANGUAGES: dict[str, _LanguageSpec] = {
     "go": _LanguageSpec(
         "main.go",
         ("./main",),
-        compile=("go", "build", "-o", "main", "main.go"),
+        compile=("go", "build", "-o", "main", "{source}"),
         tools=("go",),
         jit=True,
         min_processes=256,
         env=(("GOCACHE", "/tmp/.gocache"), ("GOPATH", "/tmp/.go"), ("GO111MODULE", "off")),
     ),
-    "rust": _LanguageSpec("main.rs", ("./main",), compile=("rustc", "-O", "-o", "main", "main.rs"), tools=("rustc",)),
-    "bash": _LanguageSpec("main.sh", ("bash", "main.sh"), tools=("bash",)),
-    "perl": _LanguageSpec("main.pl", ("perl", "main.pl"), tools=("perl",)),
-    "ruby": _LanguageSpec("main.rb", ("ruby", "main.rb"), tools=("ruby",)),
-    "php": _LanguageSpec("main.php", ("php", "main.php"), tools=("php",)),
-    "lua": _LanguageSpec("main.lua", ("lua", "main.lua"), tools=("lua",)),
+    "rust": _LanguageSpec(
+        "main.rs",
+        ("./main",),
+        compile=("rustc", "-O", "-o", "main", "{source}"),
+        tools=("rustc",),
+        stack_mb=256,
+    ),
+    "bash": _LanguageSpec("main.sh", ("bash", "{source}"), tools=("bash",)),
+    "perl": _LanguageSpec("main.pl", ("perl", "{source}"), tools=("perl",)),
+    "ruby": _LanguageSpec("main.rb", ("ruby", "{source}"), tools=("ruby",)),
+    "php": _LanguageSpec("main.php", ("php", "{source}"), tools=("php",)),
+    "lua": _LanguageSpec("main.lua", ("lua", "{source}"), tools=("lua",)),
 }
 
 _JAVA_CLASS = re.compile(r"public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_$][\w$]*)")
@@ -269,6 +301,7 @@ class _Step:
     memory_mb: int
     jit: bool
     max_processes: int
+    stack_mb: int | None = None
     stdin: bytes | None = None
     env: tuple[tuple[str, str], ...] = ()
 
@@ -322,23 +355,32 @@ class Sandbox:
         self._start_lock: asyncio.Lock | None = None
         self._free: asyncio.Queue[_Slot] | None = None
         self._waiting = 0
-        self._secret = secrets.token_hex(8).encode()
+        self._slots: list[_Slot] = []
+        self._ready = False
+        self._spawner_client: _SpawnerClient | None = None
+        self._spawner_lock: asyncio.Lock | None = None
+        self._compile_cache: OrderedDict[str, tuple[CommandRunResult, str]] = OrderedDict()
+        self._compiling: dict[str, asyncio.Future[None]] = {}
 
     # -------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
         """Probe the machine once: isolation mode, interpreters, installed languages."""
-        if self._runtime is not None:
+        if self._ready:
             return
         if self._start_lock is None:
             self._start_lock = asyncio.Lock()
         async with self._start_lock:
-            if self._runtime is None:
+            if not self._ready:
                 self._runtime = await self._probe()
+                self._ready = True
 
     async def close(self) -> None:
-        """Remove the sandbox's base directory. Runs still in flight are not waited for."""
-        runtime, self._runtime = self._runtime, None
+        """Stop the spawner (killing runs in flight) and remove the working directories."""
+        runtime, self._runtime, self._ready = self._runtime, None, False
+        spawner, self._spawner_client = self._spawner_client, None
+        if spawner is not None:
+            await spawner.close()
         if runtime is not None:
             shutil.rmtree(runtime.base, ignore_errors=True)
 
@@ -357,6 +399,7 @@ class Sandbox:
             "mode": runtime.mode,
             "drops_privileges": _is_root(),
             "network": "none" if runtime.mode == "namespaces" else "host",
+            "host_files_visible": runtime.mode != "namespaces",
             "python": runtime.python,
             "languages": list(runtime.languages),
             "notes": list(runtime.reasons),
@@ -371,7 +414,6 @@ class Sandbox:
     def uids(self) -> tuple[int, ...]:
         """The uids runs execute as (empty when not started as root)."""
         self._require_runtime()
-        assert self._free is not None
         return tuple(s.uid for s in self._slots if s.uid is not None)
 
     # -------------------------------------------------------------- running
@@ -387,8 +429,14 @@ class Sandbox:
                 return await self._run_in_slot(slot, spec, request)
         except _SandboxFailure as exc:
             return RunCodeResponse(status=RunStatus.SANDBOX_ERROR, message=str(exc))
+        except OSError as exc:  # the host side: the working directory could not be made or written
+            return RunCodeResponse(
+                status=RunStatus.SANDBOX_ERROR, message=f"sandbox host error: {exc}"
+            )
 
-    async def _run_in_slot(self, slot: _Slot, spec: _LanguageSpec, request: RunCodeRequest) -> RunCodeResponse:
+    async def _run_in_slot(
+        self, slot: _Slot, spec: _LanguageSpec, request: RunCodeRequest
+    ) -> RunCodeResponse:
         runtime = self._require_runtime()
         slot.runs += 1
         workdir = os.path.join(runtime.base, f"run-{slot.index}-{slot.runs}")
@@ -399,29 +447,91 @@ class Sandbox:
             memory = _clamp_memory(request.memory_limit_MB, self.options)
             compile_result = None
             if spec.compile is not None:
-                step = self._step(spec, spec.compile, source, request.compile_timeout, self.options.max_compile_timeout_s,
-                                  max(memory, self.options.compile_memory_mb), None)  # fmt: skip
-                compile_result = await self._execute(step, slot, workdir)
-                if compile_result.status != CommandRunStatus.FINISHED or compile_result.return_code != 0:
+                compile_result = await self._compile(spec, request, source, memory, slot, workdir)
+                if not _compiled_ok(compile_result):
                     return _response(compile_result, None, {})
             stdin = None if request.stdin is None else request.stdin.encode()
-            step = self._step(spec, spec.run, source, request.run_timeout, self.options.max_run_timeout_s, memory, stdin)
+            step = self._step(
+                spec,
+                spec.run,
+                source,
+                request.run_timeout,
+                self.options.max_run_timeout_s,
+                memory,
+                stdin,
+            )
             run_result = await self._execute(step, slot, workdir)
             files = _fetch_files(workdir, request.fetch_files, self.options.max_fetch_bytes)
             return _response(compile_result, run_result, files)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
+    async def _compile(
+        self,
+        spec: _LanguageSpec,
+        request: RunCodeRequest,
+        source: str,
+        memory: int,
+        slot: _Slot,
+        workdir: str,
+    ) -> CommandRunResult:
+        """Compile in ``workdir``, or copy in what an identical compile already produced.
+
+        verl sends one request per test case, each with the same code: compiling once and
+        reusing the binary saves most of the work of a compiled-language problem. The
+        cache key covers everything the compiler sees (language, code, files, file name).
+        """
+        key = _compile_key(request, source)
+        if key not in self._compile_cache and key in self._compiling:
+            await asyncio.shield(self._compiling[key])  # an identical compile is running
+        cached = self._compile_cache.get(key)
+        if cached is not None:
+            result, artifacts = cached
+            self._compile_cache.move_to_end(key)
+            _install(artifacts, workdir, slot.uid)
+            return result
+        future = self._compiling[key] = asyncio.get_running_loop().create_future()
+        try:
+            before = set(os.listdir(workdir))
+            limit = max(memory, self.options.compile_memory_mb)
+            step = self._step(spec, spec.compile or (), source, request.compile_timeout,
+                              self.options.max_compile_timeout_s, limit, None)  # fmt: skip
+            result = await self._execute(step, slot, workdir)
+            if result.status == CommandRunStatus.FINISHED:  # a timeout may be the machine's load
+                self._remember_compile(key, result, workdir, before)
+            return result
+        finally:
+            self._compiling.pop(key, None)
+            future.set_result(None)
+
+    def _remember_compile(
+        self, key: str, result: CommandRunResult, workdir: str, before: set[str]
+    ) -> None:
+        if self.options.compile_cache <= 0:
+            return
+        target = os.path.join(self._require_runtime().base, "compiled", key)
+        shutil.rmtree(target, ignore_errors=True)
+        os.makedirs(target, 0o700)
+        if result.return_code == 0:
+            for name in sorted(set(os.listdir(workdir)) - before):
+                path = os.path.join(workdir, name)
+                if os.path.isfile(path) and not os.path.islink(path):
+                    shutil.copy2(path, os.path.join(target, name))
+        self._compile_cache[key] = (result, target)
+        while len(self._compile_cache) > self.options.compile_cache:
+            _, (_, old) = self._compile_cache.popitem(last=False)
+            shutil.rmtree(old, ignore_errors=True)
+
     def _step(self, spec: _LanguageSpec, template: tuple[str, ...], source: str, timeout: float,
               max_timeout: float, memory: int, stdin: bytes | None) -> _Step:  # fmt: skip
         runtime = self._require_runtime()
-        stem = source.rsplit(".", 1)[0]
-        fill = {"python": runtime.python or "python3", "mem": str(memory)}
-        argv = []
-        for part in template:
-            part = part.format(**fill) if "{" in part else part
-            part = part.replace("Main.java", source).replace("Main", stem) if spec.source == "Main.java" else part
-            argv.append(runtime.tools.get(part, part))
+        fill = {
+            "python": runtime.python or "python3",
+            "mem": memory,
+            "source": source,
+            "stem": source.rsplit(".", 1)[0],
+        }
+        argv = [runtime.tools.get(part, part.format(**fill)) for part in template]
         timeout = timeout if timeout > 0 else 10.0
         return _Step(
             argv=tuple(argv),
@@ -429,84 +539,118 @@ class Sandbox:
             memory_mb=memory,
             jit=spec.jit,
             max_processes=max(self.options.max_processes, spec.min_processes),
+            stack_mb=spec.stack_mb,
             stdin=stdin,
             env=spec.env,
         )
 
     async def _execute(self, step: _Step, slot: _Slot, workdir: str) -> CommandRunResult:
-        outcome = await self._spawn_and_wait(step, slot, workdir)
+        outcome = await self._run_process(step, slot, workdir)
         stderr = outcome.stderr
-        if outcome.return_code == _SETUP_EXIT and stderr.startswith(_SETUP_MARKER + self._secret):
-            reason = stderr[len(_SETUP_MARKER + self._secret) :].decode(errors="replace").strip()
-            raise _SandboxFailure(f"sandbox setup failed: {reason}")
         if outcome.overflowed:
-            stderr += f"\n[sandbox] output over {self.options.max_output_bytes} bytes: killed".encode()
+            stderr += (
+                f"\n[sandbox] output over {self.options.max_output_bytes} bytes: killed".encode()
+            )
         return CommandRunResult(
-            status=CommandRunStatus.TIME_LIMIT_EXCEEDED if outcome.timed_out else CommandRunStatus.FINISHED,
+            status=CommandRunStatus.TIME_LIMIT_EXCEEDED
+            if outcome.timed_out
+            else CommandRunStatus.FINISHED,
             execution_time=round(outcome.elapsed, 6),
             return_code=None if outcome.timed_out else outcome.return_code,
             stdout=outcome.stdout.decode(errors="replace"),
             stderr=stderr.decode(errors="replace"),
         )
 
-    async def _spawn_and_wait(self, step: _Step, slot: _Slot, workdir: str) -> _Outcome:
-        runtime = self._require_runtime()
-        if runtime.mode == "namespaces":
-            preexec = _namespace_preexec(self._child_spec(step, slot, workdir))
-            cwd = None
-        else:
-            preexec = _basic_preexec(self._child_spec(step, slot, workdir))
-            cwd = workdir
-        env = _environment(step, "/workspace" if cwd is None else workdir)
-        started = time.monotonic()
+    async def _run_process(self, step: _Step, slot: _Slot, workdir: str) -> _Outcome:
+        """One process through the spawner: feed stdin, capture capped output, await its end."""
+        spawner = await self._spawner()
+        ours, theirs = _pipes()  # ours: stdin writer, stdout and stderr readers
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *step.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
-                preexec_fn=preexec,
-            )
-        except (OSError, ValueError, _subprocess_error()) as exc:
-            raise _SandboxFailure(f"cannot start {step.argv[0]}: {exc}") from exc
-        watcher = _Watcher(proc, runtime.mode, self.options.max_output_bytes)
-        try:
-            outcome = await watcher.wait(step.stdin, step.timeout, started)
+            run_id, finished = await spawner.spawn(self._spawn_message(step, slot, workdir), theirs)
+        except BaseException:
+            _close_all(ours)
+            raise
         finally:
-            await watcher.cleanup()
-            if runtime.mode == "basic" and slot.uid is not None:
-                await _kill_uid(slot.uid)
-        return outcome
+            _close_all(theirs)
+        overflow = asyncio.Event()
+        cap = self.options.max_output_bytes
+        out, err = _Capture(ours[1], cap, overflow), _Capture(ours[2], cap, overflow)
+        io_tasks = [asyncio.ensure_future(_feed(ours[0], step.stdin)), asyncio.ensure_future(out.run()),
+                    asyncio.ensure_future(err.run())]  # fmt: skip
+        try:
+            report = await _await_exit(spawner, run_id, finished, overflow, step.timeout)
+            # The pipes close when the program and everything it started are gone.
+            await asyncio.wait(io_tasks[1:], timeout=_KILL_GRACE_S)
+        finally:
+            for task in io_tasks:
+                task.cancel()
+            await asyncio.gather(*io_tasks, return_exceptions=True)
+        if report.get("error"):
+            raise _SandboxFailure(f"the sandbox could not run {step.argv[0]}: {report['error']}")
+        status = report.get("status")
+        return _Outcome(
+            return_code=-signal.SIGKILL if status is None else os.waitstatus_to_exitcode(status),
+            stdout=bytes(out.data),
+            stderr=bytes(err.data),
+            elapsed=float(report.get("elapsed") or 0.0),
+            timed_out=bool(report.get("timed_out")),
+            overflowed=overflow.is_set(),
+        )
 
-    def _child_spec(self, step: _Step, slot: _Slot, workdir: str) -> _ChildSpec:
+    def _spawn_message(self, step: _Step, slot: _Slot, workdir: str) -> dict[str, Any]:
         runtime = self._require_runtime()
         opts = self.options
-        mem = step.memory_mb * 1024 * 1024
+        mem = step.memory_mb << 20
         limits = [
             (resource.RLIMIT_CPU, int(step.timeout) + 1),
-            (resource.RLIMIT_FSIZE, opts.max_file_mb * 1024 * 1024),
+            (resource.RLIMIT_FSIZE, opts.max_file_mb << 20),
             (resource.RLIMIT_NOFILE, opts.max_open_files),
             (resource.RLIMIT_CORE, 0),
-            (resource.RLIMIT_DATA if step.jit else resource.RLIMIT_AS, mem + (512 << 20 if step.jit else 0)),
         ]
-        if not step.jit:
-            limits.append((resource.RLIMIT_STACK, min(mem // 2, 256 << 20)))
+        if step.stack_mb is not None:
+            limits.append((resource.RLIMIT_STACK, min(mem // 2, step.stack_mb << 20)))
         if slot.uid is not None:
             limits.append((resource.RLIMIT_NPROC, step.max_processes))
-        tmpfs = f"size={opts.tmpfs_mb}m,nr_inodes=8192,mode=1777".encode()
-        return _ChildSpec(
-            workdir=workdir.encode(),
-            root=os.path.join(runtime.base, "root").encode(),
-            ro_dirs=tuple(d.encode() for d in runtime.ro_dirs),
-            symlinks=tuple((a.encode(), b.encode()) for a, b in runtime.symlinks),
-            tmpfs_options=tmpfs,
-            limits=tuple(limits),
-            uid=slot.uid,
-            marker=_SETUP_MARKER + self._secret,
+        # Last: once the address space is capped the child must not allocate any more.
+        limits.append(
+            (resource.RLIMIT_DATA, mem + (512 << 20)) if step.jit else (resource.RLIMIT_AS, mem)
         )
+        namespaced = runtime.mode == "namespaces"
+        cwd = "/workspace" if namespaced else workdir
+        return {
+            "argv": list(step.argv),
+            "env": _environment(step, cwd),
+            "mode": runtime.mode,
+            "cwd": cwd,
+            "workdir": workdir,
+            "root": os.path.join(runtime.base, "root"),
+            "tmpfs": f"size={opts.tmpfs_mb}m,nr_inodes=8192,mode=1777",
+            "limits": limits,
+            "uid": slot.uid,
+            "nice": opts.nice,
+            "timeout": step.timeout,
+        }
+
+    async def _spawner(self) -> _SpawnerClient:
+        """The spawner process, (re)started on demand: a crashed one costs only its runs."""
+        if self._spawner_lock is None:
+            self._spawner_lock = asyncio.Lock()
+        async with self._spawner_lock:  # concurrent runs must not each start one
+            if self._spawner_client is None or not self._spawner_client.alive:
+                self._spawner_client = await _SpawnerClient.start(self._prepare_message())
+            return self._spawner_client
+
+    def _prepare_message(self) -> dict[str, Any] | None:
+        """What the spawner builds once in ``namespaces`` mode: the runs' read-only root."""
+        runtime = self._require_runtime()
+        if runtime.mode != "namespaces":
+            return None
+        return {
+            "op": "prepare",
+            "root": os.path.join(runtime.base, "root"),
+            "ro_dirs": list(runtime.ro_dirs),
+            "symlinks": [list(pair) for pair in runtime.symlinks],
+        }
 
     @contextlib.asynccontextmanager
     async def _slot(self) -> AsyncIterator[_Slot]:
@@ -515,9 +659,13 @@ class Sandbox:
             raise _SandboxFailure(f"sandbox queue full ({self.options.max_queue} requests waiting)")
         self._waiting += 1
         try:
-            slot = await asyncio.wait_for(self._free.get(), self.options.queue_timeout_s)
+            # Not wait_for: on 3.11 it can swallow a cancel that lands as the slot frees up.
+            async with asyncio.timeout(self.options.queue_timeout_s):
+                slot = await self._free.get()
         except TimeoutError:
-            raise _SandboxFailure(f"no free sandbox slot within {self.options.queue_timeout_s:g}s") from None
+            raise _SandboxFailure(
+                f"no free sandbox slot within {self.options.queue_timeout_s:g}s"
+            ) from None
         finally:
             self._waiting -= 1
         try:
@@ -529,7 +677,9 @@ class Sandbox:
         runtime = self._require_runtime()
         if name not in runtime.languages:
             have = ", ".join(runtime.languages)
-            raise _SandboxFailure(f"language {name!r} is not available in this sandbox (available: {have})")
+            raise _SandboxFailure(
+                f"language {name!r} is not available in this sandbox (available: {have})"
+            )
         return _LANGUAGES[name]
 
     def _require_runtime(self) -> _Runtime:
@@ -541,10 +691,12 @@ class Sandbox:
 
     async def _probe(self) -> _Runtime:
         opts = self.options
-        root_dir = opts.work_root or tempfile.gettempdir()
-        base = tempfile.mkdtemp(prefix="rewardkit-sandbox-", dir=root_dir)
+        base = tempfile.mkdtemp(
+            prefix="rewardkit-sandbox-", dir=opts.work_root or tempfile.gettempdir()
+        )
         os.chmod(base, 0o711)  # runs may traverse to their own directory, not list others
-        os.mkdir(os.path.join(base, "root"), 0o755)
+        os.mkdir(os.path.join(base, "root"), 0o755)  # where the spawner mounts the runs' root
+        os.mkdir(os.path.join(base, "compiled"), 0o700)  # the compile cache: the server's only
         self._slots = _make_slots(self.max_concurrent, opts.uid_base)
         self._free = asyncio.Queue()
         for slot in self._slots:
@@ -552,26 +704,36 @@ class Sandbox:
         pythons = _python_candidates(opts.python_executable)
         tools = _resolve_tools(pythons)
         ro_dirs, symlinks = _visible_tree(tools.values(), opts.extra_ro_paths)
-        runtime = _Runtime("basic", base, None, tools, (), ro_dirs, symlinks)
-        wanted = opts.isolation
-        if wanted in ("auto", "namespaces"):
-            reason = _namespaces_unavailable()
-            if reason is None:
-                runtime.mode = "namespaces"
-                self._runtime = runtime
-                reason = await self._probe_run(("/bin/sh", "-c", "echo ok"))
-            if reason is not None:
-                if wanted == "namespaces":
-                    shutil.rmtree(base, ignore_errors=True)
-                    raise RuntimeError(f"namespace isolation unavailable: {reason}")
-                runtime.mode = "basic"
-                runtime.reasons.append(f"namespaces unavailable ({reason}): basic isolation")
+        runtime = self._runtime = _Runtime("basic", base, None, tools, (), ro_dirs, symlinks)
+        try:
+            await self._choose_mode(runtime)
+        except BaseException:
+            shutil.rmtree(base, ignore_errors=True)
+            raise
         if not _is_root():
             runtime.reasons.append("not root: runs keep the server's uid, no RLIMIT_NPROC")
-        self._runtime = runtime
         runtime.python = await self._pick_python(pythons)
         runtime.languages = _available_languages(runtime)
         return runtime
+
+    async def _choose_mode(self, runtime: _Runtime) -> None:
+        """``namespaces`` if a probe run works that way, else ``basic`` (or raise, if asked for)."""
+        wanted = self.options.isolation
+        if wanted == "basic":
+            return
+        reason = _namespaces_unavailable()
+        if reason is None:
+            runtime.mode = "namespaces"
+            reason = await self._probe_run(("/bin/sh", "-c", "echo ok"))
+        if reason is None:
+            return
+        runtime.mode = "basic"
+        if self._spawner_client is not None:  # it may have half entered its namespaces
+            await self._spawner_client.close()
+            self._spawner_client = None
+        if wanted == "namespaces":
+            raise RuntimeError(f"namespace isolation unavailable: {reason}")
+        runtime.reasons.append(f"namespaces unavailable ({reason}): basic isolation")
 
     async def _probe_run(self, argv: tuple[str, ...]) -> str | None:
         """Run a trivial command through the full isolation; None if it worked, else why not."""
@@ -604,321 +766,226 @@ class Sandbox:
 # ---------------------------------------------------------------------- process supervision
 
 
-class _Watcher:
-    """Feeds stdin, reads capped output, enforces the timeout and kills what is left."""
+class _SpawnerClient:
+    """The server's side of the spawner: one socket, replies matched to runs by id."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, mode: str, cap: int) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, sock: socket.socket) -> None:
         self.proc = proc
-        self.mode = mode
-        self.cap = cap
-        self.stdout = bytearray()
-        self.stderr = bytearray()
-        self.overflow = asyncio.Event()
-        self.tasks: list[asyncio.Task[Any]] = []
-        self.killed = False
+        self.sock = sock
+        self.loop = asyncio.get_running_loop()
+        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.next_id = 0
+        self.alive = True
+        self.prepared: asyncio.Future[str | None] | None = None
+        self.loop.add_reader(sock.fileno(), self._on_readable)
 
-    async def wait(self, stdin: bytes | None, timeout: float, started: float) -> _Outcome:
-        proc = self.proc
-        assert proc.stdout is not None and proc.stderr is not None
-        self.tasks = [
-            asyncio.ensure_future(self._feed(stdin)),
-            asyncio.ensure_future(self._read(proc.stdout, self.stdout)),
-            asyncio.ensure_future(self._read(proc.stderr, self.stderr)),
-        ]
-        exited = asyncio.ensure_future(proc.wait())
-        overflow = asyncio.ensure_future(self.overflow.wait())
-        self.tasks += [exited, overflow]
-        done, _ = await asyncio.wait({exited, overflow}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        timed_out = not done
-        if not exited.done():
-            self.kill()
-        await asyncio.wait({exited}, timeout=_KILL_GRACE_S)
-        elapsed = time.monotonic() - started
-        # The pipes close when the last process holding them dies; bound the wait anyway.
-        await asyncio.wait(self.tasks[1:3], timeout=_KILL_GRACE_S)
-        return _Outcome(
-            return_code=proc.returncode,
-            stdout=bytes(self.stdout),
-            stderr=bytes(self.stderr),
-            elapsed=min(elapsed, timeout) if timed_out else elapsed,
-            timed_out=timed_out,
-            overflowed=self.overflow.is_set() and not timed_out,
-        )
-
-    def kill(self) -> None:
-        """Kill the run: the PID namespace's init (which takes the namespace down) or the group."""
-        self.killed = True
-        pid = self.proc.pid
-        if self.mode == "namespaces":
-            for child in _children(pid):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(child, signal.SIGKILL)
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
-
-    async def cleanup(self) -> None:
-        """Make sure nothing of the run is left: kill, reap, cancel the I/O tasks."""
-        proc = self.proc
+    @classmethod
+    async def start(cls, prepare: dict[str, Any] | None) -> _SpawnerClient:
+        """Start a spawner; with ``prepare``, wait until it has built the runs' namespaces."""
+        client = await cls._launch()
+        if prepare is None:
+            return client
+        client.prepared = client.loop.create_future()
+        client.sock.send(json.dumps(prepare).encode())
         try:
-            if proc.returncode is None:
-                self.kill()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(proc.wait()), _KILL_GRACE_S)
-            if proc.returncode is None:  # the middle process did not exit: take the group down
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                await asyncio.shield(proc.wait())
-            elif self.mode == "basic":  # children left in the group
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-        finally:
-            for task in self.tasks:
-                task.cancel()
-            await asyncio.gather(*self.tasks, return_exceptions=True)
+            async with asyncio.timeout(30):
+                error = await client.prepared
+        except BaseException:
+            await client.close()
+            raise
+        if error:
+            await client.close()
+            raise _SandboxFailure(f"sandbox namespaces: {error}")
+        return client
 
-    async def _feed(self, data: bytes | None) -> None:
-        stream = self.proc.stdin
-        assert stream is not None
+    @classmethod
+    async def _launch(cls) -> _SpawnerClient:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            if data:
-                stream.write(data)
-                await stream.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the program stopped reading: its business
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-S", "-E", "-s", _SPAWNER_SCRIPT, str(theirs.fileno()), str(os.getpid()),
+                pass_fds=(theirs.fileno(),), stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL, start_new_session=True,
+            )  # fmt: skip
+        except OSError as exc:
+            ours.close()
+            raise _SandboxFailure(f"cannot start the sandbox spawner: {exc}") from exc
         finally:
-            stream.close()
+            theirs.close()
+        ours.setblocking(False)
+        return cls(proc, ours)
 
-    async def _read(self, stream: asyncio.StreamReader, into: bytearray) -> None:
-        while chunk := await stream.read(_CHUNK):
-            room = self.cap - len(into)
-            into += chunk[: max(room, 0)]
-            if len(chunk) > room:
-                self.overflow.set()
+    async def spawn(
+        self, message: dict[str, Any], fds: Sequence[int]
+    ) -> tuple[int, asyncio.Future[dict[str, Any]]]:
+        """Hand one run to the spawner; the future resolves with its exit report."""
+        if not self.alive:
+            raise _SandboxFailure("the sandbox spawner exited")
+        self.next_id += 1
+        run_id = self.next_id
+        data = json.dumps({**message, "op": "spawn", "id": run_id}).encode()
+        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))]
+        finished = self.pending[run_id] = self.loop.create_future()
+        for _ in range(1000):
+            try:
+                self.sock.sendmsg([data], rights)
+                return run_id, finished
+            except BlockingIOError:  # the spawner is behind: its queue drains in microseconds
+                await asyncio.sleep(0.001)
+            except OSError as exc:
+                self.pending.pop(run_id, None)
+                raise _SandboxFailure(f"the sandbox spawner is unreachable: {exc}") from exc
+        self.pending.pop(run_id, None)
+        raise _SandboxFailure("the sandbox spawner does not accept requests")
+
+    def kill(self, run_id: int) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.send(json.dumps({"op": "kill", "id": run_id}).encode())
+
+    async def close(self) -> None:
+        """Close the socket: the spawner kills what still runs and exits."""
+        self._dead("the sandbox was closed")
+        try:
+            await asyncio.wait_for(self.proc.wait(), _KILL_GRACE_S)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+            await self.proc.wait()
+
+    def _on_readable(self) -> None:
+        while True:
+            try:
+                data = self.sock.recv(65536)
+            except (BlockingIOError, InterruptedError):
                 return
+            except OSError:
+                data = b""
+            if not data:
+                self._dead("the sandbox spawner exited")
+                return
+            report = json.loads(data)
+            if report["op"] == "prepared":
+                if self.prepared is not None and not self.prepared.done():
+                    self.prepared.set_result(report["error"])
+                continue
+            finished = self.pending.pop(report["id"], None)
+            if finished is not None and not finished.done():
+                finished.set_result(report)
+
+    def _dead(self, reason: str) -> None:
+        if not self.alive:
+            return
+        self.alive = False
+        self.loop.remove_reader(self.sock.fileno())
+        self.sock.close()
+        waiting = [*self.pending.values(), *([self.prepared] if self.prepared is not None else [])]
+        for finished in waiting:
+            if not finished.done():
+                finished.set_exception(_SandboxFailure(reason))
+        self.pending.clear()
+
+
+async def _await_exit(spawner: _SpawnerClient, run_id: int, finished: asyncio.Future[dict[str, Any]],
+                      overflow: asyncio.Event, timeout: float) -> dict[str, Any]:  # fmt: skip
+    """The run's exit report. The spawner enforces the timeout; we kill on overflow or cancel."""
+    overflowed = asyncio.ensure_future(overflow.wait())
+    try:
+        # The margin only matters if the spawner itself is stuck.
+        await asyncio.wait(
+            {finished, overflowed}, timeout=timeout + 30.0, return_when=asyncio.FIRST_COMPLETED
+        )
+        if not finished.done():
+            spawner.kill(run_id)
+            async with asyncio.timeout(_KILL_GRACE_S):
+                await asyncio.shield(finished)
+        return finished.result()
+    except TimeoutError:
+        raise _SandboxFailure("the sandbox spawner did not report the run's end") from None
+    except asyncio.CancelledError:
+        spawner.kill(run_id)  # the caller went away: the run goes too
+        with contextlib.suppress(BaseException):
+            async with asyncio.timeout(_KILL_GRACE_S):
+                await asyncio.shield(finished)
+        raise
+    finally:
+        overflowed.cancel()
+
+
+class _Capture:
+    """Reads one output pipe into memory up to ``cap`` bytes; past it, flags the overflow."""
+
+    def __init__(self, fd: int, cap: int, overflow: asyncio.Event) -> None:
+        self.fd = fd
+        self.cap = cap
+        self.overflow = overflow
+        self.data = bytearray()
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        os.set_blocking(self.fd, False)
+        loop.add_reader(self.fd, self._readable, done)
+        try:
+            await done
+        finally:
+            loop.remove_reader(self.fd)
+            os.close(self.fd)
+
+    def _readable(self, done: asyncio.Future[None]) -> None:
+        try:
+            chunk = os.read(self.fd, _CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        room = self.cap - len(self.data)
+        self.data += chunk[: max(room, 0)]
+        if len(chunk) > room:
+            self.overflow.set()
+        if (not chunk or len(chunk) > room) and not done.done():
+            done.set_result(None)
+
+
+async def _feed(fd: int, data: bytes | None) -> None:
+    """Write stdin without blocking the loop; a program that stops reading is its business."""
+    loop = asyncio.get_running_loop()
+    view = memoryview(data or b"")
+    os.set_blocking(fd, False)
+    try:
+        while view:
+            try:
+                view = view[os.write(fd, view[:_CHUNK]) :]
+            except BlockingIOError:
+                writable = loop.create_future()
+                loop.add_writer(fd, writable.set_result, None)
+                try:
+                    await writable
+                finally:
+                    loop.remove_writer(fd)
+            except OSError:  # EPIPE: the program exited or closed its stdin
+                return
+    finally:
+        os.close(fd)
+
+
+def _pipes() -> tuple[list[int], list[int]]:
+    """(ours, theirs): our stdin writer and output readers; the run's stdin, stdout, stderr."""
+    stdin_r, stdin_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    return [stdin_w, out_r, err_r], [stdin_r, out_w, err_w]
+
+
+def _close_all(fds: Sequence[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 _CHUNK = 64 * 1024
 _KILL_GRACE_S = 5.0
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            return [int(p) for p in fh.read().split()]
-    except (OSError, ValueError):
-        return []
-
-
-async def _kill_uid(uid: int) -> None:
-    """Kill every process of ``uid`` (``kill -9 -1`` as that uid): catches setsid escapes."""
-    kill = shutil.which("kill", path=_SEARCH_PATH)
-    if kill is None:
-        return
-    with contextlib.suppress(OSError):
-        proc = await asyncio.create_subprocess_exec(
-            kill, "-9", "-1", user=uid, group=uid, extra_groups=[],
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
-        await proc.wait()
-
-
-def _subprocess_error() -> type[Exception]:
-    import subprocess
-
-    return subprocess.SubprocessError
-
-
-# ---------------------------------------------------------------------- the child side
-#
-# These functions run in the forked child between fork and exec. They only make system
-# calls (no imports, no locks): everything they need is computed by the parent first.
-
-_SETUP_MARKER = b"\x00rewardkit-sandbox-setup:"
-_SETUP_EXIT = 126
-
-_CLONE_NEWNS = 0x00020000
-_CLONE_NEWUTS = 0x04000000
-_CLONE_NEWIPC = 0x08000000
-_CLONE_NEWPID = 0x20000000
-_CLONE_NEWNET = 0x40000000
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
-_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
-_MNT_DETACH = 2
-_PR_SET_PDEATHSIG = 1
-_PR_SET_NO_NEW_PRIVS = 38
-_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41}.get(platform.machine())
-_DEVICES = (b"null", b"zero", b"full", b"random", b"urandom")
-_DEV_LINKS = ((b"fd", b"/proc/self/fd"), (b"stdin", b"/proc/self/fd/0"),
-              (b"stdout", b"/proc/self/fd/1"), (b"stderr", b"/proc/self/fd/2"))  # fmt: skip
-_RO = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV
-
-
-def _load_libc() -> Any:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.unshare.argtypes = [ctypes.c_int]
-        libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
-        libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
-        libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-        libc.syscall.argtypes = [ctypes.c_long, ctypes.c_char_p, ctypes.c_char_p]
-        return libc
-    except (OSError, AttributeError):
-        return None
-
-
-_LIBC = _load_libc() if sys.platform.startswith("linux") else None
-_MAXFD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1024
-
-
-@dataclass(frozen=True, slots=True)
-class _ChildSpec:
-    workdir: bytes
-    root: bytes
-    ro_dirs: tuple[bytes, ...]
-    symlinks: tuple[tuple[bytes, bytes], ...]
-    tmpfs_options: bytes
-    limits: tuple[tuple[int, int], ...]
-    uid: int | None
-    marker: bytes
-
-
-def _namespace_preexec(spec: _ChildSpec) -> Callable[[], None]:
-    """The child: build the namespaces, fork the run's init, stay behind as its reaper.
-
-    The forked child (pid 1 of the new PID namespace) becomes the program. Its parent, the
-    process the server spawned, stays root, closes every descriptor and waits for it, then
-    exits the same way, so the server sees the program's own return code or signal.
-    """
-
-    def preexec() -> None:
-        try:
-            _enter_namespaces(spec)
-            pid = os.fork()
-        except BaseException as exc:
-            _setup_failed(spec, "namespaces", exc)
-        if pid:
-            _reap_and_mirror(pid)
-        try:
-            _mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-            _apply_limits(spec.limits)
-            _drop_privileges(spec.uid)
-            os.chdir(b"/workspace")
-        except BaseException as exc:
-            _setup_failed(spec, "run init", exc)
-
-    return preexec
-
-
-def _basic_preexec(spec: _ChildSpec) -> Callable[[], None]:
-    def preexec() -> None:
-        try:
-            _apply_limits(spec.limits)
-            _drop_privileges(spec.uid)
-        except BaseException as exc:
-            _setup_failed(spec, "limits", exc)
-
-    return preexec
-
-
-def _enter_namespaces(spec: _ChildSpec) -> None:
-    flags = _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS
-    _check(_LIBC.unshare(flags), "unshare")
-    _mount(None, b"/", None, _MS_REC | _MS_PRIVATE)
-    root = spec.root
-    _mount(b"tmpfs", root, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
-    for path in spec.ro_dirs:
-        target = root + path
-        os.makedirs(target, exist_ok=True)
-        _mount(path, target, None, _MS_BIND | _MS_REC)
-        _mount(None, target, None, _RO)
-    for link, dest in spec.symlinks:
-        os.symlink(dest, root + link)
-    _make_dev(root + b"/dev", spec.tmpfs_options)
-    os.mkdir(root + b"/tmp")
-    _mount(b"tmpfs", root + b"/tmp", b"tmpfs", _MS_NOSUID | _MS_NODEV, spec.tmpfs_options)
-    os.mkdir(root + b"/workspace")
-    _mount(spec.workdir, root + b"/workspace", None, _MS_BIND)
-    _mount(None, root + b"/workspace", None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV)
-    os.mkdir(root + b"/proc")
-    os.mkdir(root + b"/.old")
-    _check(_LIBC.syscall(_SYS_PIVOT_ROOT, root, root + b"/.old"), "pivot_root")
-    os.chdir(b"/")
-    _check(_LIBC.umount2(b"/.old", _MNT_DETACH), "umount old root")
-    os.rmdir(b"/.old")
-    _mount(None, b"/", None, _RO)
-
-
-def _make_dev(dev: bytes, tmpfs_options: bytes) -> None:
-    os.mkdir(dev)
-    _mount(b"tmpfs", dev, b"tmpfs", _MS_NOSUID, b"size=64k,nr_inodes=64,mode=0755")
-    for name in _DEVICES:
-        target = dev + b"/" + name
-        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o666))
-        _mount(b"/dev/" + name, target, None, _MS_BIND)
-    for name, dest in _DEV_LINKS:
-        os.symlink(dest, dev + b"/" + name)
-    os.mkdir(dev + b"/shm")
-    _mount(b"tmpfs", dev + b"/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV, tmpfs_options)
-
-
-def _reap_and_mirror(pid: int) -> None:
-    """The namespace's reaper: wait for the run's init, then exit exactly as it did."""
-    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the server died: so do we
-    os.closerange(0, _MAXFD)  # hold no pipe open: EOF must mean the program is gone
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-            break
-        except ChildProcessError:
-            os._exit(_SETUP_EXIT)
-        except InterruptedError:  # pragma: no cover - PEP 475 retries for us
-            continue
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        with contextlib.suppress(OSError, ValueError):
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            if sig not in (signal.SIGKILL, signal.SIGSTOP):
-                signal.signal(sig, signal.SIG_DFL)
-            os.kill(os.getpid(), sig)
-        os._exit(128 + sig)
-    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-
-
-def _apply_limits(limits: tuple[tuple[int, int], ...]) -> None:
-    for which, value in limits:
-        _, hard = resource.getrlimit(which)
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)  # we may lower a hard limit, never raise it
-        resource.setrlimit(which, (value, value))
-
-
-def _drop_privileges(uid: int | None) -> None:
-    if uid is None:
-        return
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary can give root back
-        # Set after the uid change, which clears it: the reaper dies, so does the program.
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
-def _setup_failed(spec: _ChildSpec, stage: str, exc: BaseException) -> None:
-    with contextlib.suppress(OSError):
-        os.write(2, spec.marker + f"{stage}: {type(exc).__name__}: {exc}".encode(errors="replace"))
-    os._exit(_SETUP_EXIT)
-
-
-def _mount(source: bytes | None, target: bytes, fstype: bytes | None, flags: int, data: bytes | None = None) -> None:
-    _check(_LIBC.mount(source, target, fstype, flags, data), f"mount {target.decode(errors='replace')}")
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+_SPAWNER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_sandbox_spawner.py")
+_PIVOT_ARCHES = ("x86_64", "aarch64", "arm64")
 
 
 # ---------------------------------------------------------------------- host-side helpers
@@ -936,12 +1003,12 @@ def _is_root() -> bool:
 
 
 def _namespaces_unavailable() -> str | None:
-    if _LIBC is None or resource is None:
+    if not sys.platform.startswith("linux"):
         return "not Linux"
     if not _is_root():
         return "not root"
-    if _SYS_PIVOT_ROOT is None:
-        return f"unknown pivot_root syscall on {platform.machine()}"
+    if platform.machine() not in _PIVOT_ARCHES:
+        return f"no pivot_root syscall number known for {platform.machine()}"
     return None
 
 
@@ -1006,7 +1073,9 @@ def _runnable_by_sandbox(path: str) -> bool:
         return False
 
 
-def _visible_tree(tools: Any, extra: Sequence[str]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+def _visible_tree(
+    tools: Any, extra: Sequence[str]
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     """The host directories a namespaced run sees (read-only), and the symlinks among them."""
     dirs: list[str] = []
     links: list[tuple[str, str]] = []
@@ -1049,8 +1118,32 @@ def _environment(step: _Step, home: str) -> dict[str, str]:
         "TMPDIR": "/tmp",
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
+        # glibc reserves 64 MB of address space per thread arena: with RLIMIT_AS that
+        # would stop a program at a dozen threads.
+        "MALLOC_ARENA_MAX": "2",
         **dict(step.env),
     }
+
+
+def _compiled_ok(result: CommandRunResult) -> bool:
+    return result.status == CommandRunStatus.FINISHED and result.return_code == 0
+
+
+def _compile_key(request: RunCodeRequest, source: str) -> str:
+    digest = hashlib.sha256()
+    for part in (request.language, source, request.code, *sorted(request.files.items())):
+        digest.update(repr(part).encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _install(artifacts: str, workdir: str, uid: int | None) -> None:
+    """Copy a cached compile's outputs into a run's directory, owned by the run's uid."""
+    for name in os.listdir(artifacts):
+        target = os.path.join(workdir, name)
+        shutil.copy2(os.path.join(artifacts, name), target)
+        if uid is not None:
+            os.chown(target, uid, uid)
 
 
 def _clamp_memory(requested: int, opts: SandboxOptions) -> int:
@@ -1071,7 +1164,9 @@ def _make_workdir(path: str, uid: int | None) -> None:
         os.chown(path, uid, uid)
 
 
-def _write_files(workdir: str, sources: Mapping[str, bytes], files: Mapping[str, str | None], uid: int | None) -> None:
+def _write_files(
+    workdir: str, sources: Mapping[str, bytes], files: Mapping[str, str | None], uid: int | None
+) -> None:
     """Write the program and the request's extra files, owned by the run's uid."""
     contents = dict(sources)
     for name, encoded in files.items():
@@ -1140,15 +1235,21 @@ def _response(compile_result: CommandRunResult | None, run_result: CommandRunRes
         status = RunStatus.FAILED
     else:
         status = RunStatus.SUCCESS
-    return RunCodeResponse(status=status, compile_result=compile_result, run_result=run_result, files=files)
+    return RunCodeResponse(
+        status=status, compile_result=compile_result, run_result=run_result, files=files
+    )
 
 
 # ---------------------------------------------------------------------- module-level API
 
-_DEFAULT: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Sandbox] = weakref.WeakKeyDictionary()
+_DEFAULT: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Sandbox] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-async def run_code(request: RunCodeRequest | Mapping[str, Any], *, sandbox: Sandbox | None = None) -> RunCodeResponse:
+async def run_code(
+    request: RunCodeRequest | Mapping[str, Any], *, sandbox: Sandbox | None = None
+) -> RunCodeResponse:
     """Run one ``/run_code`` request on ``sandbox``, or on a default one for this event loop."""
     if sandbox is None:
         loop = asyncio.get_running_loop()

@@ -2,7 +2,7 @@
 
 Import the one you need (``rewardkit.integrations.verl``, ``.trl``, ``.openrlhf``);
 none imports its trainer, so rewardkit installs without any of them. See
-``docs/integrations.md``.
+the README ("Use with verl", "Use with TRL", "Use with OpenRLHF").
 """
 
 __all__: list[str] = []

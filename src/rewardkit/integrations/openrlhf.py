@@ -31,7 +31,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import torch
 
 from rewardkit.config import ConfigSource, load_config
 from rewardkit.integrations._backend import FailurePolicy, OnFailure, get_backend, plain
@@ -69,6 +68,8 @@ def make_reward_func(
         """Score OpenRLHF rollouts with rewardkit (see :func:`make_reward_func`)."""
         rows = _rows(queries, prompts, labels)
         results = get_backend(config, url).score(rows)
+        import torch  # here, not at module level: the reward server imports split_response
+
         rewards = torch.tensor(policy.scores(results), dtype=torch.float32)  # [N]
         ok = torch.tensor([float(r.ok) for r in results], dtype=torch.float32)  # [N]
         return {"rewards": rewards, "scores": rewards.clone(), "extra_logs": {"rewardkit_ok": ok}}

@@ -95,7 +95,10 @@ class TRLRewardFunction:
         """The Sample-shaped rows TRL's arguments describe (one per completion)."""
         if len(prompts) != len(completions):
             raise ValueError(f"got {len(prompts)} prompts but {len(completions)} completions")
-        columns = {k: v for k, v in kwargs.items() if k not in _TRL_CONTEXT}
+        # Dataset columns arrive as lists; anything else is trainer context (state, hooks).
+        columns = {
+            k: v for k, v in kwargs.items() if k not in _TRL_CONTEXT and isinstance(v, list | tuple)
+        }
         for key, values in columns.items():
             if len(values) != len(completions):
                 raise ValueError(

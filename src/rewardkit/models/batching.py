@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Generic, TypeVar
 
 from rewardkit.errors import ScorerError
 
-__all__ = ["Batcher", "Emit", "pack_by_tokens"]
+__all__ = ["Batcher", "Emit", "pack_by_tokens", "run_on_thread", "shutdown_thread"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -24,25 +25,28 @@ Emit = Callable[[int, "R | BaseException"], None]
 """``emit(i, result_or_exception)`` delivers the result of item ``i`` of a round."""
 
 
-def pack_by_tokens(lengths: Sequence[int], max_tokens: int, max_rows: int) -> list[list[int]]:
+def pack_by_tokens(
+    lengths: Sequence[int], max_tokens: int, max_rows: int, max_padding: float = 0.2
+) -> list[list[int]]:
     """Group row indices into batches with ``rows x longest <= max_tokens`` and ``rows <= max_rows``.
 
-    Rows are taken longest first, so each batch holds rows of similar length and little
-    padding; a single row longer than the budget gets a batch of its own.
+    Rows are taken longest first, and a row joins the current batch only if it is at
+    least ``(1 - max_padding)`` of the batch's longest: a batch never pads a row by
+    more than that fraction, even when a small round of long-tailed lengths would fit
+    the budget in one badly padded batch. A row longer than the budget is batched alone.
     """
     order = sorted(range(len(lengths)), key=lambda i: lengths[i], reverse=True)
     batches: list[list[int]] = []
     current: list[int] = []
-    longest = 0
+    width = 0  # the current batch's longest row: its first, as rows come longest first
     for i in order:
-        # Sorted longest first: the batch's longest row is its first one.
-        width = longest if current else lengths[i]
-        if current and ((len(current) + 1) * width > max_tokens or len(current) >= max_rows):
+        full = (len(current) + 1) * width > max_tokens or len(current) >= max_rows
+        if current and (full or lengths[i] < (1 - max_padding) * width):
             batches.append(current)
             current = []
+        if not current:
             width = lengths[i]
         current.append(i)
-        longest = width
     if current:
         batches.append(current)
     return batches
@@ -95,17 +99,19 @@ class Batcher(Generic[T, R]):
         return await future
 
     async def close(self) -> None:
-        """Stop collecting; fail what is still waiting; wait for running rounds."""
+        """Stop collecting; fail the calls still waiting or in a running round."""
         self._closed = True
-        if self._runner is not None:
-            self._runner.cancel()
-            await asyncio.gather(self._runner, return_exceptions=True)
-        if self._rounds:
-            await asyncio.gather(*self._rounds, return_exceptions=True)
+        tasks = [t for t in (self._runner, *self._rounds) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         pending, self._pending = self._pending, []
         for _, future, _ in pending:
             if not future.done():
-                future.set_exception(ScorerError(f"{self._name} closed before scoring this row"))
+                future.set_exception(self._closed_error())
+
+    def _closed_error(self) -> ScorerError:
+        return ScorerError(f"{self._name} closed before scoring this row")
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -155,8 +161,12 @@ class Batcher(Generic[T, R]):
 
         try:
             await self._process([item for item, _ in taken], emit)
+        except asyncio.CancelledError:
+            for i in range(len(futures)):
+                emit(i, self._closed_error())
+            raise
         except Exception as exc:
-            failure: BaseException = (
+            failure = (
                 exc
                 if isinstance(exc, ScorerError)
                 else ScorerError(f"{self._name}: {type(exc).__name__}: {exc}")
@@ -167,3 +177,24 @@ class Batcher(Generic[T, R]):
             self._slots.release()
             for i in range(len(futures)):
                 emit(i, ScorerError(f"{self._name} produced no result for this row"))
+
+
+async def run_on_thread(
+    executor: ThreadPoolExecutor,
+    work: Callable[[list[T], Emit[R]], None],
+    items: list[T],
+    emit: Emit[R],
+) -> None:
+    """Run ``work(items, emit)`` on ``executor``'s thread (a model's own thread, so the event
+    loop stays free); each result it emits is handed back to the loop's thread."""
+    loop = asyncio.get_running_loop()
+
+    def threadsafe(i: int, result: R | BaseException) -> None:
+        loop.call_soon_threadsafe(emit, i, result)
+
+    await loop.run_in_executor(executor, work, items, threadsafe)
+
+
+async def shutdown_thread(executor: ThreadPoolExecutor) -> None:
+    """Shut a model thread down, waiting for its current batch without blocking the loop."""
+    await asyncio.to_thread(executor.shutdown, wait=True, cancel_futures=True)

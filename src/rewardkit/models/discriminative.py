@@ -19,7 +19,13 @@ from typing import Any
 from rewardkit.config import RewardModelConfig
 from rewardkit.errors import ConfigError, RewardkitError, ScorerError
 from rewardkit.models.base import ModelScore
-from rewardkit.models.batching import Batcher, Emit, pack_by_tokens
+from rewardkit.models.batching import (
+    Batcher,
+    Emit,
+    pack_by_tokens,
+    run_on_thread,
+    shutdown_thread,
+)
 from rewardkit.models.loading import (
     load_pretrained,
     load_tokenizer,
@@ -74,8 +80,8 @@ class LocalRewardModel:
 
     async def close(self) -> None:
         await self._batcher.close()
+        await shutdown_thread(self._executor)
         self._model = None
-        self._executor.shutdown(wait=True, cancel_futures=True)
 
     async def score(self, sample: Sample) -> ModelScore:
         """Score one row (batched with whatever else is being scored right now)."""
@@ -103,7 +109,6 @@ class LocalRewardModel:
     # ------------------------------------------------------------------ model thread
 
     def _load(self) -> None:
-        import torch
         from transformers import AutoModelForSequenceClassification
 
         cfg = self.cfg
@@ -127,16 +132,10 @@ class LocalRewardModel:
         self._head = _token_head(model)
         if "use_cache" in inspect.signature(model.forward).parameters:
             self._forward_kwargs["use_cache"] = False
-        torch.set_grad_enabled(False)
         self._model = model
 
     async def _process(self, rows: list[Sample], emit: Emit[ModelScore]) -> None:
-        loop = asyncio.get_running_loop()
-
-        def threadsafe(i: int, result: ModelScore | BaseException) -> None:
-            loop.call_soon_threadsafe(emit, i, result)
-
-        await loop.run_in_executor(self._executor, self._work, rows, threadsafe)
+        await run_on_thread(self._executor, self._work, rows, emit)
 
     def _work(
         self, rows: list[Sample], emit: Callable[[int, ModelScore | BaseException], None]

@@ -24,7 +24,13 @@ from rewardkit.config import JudgeConfig, RewardModelConfig
 from rewardkit.errors import ConfigError, RemoteError, RewardkitError, ScorerError
 from rewardkit.http import HttpClient
 from rewardkit.models.base import ModelScore
-from rewardkit.models.batching import Batcher, Emit, pack_by_tokens
+from rewardkit.models.batching import (
+    Batcher,
+    Emit,
+    pack_by_tokens,
+    run_on_thread,
+    shutdown_thread,
+)
 from rewardkit.models.loading import load_pretrained, load_tokenizer, resolve_device
 from rewardkit.models.templates import JudgeTemplate, load_judge_template
 from rewardkit.types import Sample
@@ -256,8 +262,8 @@ class _LocalGenerator(_Generator):
 
     async def close(self) -> None:
         await self._batcher.close()
+        await shutdown_thread(self._executor)
         self._model = None
-        self._executor.shutdown(wait=True, cancel_futures=True)
 
     async def generate(self, messages: list[dict[str, str]]) -> list[str]:
         if self._model is None:
@@ -275,12 +281,7 @@ class _LocalGenerator(_Generator):
         self._model = model.to(self._device).eval()
 
     async def _process(self, rows: list[list[dict[str, str]]], emit: Emit[list[str]]) -> None:
-        loop = asyncio.get_running_loop()
-
-        def threadsafe(i: int, result: list[str] | BaseException) -> None:
-            loop.call_soon_threadsafe(emit, i, result)
-
-        await loop.run_in_executor(self._executor, self._work, rows, threadsafe)
+        await run_on_thread(self._executor, self._work, rows, emit)
 
     def _work(
         self,

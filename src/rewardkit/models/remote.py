@@ -10,7 +10,7 @@ With ``model_path`` pointing at the RM's tokenizer, rows are rendered with its c
 template and truncated here; vLLM and SGLang then get token ids (exact truncation, no
 second BOS), TEI the rendered text (it tokenizes itself and truncates the end). Without
 a tokenizer, vLLM gets the conversation (``messages``, one row per request: the server
-applies the RM's template) and SGLang/TEI the plain concatenation of prompt and response.
+applies the RM's template) and SGLang/TEI prompt and response concatenated (a newline between them when needed).
 Concurrent rows are sent together, up to ``max_batch_size`` per request.
 """
 
@@ -27,10 +27,10 @@ from rewardkit.config import RewardModelConfig
 from rewardkit.errors import ConfigError, RemoteError, RewardkitError, ScorerError
 from rewardkit.http import HttpClient, HttpStatusError
 from rewardkit.models.base import ModelScore
-from rewardkit.models.batching import Batcher, Emit
+from rewardkit.models.batching import Batcher, Emit, shutdown_thread
 from rewardkit.models.discriminative import postprocess
 from rewardkit.models.loading import load_tokenizer, texts_from_token_ids
-from rewardkit.models.templates import as_messages, encode_row, prompt_text, render_row
+from rewardkit.models.templates import as_messages, concatenate, encode_row, prompt_text, render_row
 from rewardkit.types import Sample
 
 __all__ = ["RemoteRewardModel"]
@@ -92,7 +92,7 @@ class RemoteRewardModel:
         await self._batcher.close()
         if self._client is not None:
             await self._client.aclose()
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        await shutdown_thread(self._executor)
 
     async def score(self, sample: Sample) -> ModelScore:
         if self._client is None:
@@ -150,7 +150,7 @@ class RemoteRewardModel:
             messages = [*as_messages(prompt), {"role": "assistant", "content": response}]
             return _Prepared(messages, _estimate(prompt_text(prompt) + response), None)
         if tok is None:
-            text = prompt_text(prompt) + response
+            text, _ = concatenate(prompt, response)
             return _Prepared(text, _estimate(text), None)
         if cfg.backend == "tei":
             text, _, templated = render_row(tok, prompt, response)

@@ -27,6 +27,7 @@ __all__ = [
     "Encoded",
     "JudgeTemplate",
     "as_messages",
+    "concatenate",
     "encode_row",
     "load_judge_template",
     "render_row",
@@ -69,14 +70,27 @@ def render_row(
     """Render prompt + response as one text; return (text, where the response starts, templated).
 
     With a chat template the response is the assistant turn; without one the two are
-    concatenated as they are.
+    concatenated (see :func:`concatenate`).
     """
     if getattr(tokenizer, "chat_template", None):
         messages = [*as_messages(prompt), {"role": "assistant", "content": response}]
         text = tokenizer.apply_chat_template(messages, tokenize=False)
         return text, _response_start(tokenizer, prompt, response, text), True
+    text, split = concatenate(prompt, response)
+    return text, split, False
+
+
+def concatenate(prompt: str | Sequence[Message], response: str) -> tuple[str, int]:
+    """Prompt then response as one text, and where the response starts.
+
+    A newline goes between them only when neither side brings whitespace, so that
+    words never fuse ('two plus two' + 'four' is not 'twofour').
+    """
     head = prompt_text(prompt)
-    return head + response, len(head), False
+    glue = (
+        "\n" if head and response and not head[-1].isspace() and not response[0].isspace() else ""
+    )
+    return head + glue + response, len(head) + len(glue)
 
 
 def _response_start(
@@ -120,10 +134,9 @@ def encode_row(
     truncated = False
     if len(head) > prompt_length:
         truncated = True
-        keep_bos = head[0] == getattr(tokenizer, "bos_token_id", None) and prompt_length > 1
-        head = (
-            [head[0], *head[len(head) - prompt_length + 1 :]] if keep_bos else head[-prompt_length:]
-        )
+        # A leading special token (BOS, [CLS]) opens every sequence the model saw: keep it.
+        keep_first = head[0] in set(getattr(tokenizer, "all_special_ids", ())) and prompt_length > 1
+        head = [head[0], *head[1 - prompt_length :]] if keep_first else head[-prompt_length:]
     if len(tail) > response_length:
         truncated = True
         tail = tail[:response_length]

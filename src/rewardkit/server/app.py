@@ -30,8 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rewardkit.config import RewardConfig
 from rewardkit.engine import RewardEngine
+from rewardkit.integrations.openrlhf import split_response
 from rewardkit.server.metrics import ServerMetrics
-from rewardkit.types import Result
+from rewardkit.types import Result, Status
 
 __all__ = ["create_app", "serve"]
 
@@ -150,25 +151,23 @@ def _openrlhf_rows(config: RewardConfig, body: OpenRLHFRequest) -> list[dict[str
     labels = body.labels or [None] * n
     rows = []
     for query, prompt, label in zip(body.query, prompts, labels, strict=True):
-        response = query[len(prompt):] if prompt and query.startswith(prompt) else query
+        response = split_response(query, prompt)
         rows.append({"data_source": config.reward.default_data_source, "prompt": prompt,
                      "response": response, "ground_truth": label})
     return rows
 
 
 def _openrlhf_answer(config: RewardConfig, results: list[Result]) -> dict[str, Any]:
+    """OpenRLHF turns every extra_logs value into a tensor: numbers only, one per status."""
     failed = config.server.failed_reward
     rewards = [r.score if r.ok else failed for r in results]
-    statuses = [r.status.value for r in results]
-    return {
-        "rewards": rewards,
-        "scores": rewards,
-        "extra_logs": {
-            "status": statuses,
-            "failed": [0.0 if r.ok else 1.0 for r in results],
-            "error": [r.error or "" for r in results],
-        },
+    extra_logs = {
+        f"rewardkit_{status.value}": [float(r.status is status) for r in results] for status in Status
     }
+    for result in results:
+        if not result.ok:
+            log.warning("row %d %s: %s", result.index, result.status.value, result.error)
+    return {"rewards": rewards, "scores": rewards, "extra_logs": extra_logs}
 
 
 class Busy(Exception):

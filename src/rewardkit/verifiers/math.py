@@ -29,7 +29,7 @@ from rewardkit.verifiers import _latex
 from rewardkit.verifiers._common import MAX_ANSWER_CHARS, gold_strings, verdict
 from rewardkit.verifiers.base import Extracted, Verdict
 
-__all__ = ["MathVerifier"]
+__all__ = ["MathVerifier", "warm_up"]
 
 _TAIL_CHARS = 2000  # "Answer:" lines are looked for only near the end of a response
 # "Answer: X", "answer is X", "**Answer:** X", "**Final Answer**" (then X on a later line)
@@ -182,6 +182,13 @@ def _gold_answers(ground_truth: Any) -> tuple[str, ...]:
 
 
 # --- math-verify ----------------------------------------------------------------------
+
+
+def warm_up() -> None:
+    """Import math-verify and run one comparison, so that sympy, the LaTeX grammar and
+    the extraction regexes are loaded before the first row (call it in a fork server)."""
+    _math_verify_equal("\\frac{1}{2}", "0.5")
+
 
 _MV_TIMEOUT_NOTICE = "Timeout is disabled"
 

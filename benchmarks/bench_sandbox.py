@@ -1,0 +1,241 @@
+"""Code-sandbox benchmark: what isolation costs over a bare ``subprocess.run``.
+
+    .venv/bin/python benchmarks/bench_sandbox.py           # 10 rounds of 24 runs and 2 problems each
+    .venv/bin/python benchmarks/bench_sandbox.py --quick   # smoke: 2 rounds of 10 runs, 1 problem
+
+Two workloads, two programs in flight at a time (``max_concurrent=2``):
+
+- a trivial Python program (``print(1)``), one run each;
+- a 10-case stdin/stdout problem (read numbers, print their sorted order), scored by
+  the code verifier: 10 runs and an output comparison per problem.
+
+Contenders, each with the same interpreter the sandbox picked:
+
+- ``subprocess.run`` in two threads, no isolation: the floor (in a new session, as every
+  sandbox run is, so that the kernel's autogroup scheduling treats them alike);
+- the embedded :class:`~rewardkit.execution.sandbox.Sandbox` with the machine's isolation
+  (``namespaces`` as root: PID/net/mount/IPC/UTS namespaces, a read-only minimal root,
+  uid drop, rlimits), and with ``basic`` isolation;
+- the namespaced sandbox again after the parent grew by 1 GiB (runs are forked by the
+  sandbox's small spawner process, so the parent's size must not matter).
+
+Rounds alternate the contenders in small batches so that load from elsewhere hits all of
+them alike; the table shows totals over the rounds. Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from rewardkit.config import SandboxFusionConfig  # noqa: E402
+from rewardkit.execution.sandbox import RunCodeRequest, RunCodeResponse, Sandbox, SandboxOptions  # noqa: E402
+from rewardkit.verifiers.code import CodeVerifier, make_code_verifier  # noqa: E402
+
+CONCURRENCY = 2
+TRIVIAL = "print(1)"
+SOLUTION = "nums = list(map(int, input().split()))\nprint(' '.join(map(str, sorted(nums))))"
+PROBLEM = {
+    "inputs": [
+        " ".join(str((i * 7919 + k * 104729) % 1000) for k in range(50)) + "\n" for i in range(10)
+    ],
+    "outputs": [
+        " ".join(str(v) for v in sorted((i * 7919 + k * 104729) % 1000 for k in range(50)))
+        for i in range(10)
+    ],
+}
+RESPONSE = f"```python\n{SOLUTION}\n```"
+
+
+def bare_trivial(python: str, runs: int, folder: str) -> float:
+    """Seconds for ``runs`` bare runs of the trivial program, two at a time."""
+    path = os.path.join(folder, "trivial.py")
+    Path(path).write_text(TRIVIAL)
+
+    def one(_: int) -> None:
+        done = subprocess.run(
+            [python, path], capture_output=True, timeout=30, check=False, start_new_session=True
+        )
+        assert done.stdout == b"1\n", done
+
+    return _threaded(one, runs)
+
+
+def bare_problems(python: str, problems: int, folder: str) -> float:
+    """Seconds for ``problems`` bare 10-case problems (runs and comparisons), two runs at a time."""
+    path = os.path.join(folder, "solution.py")
+    Path(path).write_text(SOLUTION)
+    cases = list(zip(PROBLEM["inputs"], PROBLEM["outputs"], strict=True)) * problems
+
+    def one(i: int) -> None:
+        stdin, expected = cases[i]
+        done = subprocess.run(
+            [python, path],
+            input=stdin.encode(),
+            capture_output=True,
+            timeout=30,
+            check=False,
+            start_new_session=True,
+        )
+        assert done.stdout.decode().rstrip() == expected
+
+    return _threaded(one, len(cases))
+
+
+def _threaded(fn: Callable[[int], None], count: int) -> float:
+    started = time.perf_counter()
+    with ThreadPoolExecutor(CONCURRENCY) as pool:
+        list(pool.map(fn, range(count)))
+    return time.perf_counter() - started
+
+
+async def sandbox_trivial(box: Sandbox, runs: int) -> float:
+    request = RunCodeRequest(code=TRIVIAL, language="python")
+    started = time.perf_counter()
+    answers = await asyncio.gather(*(box.run_code(request) for _ in range(runs)))
+    elapsed = time.perf_counter() - started
+    assert all(a.run_result and a.run_result.stdout == "1\n" for a in answers), answers[0]
+    return elapsed
+
+
+async def sandbox_problems(verifier: CodeVerifier, problems: int) -> float:
+    started = time.perf_counter()
+    verdicts = await asyncio.gather(
+        *(verifier.ascore(RESPONSE, PROBLEM, {}) for _ in range(problems))
+    )
+    elapsed = time.perf_counter() - started
+    wrong = [v for v in verdicts if v.score != 1.0]
+    assert not wrong, wrong[0]
+    return elapsed
+
+
+async def measure(args: argparse.Namespace) -> tuple[dict[str, list[float]], dict[str, object]]:
+    namespaced = Sandbox(SandboxOptions(max_concurrent=CONCURRENCY))
+    basic = Sandbox(SandboxOptions(max_concurrent=CONCURRENCY, isolation="basic"))
+    await namespaced.start()
+    await basic.start()
+    python = namespaced.isolation["python"]
+    verifier = make_code_verifier(SandboxFusionConfig(max_concurrent=CONCURRENCY), max_cases=None)
+    basic_verifier = CodeVerifier(verifier.options, lambda: _Embedded(basic))
+    ns_verifier = CodeVerifier(verifier.options, lambda: _Embedded(namespaced))
+    times: dict[str, list[float]] = {}
+
+    def record(name: str, seconds: float) -> None:
+        times.setdefault(name, []).append(seconds)
+
+    contenders: list[tuple[str, Callable[[], Awaitable[float]]]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        loop = asyncio.get_running_loop()
+        contenders = [
+            (
+                "trivial|bare",
+                lambda: loop.run_in_executor(None, bare_trivial, python, args.runs, folder),
+            ),
+            ("trivial|namespaces", lambda: sandbox_trivial(namespaced, args.runs)),
+            ("trivial|basic", lambda: sandbox_trivial(basic, args.runs)),
+            (
+                "problem|bare",
+                lambda: loop.run_in_executor(None, bare_problems, python, args.problems, folder),
+            ),
+            ("problem|namespaces", lambda: sandbox_problems(ns_verifier, args.problems)),
+            ("problem|basic", lambda: sandbox_problems(basic_verifier, args.problems)),
+        ]
+        await sandbox_trivial(namespaced, 4)  # warm-up: spawners started, caches hot
+        await sandbox_trivial(basic, 4)
+        for round_no in range(args.rounds):
+            for name, run in contenders:
+                record(name, await run())
+            ballast = _ballast(1 << 30)
+            record(
+                "trivial|namespaces, parent +1 GiB", await sandbox_trivial(namespaced, args.runs)
+            )
+            del ballast
+            print(f"round {round_no + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+    facts = {"isolation": namespaced.isolation["mode"], "python": python}
+    await namespaced.close()
+    await basic.close()
+    return times, facts
+
+
+def _ballast(size: int) -> bytearray:
+    """Resident memory in this process: every page touched."""
+    ballast = bytearray(size)
+    for i in range(0, size, 4096):
+        ballast[i] = 1
+    return ballast
+
+
+class _Embedded:
+    """A runner on an existing sandbox (the verifier's own would build a second one)."""
+
+    def __init__(self, box: Sandbox) -> None:
+        self.box = box
+
+    async def run(self, request: RunCodeRequest) -> RunCodeResponse:
+        return await self.box.run_code(request)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def table(times: dict[str, list[float]], args: argparse.Namespace, facts: dict[str, object]) -> str:
+    rows = [
+        "| workload | contender | runs/s | ms per run | problems/s | vs bare |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for name, samples in times.items():
+        workload, contender = name.split("|")
+        seconds = sum(samples)
+        problems_done = args.problems * len(samples)
+        runs = (args.runs if workload == "trivial" else args.problems * 10) * len(samples)
+        bare = sum(times[f"{workload}|bare"]) / len(times[f"{workload}|bare"]) * len(samples)
+        problems = f"{problems_done / seconds:.1f}" if workload == "problem" else ""
+        label = "10-case stdin/stdout problem" if workload == "problem" else "trivial python"
+        rows.append(
+            f"| {label} | {contender} | {runs / seconds:.1f} | {1000 * seconds / runs * CONCURRENCY:.1f} "
+            f"| {problems} | {seconds / bare:.2f}x |"
+        )
+    cores = len(os.sched_getaffinity(0))
+    note = (
+        f"\n{cores} cores, {platform.machine()}, Python {platform.python_version()}; programs run by "
+        f"{facts['python']}; max_concurrent={CONCURRENCY}; {args.rounds} rounds, each running every "
+        f"contender on {args.runs} trivial runs and {args.problems} problems in turn (so that "
+        f"load from elsewhere hits all alike); totals over the rounds. 'ms per run' is wall "
+        f"time per run per slot; 'vs bare' is time relative to subprocess.run (lower is better)."
+    )
+    return "\n".join(rows) + "\n" + note
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    parser.add_argument("--runs", type=int, default=24, help="trivial runs per round")
+    parser.add_argument("--problems", type=int, default=2, help="10-case problems per round")
+    parser.add_argument("--rounds", type=int, default=10)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.problems, args.rounds = 10, 1, 2
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    times, facts = asyncio.run(measure(args))
+    print(f"\nisolation: {facts['isolation']}\n")
+    print(table(times, args, facts))
+
+
+if __name__ == "__main__":
+    main()

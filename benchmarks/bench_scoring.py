@@ -1,0 +1,654 @@
+"""Scoring-engine benchmark: rewardkit vs math-verify vs verl 0.9.1's reward managers.
+
+    .venv/bin/python benchmarks/bench_scoring.py           # full: 256 prompts x 8 rollouts
+    .venv/bin/python benchmarks/bench_scoring.py --quick   # smoke: 32 prompts x 8, no file written
+
+The workload (``benchmarks/workload.py``) is a GRPO batch of MATH-style rollouts with
+the generator's known verdicts; once clean and once with 0.5% pathological rows. Each
+contender runs in its own guarded process (wall-clock limit, memory budget over its
+whole process tree), scores a small warm-up batch drawn with a different seed first
+(untimed: workers started, imports done, as in the middle of training), then one timed
+call on the measured batch:
+
+- math-verify in one process: parse gold, parse prediction, verify, per row, defaults;
+- verl 0.9.1 ``NaiveRewardManager`` and ``PrimeRewardManager`` with verl's
+  ``math_verify`` scorer, in a separate venv (``.bench/verl-venv``, made on first use);
+- rewardkit's ``RewardLoop`` with ``num_workers`` = cores.
+
+Prints a markdown table and writes it to BENCHMARKS.md (section "Scoring engine").
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import platform
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / ".bench"
+WORK = BENCH / "scoring"
+VERL_VENV = BENCH / "verl-venv"
+VERL_VERSION = "0.9.1"
+SECTION = "## Scoring engine (benchmarks/bench_scoring.py)"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from workload import make_batch, write_jsonl  # noqa: E402
+
+# ------------------------------------------------------------------ guarded processes
+
+
+@dataclass
+class Guarded:
+    """How a guarded child process ended."""
+
+    returncode: int | None
+    seconds: float
+    killed: str | None = None  # 'timeout' or 'memory: ...' when the guard ended it
+    peak_mb: float = 0.0
+    peak_procs: int = 0
+    stderr_tail: str = ""
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+def _limit_address_space(limit_bytes: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+
+def _tree_usage(proc: Any) -> tuple[float, int]:
+    """Memory (MiB) and process count of a process tree.
+
+    Memory is the sum of PSS, which splits pages shared by forked children fairly
+    (RSS would count a forking parent's pages once per child).
+    """
+    import psutil
+
+    try:
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.Error:
+        return 0.0, 0
+    total = 0
+    for p in procs:
+        try:
+            total += p.memory_full_info().pss
+        except (psutil.Error, AttributeError):
+            continue
+    return total / 2**20, len(procs)
+
+
+def run_guarded(
+    cmd: list[str], out: Path, *, timeout_s: float, mem_limit_mb: int, log: Path
+) -> Guarded:
+    """Run ``cmd`` in its own session; kill the whole group past the time or memory budget.
+
+    Every process of the tree also gets RLIMIT_AS = ``mem_limit_mb``, so one runaway
+    computation fails inside its process instead of eating the shared machine.
+    """
+    import psutil
+
+    out.unlink(missing_ok=True)
+    with log.open("w") as log_fh:
+        child = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            stdout=log_fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=lambda: _limit_address_space(mem_limit_mb * 2**20),
+            env={**os.environ, "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"},
+        )
+        proc = psutil.Process(child.pid)
+        start = time.perf_counter()
+        killed, peak_mb, peak_procs = None, 0.0, 0
+        while child.poll() is None:
+            mb, count = _tree_usage(proc)
+            peak_mb, peak_procs = max(peak_mb, mb), max(peak_procs, count)
+            free_mb = psutil.virtual_memory().available / 2**20
+            if time.perf_counter() - start > timeout_s:
+                killed = f"timeout after {timeout_s:.0f} s"
+            elif mb > mem_limit_mb:
+                killed = f"memory: {mb / 1024:.1f} GiB in {count} processes > budget {mem_limit_mb / 1024:.0f} GiB"
+            elif free_mb < 1536:
+                killed = f"memory: machine down to {free_mb:.0f} MiB free ({count} processes)"
+            if killed:
+                break
+            time.sleep(0.2)
+        seconds = time.perf_counter() - start
+        _kill_group(child.pid)
+        child.wait()
+    tail = log.read_text(errors="replace")[-2000:]
+    figures = json.loads(out.read_text()) if out.exists() and not killed else {}
+    return Guarded(child.returncode, seconds, killed, peak_mb, peak_procs, tail, figures)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# ---------------------------------------------------------------- contenders (children)
+
+
+def _read_rows(path: str) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _math_verify_score(row: dict[str, Any]) -> float:
+    """What a user of math-verify writes: parse both sides, verify, default timeouts."""
+    from math_verify import parse, verify
+
+    gold = parse("\\boxed{" + str(row["ground_truth"]) + "}")
+    pred = parse(row["response"])
+    return 1.0 if verify(gold, pred) else 0.0
+
+
+def child_math_verify(rows_path: str, warm_path: str) -> dict[str, Any]:
+    for row in _read_rows(warm_path):
+        _math_verify_score(row)
+    rows = _read_rows(rows_path)
+    start = time.perf_counter()
+    scores = [_math_verify_score(row) for row in rows]
+    return {"seconds": time.perf_counter() - start, "scores": scores}
+
+
+def child_rewardkit(
+    rows_path: str, warm_path: str, workers: int, timeout_s: float, overrides: list[str]
+) -> dict[str, Any]:
+    from rewardkit import RewardLoop
+
+    config = {"reward": {"num_workers": workers, "timeout_s": timeout_s}}
+    start = time.perf_counter()
+    with RewardLoop(config, overrides) as loop:
+        started = time.perf_counter() - start
+        loop.score(_read_rows(warm_path))
+        warm_seconds = time.perf_counter() - start - started
+        rows = _read_rows(rows_path)
+        start = time.perf_counter()
+        results = loop.score(rows)
+        seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "start_seconds": started,
+        "warm_seconds": warm_seconds,
+        "scores": [r.score for r in results],
+        "statuses": [str(r.status) for r in results],
+        "errors": [r.error for r in results],
+    }
+
+
+def _child_main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="bench_scoring.py _child")
+    parser.add_argument("which", choices=["math-verify", "rewardkit"])
+    parser.add_argument("--rows", required=True)
+    parser.add_argument("--warm", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--timeout-s", type=float, default=5.0)
+    parser.add_argument("--set", action="append", default=[])
+    args = parser.parse_args(argv)
+    if args.which == "math-verify":
+        figures = child_math_verify(args.rows, args.warm)
+    else:
+        figures = child_rewardkit(args.rows, args.warm, args.workers, args.timeout_s, args.set)
+    Path(args.out).write_text(json.dumps(figures))
+
+
+# --------------------------------------------------------------------- verl's venv
+
+
+def ensure_verl_venv(log: Path) -> Path:
+    """Create .bench/verl-venv with verl 0.9.1 (torch held by constraints.txt) once."""
+    python = VERL_VENV / "bin" / "python"
+    probe = [str(python), "-c", "import verl, math_verify, tokenizers; print(verl.__version__)"]
+    if python.exists():
+        done = subprocess.run(probe, capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.strip() == VERL_VERSION:
+            return python
+    print(f"creating {VERL_VENV} with verl=={VERL_VERSION} (a few minutes) ...", flush=True)
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(VERL_VENV)], check=True)
+    pip = [str(python), "-m", "pip", "install", "-q", "-c", str(ROOT / "constraints.txt")]
+    with log.open("w") as fh:
+        subprocess.run(
+            [*pip, f"verl=={VERL_VERSION}", "math-verify", "tokenizers"],
+            check=True,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        )
+    subprocess.run(probe, check=True, capture_output=True)
+    return python
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@dataclass(frozen=True)
+class Contender:
+    key: str
+    label: str
+    cmd: list[str]
+
+
+def contenders(args: argparse.Namespace, verl_python: Path | None) -> list[Contender]:
+    me = [sys.executable, str(Path(__file__).resolve()), "_child"]
+    rk = [*me, "rewardkit", "--workers", str(args.workers), "--timeout-s", str(args.timeout_s)]
+    for item in args.set:
+        rk += ["--set", item]
+    out = [Contender("math-verify", "math-verify, 1 process", [*me, "math-verify"])]
+    if verl_python is not None:
+        script = str(ROOT / "benchmarks" / "verl_baseline.py")
+        out.append(
+            Contender(
+                "verl-naive",
+                f"verl {VERL_VERSION} NaiveRewardManager + math_verify",
+                [str(verl_python), script, "--manager", "naive"],
+            )
+        )
+        out.append(
+            Contender(
+                "verl-prime",
+                f"verl {VERL_VERSION} PrimeRewardManager + math_verify",
+                [str(verl_python), script, "--manager", "prime"],
+            )
+        )
+    out.append(Contender("rewardkit", f"rewardkit, num_workers={args.workers}", rk))
+    out.sort(key=lambda c: c.key == "verl-prime")  # last: its hundreds of processes linger
+    return [c for c in out if not args.only or c.key in args.only]
+
+
+def run_one(c: Contender, batch: str, paths: dict[str, Path], args: argparse.Namespace) -> Guarded:
+    out = WORK / f"{c.key}-{batch}.json"
+    log = WORK / f"{c.key}-{batch}.log"
+    cmd = [*c.cmd, "--rows", str(paths[batch]), "--out", str(out)]
+    limit = args.limit_s
+    if c.key == "verl-prime":
+        # Prime builds a new 64-process pool on every call: there is nothing to warm, and
+        # as shipped it runs hundreds of processes on this machine; keep its run short.
+        limit = args.prime_limit_s
+    else:
+        cmd += ["--warm", str(paths["warm"])]
+    print(f"  {c.label} on the {batch} batch ...", flush=True)
+    g = run_guarded(cmd, out, timeout_s=limit, mem_limit_mb=args.mem_limit_mb, log=log)
+    if g.killed:
+        print(f"    stopped by the guard: {g.killed}", flush=True)
+    elif g.returncode != 0 or not g.figures:
+        print(f"    failed (exit {g.returncode}); see {log}:\n{g.stderr_tail[-800:]}", flush=True)
+    else:
+        rate = len(g.figures["scores"]) / g.figures["seconds"]
+        print(
+            f"    {g.figures['seconds']:.2f} s, {rate:.0f} rows/s, peak {g.peak_procs} processes",
+            flush=True,
+        )
+    return g
+
+
+# ---------------------------------------------------------------------- analysis
+
+
+def correct_flags(rows: list[dict[str, Any]], scores: list[float | None]) -> list[bool]:
+    """A row is graded right when (score == 1) matches the generator's verdict."""
+    return [
+        (s is not None and s == 1.0) == bool(r["extra_info"]["expected_correct"])
+        for r, s in zip(rows, scores, strict=True)
+    ]
+
+
+def accuracy(rows: list[dict[str, Any]], scores: list[float | None]) -> float:
+    flags = correct_flags(rows, scores)
+    return sum(flags) / len(flags)
+
+
+def by_style(rows: list[dict[str, Any]], scores: list[float | None]) -> dict[str, str]:
+    hits: dict[str, list[bool]] = defaultdict(list)
+    for r, ok in zip(rows, correct_flags(rows, scores), strict=True):
+        hits[r["extra_info"]["style"]].append(ok)
+    return {k: f"{sum(v)}/{len(v)}" for k, v in sorted(hits.items())}
+
+
+def disagreements(
+    rows: list[dict[str, Any]],
+    mine: list[float | None],
+    ref: list[float | None],
+    statuses: list[str],
+) -> list[dict[str, Any]]:
+    """Rows a contender grades wrong while math-verify grades them right, one per distinct pair."""
+    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
+    flags_mine, flags_ref = correct_flags(rows, mine), correct_flags(rows, ref)
+    for i, row in enumerate(rows):
+        if flags_mine[i] or not flags_ref[i]:
+            continue
+        info = row["extra_info"]
+        answer = info.get("answer") or row["response"][-60:]
+        key = (str(row["ground_truth"]), str(answer), info["style"])
+        entry = seen.setdefault(
+            key,
+            {
+                "gold": key[0],
+                "pred": key[1],
+                "style": key[2],
+                "expected_correct": info["expected_correct"],
+                "score": mine[i],
+                "status": statuses[i],
+                "math_verify": ref[i],
+                "rows": 0,
+            },
+        )
+        entry["rows"] += 1
+    return sorted(seen.values(), key=lambda e: -e["rows"])
+
+
+@dataclass
+class Line:
+    """One contender's figures for the table."""
+
+    label: str
+    rate: float | None = None
+    acc_clean: float | None = None
+    acc_patho: float | None = None
+    wall_clean: float | None = None
+    wall_patho: float | None = None
+    note: str = ""
+
+
+def _fmt(value: float | None, spec: str, missing: str = "n/a") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def _failure(g: Guarded) -> str:
+    if g.killed:
+        return f"stopped by the guard ({g.killed}; peak {g.peak_procs} processes)"
+    return f"failed (exit {g.returncode})"
+
+
+def summarize(
+    c: Contender, runs: dict[str, Guarded], rows: dict[str, list[dict[str, Any]]]
+) -> Line:
+    """rows/s: median over the clean batches; accuracy: pooled over them; walls: seed 0."""
+    line = Line(c.label)
+    notes, rates, flags = [], [], []
+    for batch, g in runs.items():
+        if not g.figures:
+            notes.append(f"{batch}: {_failure(g)}")
+            continue
+        scores, seconds = g.figures["scores"], g.figures["seconds"]
+        if batch == "pathological":
+            line.acc_patho, line.wall_patho = accuracy(rows[batch], scores), seconds
+        else:
+            rates.append(len(scores) / seconds)
+            flags += correct_flags(rows[batch], scores)
+        if batch == "clean":
+            line.wall_clean = seconds
+        statuses = Counter(g.figures.get("statuses") or [])
+        bad = {k: v for k, v in statuses.items() if k != "ok"}
+        if bad:
+            notes.append(f"{batch}: " + ", ".join(f"{v} {k}" for k, v in sorted(bad.items())))
+    if rates:
+        line.rate, line.acc_clean = statistics.median(rates), sum(flags) / len(flags)
+    line.note = "; ".join(notes)
+    return line
+
+
+def table(lines: list[Line], baseline: float | None) -> str:
+    head = (
+        "| contender | rows/s (clean) | vs verl Naive | accuracy clean | accuracy pathological "
+        "| wall clean (s) | wall pathological (s) | notes |\n|---|---:|---:|---:|---:|---:|---:|---|\n"
+    )
+    body = []
+    for ln in lines:
+        ratio = None if ln.rate is None or not baseline else ln.rate / baseline
+        body.append(
+            f"| {ln.label} | {_fmt(ln.rate, '.0f')} | {_fmt(ratio, '.2f', '')}{'x' if ratio else ''} "
+            f"| {_fmt(ln.acc_clean, '.2%')} | {_fmt(ln.acc_patho, '.2%')} "
+            f"| {_fmt(ln.wall_clean, '.2f')} | {_fmt(ln.wall_patho, '.2f')} | {ln.note} |"
+        )
+    return head + "\n".join(body) + "\n"
+
+
+# ------------------------------------------------------------------------- report
+
+
+def write_section(text: str, path: Path) -> None:
+    """Replace (or append) this benchmark's section of BENCHMARKS.md."""
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    start = old.find(SECTION)
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n" + text
+    else:
+        end = old.find("\n## ", start + len(SECTION))
+        new = old[:start] + text + ("" if end < 0 else old[end:])
+    path.write_text(new.rstrip("\n") + "\n")
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{len(os.sched_getaffinity(0))} cores ({cpu}), Python {platform.python_version()}"
+
+
+def report(
+    args: argparse.Namespace,
+    lines: list[Line],
+    baseline: float | None,
+    facts: dict[str, Any],
+    extra: str,
+) -> str:
+    cmd = "python benchmarks/bench_scoring.py " + " ".join(sys.argv[1:])
+    return (
+        f"{SECTION}\n\n"
+        f"`{cmd}` on {facts['date']}; {facts['machine']}; load average "
+        f"{facts['load_before']} before, {facts['load_after']} after (the machine is shared: "
+        "figures are noisy).\n\n"
+        f"Workload: {facts['rows']} rows ({facts['prompts']} prompts x {facts['rollouts']} rollouts, "
+        f"MATH-style, `benchmarks/workload.py` seed 0); pathological batch: the same rows with "
+        f"{facts['patho']} replaced by hostile answers. Each run is a fresh process that first "
+        f"scores a warm-up batch drawn with another seed ({facts['warm_rows']} rows, untimed; none "
+        "for verl Prime, which builds a new pool on every call), then one timed call. rows/s is the "
+        f"median over {args.repeats} clean batches (seeds 0, 101, ...; contenders interleaved), "
+        "accuracy is pooled over them; wall times are for seed 0, clean and pathological. "
+        f"rewardkit: `num_workers={args.workers}`, `timeout_s={args.timeout_s:g}`, otherwise defaults"
+        f"{_overrides(args)}. Guard per run: {args.limit_s:.0f} s wall clock ({args.prime_limit_s:.0f} s "
+        f"for verl Prime), {args.mem_limit_mb / 1024:.0f} GiB summed PSS over the process tree.\n\n"
+        + table(lines, baseline)
+        + "\n"
+        + extra
+    )
+
+
+def _overrides(args: argparse.Namespace) -> str:
+    return "" if not args.set else " plus " + ", ".join(f"`{s}`" for s in args.set)
+
+
+def targets(lines: dict[str, Line], args: argparse.Namespace, patho: int) -> str:
+    rk, naive, mv = lines.get("rewardkit"), lines.get("verl-naive"), lines.get("math-verify")
+    out = []
+    if rk and naive and rk.rate and naive.rate:
+        ratio = rk.rate / naive.rate
+        out.append(
+            f"- throughput >= 5x verl Naive: {ratio:.2f}x ({'met' if ratio >= 5 else 'NOT met'})"
+        )
+    if rk and rk.wall_clean is not None and rk.wall_patho is not None:
+        bound = rk.wall_clean + math.ceil(patho / args.workers) * args.timeout_s
+        ok = rk.wall_patho <= bound
+        out.append(
+            f"- pathological wall <= clean + ceil({patho}/{args.workers}) x {args.timeout_s:g} s = "
+            f"{bound:.1f} s: {rk.wall_patho:.1f} s ({'met' if ok else 'NOT met'})"
+        )
+    if rk and mv and rk.acc_clean is not None and mv.acc_clean is not None:
+        ok = rk.acc_clean >= mv.acc_clean
+        out.append(
+            f"- accuracy >= raw math-verify: {rk.acc_clean:.2%} vs {mv.acc_clean:.2%} "
+            f"({'met' if ok else 'NOT met'})"
+        )
+    return 'Targets (issue "Reward scoring engine"):\n' + "\n".join(out) + "\n" if out else ""
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="32 prompts; BENCHMARKS.md untouched")
+    parser.add_argument("--prompts", type=int, default=None)
+    parser.add_argument("--rollouts", type=int, default=8)
+    parser.add_argument("--pathological", type=float, default=0.005)
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="clean batches per contender (default 3, quick 1)"
+    )
+    parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--timeout-s", type=float, default=5.0, help="rewardkit's reward.timeout_s")
+    parser.add_argument("--limit-s", type=float, default=None, help="guard: wall clock per run")
+    parser.add_argument("--mem-limit-mb", type=int, default=8192, help="guard: memory per run")
+    parser.add_argument(
+        "--prime-limit-s", type=float, default=120.0, help="guard: verl Prime's run"
+    )
+    parser.add_argument(
+        "--only", nargs="*", choices=["math-verify", "verl-naive", "verl-prime", "rewardkit"]
+    )
+    parser.add_argument("--no-verl", action="store_true", help="skip verl (no venv made)")
+    parser.add_argument("--set", action="append", default=[], help="rewardkit override key=value")
+    parser.add_argument(
+        "--write", action="store_true", help="update BENCHMARKS.md even with --quick"
+    )
+    args = parser.parse_args(argv)
+    args.prompts = args.prompts or (32 if args.quick else 256)
+    args.repeats = args.repeats or (1 if args.quick else 3)
+    args.limit_s = args.limit_s or (300.0 if args.quick else 900.0)
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["_child"]:
+        _child_main(argv[1:])
+        return
+    args = parse_args(argv)
+    WORK.mkdir(parents=True, exist_ok=True)
+    cleans = ["clean"] + [f"clean-{k}" for k in range(1, args.repeats)]
+    rows = {
+        "warm": make_batch(max(4, args.prompts // 16), args.rollouts, seed=1),
+        **{name: make_batch(args.prompts, args.rollouts, seed=_seed(name)) for name in cleans},
+        "pathological": make_batch(
+            args.prompts, args.rollouts, seed=0, pathological=args.pathological
+        ),
+    }
+    paths = {name: write_jsonl(batch, WORK / f"{name}.jsonl") for name, batch in rows.items()}
+    patho = sum(r["extra_info"]["style"] == "pathological" for r in rows["pathological"])
+    want_verl = not args.no_verl and (
+        not args.only or {"verl-naive", "verl-prime"} & set(args.only)
+    )
+    verl_python = ensure_verl_venv(WORK / "verl-install.log") if want_verl else None
+    facts = {
+        "date": dt.date.today().isoformat(),
+        "machine": _machine(),
+        "load_before": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+        "rows": len(rows["clean"]),
+        "prompts": args.prompts,
+        "rollouts": args.rollouts,
+        "patho": patho,
+        "warm_rows": len(rows["warm"]),
+    }
+    print(f"{facts['rows']} rows, {patho} pathological; {facts['machine']}", flush=True)
+    everyone = contenders(args, verl_python)
+    runs: dict[str, dict[str, Guarded]] = {c.key: {} for c in everyone}
+    # Repeats interleave the contenders so that all of them see the same background load.
+    for name in cleans:
+        for c in everyone:
+            if c.key != "verl-prime" or name == "clean":  # Prime: one try is plenty
+                runs[c.key][name] = run_one(c, name, paths, args)
+    for c in everyone:
+        if not (c.key == "verl-prime" and runs[c.key]["clean"].killed):
+            runs[c.key]["pathological"] = run_one(c, "pathological", paths, args)
+    lines = {c.key: summarize(c, runs[c.key], rows) for c in everyone}
+    facts["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    naive = lines.get("verl-naive")
+    baseline = naive.rate if naive else None
+    extra = targets(lines, args, patho) + "\n" + details(runs, rows)
+    text = report(args, list(lines.values()), baseline, facts, extra)
+    print("\n" + text)
+    if not args.quick or args.write:
+        write_section(text, ROOT / "BENCHMARKS.md")
+        print(f"updated {ROOT / 'BENCHMARKS.md'}")
+
+
+def _seed(name: str) -> int:
+    """clean: seed 0 (the pathological batch's rows); clean-k: seed 100 + k."""
+    return 0 if name == "clean" else 100 + int(name.split("-")[1])
+
+
+def _pooled(
+    runs: dict[str, dict[str, Guarded]],
+    rows: dict[str, list[dict[str, Any]]],
+    keys: list[str],
+    batches: list[str],
+) -> tuple[list[dict[str, Any]], list[list[Any]]]:
+    """Rows and each contender's scores/statuses, over the batches every one of them finished."""
+    out_rows: list[dict[str, Any]] = []
+    columns: list[list[Any]] = [[] for _ in range(2 * len(keys))]
+    for batch in batches:
+        figures = [runs.get(k, {}).get(batch) for k in keys]
+        if not all(g is not None and g.figures for g in figures):
+            continue
+        out_rows += rows[batch]
+        for i, g in enumerate(figures):
+            columns[2 * i] += g.figures["scores"]
+            columns[2 * i + 1] += g.figures.get("statuses") or [None] * len(rows[batch])
+    return out_rows, columns
+
+
+def details(runs: dict[str, dict[str, Guarded]], rows: dict[str, list[dict[str, Any]]]) -> str:
+    """Accuracy by response style, and where a contender loses rows math-verify gets right."""
+    cleans = [b for b in rows if b.startswith("clean")]
+    parts = ["Accuracy by response style (clean batches pooled; rows graded right / rows):\n"]
+    for key in runs:
+        got, (scores, _) = _pooled(runs, rows, [key], cleans)
+        if got:
+            styles = by_style(got, scores)
+            parts.append(f"- {key}: " + ", ".join(f"{k} {v}" for k, v in styles.items()) + "\n")
+    for key in ("rewardkit", "verl-naive"):
+        for label, batches in (("clean", cleans), ("pathological", ["pathological"])):
+            got, (mine, statuses, ref, _) = _pooled(runs, rows, [key, "math-verify"], batches)
+            if not got:
+                continue
+            lost = disagreements(got, mine, ref, statuses)
+            won = sum(
+                a and not b
+                for a, b in zip(correct_flags(got, mine), correct_flags(got, ref), strict=True)
+            )
+            (WORK / f"{key}-losses-{label}.json").write_text(json.dumps(lost, indent=1))
+            parts.append(
+                f"\n{key} vs math-verify ({label}, {len(got)} rows): {won} rows right where "
+                f"math-verify is wrong; {sum(e['rows'] for e in lost)} rows wrong where math-verify "
+                f"is right ({len(lost)} distinct (gold, pred, style)"
+                f"{', first 12 below' if len(lost) > 12 else ''})\n"
+            )
+            for e in lost[:12]:
+                parts.append(
+                    f"- gold `{e['gold']}`, pred `{e['pred']}` ({e['style']}, expected "
+                    f"{e['expected_correct']}): {key} {e['status'] or ''} {e['score']}, "
+                    f"math-verify {e['math_verify']}, x{e['rows']}\n"
+                )
+    return "".join(parts)
+
+
+if __name__ == "__main__":
+    main()

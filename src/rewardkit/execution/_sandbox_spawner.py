@@ -1,0 +1,518 @@
+"""The sandbox's spawner: a small process that forks, isolates and reaps every run.
+
+:class:`rewardkit.execution.sandbox.Sandbox` starts one per instance, as a script with
+no rewardkit imports (``python -S -E -s _sandbox_spawner.py SOCKET_FD PARENT_PID``), so
+forking it costs little however large the server process grows (forking a process with
+a model loaded takes tens of milliseconds). Requests arrive on a SOCK_SEQPACKET socket,
+one JSON message each; a spawn carries the run's stdin, stdout and stderr as SCM_RIGHTS
+descriptors. Replies are JSON messages too.
+
+``namespaces`` mode. A ``prepare`` request makes the spawner enter its own mount, network
+and UTS namespaces and build, once, the minimal read-only root that every run will see
+(read-only binds of /usr, /etc, ..., a /dev of harmless devices). The network namespace
+has no interface up, and all runs share it: no network, not even loopback. Each run is
+then two processes::
+
+    spawner ── init (pid 1 of the run's own PID namespace; root: builds the run's mount
+                     and IPC namespaces, reaps, reports) ── program (unprivileged, exec'd)
+
+The init reports the program's wait status on a pipe and exits when the program exits,
+which makes the kernel kill and reap whatever the program left in its namespace.
+
+``basic`` mode: the program is the spawner's child, in a new session. The spawner is a
+child subreaper, so orphans of such runs are reaped here, not left to an init that may
+never reap them (this machine's pid 1, for one, does not).
+
+Every run has a hard deadline enforced here, however busy the server's event loop is.
+
+Requests: ``{"op": "prepare", "root", "ro_dirs", "symlinks"}``; ``{"op": "spawn", "id",
+"argv", "env", "mode", "cwd", "workdir", "root", "tmpfs", "limits", "uid", "nice",
+"timeout"}`` with three descriptors; ``{"op": "kill", "id"}``. Replies: ``{"op":
+"prepared", "error"}``; ``{"op": "exit", "id", "status", "elapsed", "timed_out",
+"error"}`` where ``status`` is the program's raw wait status (None when it was killed
+before reporting) and ``error`` says why the sandbox itself could not run it.
+"""
+
+from __future__ import annotations
+
+import array
+import ctypes
+import json
+import os
+import platform
+import resource
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS = 38
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUTS = 0x04000000
+_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
+_MNT_DETACH = 2
+_RO = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41}.get(platform.machine())
+_DEVICES = ("null", "zero", "full", "random", "urandom")
+_DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+              ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"))  # fmt: skip
+_STATUS = struct.Struct("<id")  # the program's wait status, its run time in seconds
+_MAX_MESSAGE = 1 << 20
+_RESET_SIGNALS = (signal.SIGCHLD, signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ)
+
+
+def _load_libc():
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.unshare.argtypes = [ctypes.c_int]
+        libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
+        libc.mount.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_ulong,
+            ctypes.c_char_p,
+        ]
+        libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        libc.prctl.argtypes = [
+            ctypes.c_int,
+            ctypes.c_ulong,
+            ctypes.c_ulong,
+            ctypes.c_ulong,
+            ctypes.c_ulong,
+        ]
+        libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        libc.syscall.argtypes = [ctypes.c_long, ctypes.c_char_p, ctypes.c_char_p]
+        return libc
+    except (OSError, AttributeError):
+        return None
+
+
+_LIBC = _load_libc() if sys.platform.startswith("linux") else None
+_MAXFD = os.sysconf("SC_OPEN_MAX")
+
+
+class _Run:
+    __slots__ = ("deadline", "id", "mode", "pid", "started", "status_r", "timed_out", "uid")
+
+    def __init__(self, run_id, pid, mode, status_r, timeout, uid):
+        self.id = run_id
+        self.pid = pid
+        self.mode = mode
+        self.status_r = status_r
+        self.started = time.monotonic()
+        self.deadline = self.started + timeout
+        self.timed_out = False
+        self.uid = uid
+
+
+class Spawner:
+    """The spawner's loop: requests from the socket, SIGCHLD, deadlines."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.runs = {}  # pid of the spawner's child -> _Run
+        self.by_id = {}
+        self.own_pid_ns = None  # set by prepare: where new children go after each run's
+
+    def serve(self):
+        wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        poller = select.poll()
+        poller.register(self.sock.fileno(), select.POLLIN)
+        poller.register(wake_r, select.POLLIN)
+        while True:
+            for fd, _ in poller.poll(self._wait_ms()):
+                if fd == wake_r:
+                    _drain(wake_r)
+                elif not self._receive():
+                    self._shutdown()
+                    return
+            self._reap()
+            self._enforce_deadlines()
+
+    def _wait_ms(self):
+        deadlines = [run.deadline for run in self.runs.values() if not run.timed_out]
+        if not deadlines:
+            return None  # SIGCHLD or a request wakes us
+        return max(0, int((min(deadlines) - time.monotonic()) * 1000) + 1)
+
+    def _receive(self):
+        try:
+            data, ancdata, _, _ = self.sock.recvmsg(_MAX_MESSAGE, socket.CMSG_SPACE(16 * 4))
+        except InterruptedError:
+            return True
+        if not data:
+            return False
+        fds = []
+        for level, kind, payload in ancdata:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.extend(array.array("i", payload[: len(payload) - len(payload) % 4]))
+        message = json.loads(data)
+        op = message["op"]
+        if op == "spawn":
+            self._spawn(message, fds)
+            return True
+        for fd in fds:
+            os.close(fd)
+        if op == "kill" and message["id"] in self.by_id:
+            _kill_run(self.by_id[message["id"]])
+        elif op == "prepare":
+            self._prepare(message)
+        return True
+
+    def _prepare(self, message):
+        try:
+            _enter_own_namespaces(message)
+            self.own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            error = None
+        except BaseException as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        self._send({"op": "prepared", "error": error})
+
+    def _spawn(self, message, fds):
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)  # close-on-exec: a successful exec closes it
+        namespaced = message["mode"] == "namespaces"
+        try:
+            pid = self._fork(namespaced)
+        except OSError as exc:
+            for fd in (*fds, status_r, status_w):
+                os.close(fd)
+            self._reply(message["id"], None, 0.0, False, f"fork: {exc}")
+            return
+        if pid == 0:
+            try:
+                _child(message, fds, status_w)
+            finally:
+                os._exit(127)
+        for fd in (*fds, status_w):
+            os.close(fd)
+        run = _Run(
+            message["id"], pid, message["mode"], status_r, float(message["timeout"]), message["uid"]
+        )
+        self.runs[pid] = run
+        self.by_id[run.id] = run
+
+    def _fork(self, namespaced):
+        if not namespaced:
+            return os.fork()
+        # The next child is pid 1 of a new PID namespace; our later children go back to ours.
+        _check(_LIBC.unshare(_CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+        try:
+            pid = os.fork()
+        except OSError:
+            _LIBC.setns(self.own_pid_ns, _CLONE_NEWPID)
+            raise
+        if pid:
+            _check(_LIBC.setns(self.own_pid_ns, _CLONE_NEWPID), "setns(own PID namespace)")
+        return pid
+
+    def _reap(self):
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            run = self.runs.pop(pid, None)
+            if run is not None:  # else an orphan of a basic run: reaped, nothing to report
+                self._finish(run, status)
+
+    def _finish(self, run, status):
+        elapsed = time.monotonic() - run.started
+        report = _read_all(run.status_r)
+        os.close(run.status_r)
+        self.by_id.pop(run.id, None)
+        error = None
+        program_status = status if run.mode == "basic" else None
+        if report.startswith(b"E"):
+            error = report[1:].decode(errors="replace")
+        elif run.mode != "basic" and len(report) >= 1 + _STATUS.size and report[:1] == b"S":
+            program_status, elapsed = _STATUS.unpack_from(report, 1)
+        if run.mode == "basic":
+            _kill_leftovers(run)
+        self._reply(run.id, program_status, elapsed, run.timed_out, error)
+
+    def _enforce_deadlines(self):
+        now = time.monotonic()
+        for run in self.runs.values():
+            if not run.timed_out and now >= run.deadline:
+                run.timed_out = True
+                _kill_run(run)
+
+    def _reply(self, run_id, status, elapsed, timed_out, error):
+        self._send({"op": "exit", "id": run_id, "status": status, "elapsed": elapsed,
+                    "timed_out": timed_out, "error": error})  # fmt: skip
+
+    def _send(self, message):
+        try:
+            self.sock.send(json.dumps(message).encode())
+        except OSError:
+            pass  # the server is gone; the loop ends at the next receive
+
+    def _shutdown(self):
+        for run in list(self.runs.values()):
+            _kill_run(run)
+
+
+def _kill_run(run):
+    """Kill a run: its PID namespace's init (the namespace goes with it), or its group."""
+    try:
+        if run.mode == "basic":
+            os.killpg(run.pid, signal.SIGKILL)
+        else:
+            os.kill(run.pid, signal.SIGKILL)  # not reaped yet: the pid is still the init's
+    except OSError:
+        pass
+
+
+def _kill_leftovers(run):
+    """After a basic run: its group, its orphans, then (as root) every process of its uid."""
+    try:
+        os.killpg(run.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    for orphan in _orphans_of_session(run.pid):  # reparented to us, the subreaper
+        try:
+            os.kill(orphan, signal.SIGKILL)
+        except OSError:
+            pass
+    if run.uid is None:
+        return
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid == 0:
+        try:
+            os.setresgid(run.uid, run.uid, run.uid)
+            os.setresuid(run.uid, run.uid, run.uid)
+            os.kill(-1, signal.SIGKILL)  # as that uid: all its processes (setsid escapes too)
+        finally:
+            os._exit(0)
+    # Wait for it: the slot's next run gets the same uid, and a late sweep would kill it.
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _orphans_of_session(sid):
+    """Our children in session ``sid`` (a basic run's program made that session)."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as fh:
+            children = [int(pid) for pid in fh.read().split()]
+    except (OSError, ValueError):
+        return []
+    found = []
+    for pid in children:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 3 and int(fields[3]) == sid:  # state, ppid, pgrp, session
+            found.append(pid)
+    return found
+
+
+def _drain(fd):
+    try:
+        while os.read(fd, 4096):
+            pass
+    except OSError:
+        pass
+
+
+def _read_all(fd):
+    chunks = []
+    try:
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    except OSError:
+        pass
+    return b"".join(chunks)
+
+
+# ---------------------------------------------------------------------- the spawner's namespaces
+
+
+def _enter_own_namespaces(message):
+    """Once, in the spawner: private mounts, an empty network, the runs' read-only root."""
+    _check(_LIBC.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWUTS), "unshare")
+    _mount(None, b"/", None, _MS_REC | _MS_PRIVATE)  # nothing we mount reaches the host
+    _LIBC.sethostname(b"sandbox", 7)
+    root = os.fsencode(message["root"])
+    _mount(b"tmpfs", root, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=4096,mode=0755")
+    for path in map(os.fsencode, message["ro_dirs"]):
+        target = root + path
+        os.makedirs(target, exist_ok=True)
+        _mount(path, target, None, _MS_BIND | _MS_REC)
+        _mount(None, target, None, _RO)
+    for link, dest in message["symlinks"]:
+        os.symlink(dest, root + os.fsencode(link))
+    dev = root + b"/dev"
+    os.mkdir(dev)
+    _mount(b"tmpfs", dev, b"tmpfs", _MS_NOSUID, b"size=64k,nr_inodes=64,mode=0755")
+    for name in _DEVICES:
+        target = dev + b"/" + name.encode()
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o666))
+        _mount(b"/dev/" + name.encode(), target, None, _MS_BIND)
+    for name, dest in _DEV_LINKS:
+        os.symlink(dest, dev + b"/" + name.encode())
+    for mountpoint in (b"/dev/shm", b"/tmp", b"/workspace", b"/proc"):
+        os.mkdir(root + mountpoint)
+
+
+# ---------------------------------------------------------------------- in the forked child
+
+
+def _child(message, fds, status_w):
+    signal.set_wakeup_fd(-1)
+    for sig in _RESET_SIGNALS:  # an ignored signal stays ignored across exec
+        signal.signal(sig, signal.SIG_DFL)
+    _stdio(fds, status_w)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the spawner died: so do we
+    if message["mode"] == "basic":
+        os.setsid()
+        _exec_program(message, message["cwd"], status_w)
+    _init(message, status_w)
+
+
+def _stdio(fds, keep):
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, _MAXFD)
+
+
+def _init(message, status_w):
+    """Pid 1 of the run's namespace: build its file system, start the program, reap, report."""
+    try:
+        os.setsid()  # its own session: with autogroups, its own share of the CPU
+        _enter_run_namespaces(message)
+        program = os.fork()
+    except BaseException as exc:
+        _report_error(status_w, "namespaces", exc)
+        os._exit(1)
+    if program == 0:
+        _exec_program(message, "/workspace", status_w)
+    started = time.monotonic()
+    for fd in (0, 1, 2):  # hold no pipe open: EOF must mean the program is gone
+        os.close(fd)
+    status = 0
+    while True:
+        try:
+            pid, status_any = os.wait()
+        except ChildProcessError:
+            break
+        if pid == program:
+            status = status_any
+            break
+    os.write(status_w, b"S" + _STATUS.pack(status, time.monotonic() - started))
+    os._exit(0)
+
+
+def _enter_run_namespaces(message):
+    """The run's own mounts and IPC: fresh /tmp, /dev/shm and /proc, its directory, the root."""
+    _check(_LIBC.unshare(_CLONE_NEWNS | _CLONE_NEWIPC), "unshare")
+    root = os.fsencode(message["root"])
+    tmpfs = message["tmpfs"].encode()
+    _mount(b"tmpfs", root + b"/tmp", b"tmpfs", _MS_NOSUID | _MS_NODEV, tmpfs)
+    _mount(b"tmpfs", root + b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV, tmpfs)
+    _mount(os.fsencode(message["workdir"]), root + b"/workspace", None, _MS_BIND)
+    _mount(None, root + b"/workspace", None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV)
+    os.chdir(root)
+    # pivot_root(".", "."): the old root lands on top of the new one, and is then detached.
+    _check(_LIBC.syscall(_SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
+    _check(_LIBC.umount2(b".", _MNT_DETACH), "umount old root")
+    os.chdir(b"/")
+    _mount(None, b"/", None, _RO)
+    _mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+
+
+def _exec_program(message, cwd, status_w):
+    argv = message["argv"]
+    fallback = b"E" + f"cannot start {argv[0]}".encode()
+    try:
+        os.nice(message.get("nice", 0))
+        _drop_privileges(message["uid"])
+        os.chdir(cwd)
+        limits = [tuple(pair) for pair in message["limits"]]
+        env = message["env"]
+        _apply_limits(limits)  # last: once memory is capped, allocating may fail
+        os.execve(argv[0], argv, env)
+    except BaseException as exc:
+        try:
+            os.write(status_w, b"E" + f"cannot start {argv[0]}: {exc}".encode(errors="replace"))
+        except BaseException:
+            os.write(status_w, fallback)
+    os._exit(127)
+
+
+def _drop_privileges(uid):
+    if uid is None:
+        return
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    _prctl(_PR_SET_NO_NEW_PRIVS, 1)  # no setuid binary can give root back
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the uid change cleared it
+
+
+def _apply_limits(limits):
+    for which, value in limits:
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)  # a hard limit may be lowered, never raised
+        resource.setrlimit(which, (value, value))
+
+
+def _report_error(status_w, stage, exc):
+    try:
+        os.write(status_w, b"E" + f"{stage}: {type(exc).__name__}: {exc}".encode(errors="replace"))
+    except OSError:
+        pass
+
+
+def _prctl(option, value):
+    if _LIBC is not None:
+        _LIBC.prctl(option, value, 0, 0, 0)
+
+
+def _mount(source, target, fstype, flags, data=None):
+    _check(
+        _LIBC.mount(source, target, fstype, flags, data), f"mount {target.decode(errors='replace')}"
+    )
+
+
+def _check(result, what):
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def main(argv):
+    fd, parent = int(argv[1]), int(argv[2])
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the server died before we could tie ourselves to it
+        return 1
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    Spawner(socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=fd)).serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

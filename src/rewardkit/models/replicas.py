@@ -1,0 +1,233 @@
+"""Copies of a local reward model as Ray actors, behind one ModelScorer.
+
+    scorer = ReplicatedModelScorer(config.reward)   # reward_model.replicas actors
+    await scorer.start()                           # each loads the weights (num_gpus on GPU clusters)
+    result = await scorer.score(sample)
+
+Rows that arrive together are gathered on the driver into rounds (one Ray call per round,
+not per row), and each round goes to the replica with the fewest rows outstanding;
+inside the replica the model's own batcher packs them by token budget. A replica that
+dies mid-round has its round retried once on another replica (``stats["retried"]``
+counts rows) and is replaced (its weights load again). A row is answered once: by the
+replica that finished its round, or with an error.
+
+Applies to ``backend: hf`` models (:func:`wants_replicas`): a remote server is scaled by
+running more servers and listing them in ``reward_model.urls`` (rewardkit.balancer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+from typing import Any
+
+from rewardkit.config import RewardSection
+from rewardkit.errors import ConfigError, ScorerError
+from rewardkit.execution.ray_pool import (
+    ActorGroup,
+    acquire_ray,
+    actor_runtime_env,
+    check_capacity,
+    import_ray,
+    release_ray,
+)
+from rewardkit.models.base import ModelScore
+from rewardkit.models.batching import Batcher, Emit
+from rewardkit.types import Sample
+
+__all__ = ["ReplicatedModelScorer", "wants_replicas"]
+
+
+def wants_replicas(cfg: RewardSection) -> bool:
+    """Whether the reward model runs as Ray actors: a local (hf) model with backend ray or replicas > 1."""
+    rm = cfg.reward_model
+    return rm.enable and rm.backend == "hf" and (cfg.backend == "ray" or rm.replicas > 1)
+
+
+def _single_copy(cfg: RewardSection) -> RewardSection:
+    """The config one replica builds its scorer from: one local copy (so it does not recurse)."""
+    return cfg.model_copy(
+        update={
+            "backend": "local",
+            "reward_model": cfg.reward_model.model_copy(update={"replicas": 1}),
+        }
+    )
+
+
+class _ReplicaActor:
+    """One replica: the scorer ``build_model_scorers`` makes for one local copy."""
+
+    def __init__(self, cfg: RewardSection, max_batch_wait_ms: float) -> None:
+        self._cfg = cfg
+        self._wait_ms = max_batch_wait_ms
+        self._scorer: Any = None
+
+    async def start(self) -> dict[str, Any]:
+        import ray
+        from rewardkit.models import build_model_scorers
+
+        scorers = build_model_scorers(self._cfg, max_batch_wait_ms=self._wait_ms)
+        if len(scorers) != 1:
+            raise ConfigError(
+                f"a replica expects one model scorer, the config builds {len(scorers)}"
+            )
+        self._scorer = scorers[0]
+        await self._scorer.start()
+        return {
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "pid": os.getpid(),
+            "gpu_ids": [str(g) for g in ray.get_gpu_ids()],
+            "component": self._scorer.component,
+        }
+
+    async def score_many(self, samples: list[Sample]) -> list[ModelScore | ScorerError]:
+        """Score a round; each row's outcome is a ModelScore or a (picklable) ScorerError."""
+        outcomes = await asyncio.gather(
+            *(self._scorer.score(s) for s in samples), return_exceptions=True
+        )
+        return [_portable(o) for o in outcomes]
+
+    async def close(self) -> None:
+        if self._scorer is not None:
+            await self._scorer.close()
+
+
+def _portable(outcome: Any) -> ModelScore | ScorerError:
+    """An outcome that survives the trip back: exceptions become ScorerErrors if they must.
+
+    The message is what the engine would have written for the original exception, and
+    ``extra`` (a judge's unparsable text) is kept.
+    """
+    if isinstance(outcome, ModelScore):
+        return outcome
+    if isinstance(outcome, ScorerError):
+        try:
+            pickle.loads(pickle.dumps(outcome))
+            return outcome
+        except Exception:  # e.g. an __init__ with extra required arguments
+            pass
+        error = ScorerError(str(outcome))
+    else:
+        error = ScorerError(f"{type(outcome).__name__}: {outcome}")
+    extra = getattr(outcome, "extra", None)
+    if isinstance(extra, dict):
+        error.extra = dict(extra)  # type: ignore[attr-defined]
+    return error
+
+
+class ReplicatedModelScorer:
+    """A ModelScorer over ``reward_model.replicas`` Ray actors, each holding one copy of the model."""
+
+    def __init__(self, cfg: RewardSection, *, max_batch_wait_ms: float = 5.0) -> None:
+        rm = cfg.reward_model
+        if rm.backend != "hf":
+            raise ConfigError(
+                "reward_model.replicas runs local (backend hf) models; to scale a model server, "
+                "list its replicas in reward_model.urls"
+            )
+        self.cfg = cfg
+        self.replicas = rm.replicas
+        self._inner = _single_copy(cfg)
+        self._wait_ms = max_batch_wait_ms
+        self._component = "judge" if rm.kind == "generative" else "rm"
+        self._group: ActorGroup | None = None
+        self._leased = False
+        self.stats: dict[str, int] = {"rows": 0}
+        self._batcher: Batcher[Sample, ModelScore] = Batcher(
+            self._round,
+            max_wait_s=max_batch_wait_ms / 1000,
+            max_round=rm.max_batch_size,
+            max_inflight=2 * rm.replicas,  # one round running and one on its way, per replica
+            name="reward model replicas",
+        )
+
+    @property
+    def component(self) -> str:
+        return self._component
+
+    @property
+    def weight(self) -> float:
+        return self.cfg.reward_model.weight
+
+    async def start(self) -> None:
+        """Start the replicas and wait until every one has loaded its model."""
+        if self._group is not None:
+            return
+        ray = import_ray()
+        acquire_ray(self.cfg.ray)
+        self._leased = True
+        opts, count = self.cfg.ray, self.replicas
+        gpus = opts.replica_num_gpus
+        if gpus is None:
+            gpus = 1.0 if ray.cluster_resources().get("GPU", 0) >= 1 else 0.0
+        check_capacity(
+            ray,
+            {"CPU": count * opts.replica_num_cpus, "GPU": count * gpus},
+            f"reward_model.replicas={count} x (reward.ray.replica_num_cpus="
+            f"{opts.replica_num_cpus:g}, replica_num_gpus={gpus:g})",
+        )
+        actor_class = ray.remote(_ReplicaActor)
+
+        def spawn() -> Any:
+            return actor_class.options(
+                num_cpus=opts.replica_num_cpus,
+                num_gpus=gpus,
+                scheduling_strategy="SPREAD",
+                max_restarts=0,
+                runtime_env=actor_runtime_env(opts),
+            ).remote(self._inner, self._wait_ms)
+
+        group = ActorGroup(
+            "reward model replicas",
+            spawn,
+            lambda handle: handle.start.remote(),
+            count,
+            cap=None,
+            start_timeout=opts.start_timeout_s,
+            stats=self.stats,
+        )
+        await group.start()
+        self._group = group
+
+    async def close(self) -> None:
+        await self._batcher.close()
+        group, self._group = self._group, None
+        try:
+            if group is not None:
+                await group.close(lambda handle: handle.close.remote())
+        finally:
+            if self._leased:
+                self._leased = False
+                release_ray()
+
+    async def score(self, sample: Sample) -> ModelScore:
+        """Score one row on some replica (batched with the rows arriving with it)."""
+        if self._group is None:
+            raise ScorerError("reward model replicas are not started")
+        return await self._batcher.submit(sample)
+
+    @property
+    def actors(self) -> list[dict[str, Any]]:
+        """The live replicas: ``node_id``, ``pid``, ``gpu_ids`` and rows ``outstanding``."""
+        if self._group is None:
+            return []
+        return [{**m.info, "outstanding": m.outstanding} for m in self._group.members]
+
+    @property
+    def actor_handles(self) -> list[Any]:
+        """The live replicas' Ray handles (for operators and fault-injection tests)."""
+        return [] if self._group is None else [m.handle for m in self._group.members]
+
+    async def _round(self, rows: list[Sample], emit: Emit[ModelScore]) -> None:
+        group = self._group
+        if group is None:
+            raise ScorerError("reward model replicas are closed")
+        self.stats["rows"] += len(rows)
+        # A replica stuck past every row's own guard is replaced, and the round retried.
+        guard = 2 * self.cfg.async_timeout_s
+        outcomes = await group.call(
+            lambda handle: handle.score_many.remote(rows), weight=len(rows), guard=guard
+        )
+        for i, outcome in enumerate(outcomes):
+            emit(i, outcome)

@@ -1,0 +1,582 @@
+"""Code verifiers: run the response's last fenced code block against the row's tests.
+
+Data sources (:func:`is_code_source`): ``codecontests``, ``apps``, ``taco``, ``codeforces``
+(stdin/stdout or APPS call-based tests) and ``humaneval``/``mbpp`` (assert-style tests),
+also under their hub names (``deepmind/code_contests``, ``codeparrot/apps``,
+``likaixin/TACO-verified``, ``openai_humaneval``, ``google-research-datasets/mbpp``, ...).
+
+Ground truth formats (a dict, or the same as a JSON string, as verl's datasets store it):
+
+* ``{"inputs": [...], "outputs": [...]}``: one run per case, the input on stdin, the
+  output compared after ``\\r\\n`` -> ``\\n``, trailing whitespace on each line and trailing
+  blank lines ignored (verl compares after ``rstrip("\\n")``; this also forgives a
+  trailing space). Inputs/outputs given as lists of lines are joined with newlines.
+* the same with ``"fn_name"`` (APPS/TACO call-based, Python): each input is the argument
+  list (or a string of JSON values, one per line, as PRIME's preprocessing stores it);
+  the function (or ``Solution().fn_name``, LeetCode style) is called with it and the
+  result compared to the output, also when the output is wrapped in a one-item list.
+  The solution is preceded by APPS's usual imports (``typing``, ``collections``, ...).
+* ``{"input_output": <one of the above>}``: APPS's raw column.
+* ``{"assert_case": [...]}``, ``{"test_list": [...]}`` (MBPP) or a plain list of assert
+  statements: one run per assert, after the code (and ``test_setup_code`` /
+  ``test_imports`` / ``import_prefix`` when given).
+* ``{"test": "def check(candidate): ...", "entry_point": "f"}`` (HumanEval): one run of
+  the code, the test, then ``check(f)``; a plain non-JSON string holding ``assert`` is
+  run after the code the same way.
+
+A ``"language"`` key (ground truth or ``extra_info``) picks the language; else the fence's
+tag does (```cpp, ```java, ...), else Python. A response without a complete fenced code
+block scores 0 (``extra["reason"] = "no code block"``).
+
+Scores: ``continuous`` (default, verl's sandbox rule) is the fraction of the first
+``max_cases`` (10) cases that pass; ``all_or_nothing`` is 1 only if every case passes and
+stops at the first failure. ``extra`` holds ``acc``, ``passed``, ``total`` and
+``verdicts``, one of ``passed``, ``wrong_answer``, ``runtime_error``, ``timeout``,
+``compile_error`` (or ``skipped``) per case. A sandbox that cannot run the code (down,
+queue full, language missing) raises :class:`~rewardkit.errors.ScorerError`, so the row
+becomes an error, never a silent 0.
+
+The runs go to the embedded :class:`~rewardkit.execution.sandbox.Sandbox` in this process
+when ``reward.sandbox_fusion.url`` is null, else to that SandboxFusion-compatible server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import re
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, get_args
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import ValidationError
+
+from rewardkit.config import HttpOptions, SandboxFusionConfig
+from rewardkit.errors import InvalidSampleError, RemoteError, ScorerError
+from rewardkit.execution.sandbox import (
+    CommandRunStatus,
+    Language,
+    RunCodeRequest,
+    RunCodeResponse,
+    RunStatus,
+    Sandbox,
+    SandboxOptions,
+)
+from rewardkit.verifiers.base import Verdict
+
+__all__ = [
+    "CODE_SOURCES",
+    "CodeOptions",
+    "CodeVerifier",
+    "extract_code",
+    "is_code_source",
+    "make_code_verifier",
+    "parse_tests",
+]
+
+CODE_SOURCES = ("codecontests", "apps", "taco", "codeforces", "humaneval", "mbpp")
+"""The data-source families scored by running code (matched loosely, see is_code_source)."""
+
+Mode = Literal["continuous", "all_or_nothing"]
+CaseVerdict = Literal[
+    "passed", "wrong_answer", "runtime_error", "timeout", "compile_error", "skipped"
+]
+
+_FENCE_TAGS = {
+    "python": "python", "python3": "python", "py": "python", "py3": "python",
+    "cpp": "cpp", "c++": "cpp", "cc": "cpp", "cxx": "cpp",
+    "java": "java", "javascript": "nodejs", "js": "nodejs", "node": "nodejs", "nodejs": "nodejs",
+    "go": "go", "golang": "go", "rust": "rust", "rs": "rust", "bash": "bash", "sh": "bash",
+    "perl": "perl", "ruby": "ruby", "rb": "ruby", "php": "php", "lua": "lua",
+}  # fmt: skip
+
+_LANGUAGES = frozenset(get_args(Language))
+
+# APPS/TACO solutions assume these are imported (their own test harness prepends them).
+_CALL_PRELUDE = (
+    "from typing import *\nimport sys, os, math, re, json, heapq, bisect, string, random, itertools, "
+    "functools, collections, operator\nfrom collections import *\nfrom itertools import *\n"
+    "from functools import *\nfrom heapq import *\nfrom bisect import *\nfrom math import *\n"
+)
+_RESULT_MARKER = "\x1erewardkit-result:"
+_CALL_HARNESS = """\
+import json, sys
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 100000))
+with open("args.json") as fh:
+    args = json.load(fh)
+import solution
+fn = getattr(solution, {name!r}, None)
+if fn is None and hasattr(solution, "Solution"):
+    fn = getattr(solution.Solution(), {name!r})
+if fn is None:
+    raise SystemExit("no function named " + {name!r})
+result = fn(*args)
+if isinstance(result, tuple):
+    result = list(result)
+sys.stdout.write("\\n" + {marker!r} + json.dumps(result, default=repr) + "\\n")
+"""
+
+
+# ---------------------------------------------------------------------- options and tests
+
+
+@dataclass(frozen=True, slots=True)
+class CodeOptions:
+    """How code rows are scored."""
+
+    mode: Mode = "continuous"
+    max_cases: int | None = 10
+    """continuous: score the first this many cases (verl: 10); None: all of them."""
+    run_timeout_s: float = 10.0
+    compile_timeout_s: float = 10.0
+    memory_limit_mb: int = 1024
+    default_language: str = "python"
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("continuous", "all_or_nothing"):
+            raise ValueError(f"mode must be 'continuous' or 'all_or_nothing', got {self.mode!r}")
+        if self.max_cases is not None and self.max_cases < 1:
+            raise ValueError("max_cases must be at least 1 (or None for all cases)")
+
+
+@dataclass(frozen=True, slots=True)
+class _Case:
+    """One test: what to run, and how to judge its output."""
+
+    code: str
+    stdin: str | None = None
+    files: Mapping[str, str] = field(default_factory=dict)
+    expected: Any = None
+    judge: Literal["stdout", "call", "exit"] = "exit"
+
+
+@dataclass(frozen=True, slots=True)
+class TestSuite:
+    """A row's tests, parsed from its ground truth (see the module docstring)."""
+
+    __test__ = False  # not a pytest class
+
+    kind: Literal["stdio", "call", "assert", "program"]
+    cases: tuple[Any, ...]
+    """stdio: (input, output) pairs; call: (args, expected); assert/program: code strings."""
+    fn_name: str | None = None
+    setup: str = ""
+    language: str | None = None
+
+    def build(self, code: str, index: int) -> _Case:
+        """The run for case ``index`` of ``code``."""
+        case = self.cases[index]
+        if self.kind == "stdio":
+            stdin, expected = case
+            return _Case(code=code, stdin=stdin, expected=expected, judge="stdout")
+        if self.kind == "call":
+            args, expected = case
+            files = {"solution.py": _b64(_CALL_PRELUDE + code), "args.json": _b64(json.dumps(args))}
+            harness = _CALL_HARNESS.format(name=self.fn_name, marker=_RESULT_MARKER)
+            return _Case(code=harness, files=files, expected=expected, judge="call")
+        prefix = f"{self.setup}\n" if self.setup else ""
+        return _Case(code=f"{prefix}{code}\n\n{case}\n")
+
+
+def parse_tests(ground_truth: Any) -> TestSuite:
+    """Parse a row's ground truth into tests; InvalidSampleError names what is wrong."""
+    value = ground_truth
+    if isinstance(value, str | bytes):
+        try:
+            value = json.loads(value)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            text = value.decode(errors="replace") if isinstance(value, bytes) else value
+            if "assert" in text:
+                return TestSuite("program", (text,))
+            raise InvalidSampleError(
+                "code ground truth is neither JSON nor assert statements"
+            ) from None
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return _nonempty(TestSuite("assert", tuple(value)))
+    if not isinstance(value, Mapping):
+        raise InvalidSampleError(
+            f"code ground truth must be an object or a list, got {type(value).__name__}"
+        )
+    if "input_output" in value:
+        inner = parse_tests(value["input_output"])
+        language = value.get("language") or inner.language
+        return TestSuite(inner.kind, inner.cases, inner.fn_name, inner.setup, language)
+    language = value.get("language") if isinstance(value.get("language"), str) else None
+    if "inputs" in value and "outputs" in value:
+        return _nonempty(_io_suite(value, language))
+    for key in ("assert_case", "test_list"):
+        if isinstance(value.get(key), list):
+            setup = _setup_code(
+                [value.get(k) for k in ("import_prefix", "test_imports", "test_setup_code")]
+            )
+            asserts = tuple(str(a) for a in value[key])
+            return _nonempty(TestSuite("assert", asserts, setup=setup, language=language))
+    if isinstance(value.get("test"), str):
+        test = value["test"]
+        entry = value.get("entry_point")
+        if entry and not re.search(r"^check\(", test, re.M):
+            test += f"\n\ncheck({entry})\n"
+        return TestSuite("program", (test,), language=language)
+    raise InvalidSampleError(
+        "code ground truth needs 'inputs'/'outputs', 'assert_case', 'test_list' or 'test' "
+        f"(got keys {sorted(map(str, value))[:8]})"
+    )
+
+
+def _io_suite(value: Mapping[str, Any], language: str | None) -> TestSuite:
+    inputs, outputs = value["inputs"], value["outputs"]
+    if not isinstance(inputs, list) or not isinstance(outputs, list):
+        raise InvalidSampleError("'inputs' and 'outputs' must be lists")
+    if len(inputs) != len(outputs):
+        raise InvalidSampleError(f"{len(inputs)} inputs but {len(outputs)} outputs")
+    fn_name = value.get("fn_name")
+    if fn_name:
+        cases = tuple(_call_case(i, o) for i, o in zip(inputs, outputs, strict=True))
+        return TestSuite("call", cases, fn_name=str(fn_name), language=language)
+    cases = tuple((_text(i, newline=True), _text(o)) for i, o in zip(inputs, outputs, strict=True))
+    return TestSuite("stdio", cases, language=language)
+
+
+def _call_case(args: Any, expected: Any) -> tuple[list[Any], Any]:
+    if isinstance(args, str):  # PRIME's layout: one JSON value per line, outputs as JSON too
+        try:
+            parsed = [json.loads(line) for line in args.split("\n") if line.strip()]
+            expected = json.loads(expected) if isinstance(expected, str) else expected
+        except json.JSONDecodeError as exc:
+            raise InvalidSampleError(f"call-based input is not JSON lines: {exc}") from None
+        return parsed, expected
+    return (list(args) if isinstance(args, list | tuple) else [args]), expected
+
+
+def _text(value: Any, *, newline: bool = False) -> str:
+    if isinstance(value, list):
+        joined = "\n".join(str(v) for v in value)
+        return joined + "\n" if newline and joined and not joined.endswith("\n") else joined
+    return value if isinstance(value, str) else str(value)
+
+
+def _setup_code(parts: Sequence[Any]) -> str:
+    """MBPP's setup fields: strings or lists of lines (``test_imports``), in order."""
+    lines: list[str] = []
+    for part in parts:
+        for chunk in part if isinstance(part, list) else [part]:
+            lines.extend(line for line in str(chunk or "").split("\n") if line.strip())
+    return "\n".join(lines)
+
+
+def _nonempty(suite: TestSuite) -> TestSuite:
+    if not suite.cases:
+        raise InvalidSampleError("code ground truth has no test cases")
+    return suite
+
+
+# ---------------------------------------------------------------------- extraction
+
+
+def extract_code(response: str) -> tuple[str, str | None] | None:
+    """The last complete fenced code block and its tag, or None. Linear in the response."""
+    last: tuple[str, str | None] | None = None
+    tag: str | None = None
+    indent = ""
+    body: list[str] = []
+    in_block = False
+    for line in response.split("\n"):
+        stripped = line.strip()
+        if not in_block:
+            if stripped.startswith("```"):
+                in_block, body = True, []
+                words = stripped[3:].strip().split()
+                tag = words[0].lower() if words else None
+                indent = line[: len(line) - len(line.lstrip())]
+        elif stripped.startswith("```") and not stripped.strip("`"):
+            in_block = False
+            code = "\n".join(body)
+            if code.strip():
+                last = (code, tag)
+        else:
+            body.append(line[len(indent) :] if indent and line.startswith(indent) else line)
+    return last
+
+
+def is_code_source(data_source: str) -> bool:
+    """Whether rows of this data source are scored by running code."""
+    name = data_source.strip().lower().rsplit("/", 1)[-1]
+    key = re.sub(r"[^a-z0-9]", "", name)
+    if key in ("apps", "taco") or key.startswith(("apps", "taco")):
+        return True
+    return any(family in key for family in ("codecontests", "codeforces", "humaneval", "mbpp"))
+
+
+# ---------------------------------------------------------------------- runners
+
+
+class _Runner(Protocol):
+    async def run(self, request: RunCodeRequest) -> RunCodeResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+class _EmbeddedRunner:
+    """The in-process sandbox: the same ``run_code`` the HTTP server calls, no HTTP."""
+
+    def __init__(self, options: SandboxOptions) -> None:
+        self.sandbox = Sandbox(options)
+
+    async def run(self, request: RunCodeRequest) -> RunCodeResponse:
+        return await self.sandbox.run_code(request)
+
+    async def aclose(self) -> None:
+        await self.sandbox.close()
+
+
+class _RemoteRunner:
+    """A SandboxFusion-compatible server (``reward.sandbox_fusion.url``) over pooled HTTP."""
+
+    def __init__(self, url: str, max_concurrent: int, timeout_s: float) -> None:
+        from rewardkit.http import HttpClient
+
+        base, self.path = _split_url(url)
+        options = HttpOptions(timeout_s=timeout_s, max_concurrent=max_concurrent)
+        self.client = HttpClient(base, options)
+
+    async def run(self, request: RunCodeRequest) -> RunCodeResponse:
+        body = await self.client.post_json(self.path, request.model_dump())
+        try:
+            return RunCodeResponse.model_validate(body)
+        except ValidationError as exc:
+            raise RemoteError(f"sandbox answered an unexpected body: {str(body)[:200]}") from exc
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+def _split_url(url: str) -> tuple[str, str]:
+    """verl's setting is the full ``.../run_code`` URL; a bare server URL is accepted too."""
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    if not path.endswith("/run_code"):
+        path += "/run_code"
+    base_path, _, leaf = path.rpartition("/")
+    return urlunsplit((parts.scheme, parts.netloc, base_path, "", "")), leaf
+
+
+# ---------------------------------------------------------------------- the verifier
+
+
+class CodeVerifier:
+    """An :class:`~rewardkit.verifiers.base.AsyncVerifier` for code rows.
+
+    ``runner_factory`` makes the runner for an event loop (one per loop: sandboxes and
+    HTTP pools belong to the loop that made them); :func:`make_code_verifier` builds it
+    from the configuration.
+    """
+
+    def __init__(self, options: CodeOptions, runner_factory: Callable[[], _Runner]) -> None:
+        self.options = options
+        self._factory = runner_factory
+        self._runners: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Runner] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    @property
+    def key(self) -> str:
+        opts = self.options
+        return f"code:{opts.mode}:{opts.max_cases}:{opts.run_timeout_s:g}"
+
+    async def ascore(
+        self, response: str, ground_truth: Any, extra_info: Mapping[str, Any]
+    ) -> Verdict:
+        """Run the response's code on the row's tests. ScorerError if the sandbox fails."""
+        suite = parse_tests(ground_truth)
+        found = extract_code(response)
+        if found is None:
+            return Verdict(0.0, {"acc": False, "passed": 0, "total": 0, "reason": "no code block"})
+        code, tag = found
+        language = _language(suite, extra_info, tag, self.options.default_language)
+        if suite.kind == "call":
+            language = "python"  # call-based tests call a Python function
+        if language not in _LANGUAGES:
+            raise InvalidSampleError(
+                f"unknown language {language!r} (SandboxFusion's names: python, cpp, ...)"
+            )
+        verdicts = await self._judge(suite, code, language)
+        passed = sum(v == "passed" for v in verdicts)
+        total = len(verdicts)
+        if self.options.mode == "all_or_nothing":
+            score = 1.0 if passed == total else 0.0
+        else:
+            score = passed / total
+        return Verdict(
+            score, {"acc": passed == total, "passed": passed, "total": total, "verdicts": verdicts}
+        )
+
+    async def aclose(self) -> None:
+        """Close this event loop's runner (sandbox spawner or HTTP pool)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        runner = self._runners.pop(loop, None)
+        if runner is not None:
+            await runner.aclose()
+
+    async def _judge(self, suite: TestSuite, code: str, language: str) -> list[CaseVerdict]:
+        count = len(suite.cases)
+        if self.options.mode == "continuous" and self.options.max_cases is not None:
+            count = min(count, self.options.max_cases)
+        runner = self._runner()
+        jobs = [self._one(runner, suite.build(code, i), language) for i in range(count)]
+        if self.options.mode == "all_or_nothing":
+            return await _until_first_failure(jobs)
+        return await _all_or_raise(jobs)
+
+    async def _one(self, runner: _Runner, case: _Case, language: str) -> CaseVerdict:
+        opts = self.options
+        request = RunCodeRequest(
+            code=case.code,
+            language=language,  # type: ignore[arg-type] - validated by the model
+            stdin=case.stdin,
+            files=dict(case.files),
+            run_timeout=opts.run_timeout_s,
+            compile_timeout=opts.compile_timeout_s,
+            memory_limit_MB=opts.memory_limit_mb,
+        )
+        return _verdict(await runner.run(request), case)
+
+    def _runner(self) -> _Runner:
+        loop = asyncio.get_running_loop()
+        runner = self._runners.get(loop)
+        if runner is None:
+            runner = self._runners[loop] = self._factory()
+        return runner
+
+
+async def _all_or_raise(jobs: Sequence[Awaitable[CaseVerdict]]) -> list[CaseVerdict]:
+    """Every case's verdict; if one raises (the sandbox failed), the others are cancelled."""
+    tasks = [asyncio.ensure_future(job) for job in jobs]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+async def _until_first_failure(jobs: Sequence[Awaitable[CaseVerdict]]) -> list[CaseVerdict]:
+    """Run all cases at once; at the first failure cancel the rest (marked ``skipped``)."""
+    tasks = [asyncio.ensure_future(job) for job in jobs]
+    verdicts: list[CaseVerdict] = ["skipped"] * len(tasks)
+    try:
+        for finished in asyncio.as_completed(tasks):
+            await finished
+            for i, task in enumerate(tasks):
+                if task.done() and not task.cancelled() and task.exception() is None:
+                    verdicts[i] = task.result()
+            if any(v not in ("passed", "skipped") for v in verdicts):
+                break
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return verdicts
+
+
+def _verdict(response: RunCodeResponse, case: _Case) -> CaseVerdict:
+    if response.status == RunStatus.SANDBOX_ERROR:
+        raise ScorerError(f"sandbox error: {response.message[:300]}")
+    compiled = response.compile_result
+    if compiled is not None and (
+        compiled.status != CommandRunStatus.FINISHED or compiled.return_code != 0
+    ):
+        return "compile_error"
+    run = response.run_result
+    if run is None:
+        raise ScorerError(f"sandbox answered {response.status} without a run result")
+    if run.status == CommandRunStatus.TIME_LIMIT_EXCEEDED:
+        return "timeout"
+    if run.status == CommandRunStatus.ERROR:
+        raise ScorerError(f"sandbox could not run the program: {(run.stderr or '')[:300]}")
+    if run.return_code != 0:
+        # A failed assert in an assert-style test is a wrong answer, other errors are not.
+        failed_assert = case.judge == "exit" and _last_line(run.stderr or "").startswith(
+            "AssertionError"
+        )
+        return "wrong_answer" if failed_assert else "runtime_error"
+    if case.judge == "stdout":
+        return "passed" if _same_output(run.stdout or "", case.expected) else "wrong_answer"
+    if case.judge == "call":
+        return "passed" if _same_value(run.stdout or "", case.expected) else "wrong_answer"
+    return "passed"
+
+
+def _last_line(text: str) -> str:
+    lines = _lines(text[-2000:])
+    return lines[-1] if lines else ""
+
+
+def _lines(text: str) -> list[str]:
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _same_output(actual: str, expected: Any) -> bool:
+    return _lines(actual) == _lines(_text(expected))
+
+
+def _same_value(stdout: str, expected: Any) -> bool:
+    marker = stdout.rfind(_RESULT_MARKER)
+    if marker < 0:
+        return False
+    try:
+        value = json.loads(stdout[marker + len(_RESULT_MARKER) :])
+    except json.JSONDecodeError:
+        return False
+    expected = json.loads(json.dumps(expected, default=repr))  # tuples -> lists, as the result
+    return value == expected or (
+        isinstance(expected, list) and len(expected) == 1 and value == expected[0]
+    )
+
+
+def _language(
+    suite: TestSuite, extra_info: Mapping[str, Any], tag: str | None, default: str
+) -> str:
+    named = suite.language or extra_info.get("language")
+    if isinstance(named, str) and named:
+        return _FENCE_TAGS.get(named.lower(), named)
+    return _FENCE_TAGS.get(tag or "", default)
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def make_code_verifier(
+    cfg: SandboxFusionConfig, *, mode: Mode = "continuous", **options: Any
+) -> CodeVerifier:
+    """The code verifier the scoring loop uses: embedded sandbox when ``cfg.url`` is null.
+
+    The embedded sandbox runs ``min(cfg.max_concurrent, cores)`` programs at once (more
+    would only queue on the CPU); a remote one gets ``cfg.max_concurrent`` requests in
+    flight. ``options`` are further :class:`CodeOptions` fields.
+    """
+    code_options = CodeOptions(mode=mode, memory_limit_mb=cfg.memory_limit_mb, **options)
+    if cfg.url:
+        url = cfg.url
+        # Per attempt: both steps at their limits, plus queueing on a busy server.
+        timeout = code_options.run_timeout_s + code_options.compile_timeout_s + 60.0
+        return CodeVerifier(code_options, lambda: _RemoteRunner(url, cfg.max_concurrent, timeout))
+    cores = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    )
+    sandbox_options = SandboxOptions(
+        max_concurrent=min(cfg.max_concurrent, cores),
+        memory_limit_mb=cfg.memory_limit_mb,
+    )
+    return CodeVerifier(code_options, lambda: _EmbeddedRunner(sandbox_options))

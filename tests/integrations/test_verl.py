@@ -1,0 +1,329 @@
+"""The verl adapter against verl's interfaces, with a DataProto-shaped batch (verl is not installed)."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import functools
+import importlib.util
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from rewardkit.errors import ConfigError, ScorerError
+from rewardkit.integrations.verl import RewardkitRewardManager, compute_score, compute_score_async
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "integrations"
+PROMPT_WIDTH, RESPONSE_WIDTH = 6, 5
+
+
+@dataclass
+class FakeDataProto:
+    """The parts of verl's DataProto a reward manager reads."""
+
+    batch: dict[str, torch.Tensor]
+    non_tensor_batch: dict[str, np.ndarray]
+    meta_info: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return self.batch["responses"].shape[0]
+
+
+def make_batch(tokenizer: Any, rows: list[tuple[str, str, str, Any]]) -> FakeDataProto:
+    """verl's layout: prompts left-padded to PROMPT_WIDTH, responses right-padded to RESPONSE_WIDTH.
+
+    ``rows`` are ``(data_source, prompt, response, ground_truth)``.
+    """
+    pad = tokenizer.pad_token_id
+    prompts, responses, masks = [], [], []
+    for _, prompt, response, _ in rows:
+        p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        r = tokenizer(response, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        prompts.append([pad] * (PROMPT_WIDTH - len(p)) + p)
+        responses.append(r + [pad] * (RESPONSE_WIDTH - len(r)))
+        masks.append(
+            [0] * (PROMPT_WIDTH - len(p))
+            + [1] * (len(p) + len(r))
+            + [0] * (RESPONSE_WIDTH - len(r))
+        )
+    objects = functools.partial(np.array, dtype=object)
+    return FakeDataProto(
+        batch={
+            "prompts": torch.tensor(prompts),  # [B, P]
+            "responses": torch.tensor(responses),  # [B, R]
+            "attention_mask": torch.tensor(masks),  # [B, P + R]
+        },
+        non_tensor_batch={
+            "data_source": objects([source for source, *_ in rows]),
+            "reward_model": objects([{"ground_truth": gt, "style": "rule"} for *_, gt in rows]),
+            "extra_info": objects(
+                [{"index": np.int64(i), "split": "train"} for i in range(len(rows))]
+            ),
+        },
+    )
+
+
+GOOD_ROWS = [
+    ("openai/gsm8k", "what is 36 + 36 ?", "so #### 72", "72"),  # 3 tokens + eos
+    ("openai/gsm8k", "36 + 36 ?", "#### 7", "72"),  # 2 tokens + eos
+    ("openai/gsm8k", "what is the answer ?", "the answer #### 72", np.str_("72")),  # 4 + eos
+]
+
+
+@pytest.fixture
+def manager(tiny_tokenizer, rk_config) -> RewardkitRewardManager:
+    return RewardkitRewardManager(
+        tokenizer=tiny_tokenizer, num_examine=0, rewardkit_config=rk_config
+    )
+
+
+def test_manager_scores_the_batch_like_verls_legacy_interface(manager, tiny_tokenizer):
+    data = make_batch(tiny_tokenizer, GOOD_ROWS)
+    out = manager(data, return_dict=True)
+    expected = torch.zeros(3, RESPONSE_WIDTH)
+    expected[0, 3], expected[2, 4] = 1.0, 1.0  # on the eos, the last valid token
+    assert torch.equal(out["reward_tensor"], expected)
+    info = out["reward_extra_info"]
+    assert info["score"] == [1.0, 0.0, 1.0]
+    assert info["status"] == ["ok", "ok", "ok"]
+    assert info["error"] == ["", "", ""]
+    assert info["acc"] == [True, False, True]
+    assert info["pred"] == ["72", "7", "72"]
+    assert info["component/rule"] == [1.0, 0.0, 1.0]
+    assert all(len(values) == 3 for values in info.values())
+    assert torch.equal(manager(data), expected)  # return_dict=False: the tensor alone
+
+
+def test_rows_decode_the_valid_tokens_and_carry_exact_lengths(manager, tiny_tokenizer):
+    rows, mask = manager._rows(make_batch(tiny_tokenizer, GOOD_ROWS))
+    assert [r["prompt"] for r in rows] == ["what is 36 + 36 ?", "36 + 36 ?", "what is the answer ?"]
+    assert [r["response"] for r in rows] == ["so #### 72", "#### 7", "the answer #### 72"]
+    assert [r["extra_info"] for r in rows] == [
+        {"index": i, "split": "train", "response_length": n} for i, n in enumerate([4, 3, 5])
+    ]
+    assert mask.sum(dim=-1).tolist() == [4, 3, 5]
+
+
+def test_failed_rows_raise_by_default_naming_them(manager, tiny_tokenizer):
+    rows = [*GOOD_ROWS, ("no/such-source", "36 + 36 ?", "#### 72", "72")]
+    with pytest.raises(
+        ScorerError,
+        match=r"1 of 4 rows failed to score \(invalid: 1\); first: row 3 \[no/such-source\]",
+    ):
+        manager(make_batch(tiny_tokenizer, rows), return_dict=True)
+
+
+def test_fill_is_an_explicit_opt_in_and_keeps_the_status(tiny_tokenizer, rk_config):
+    manager = RewardkitRewardManager(
+        tokenizer=tiny_tokenizer, rewardkit_config=rk_config, on_failure="fill", fill_score=-1.0
+    )
+    rows = [GOOD_ROWS[0], ("no/such-source", "36 + 36 ?", "#### 72", "72")]
+    out = manager(make_batch(tiny_tokenizer, rows), return_dict=True)
+    assert out["reward_tensor"][1].tolist() == [0.0, 0.0, -1.0, 0.0, 0.0]
+    info = out["reward_extra_info"]
+    assert info["score"] == [1.0, -1.0]
+    assert info["status"] == ["ok", "invalid"]
+    assert "no/such-source" in info["error"][1]
+    assert info["pred"] == ["72", ""]  # text keys fill with "", so verl's metrics skip them
+    assert info["acc"][0] is True and math.isnan(info["acc"][1])  # numbers fill with NaN
+
+
+def test_reward_loop_interface_run_single_and_assemble(manager, tiny_tokenizer):
+    data = make_batch(tiny_tokenizer, GOOD_ROWS)
+    single = [_slice(data, i) for i in range(3)]
+    outputs = [asyncio.run(manager.run_single(item)) for item in single]
+    assert [o["reward_score"] for o in outputs] == [1.0, 0.0, 1.0]
+    assert outputs[1]["reward_extra_info"] == {
+        "score": 0.0,
+        "status": "ok",
+        "error": "",
+        "acc": False,
+    }
+    tensor = RewardkitRewardManager.assemble_rm_scores(data, [o["reward_score"] for o in outputs])
+    assert torch.equal(tensor, manager(data))
+
+
+def _slice(data: FakeDataProto, i: int) -> FakeDataProto:
+    return FakeDataProto(
+        batch={k: v[i : i + 1] for k, v in data.batch.items()},
+        non_tensor_batch={k: v[i : i + 1] for k, v in data.non_tensor_batch.items()},
+    )
+
+
+def test_manager_constructor_takes_both_verl_generations(tiny_tokenizer, rk_config):
+    legacy = RewardkitRewardManager(
+        tokenizer=tiny_tokenizer,
+        num_examine=1,
+        compute_score=print,
+        reward_fn_key="source",
+        rewardkit_config=rk_config,
+    )
+    assert legacy.reward_fn_key == "source"
+    RewardkitRewardManager(
+        config={"reward": {}},
+        tokenizer=tiny_tokenizer,
+        compute_score=None,
+        reward_router_address=None,
+        reward_model_tokenizer=None,
+    )
+    with pytest.raises(TypeError, match=r"unexpected keyword arguments \['on_faliure'\]"):
+        RewardkitRewardManager(tokenizer=tiny_tokenizer, on_faliure="fill")
+    with pytest.raises(ConfigError, match="on_failure must be 'raise' or 'fill'"):
+        RewardkitRewardManager(tokenizer=tiny_tokenizer, on_failure="zero")
+
+
+def test_num_examine_prints_rows(tiny_tokenizer, rk_config, capsys):
+    manager = RewardkitRewardManager(
+        tokenizer=tiny_tokenizer, num_examine=1, rewardkit_config=rk_config
+    )
+    manager(make_batch(tiny_tokenizer, GOOD_ROWS))
+    printed = capsys.readouterr().out
+    assert printed.count("[response]") == 1 and "[status] ok" in printed
+
+
+def test_compute_score_has_verls_signature(rk_config):
+    out = compute_score(
+        "openai/gsm8k", "#### 72", "72", {"split": "train"}, rewardkit_config=rk_config
+    )
+    assert out["score"] == 1.0 and out["status"] == "ok" and out["error"] == ""
+    assert out["acc"] is True and out["component/rule"] == 1.0
+    # the kwargs verl's reward loop adds are accepted
+    out = compute_score(
+        data_source="openai/gsm8k",
+        solution_str="#### 7",
+        ground_truth="72",
+        extra_info=None,
+        rewardkit_config=rk_config,
+        reward_router_address=None,
+        reward_model_tokenizer=None,
+    )
+    assert out["score"] == 0.0
+
+
+def test_compute_score_failure_policy(rk_config):
+    with pytest.raises(ScorerError, match="row 0 \\[no/such-source\\] invalid"):
+        compute_score("no/such-source", "#### 72", "72", rewardkit_config=rk_config)
+    out = compute_score(
+        "no/such-source", "#### 72", "72", rewardkit_config=rk_config, on_failure="fill"
+    )
+    assert (out["score"], out["status"]) == (0.0, "invalid")
+    with pytest.raises(TypeError, match=r"\['fill_value'\]"):
+        compute_score("openai/gsm8k", "#### 72", "72", rewardkit_config=rk_config, fill_value=0)
+
+
+def test_compute_score_async(rk_config):
+    async def score_many() -> list[dict[str, Any]]:
+        calls = [
+            compute_score_async("openai/gsm8k", f"#### {answer}", "72", rewardkit_config=rk_config)
+            for answer in ("72", "7", "72.00")
+        ]
+        return await asyncio.gather(*calls)
+
+    assert [out["score"] for out in asyncio.run(score_many())] == [1.0, 0.0, 1.0]
+
+
+def test_both_config_and_url_is_an_error():
+    with pytest.raises(ConfigError, match="not both"):
+        compute_score(
+            "openai/gsm8k", "#### 72", "72", rewardkit_config={}, rewardkit_url="http://x"
+        )
+
+
+def _load_like_verl(path: Path) -> Any:
+    """What verl's load_extern_object does with a file path."""
+    spec = importlib.util.spec_from_file_location(f"custom_module_{hash(path)}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_documented_example_file(tiny_tokenizer):
+    example = _load_like_verl(EXAMPLES / "verl_reward.py")
+    manager = example.RewardManager(tokenizer=tiny_tokenizer, num_examine=0, compute_score=None)
+    out = manager(make_batch(tiny_tokenizer, GOOD_ROWS), return_dict=True)
+    assert out["reward_extra_info"]["score"] == [1.0, 0.0, 1.0]
+    assert example.compute_score("openai/gsm8k", "#### 72", "72", None)["score"] == 1.0
+
+
+def test_scores_through_a_rewardkit_server(tiny_tokenizer, rk_config):
+    server = pytest.importorskip(
+        "rewardkit.server.app", reason="the reward server is not available"
+    )
+    import threading
+    import time
+
+    import uvicorn
+
+    from rewardkit.config import load_config
+
+    app = server.create_app(load_config(rk_config))
+    uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=uv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not uv.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the reward server did not start"
+        time.sleep(0.02)
+    url = f"http://127.0.0.1:{uv.servers[0].sockets[0].getsockname()[1]}"
+    try:
+        manager = RewardkitRewardManager(tokenizer=tiny_tokenizer, rewardkit_url=url)
+        out = manager(make_batch(tiny_tokenizer, GOOD_ROWS), return_dict=True)
+        assert out["reward_extra_info"]["score"] == [1.0, 0.0, 1.0]
+        single = asyncio.run(manager.run_single(_slice(make_batch(tiny_tokenizer, GOOD_ROWS), 1)))
+        assert single["reward_score"] == 0.0
+    finally:
+        uv.should_exit = True
+        thread.join(timeout=30)
+
+
+def test_with_a_real_dataproto_agrees_with_verls_own_managers(tiny_tokenizer, rk_config):
+    """Runs only where verl is importable: verl's naive manager calling our compute_score, and
+    verl's own score placement, must give the tensor our manager gives."""
+    protocol = pytest.importorskip(
+        "verl.protocol", reason="verl is not installed (kept out of rewardkit's deps)"
+    )
+    from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
+    from verl.utils.import_utils import load_extern_object
+    from verl.workers.reward_manager.naive import NaiveRewardManager
+
+    fake = make_batch(tiny_tokenizer, GOOD_ROWS)
+    data = protocol.DataProto.from_dict(tensors=fake.batch, non_tensors=fake.non_tensor_batch)
+    cls = load_extern_object("pkg://rewardkit.integrations.verl", "RewardkitRewardManager")
+    ours = cls(tokenizer=tiny_tokenizer, num_examine=0, rewardkit_config=rk_config)(
+        data, return_dict=True
+    )
+    bound = functools.partial(compute_score, rewardkit_config=rk_config)
+    theirs = NaiveRewardManager(tiny_tokenizer, 0, compute_score=bound)(data, return_dict=True)
+    assert torch.equal(ours["reward_tensor"], theirs["reward_tensor"])
+    assert (
+        ours["reward_extra_info"]["score"]
+        == theirs["reward_extra_info"]["score"]
+        == [1.0, 0.0, 1.0]
+    )
+    placed = RewardManagerBase.assemble_rm_scores(data, [1.0, 0.0, 1.0])
+    assert torch.equal(placed, RewardkitRewardManager.assemble_rm_scores(data, [1.0, 0.0, 1.0]))
+
+
+def test_adapters_do_not_import_their_trainers_at_import_time():
+    """No module-level import of verl, trl or openrlhf in any adapter (rewardkit installs without them)."""
+    import rewardkit.integrations
+
+    package = Path(rewardkit.integrations.__file__).parent
+    for path in sorted(package.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in tree.body:  # module level only: imports inside functions run on use
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                assert name.split(".")[0] not in {"verl", "trl", "openrlhf"}, (
+                    f"{path.name} imports {name}"
+                )

@@ -1,0 +1,124 @@
+"""Token-budget packing and the batcher that gathers concurrent calls into rounds."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from rewardkit.errors import ScorerError
+from rewardkit.models.batching import Batcher, Emit, pack_by_tokens
+
+
+def test_pack_by_tokens_respects_the_budget_and_keeps_every_row() -> None:
+    rng = random.Random(0)
+    lengths = [rng.choice([5, 10, 40, 200, 900]) for _ in range(300)]
+    batches = pack_by_tokens(lengths, max_tokens=1000, max_rows=16)
+    assert sorted(i for b in batches for i in b) == list(range(300))
+    for batch in batches:
+        width = max(lengths[i] for i in batch)
+        assert len(batch) * width <= 1000 and len(batch) <= 16
+        assert lengths[batch[0]] == width  # longest first
+        assert all(lengths[i] >= 0.8 * width for i in batch)  # at most 20% padding a row
+
+
+def test_pack_by_tokens_edges() -> None:
+    assert pack_by_tokens([], 100, 8) == []
+    assert pack_by_tokens([500, 3], 100, 8) == [[0], [1]]  # too long for the budget: alone
+    assert pack_by_tokens([1] * 5, 100, 2) == [[0, 1], [2, 3], [4]]
+    assert pack_by_tokens([100, 10, 95], 1000, 8) == [[0, 2], [1]]  # 10 would be 90% padding
+    assert pack_by_tokens([100, 10, 95], 1000, 8, max_padding=1.0) == [[0, 2, 1]]
+
+
+class Recorder:
+    """A process function that answers item * 10 and records each round."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.rounds: list[list[int]] = []
+        self.delay = delay
+
+    async def __call__(self, items: list[int], emit: Emit[int]) -> None:
+        self.rounds.append(list(items))
+        await asyncio.sleep(self.delay)
+        for i, item in enumerate(items):
+            emit(i, ValueError("odd") if item == 13 else item * 10)
+
+
+async def test_concurrent_calls_share_a_round_and_results_stay_in_place() -> None:
+    rec = Recorder()
+    batcher: Batcher[int, int] = Batcher(rec, max_wait_s=0.01)
+    results = await asyncio.gather(*(batcher.submit(i) for i in range(20)), return_exceptions=True)
+    await batcher.close()
+    assert rec.rounds == [list(range(20))]
+    assert results[:13] == [i * 10 for i in range(13)] and isinstance(results[13], ValueError)
+
+
+async def test_calls_arriving_while_a_round_runs_form_the_next_round() -> None:
+    rec = Recorder(delay=0.05)
+    batcher: Batcher[int, int] = Batcher(rec, max_wait_s=0.001)
+    first = asyncio.ensure_future(batcher.submit(0))
+    await asyncio.sleep(0.02)  # round one is running
+    rest = [asyncio.ensure_future(batcher.submit(i)) for i in range(1, 6)]
+    await asyncio.gather(first, *rest)
+    await batcher.close()
+    assert rec.rounds == [[0], [1, 2, 3, 4, 5]]
+
+
+async def test_max_round_caps_a_round() -> None:
+    rec = Recorder()
+    batcher: Batcher[int, int] = Batcher(rec, max_wait_s=1.0, max_round=4)
+    await asyncio.wait_for(
+        asyncio.gather(*(batcher.submit(i) for i in range(8))), 0.5
+    )  # full rounds need no wait
+    await batcher.close()
+    assert [len(r) for r in rec.rounds] == [4, 4]
+
+
+async def test_a_cancelled_caller_is_dropped_before_its_round() -> None:
+    rec = Recorder()
+    batcher: Batcher[int, int] = Batcher(rec, max_wait_s=0.05)
+    gone = asyncio.ensure_future(batcher.submit(1))
+    kept = asyncio.ensure_future(batcher.submit(2))
+    await asyncio.sleep(0.01)
+    gone.cancel()
+    assert await kept == 20
+    await batcher.close()
+    assert rec.rounds == [[2]]
+
+
+async def test_a_failing_or_forgetful_process_never_leaves_callers_waiting() -> None:
+    async def broken(items: list[int], emit: Emit[int]) -> None:
+        raise RuntimeError("device lost")
+
+    async def forgetful(items: list[int], emit: Emit[int]) -> None:
+        emit(0, 1)
+
+    batcher: Batcher[int, int] = Batcher(broken)
+    with pytest.raises(ScorerError, match="device lost"):
+        await batcher.submit(1)
+    await batcher.close()
+    batcher = Batcher(forgetful)
+    results = await asyncio.gather(batcher.submit(1), batcher.submit(2), return_exceptions=True)
+    await batcher.close()
+    assert results[0] == 1 and isinstance(results[1], ScorerError)
+
+
+async def test_close_fails_waiting_calls_and_refuses_new_ones() -> None:
+    started = asyncio.Event()
+
+    async def slow(items: list[int], emit: Emit[int]) -> None:
+        started.set()
+        await asyncio.sleep(10)
+
+    batcher: Batcher[int, int] = Batcher(slow, name="slow model")
+    running = asyncio.ensure_future(batcher.submit(1))
+    await started.wait()
+    waiting = asyncio.ensure_future(batcher.submit(2))  # queued behind the running round
+    await asyncio.sleep(0)
+    await asyncio.wait_for(batcher.close(), 1)
+    for call in (running, waiting):
+        with pytest.raises(ScorerError, match="slow model closed before scoring"):
+            await call
+    with pytest.raises(ScorerError, match="is closed"):
+        await batcher.submit(3)

@@ -1,0 +1,324 @@
+"""Code verifiers: extraction, ground-truth formats, verdicts, modes, embedded and remote."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import uvicorn
+
+from rewardkit.config import SandboxFusionConfig
+from rewardkit.errors import InvalidSampleError, RemoteError, ScorerError
+from rewardkit.execution.sandbox import Sandbox, SandboxOptions
+from rewardkit.execution.sandbox_server import create_sandbox_app
+from rewardkit.verifiers.base import AsyncVerifier
+from rewardkit.verifiers.code import (
+    CodeVerifier,
+    extract_code,
+    is_code_source,
+    make_code_verifier,
+    parse_tests,
+)
+
+
+def fenced(code: str, tag: str = "python") -> str:
+    return f"Here is my solution.\n```{tag}\n{code}\n```\nDone."
+
+
+ADD = "a, b = map(int, input().split())\nprint(a + b)"
+ADD_TESTS = {"inputs": ["1 2\n", "3 4\n"], "outputs": ["3\n", "7\n"]}
+
+
+@pytest.fixture
+async def verifier() -> Iterator[CodeVerifier]:
+    v = make_code_verifier(SandboxFusionConfig())
+    yield v
+    await v.aclose()
+
+
+# ---------------------------------------------------------------------- extraction
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("```python\nprint(1)\n```", ("print(1)", "python")),
+        ("first\n```py\nx = 1\n```\nthen\n```cpp\nint main(){}\n```\n", ("int main(){}", "cpp")),
+        ("```\nprint(2)\n```", ("print(2)", None)),
+        ("1. step\n   ```python\n   if x:\n       y()\n   ```", ("if x:\n    y()", "python")),
+        ("```python title=sol.py\nprint(3)\n```", ("print(3)", "python")),
+        ("```python\nprint(1)\n```\n```python\nprint(2)", ("print(1)", "python")),  # unclosed last
+    ],
+)
+def test_extract_last_complete_block(response: str, expected: tuple[str, str | None]) -> None:
+    assert extract_code(response) == expected
+
+
+@pytest.mark.parametrize(
+    "response", ["no code here", "```python\nprint(1)", "```python\n   \n```", ""]
+)
+def test_no_code_block(response: str) -> None:
+    assert extract_code(response) is None
+
+
+def test_extraction_is_linear_on_huge_inputs() -> None:
+    started = time.perf_counter()
+    assert extract_code("```" * 200_000 + "x\n" * 200_000) is None
+    assert time.perf_counter() - started < 5
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("codecontests", True), ("deepmind/code_contests", True), ("apps", True), ("codeparrot/apps", True),
+        ("taco", True), ("likaixin/TACO-verified", True), ("codeforces", True), ("open-r1/codeforces", True),
+        ("humaneval", True), ("openai_humaneval", True), ("evalplus/humanevalplus", True), ("mbpp", True),
+        ("openai/gsm8k", False), ("lighteval/MATH", False), ("math_dapo", False), ("perhapss", False),
+    ],
+)  # fmt: skip
+def test_is_code_source(name: str, expected: bool) -> None:
+    assert is_code_source(name) is expected
+
+
+# ---------------------------------------------------------------------- ground truth
+
+
+def test_parse_io_dict_and_json_string() -> None:
+    suite = parse_tests(json.dumps({"inputs": [["1", "2"], "3\n"], "outputs": [["3"], "3"]}))
+    assert suite.kind == "stdio"
+    assert suite.cases == (("1\n2\n", "3"), ("3\n", "3"))
+
+
+def test_parse_call_based_apps_and_prime_layouts() -> None:
+    apps = parse_tests({"inputs": [[1, [2, 3]]], "outputs": [[6]], "fn_name": "f"})
+    assert (apps.kind, apps.fn_name, apps.cases) == ("call", "f", (([1, [2, 3]], [6]),))
+    prime = parse_tests({"inputs": ["1\n[2, 3]"], "outputs": ["6"], "fn_name": "f"})
+    assert prime.cases == (([1, [2, 3]], 6),)
+
+
+def test_parse_assert_layouts() -> None:
+    mbpp = parse_tests(
+        {
+            "test_list": ["assert f(1) == 2"],
+            "test_setup_code": "import math",
+            "test_imports": ["import re"],
+        }
+    )
+    assert (mbpp.kind, mbpp.cases, mbpp.setup) == (
+        "assert",
+        ("assert f(1) == 2",),
+        "import re\nimport math",
+    )
+    assert parse_tests(["assert g() == 1", "assert g() != 2"]).cases == (
+        "assert g() == 1",
+        "assert g() != 2",
+    )
+    assert parse_tests({"assert_case": ["assert h()"]}).kind == "assert"
+    human = parse_tests(
+        {"test": "def check(candidate):\n    assert candidate(1) == 1\n", "entry_point": "ident"}
+    )
+    assert human.kind == "program" and human.cases[0].rstrip().endswith("check(ident)")
+    assert parse_tests("assert k() == 3").kind == "program"
+    nested = parse_tests({"input_output": json.dumps(ADD_TESTS), "language": "cpp"})
+    assert (nested.kind, nested.language) == ("stdio", "cpp")
+
+
+@pytest.mark.parametrize(
+    ("ground_truth", "reason"),
+    [
+        ("not json at all", "neither JSON"),
+        ({"inputs": ["1"], "outputs": []}, "1 inputs but 0 outputs"),
+        ({"inputs": [], "outputs": []}, "no test cases"),
+        ({"foo": 1}, "needs 'inputs'/'outputs'"),
+        (42, "must be an object or a list"),
+        ({"inputs": ["{bad"], "outputs": ["1"], "fn_name": "f"}, "not JSON lines"),
+    ],
+)
+def test_bad_ground_truth_is_invalid(ground_truth: object, reason: str) -> None:
+    with pytest.raises(InvalidSampleError, match=reason):
+        parse_tests(ground_truth)
+
+
+# ---------------------------------------------------------------------- verdicts (embedded sandbox)
+
+
+async def test_is_an_async_verifier(verifier: CodeVerifier) -> None:
+    assert isinstance(verifier, AsyncVerifier)
+    assert verifier.key.startswith("code:continuous")
+
+
+async def test_all_cases_pass(verifier: CodeVerifier) -> None:
+    verdict = await verifier.ascore(fenced(ADD), ADD_TESTS, {})
+    assert verdict.score == 1.0
+    assert verdict.extra == {"acc": True, "passed": 2, "total": 2, "verdicts": ["passed", "passed"]}
+
+
+async def test_each_verdict_type(verifier: CodeVerifier) -> None:
+    code = (
+        "n = int(input())\n"
+        "if n == 1: print(1)\n"  # passed
+        "elif n == 2: print(5)\n"  # wrong_answer
+        "else: raise RuntimeError('crash')\n"  # runtime_error
+    )
+    tests = {"inputs": ["1", "2", "3"], "outputs": ["1", "2", "3"]}
+    verdict = await verifier.ascore(fenced(code), tests, {})
+    assert verdict.extra["verdicts"] == ["passed", "wrong_answer", "runtime_error"]
+    assert verdict.score == pytest.approx(1 / 3) and verdict.extra["acc"] is False
+
+
+async def test_timeout_verdict() -> None:
+    v = make_code_verifier(SandboxFusionConfig(), run_timeout_s=1)
+    try:
+        tests = {"inputs": ["1"], "outputs": ["1"]}
+        verdict = await v.ascore(fenced("while True:\n    pass"), tests, {})
+        assert verdict.extra["verdicts"] == ["timeout"] and verdict.score == 0.0
+    finally:
+        await v.aclose()
+
+
+async def test_compile_error(verifier: CodeVerifier) -> None:
+    verdict = await verifier.ascore(fenced("int main() { return missing; }", "cpp"), ADD_TESTS, {})
+    assert verdict.extra["verdicts"] == ["compile_error", "compile_error"]
+    assert verdict.score == 0.0
+
+
+async def test_cpp_by_fence_tag_and_trailing_whitespace_tolerance(verifier: CodeVerifier) -> None:
+    code = (
+        '#include <cstdio>\nint main(){int a,b;scanf("%d %d",&a,&b);printf("%d   \\n\\n\\n",a+b);}'
+    )
+    verdict = await verifier.ascore(fenced(code, "cpp"), ADD_TESTS, {})
+    assert verdict.score == 1.0
+
+
+async def test_language_from_extra_info(verifier: CodeVerifier) -> None:
+    verdict = await verifier.ascore(
+        fenced("read a b; echo $((a + b))", ""), ADD_TESTS, {"language": "bash"}
+    )
+    assert verdict.score == 1.0
+
+
+async def test_no_code_block_scores_zero_with_a_reason(verifier: CodeVerifier) -> None:
+    verdict = await verifier.ascore("I think the answer is 3.", ADD_TESTS, {})
+    assert verdict.score == 0.0 and verdict.extra["reason"] == "no code block"
+
+
+async def test_call_based_function_and_leetcode_class(verifier: CodeVerifier) -> None:
+    tests = {"inputs": [[[1, 2, 3]], [[4]]], "outputs": [[6], [4]], "fn_name": "total"}
+    plain = await verifier.ascore(fenced("def total(xs):\n    return sum(xs)"), tests, {})
+    assert plain.score == 1.0, plain
+    leetcode = "class Solution:\n    def total(self, xs: List[int]) -> int:\n        return sum(xs) + (xs == [4])"
+    verdict = await verifier.ascore(fenced(leetcode), json.dumps(tests), {})
+    assert verdict.extra["verdicts"] == ["passed", "wrong_answer"]
+    tuples = {"inputs": ["[1, 2]"], "outputs": ["[2, 1]"], "fn_name": "swap"}  # PRIME layout
+    swapped = await verifier.ascore(
+        fenced("def swap(p):\n    return (p[1], p[0])"), tests | tuples, {}
+    )
+    assert swapped.score == 1.0
+
+
+async def test_call_based_output_printed_by_the_solution_is_not_the_answer(
+    verifier: CodeVerifier,
+) -> None:
+    tests = {"inputs": [[2]], "outputs": [[4]], "fn_name": "double"}
+    verdict = await verifier.ascore(
+        fenced("def double(x):\n    print(4)\n    return x * 3"), tests, {}
+    )
+    assert verdict.extra["verdicts"] == ["wrong_answer"]
+
+
+async def test_assert_style_failed_assert_is_wrong_answer(verifier: CodeVerifier) -> None:
+    tests = {"assert_case": ["assert f(2) == 4", "assert f(3) == 7", "assert g(1)"]}
+    verdict = await verifier.ascore(fenced("def f(x):\n    return 2 * x"), tests, {})
+    assert verdict.extra["verdicts"] == ["passed", "wrong_answer", "runtime_error"]
+
+
+async def test_humaneval_program(verifier: CodeVerifier) -> None:
+    gt = {
+        "test": "def check(candidate):\n    assert candidate([1, 2]) == 3\n",
+        "entry_point": "add_all",
+    }
+    good = await verifier.ascore(fenced("def add_all(xs):\n    return sum(xs)"), gt, {})
+    bad = await verifier.ascore(fenced("def add_all(xs):\n    return 0"), gt, {})
+    assert (good.score, bad.score) == (1.0, 0.0)
+
+
+async def test_all_or_nothing_stops_at_the_first_failure() -> None:
+    v = make_code_verifier(SandboxFusionConfig(), mode="all_or_nothing", run_timeout_s=60)
+    try:
+        code = "n = int(input())\nimport time\nif n > 1: time.sleep(30)\nprint(-n)"
+        tests = {"inputs": ["1", "2", "3"], "outputs": ["1", "2", "3"]}
+        started = time.perf_counter()
+        verdict = await v.ascore(fenced(code), tests, {})
+        assert time.perf_counter() - started < 20  # did not wait for the slow cases
+        assert verdict.score == 0.0
+        assert verdict.extra["verdicts"][0] == "wrong_answer"
+        assert set(verdict.extra["verdicts"][1:]) <= {"skipped"}
+        full = await v.ascore(fenced(ADD), ADD_TESTS, {})
+        assert full.score == 1.0
+    finally:
+        await v.aclose()
+
+
+async def test_continuous_scores_only_the_first_max_cases() -> None:
+    v = make_code_verifier(SandboxFusionConfig(), max_cases=2)
+    try:
+        tests = {"inputs": ["1", "2", "3"], "outputs": ["1", "2", "999"]}
+        verdict = await v.ascore(fenced("print(input())"), tests, {})
+        assert (verdict.score, verdict.extra["total"]) == (1.0, 2)
+    finally:
+        await v.aclose()
+
+
+async def test_missing_language_is_a_scorer_error_not_zero(verifier: CodeVerifier) -> None:
+    with pytest.raises(ScorerError, match="not available"):
+        await verifier.ascore(fenced("(print 1)", "racket"), ADD_TESTS, {"language": "racket"})
+
+
+async def test_invalid_ground_truth_raises_invalid_sample(verifier: CodeVerifier) -> None:
+    with pytest.raises(InvalidSampleError):
+        await verifier.ascore(fenced(ADD), "garbage", {})
+
+
+# ---------------------------------------------------------------------- remote sandbox
+
+
+@pytest.fixture(scope="module")
+def sandbox_url() -> Iterator[str]:
+    app = create_sandbox_app(Sandbox(SandboxOptions(max_concurrent=2)))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+@pytest.mark.parametrize("suffix", ["/run_code", "", "/"])
+async def test_remote_sandbox_gives_the_same_verdicts(sandbox_url: str, suffix: str) -> None:
+    v = make_code_verifier(SandboxFusionConfig(url=sandbox_url + suffix, max_concurrent=4))
+    try:
+        tests = {"inputs": ["1 2", "2 2", "x"], "outputs": ["3", "5", "0"]}
+        verdict = await v.ascore(fenced(ADD), tests, {})
+        assert verdict.extra["verdicts"] == ["passed", "wrong_answer", "runtime_error"]
+    finally:
+        await v.aclose()
+
+
+async def test_remote_sandbox_down_is_a_remote_error_not_zero() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nothing listens there
+    v = make_code_verifier(SandboxFusionConfig(url=f"http://127.0.0.1:{port}/run_code"))
+    try:
+        with pytest.raises(RemoteError):
+            await v.ascore(fenced(ADD), ADD_TESTS, {})
+    finally:
+        await v.aclose()
