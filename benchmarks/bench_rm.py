@@ -195,7 +195,10 @@ def rss_child(path: str, n_rows: int) -> None:
         seqs = [scorer.encode(r).ids for r in rows[:4096]]
         first = pack_by_tokens([len(s) for s in seqs], BUDGET, scorer.cfg.max_batch_size)[0]
         _reset_peak()
-        scorer.forward([seqs[i] for i in first])  # one full batch of these rows
+        # One full batch of these rows, on the model thread like every batch after it
+        # (memory freed by one thread's malloc arena is not reused by another's).
+        batch = [seqs[i] for i in first]
+        await asyncio.get_running_loop().run_in_executor(scorer._executor, scorer.forward, batch)
         one_batch = _status_mb("VmHWM")
         del seqs
         _reset_peak()

@@ -20,7 +20,9 @@ Contenders, each with the same interpreter the sandbox picked:
   sandbox's small spawner process, so the parent's size must not matter).
 
 Rounds alternate the contenders in small batches so that load from elsewhere hits all of
-them alike; the table shows totals over the rounds. Prints a markdown table.
+them alike; the table shows totals over the rounds: wall time per run (what a caller
+waits) and CPU time per run (what the machine pays, the steadier figure on a shared
+host). Prints a markdown table.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import argparse
 import asyncio
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -121,19 +124,35 @@ async def sandbox_problems(verifier: CodeVerifier, problems: int) -> float:
     return elapsed
 
 
-async def measure(args: argparse.Namespace) -> tuple[dict[str, list[float]], dict[str, object]]:
+async def measure(
+    args: argparse.Namespace,
+) -> tuple[dict[str, list[tuple[float, float]]], dict[str, object]]:
     namespaced = Sandbox(SandboxOptions(max_concurrent=CONCURRENCY))
     basic = Sandbox(SandboxOptions(max_concurrent=CONCURRENCY, isolation="basic"))
+    try:
+        return await _measure(args, namespaced, basic)
+    finally:
+        await namespaced.close()
+        await basic.close()
+
+
+async def _measure(
+    args: argparse.Namespace, namespaced: Sandbox, basic: Sandbox
+) -> tuple[dict[str, list[tuple[float, float]]], dict[str, object]]:
     await namespaced.start()
     await basic.start()
     python = namespaced.isolation["python"]
     verifier = make_code_verifier(SandboxFusionConfig(max_concurrent=CONCURRENCY), max_cases=None)
     basic_verifier = CodeVerifier(verifier.options, lambda: _Embedded(basic))
     ns_verifier = CodeVerifier(verifier.options, lambda: _Embedded(namespaced))
-    times: dict[str, list[float]] = {}
+    times: dict[str, list[tuple[float, float]]] = {}
+    spawners: list[int] = []
 
-    def record(name: str, seconds: float) -> None:
-        times.setdefault(name, []).append(seconds)
+    async def record(name: str, run: Callable[[], Awaitable[float]]) -> None:
+        """Wall seconds, and CPU seconds of this process, its children and the spawners."""
+        cpu = _cpu_seconds(spawners)
+        wall = await run()
+        times.setdefault(name, []).append((wall, _cpu_seconds(spawners) - cpu))
 
     contenders: list[tuple[str, Callable[[], Awaitable[float]]]] = []
     with tempfile.TemporaryDirectory() as folder:
@@ -154,19 +173,32 @@ async def measure(args: argparse.Namespace) -> tuple[dict[str, list[float]], dic
         ]
         await sandbox_trivial(namespaced, 4)  # warm-up: spawners started, caches hot
         await sandbox_trivial(basic, 4)
+        spawners.extend(box._spawner_client.proc.pid for box in (namespaced, basic))
         for round_no in range(args.rounds):
             for name, run in contenders:
-                record(name, await run())
+                await record(name, run)
             ballast = _ballast(1 << 30)
-            record(
-                "trivial|namespaces, parent +1 GiB", await sandbox_trivial(namespaced, args.runs)
+            await record(
+                "trivial|namespaces, parent +1 GiB", lambda: sandbox_trivial(namespaced, args.runs)
             )
             del ballast
             print(f"round {round_no + 1}/{args.rounds} done", file=sys.stderr, flush=True)
     facts = {"isolation": namespaced.isolation["mode"], "python": python}
-    await namespaced.close()
-    await basic.close()
     return times, facts
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User+system CPU of this process and its reaped children, plus ``pids`` and theirs."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        total += sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+    return total
 
 
 def _ballast(size: int) -> bytearray:
@@ -190,32 +222,42 @@ class _Embedded:
         return None
 
 
-def table(times: dict[str, list[float]], args: argparse.Namespace, facts: dict[str, object]) -> str:
+def table(
+    times: dict[str, list[tuple[float, float]]], args: argparse.Namespace, facts: dict[str, object]
+) -> str:
     rows = [
-        "| workload | contender | runs/s | ms per run | problems/s | vs bare |",
-        "|---|---|---:|---:|---:|---:|",
+        "| workload | contender | runs/s | wall ms per run | CPU ms per run | wall vs bare "
+        "| CPU vs bare |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for name, samples in times.items():
         workload, contender = name.split("|")
-        seconds = sum(samples)
-        problems_done = args.problems * len(samples)
-        runs = (args.runs if workload == "trivial" else args.problems * 10) * len(samples)
-        bare = sum(times[f"{workload}|bare"]) / len(times[f"{workload}|bare"]) * len(samples)
-        problems = f"{problems_done / seconds:.1f}" if workload == "problem" else ""
+        per_round = args.runs if workload == "trivial" else args.problems * 10
+        wall, cpu = _per_run(samples, per_round)
+        bare_wall, bare_cpu = _per_run(times[f"{workload}|bare"], per_round)
         label = "10-case stdin/stdout problem" if workload == "problem" else "trivial python"
         rows.append(
-            f"| {label} | {contender} | {runs / seconds:.1f} | {1000 * seconds / runs * CONCURRENCY:.1f} "
-            f"| {problems} | {seconds / bare:.2f}x |"
+            f"| {label} | {contender} | {1000 / wall:.1f} | {wall * CONCURRENCY:.1f} "
+            f"| {cpu:.1f} | {wall / bare_wall:.2f}x | {cpu / bare_cpu:.2f}x |"
         )
     cores = len(os.sched_getaffinity(0))
+    load = os.getloadavg()[0]
     note = (
-        f"\n{cores} cores, {platform.machine()}, Python {platform.python_version()}; programs run by "
-        f"{facts['python']}; max_concurrent={CONCURRENCY}; {args.rounds} rounds, each running every "
-        f"contender on {args.runs} trivial runs and {args.problems} problems in turn (so that "
-        f"load from elsewhere hits all alike); totals over the rounds. 'ms per run' is wall "
-        f"time per run per slot; 'vs bare' is time relative to subprocess.run (lower is better)."
+        f"\n{cores} cores ({platform.machine()}, 1-minute load average {load:.1f} at the end), "
+        f"Python {platform.python_version()}; programs run by {facts['python']}; "
+        f"max_concurrent={CONCURRENCY}; {args.rounds} rounds, each running every contender on "
+        f"{args.runs} trivial runs and {args.problems} problems in turn (so that load from "
+        "elsewhere hits all alike), totals over the rounds. 'wall ms per run' is the time one "
+        "run holds a slot; 'CPU ms per run' counts this process, its children and the "
+        "sandbox's spawner with everything it forked (a problem's comparisons included)."
     )
     return "\n".join(rows) + "\n" + note
+
+
+def _per_run(samples: list[tuple[float, float]], per_round: int) -> tuple[float, float]:
+    """Milliseconds of wall time and of CPU time per run, over all rounds."""
+    runs = per_round * len(samples)
+    return 1000 * sum(w for w, _ in samples) / runs, 1000 * sum(c for _, c in samples) / runs
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

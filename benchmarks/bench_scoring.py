@@ -177,11 +177,14 @@ def child_rewardkit(
         started = time.perf_counter() - start
         loop.score(_read_rows(warm_path))
         warm_seconds = time.perf_counter() - start - started
+        before = dict(getattr(loop.engine, "stats", {}))
         rows = _read_rows(rows_path)
         start = time.perf_counter()
         results = loop.score(rows)
         seconds = time.perf_counter() - start
+        after = dict(getattr(loop.engine, "stats", {}))
     return {
+        "engine_stats": {k: v - before.get(k, 0) for k, v in after.items()},
         "seconds": seconds,
         "start_seconds": started,
         "warm_seconds": warm_seconds,
@@ -266,7 +269,6 @@ def contenders(args: argparse.Namespace, verl_python: Path | None) -> list[Conte
             )
         )
     out.append(Contender("rewardkit", f"rewardkit, num_workers={args.workers}", rk))
-    out.sort(key=lambda c: c.key == "verl-prime")  # last: its hundreds of processes linger
     return [c for c in out if not args.only or c.key in args.only]
 
 
@@ -571,13 +573,18 @@ def main(argv: list[str] | None = None) -> None:
     everyone = contenders(args, verl_python)
     runs: dict[str, dict[str, Guarded]] = {c.key: {} for c in everyone}
     # Repeats interleave the contenders so that all of them see the same background load.
+    # verl Prime goes last, once: its hundreds of processes would load the others' runs.
+    others = [c for c in everyone if c.key != "verl-prime"]
     for name in cleans:
-        for c in everyone:
-            if c.key != "verl-prime" or name == "clean":  # Prime: one try is plenty
-                runs[c.key][name] = run_one(c, name, paths, args)
+        for c in others:
+            runs[c.key][name] = run_one(c, name, paths, args)
+    for c in others:
+        runs[c.key]["pathological"] = run_one(c, "pathological", paths, args)
     for c in everyone:
-        if not (c.key == "verl-prime" and runs[c.key]["clean"].killed):
-            runs[c.key]["pathological"] = run_one(c, "pathological", paths, args)
+        if c.key == "verl-prime":
+            runs[c.key]["clean"] = run_one(c, "clean", paths, args)
+            if not runs[c.key]["clean"].killed:
+                runs[c.key]["pathological"] = run_one(c, "pathological", paths, args)
     lines = {c.key: summarize(c, runs[c.key], rows) for c in everyone}
     facts["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     naive = lines.get("verl-naive")
@@ -615,6 +622,45 @@ def _pooled(
     return out_rows, columns
 
 
+def _rewardkit_misses(
+    runs: dict[str, dict[str, Guarded]], rows: dict[str, list[dict[str, Any]]], cleans: list[str]
+) -> str:
+    """Every (gold, pred, style) rewardkit grades against the generator's verdict, and its stats."""
+    got, (scores, statuses) = _pooled(runs, rows, ["rewardkit"], cleans)
+    if not got:
+        return ""
+    misses: Counter[tuple[str, str, str, bool, str]] = Counter()
+    for row, ok, score, status in zip(
+        got, correct_flags(got, scores), scores, statuses, strict=True
+    ):
+        if not ok:
+            info = row["extra_info"]
+            pred = info.get("answer") or row["response"][-60:]
+            misses[
+                (
+                    row["ground_truth"],
+                    pred,
+                    info["style"],
+                    info["expected_correct"],
+                    f"{status} {score}",
+                )
+            ] += 1
+    lines = [f"\nrewardkit's misses over the clean batches ({sum(misses.values())} rows):\n"]
+    for (gold, pred, style, expected, got_as), n in misses.most_common(20):
+        lines.append(
+            f"- gold `{gold}`, pred `{pred}` ({style}, expected {expected}): rewardkit {got_as}, x{n}\n"
+        )
+    g = runs["rewardkit"].get("clean")
+    stats = g.figures.get("engine_stats") if g and g.figures else None
+    if stats:
+        lines.append(
+            "\nrewardkit engine counters, clean seed 0: "
+            + ", ".join(f"{k} {v}" for k, v in stats.items())
+            + "\n"
+        )
+    return "".join(lines)
+
+
 def details(runs: dict[str, dict[str, Guarded]], rows: dict[str, list[dict[str, Any]]]) -> str:
     """Accuracy by response style, and where a contender loses rows math-verify gets right."""
     cleans = [b for b in rows if b.startswith("clean")]
@@ -624,6 +670,7 @@ def details(runs: dict[str, dict[str, Guarded]], rows: dict[str, list[dict[str, 
         if got:
             styles = by_style(got, scores)
             parts.append(f"- {key}: " + ", ".join(f"{k} {v}" for k, v in styles.items()) + "\n")
+    parts.append(_rewardkit_misses(runs, rows, cleans))
     for key in ("rewardkit", "verl-naive"):
         for label, batches in (("clean", cleans), ("pathological", ["pathological"])):
             got, (mine, statuses, ref, _) = _pooled(runs, rows, [key, "math-verify"], batches)

@@ -249,7 +249,9 @@ def _tuple(rng: random.Random) -> Problem:
     x, y, z = rng.sample(range(-9, 10), 3)
     gold = f"({x}, {y}, {z})"
     eq = (f"\\left({x}, {y}, {z}\\right)", f"({x},{y},{z})", gold)
-    wrongs = (f"({z}, {y}, {x})", f"({x}, {y}, {z + 1})", f"({-x}, {y}, {z})")
+    flipped = f"({-x}, {y}, {z})" if x else f"({x}, {-y}, {z})" if y else f"({x}, {y}, {-z})"
+    wrongs = (f"({z}, {y}, {x})", f"({x}, {y}, {z + 1})", flipped)  # all differ from gold
+
     question = "Find the point of intersection of the three planes; give the ordered triple."
     return Problem("tuple", question, gold, eq, wrongs)
 

@@ -167,3 +167,16 @@ def test_loop_must_be_started() -> None:
     with pytest.raises(Exception, match="not started"):
         loop.score([_row("1")])
     loop.close()  # closing an unstarted loop is harmless
+
+
+def test_code_rows_run_in_the_embedded_sandbox() -> None:
+    tests = {"inputs": ["1 2\n", "5 7\n", "10 -3\n"], "outputs": ["3\n", "12\n", "7\n"]}
+    right = "Here you go:\n```python\na, b = map(int, input().split())\nprint(a + b)\n```"
+    wrong = "```python\na, b = map(int, input().split())\nprint(a * b)\n```"
+    rows = [{"data_source": "codecontests", "response": text, "ground_truth": tests}
+            for text in (right, wrong, "I cannot solve this.")]
+    with RewardLoop({"reward": {"num_workers": 1, "sandbox_fusion": {"max_concurrent": 2}}}) as loop:
+        ok, partial, none = loop.score(rows)
+    assert ok.status is Status.OK and ok.score == 1.0
+    assert partial.score == pytest.approx(0.0)  # 1*2, 5*7, 10*-3: every case wrong
+    assert none.score == 0.0 and "no code block" in str(none.extra)

@@ -94,8 +94,8 @@ def _score(args: argparse.Namespace) -> int:
     rows = read_rows(args.input)
     summary = Summary()
     writer = RowWriter(args.output) if args.output else None
-    started = time.perf_counter()
     with loop, _progress(console, disabled=args.no_progress) as advance:
+        started = time.perf_counter()  # after start-up: the rate is the steady state's
         try:
             for result in loop.iter_score(rows):
                 summary.add(result)

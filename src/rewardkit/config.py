@@ -28,9 +28,9 @@ __all__ = [
     "HealthCheckConfig",
     "HttpOptions",
     "JudgeConfig",
+    "RayOptions",
     "RewardConfig",
     "RewardModelConfig",
-    "RayOptions",
     "RewardSection",
     "ServerConfig",
     "load_config",
@@ -195,7 +195,16 @@ class SandboxFusionConfig(_Section):
     url: str | None = None
     """null: the embedded sandbox."""
     max_concurrent: int = Field(64, ge=1)
+    """Runs in flight (the embedded sandbox also caps this at the number of cores)."""
     memory_limit_mb: int = Field(1024, ge=16)
+    run_timeout_s: float = Field(10.0, gt=0)
+    compile_timeout_s: float = Field(10.0, gt=0)
+    mode: Literal["continuous", "all_or_nothing"] = "continuous"
+    """continuous: the fraction of test cases passed; all_or_nothing: 1 only if all pass."""
+    max_cases: int | None = Field(10, ge=1)
+    """Test cases run per row (verl: the first 10); null: all of them."""
+    python_executable: str | None = None
+    """The embedded sandbox's python (it must be runnable by an unprivileged user)."""
 
 
 class RayOptions(_Section):

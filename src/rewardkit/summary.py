@@ -48,8 +48,9 @@ class Summary:
 
         table = Table(title=f"rewardkit: {self.total.rows:,} rows in {seconds:.2f}s "
                             f"({self.total.rows / max(seconds, 1e-9):,.0f} rows/s)")
-        for column in ("data_source", "rows", "mean score", "accuracy", *[s.value for s in Status]):
-            table.add_column(column, justify="left" if column == "data_source" else "right")
+        table.add_column("data_source", no_wrap=True)
+        for column in ("rows", "mean", "accuracy", *[s.value for s in Status]):
+            table.add_column(column, justify="right", no_wrap=True)
         for name, totals in sorted(self.by_source.items()):
             table.add_row(name, *_cells(totals))
         if len(self.by_source) > 1:

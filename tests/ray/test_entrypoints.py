@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -103,3 +104,28 @@ def test_rewardkit_score_joins_the_cluster_at_its_address(ray_cluster: Any, tmp_
     assert [(r["status"], r["score"]) for r in scored] == [("ok", 1.0), ("ok", 1.0), ("ok", 0.0)]
     ray = pytest.importorskip("ray")
     assert ray.cluster_resources().get("CPU") == 2  # the command left the cluster running
+
+
+def test_an_address_nothing_answers_at_is_a_fast_config_error(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        '{"data_source": "openai/gsm8k", "response": "#### 1", "ground_truth": "1"}\n'
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "rewardkit.cli",
+        "score",
+        str(source),
+        "--no-progress",
+        "reward.backend=ray",
+        f"reward.ray.address=127.0.0.1:{port}",
+    ]
+    started = time.monotonic()
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert f"reward.ray.address='127.0.0.1:{port}': nothing answers" in proc.stderr
+    assert time.monotonic() - started < 30  # Ray itself would retry for minutes

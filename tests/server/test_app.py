@@ -113,6 +113,8 @@ def test_ready_and_metrics(http: httpx.Client) -> None:
     assert 'rewardkit_rows_total{data_source="openai/gsm8k",status="ok"}' in text
     assert 'rewardkit_requests_total{code="200",route="/v1/score"}' in text
     assert "rewardkit_request_seconds_bucket" in text and "rewardkit_queue_rows" in text
+    assert 'rewardkit_engine_events_total{event="rows",source="engine"}' in text
+    assert 'rewardkit_engine_events_total{event="timeouts",source="pool"}' in text
 
 
 def test_python_client_round_trip(url: str) -> None:

@@ -13,11 +13,13 @@ and UTS namespaces and build, once, the minimal read-only root that every run wi
 has no interface up, and all runs share it: no network, not even loopback. Each run is
 then two processes::
 
-    spawner ── init (pid 1 of the run's own PID namespace; root: builds the run's mount
-                     and IPC namespaces, reaps, reports) ── program (unprivileged, exec'd)
+    spawner ── init (pid 1 of the run's own PID namespace: builds the run's mount and
+                     IPC namespaces, reaps, reports) ── program (posix_spawn'd)
 
-The init reports the program's wait status on a pipe and exits when the program exits,
-which makes the kernel kill and reap whatever the program left in its namespace.
+The init builds the run's mounts as root, then becomes the run's unprivileged user with
+its limits and starts the program with posix_spawn (vfork, no copy of itself). It reports
+the program's wait status on a pipe and exits when the program exits, which makes the
+kernel kill and reap whatever the program left in its namespace.
 
 ``basic`` mode: the program is the spawner's child, in a new session. The spawner is a
 child subreaper, so orphans of such runs are reaped here, not left to an init that may
@@ -398,16 +400,20 @@ def _stdio(fds, keep):
 
 
 def _init(message, status_w):
-    """Pid 1 of the run's namespace: build its file system, start the program, reap, report."""
+    """Pid 1 of the run's namespace: build its file system, start the program, reap, report.
+
+    Root only while it builds the namespaces; then it drops to the run's uid and limits
+    and starts the program with posix_spawn (vfork: no copy of this process), which
+    inherits all of them. The program cannot signal it: signals from inside a PID
+    namespace do not reach its init (it sets no handlers), SIGKILL included.
+    """
     try:
         os.setsid()  # its own session: with autogroups, its own share of the CPU
         _enter_run_namespaces(message)
-        program = os.fork()
+        program = _spawn_program(message, "/workspace")
     except BaseException as exc:
-        _report_error(status_w, "namespaces", exc)
+        _report_error(status_w, "start", exc)
         os._exit(1)
-    if program == 0:
-        _exec_program(message, "/workspace", status_w)
     started = time.monotonic()
     for fd in (0, 1, 2):  # hold no pipe open: EOF must mean the program is gone
         os.close(fd)
@@ -422,6 +428,20 @@ def _init(message, status_w):
             break
     os.write(status_w, b"S" + _STATUS.pack(status, time.monotonic() - started))
     os._exit(0)
+
+
+def _spawn_program(message, cwd):
+    """Become the run's user with its limits here, then start the program as a vfork child."""
+    argv, env = message["argv"], message["env"]
+    _become_the_run(message, cwd)
+    return os.posix_spawn(argv[0], argv, env)
+
+
+def _become_the_run(message, cwd):
+    os.nice(message.get("nice", 0))
+    _drop_privileges(message["uid"])
+    os.chdir(cwd)
+    _apply_limits([tuple(pair) for pair in message["limits"]])  # last: allocating may fail after
 
 
 def _enter_run_namespaces(message):
@@ -443,16 +463,12 @@ def _enter_run_namespaces(message):
 
 
 def _exec_program(message, cwd, status_w):
+    """A basic run: this process becomes the program."""
     argv = message["argv"]
     fallback = b"E" + f"cannot start {argv[0]}".encode()
     try:
-        os.nice(message.get("nice", 0))
-        _drop_privileges(message["uid"])
-        os.chdir(cwd)
-        limits = [tuple(pair) for pair in message["limits"]]
-        env = message["env"]
-        _apply_limits(limits)  # last: once memory is capped, allocating may fail
-        os.execve(argv[0], argv, env)
+        _become_the_run(message, cwd)
+        os.execve(argv[0], argv, message["env"])
     except BaseException as exc:
         try:
             os.write(status_w, b"E" + f"cannot start {argv[0]}: {exc}".encode(errors="replace"))

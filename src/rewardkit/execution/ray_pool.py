@@ -28,10 +28,12 @@ import ctypes
 import logging
 import os
 import signal
+import socket
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rewardkit.config import RayOptions, RewardSection
@@ -130,16 +132,54 @@ def release_ray() -> None:
 
 def _init(ray: Any, options: RayOptions) -> None:
     common: dict[str, Any] = {"logging_level": logging.WARNING}
-    try:
-        ray.init(address=options.address or "auto", **common)
+    target, source = _cluster_address(options)
+    if target is not None and target not in ("auto", "local"):
+        problem = _unreachable(target)
+        if problem and source.startswith("the cluster file"):
+            target = None  # left behind by a cluster that is gone: start a local Ray instead
+        elif problem:
+            # ray.init would retry an address that nothing answers for minutes: fail now.
+            raise ConfigError(
+                f"{source}={target!r}: {problem}; is `ray start --head` running there?"
+            )
+    if target is None or target == "local":
+        local: dict[str, Any] = {"include_dashboard": False}
+        if options.object_store_memory_mb:
+            local["object_store_memory"] = options.object_store_memory_mb * 1024 * 1024
+        ray.init(address="local", **common, **local)
         return
+    try:
+        ray.init(address=target, **common)
     except ConnectionError as exc:
-        if options.address:
-            raise ConfigError(f"reward.ray.address={options.address!r}: {exc}") from exc
-    local: dict[str, Any] = {"include_dashboard": False}
-    if options.object_store_memory_mb:
-        local["object_store_memory"] = options.object_store_memory_mb * 1024 * 1024
-    ray.init(**common, **local)
+        raise ConfigError(f"{source}={target!r}: {exc}") from exc
+
+
+def _cluster_address(options: RayOptions) -> tuple[str | None, str]:
+    """The cluster to join and where its address came from (for error messages)."""
+    if options.address:
+        return options.address, "reward.ray.address"
+    if os.environ.get("RAY_ADDRESS"):
+        return os.environ["RAY_ADDRESS"], "RAY_ADDRESS"
+    # `ray start` writes its address here (Ray's own lookup, minus its process scan).
+    temp = os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"
+    marker = Path(temp) / "ray" / "ray_current_cluster"
+    try:
+        address = marker.read_text().strip()
+    except OSError:
+        return None, ""
+    return (address or None), f"the cluster file {marker}"
+
+
+def _unreachable(address: str) -> str | None:
+    """Why nothing answers at ``host:port`` (a 5 s TCP probe), or None when something does."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not port.isdigit():
+        return None  # not host:port: let Ray judge it
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=5):
+            return None
+    except OSError as exc:
+        return f"nothing answers at {host}:{port} ({exc.strerror or exc})"
 
 
 def actor_runtime_env(options: RayOptions) -> dict[str, Any] | None:

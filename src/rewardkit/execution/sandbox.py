@@ -44,7 +44,10 @@ runtimes that reserve huge address ranges: Java, Node, Go), RLIMIT_FSIZE,
 RLIMIT_NOFILE, RLIMIT_NPROC, RLIMIT_CORE 0. Each run is its own session (with the
 kernel's autogroup scheduling, its own share of the CPU, so a fork bomb slows mostly
 itself). Output past ``max_output_bytes`` per stream kills the run. The wall-clock
-``run_timeout`` kills the whole run.
+``run_timeout`` kills the whole run. Limits are per process: no cgroup is made (the host
+manages its own), so a run's processes together may hold up to ``max_processes`` times
+the memory limit, and its files together what it can write in the run's time (each file
+at most ``max_file_mb``).
 
 Started as an ordinary user there is no uid to drop to: the program runs as the server's
 user, so it could signal the server, and RLIMIT_NPROC is not set (it would count the
@@ -361,6 +364,7 @@ class Sandbox:
         self._spawner_lock: asyncio.Lock | None = None
         self._compile_cache: OrderedDict[str, tuple[CommandRunResult, str]] = OrderedDict()
         self._compiling: dict[str, asyncio.Future[None]] = {}
+        self._remove_base: weakref.finalize | None = None
 
     # -------------------------------------------------------------- lifecycle
 
@@ -377,12 +381,12 @@ class Sandbox:
 
     async def close(self) -> None:
         """Stop the spawner (killing runs in flight) and remove the working directories."""
-        runtime, self._runtime, self._ready = self._runtime, None, False
+        self._runtime, self._ready = None, False
         spawner, self._spawner_client = self._spawner_client, None
         if spawner is not None:
             await spawner.close()
-        if runtime is not None:
-            shutil.rmtree(runtime.base, ignore_errors=True)
+        if self._remove_base is not None:
+            self._remove_base()
 
     async def __aenter__(self) -> Sandbox:
         await self.start()
@@ -697,6 +701,8 @@ class Sandbox:
         os.chmod(base, 0o711)  # runs may traverse to their own directory, not list others
         os.mkdir(os.path.join(base, "root"), 0o755)  # where the spawner mounts the runs' root
         os.mkdir(os.path.join(base, "compiled"), 0o700)  # the compile cache: the server's only
+        # Never closed (a crash, a forgotten close): still gone when the sandbox is, or at exit.
+        self._remove_base = weakref.finalize(self, shutil.rmtree, base, True)
         self._slots = _make_slots(self.max_concurrent, opts.uid_base)
         self._free = asyncio.Queue()
         for slot in self._slots:

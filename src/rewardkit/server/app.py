@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rewardkit.config import RewardConfig
 from rewardkit.engine import RewardEngine
 from rewardkit.integrations.openrlhf import split_response
-from rewardkit.server.metrics import ServerMetrics
+from rewardkit.server.metrics import EngineCollector, ServerMetrics
 from rewardkit.types import Result, Status
 
 __all__ = ["create_app", "serve"]
@@ -63,6 +63,7 @@ class _State:
         self.engine: RewardEngine | None = None
         self.in_queue = 0
         self.metrics = ServerMetrics()
+        self.metrics.registry.register(EngineCollector(lambda: self.engine))
 
 
 def create_app(config: RewardConfig) -> FastAPI:

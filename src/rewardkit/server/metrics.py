@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
-__all__ = ["ServerMetrics"]
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
+
+__all__ = ["EngineCollector", "ServerMetrics"]
 
 
 class ServerMetrics:
@@ -34,3 +39,37 @@ class ServerMetrics:
         self.model_tokens = Counter(
             "rewardkit_model_tokens", "Tokens through the reward model", registry=self.registry,
         )
+
+
+class EngineCollector(Collector):
+    """Reads the engine's own counters at scrape time: work avoided, pool faults, model batches.
+
+    ``rewardkit_engine_events_total{source="engine",event="deduplicated"}`` and so on:
+    the engine (rows, quick, cache_hits, deduplicated, pool), the worker pool (tasks,
+    timeouts, crashes, restarts, and on Ray retried, actors_lost, ...) and each model
+    scorer's ``stats`` (batches, rows, tokens, ...).
+    """
+
+    def __init__(self, get_engine: Callable[[], Any]) -> None:
+        self._get_engine = get_engine
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "rewardkit_engine_events", "Counters kept by the scoring engine", labels=["source", "event"]
+        )
+        engine = self._get_engine()
+        if engine is not None:
+            sources: list[tuple[str, Any]] = [("engine", engine.stats), ("pool", getattr(engine.pool, "stats", {}))]
+            sources += [(f"model_{s.component}", getattr(s, "stats", {})) for s in engine.model_scorers]
+            for source, stats in sources:
+                for event, value in _numbers(stats):
+                    family.add_metric([source, event], value)
+        yield family
+
+
+def _numbers(stats: Any) -> Iterator[tuple[str, float]]:
+    if not isinstance(stats, Mapping):
+        return
+    for key, value in stats.items():
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            yield str(key), float(value)

@@ -566,7 +566,14 @@ def make_code_verifier(
     would only queue on the CPU); a remote one gets ``cfg.max_concurrent`` requests in
     flight. ``options`` are further :class:`CodeOptions` fields.
     """
-    code_options = CodeOptions(mode=mode, memory_limit_mb=cfg.memory_limit_mb, **options)
+    settings: dict[str, Any] = {
+        "mode": cfg.mode if mode == "continuous" else mode,
+        "max_cases": cfg.max_cases,
+        "run_timeout_s": cfg.run_timeout_s,
+        "compile_timeout_s": cfg.compile_timeout_s,
+        "memory_limit_mb": cfg.memory_limit_mb,
+    }
+    code_options = CodeOptions(**{**settings, **options})
     if cfg.url:
         url = cfg.url
         # Per attempt: both steps at their limits, plus queueing on a busy server.
@@ -578,5 +585,6 @@ def make_code_verifier(
     sandbox_options = SandboxOptions(
         max_concurrent=min(cfg.max_concurrent, cores),
         memory_limit_mb=cfg.memory_limit_mb,
+        python_executable=cfg.python_executable,
     )
     return CodeVerifier(code_options, lambda: _EmbeddedRunner(sandbox_options))
