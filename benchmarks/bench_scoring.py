@@ -334,7 +334,7 @@ def disagreements(
         if flags_mine[i] or not flags_ref[i]:
             continue
         info = row["extra_info"]
-        answer = info.get("answer") or row["response"][-60:]
+        answer = _shown_pred(row)
         key = (str(row["ground_truth"]), str(answer), info["style"])
         entry = seen.setdefault(
             key,
@@ -454,11 +454,11 @@ def report(
     facts: dict[str, Any],
     extra: str,
 ) -> str:
-    cmd = "python benchmarks/bench_scoring.py " + " ".join(sys.argv[1:])
+    cmd = " ".join(["python benchmarks/bench_scoring.py", *sys.argv[1:]])
     return (
         f"{SECTION}\n\n"
         f"`{cmd}` on {facts['date']}; {facts['machine']}; load average "
-        f"{facts['load_before']} before, {facts['load_after']} after (the machine is shared: "
+        f"{facts['load_before']} before, {facts['load_after']} after all but verl Prime (the machine is shared: "
         "figures are noisy).\n\n"
         f"Workload: {facts['rows']} rows ({facts['prompts']} prompts x {facts['rollouts']} rollouts, "
         f"MATH-style, `benchmarks/workload.py` seed 0); pathological batch: the same rows with "
@@ -580,13 +580,13 @@ def main(argv: list[str] | None = None) -> None:
             runs[c.key][name] = run_one(c, name, paths, args)
     for c in others:
         runs[c.key]["pathological"] = run_one(c, "pathological", paths, args)
+    facts["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     for c in everyone:
         if c.key == "verl-prime":
             runs[c.key]["clean"] = run_one(c, "clean", paths, args)
             if not runs[c.key]["clean"].killed:
                 runs[c.key]["pathological"] = run_one(c, "pathological", paths, args)
     lines = {c.key: summarize(c, runs[c.key], rows) for c in everyone}
-    facts["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     naive = lines.get("verl-naive")
     baseline = naive.rate if naive else None
     extra = targets(lines, args, patho) + "\n" + details(runs, rows)
@@ -600,6 +600,14 @@ def main(argv: list[str] | None = None) -> None:
 def _seed(name: str) -> int:
     """clean: seed 0 (the pathological batch's rows); clean-k: seed 100 + k."""
     return 0 if name == "clean" else 100 + int(name.split("-")[1])
+
+
+def _shown_pred(row: dict[str, Any]) -> str:
+    """The generator's answer for a one-answer row; the response's tail for the others."""
+    info = row["extra_info"]
+    if info.get("style") in ("boxed", "minerva") and info.get("answer"):
+        return str(info["answer"])
+    return "..." + row["response"][-70:].replace("\n", " ")
 
 
 def _pooled(
@@ -635,7 +643,7 @@ def _rewardkit_misses(
     ):
         if not ok:
             info = row["extra_info"]
-            pred = info.get("answer") or row["response"][-60:]
+            pred = _shown_pred(row)
             misses[
                 (
                     row["ground_truth"],

@@ -64,22 +64,22 @@ ROWS = [
     # intervals, sets, tuples, matrices, expressions: math-verify
     ("(1,2]", "The solution set is $\\boxed{(1, 2]}$.", 1.0, "quick"),
     ("[-2,5)", "so $x \\in \\boxed{\\left[ -2, 5 \\right)}$", 1.0, "quick"),
-    ("(1,2]", "The solution set is $\\boxed{[1, 2]}$.", 0.0, "slow"),
-    ("\\{1,2\\}", "The roots are $\\boxed{\\{2,1\\}}$.", 1.0, "slow"),
-    ("\\{1,2\\}", "The roots are $\\boxed{\\{1,3\\}}$.", 0.0, "slow"),
+    ("(1,2]", "The solution set is $\\boxed{[1, 2]}$.", 0.0, "quick"),
+    ("\\{1,2\\}", "The roots are $\\boxed{\\{2,1\\}}$.", 1.0, "quick"),
+    ("\\{1,2\\}", "The roots are $\\boxed{\\{1,3\\}}$.", 0.0, "quick"),
     ("(3,-1)", "The intersection point is $\\boxed{(3,-1)}$.", 1.0, "quick"),
-    ("(3,-1)", "The intersection point is $\\boxed{(-1,3)}$.", 0.0, "slow"),
-    ("x^2+2x+1", "Expanding, $\\boxed{(x+1)^2}$.", 1.0, "slow"),
-    ("2\\sqrt{2}", "so the length is $\\boxed{\\sqrt{8}}$.", 1.0, "slow"),
-    ("\\pi/3", "The angle is $\\boxed{\\frac{\\pi}{3}}$.", 1.0, "slow"),
+    ("(3,-1)", "The intersection point is $\\boxed{(-1,3)}$.", 0.0, "quick"),
+    ("x^2+2x+1", "Expanding, $\\boxed{(x+1)^2}$.", 1.0, "quick"),
+    ("2\\sqrt{2}", "so the length is $\\boxed{\\sqrt{8}}$.", 1.0, "quick"),
+    ("\\pi/3", "The angle is $\\boxed{\\frac{\\pi}{3}}$.", 1.0, "quick"),
     (
         "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}",
         "The vector is $\\boxed{\\begin{pmatrix}1\\\\2\\end{pmatrix}}$.",
         1.0,
         "slow",
     ),
-    ("5, 3", "The roots are $\\boxed{3, 5}$.", 1.0, "slow"),
-    ("\\frac{\\sqrt{2}}{2}", "so $\\cos 45^\\circ = \\boxed{\\sqrt{2}/2}$", 1.0, "slow"),
+    ("5, 3", "The roots are $\\boxed{3, 5}$.", 1.0, "quick"),
+    ("\\frac{\\sqrt{2}}{2}", "so $\\cos 45^\\circ = \\boxed{\\sqrt{2}/2}$", 1.0, "quick"),
     ("3.14159", "The area is $\\boxed{\\pi}$.", 0.0, "slow"),
     ("1", "Dividing, $\\boxed{\\frac{3}{0}}$.", 0.0, "slow"),
     ("9", "Hence $\\boxed{9}$.\n\nThe answer is 10.", 1.0, "quick"),  # a box beats a later line
@@ -104,8 +104,8 @@ ROWS = [
     ("\\frac12", "First $\\boxed{0.5}$, i.e. $\\boxed{\\frac{1}{2}}$.", 1.0, "quick"),
     # one multi-part answer written as adjacent boxes
     ("2, 3", "The solutions are $\\boxed{2}$ and $\\boxed{3}$.", 1.0, "quick"),
-    ("\\{2,3\\}", "The solutions are $\\boxed{2}, \\boxed{3}$.", 1.0, "slow"),
-    ("2", "The solutions are $\\boxed{2}$ or $\\boxed{3}$.", 0.0, "slow"),
+    ("\\{2,3\\}", "The solutions are $\\boxed{2}, \\boxed{3}$.", 1.0, "quick"),
+    ("2", "The solutions are $\\boxed{2}$ or $\\boxed{3}$.", 0.0, "quick"),
 ]
 
 
@@ -203,9 +203,9 @@ def test_unusable_ground_truth_is_an_invalid_row(gold: object) -> None:
 
 
 def test_ground_truth_is_parsed_once_per_prompt() -> None:
-    gold = "\\{4, 9, 16\\}"  # a set: always the slow path
+    gold = "3 \\pm \\sqrt{2}"  # \\pm is outside the evaluation fast path
     before = _parse_gold.cache_info()
-    for rollout in ("\\boxed{\\{16, 9, 4\\}}", "\\boxed{\\{9, 4, 16\\}}", "\\boxed{\\{1, 4, 9\\}}"):
+    for rollout in ("\\boxed{3 \\pm 2\\sqrt{2}}", "\\boxed{3 \\pm \\sqrt{3}}", "\\boxed{1 \\pm \\sqrt{2}}"):
         V.check(V.extract(rollout), gold)
     after = _parse_gold.cache_info()
     assert after.misses - before.misses <= 1

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.verifiers import _latex
+from rewardkit.verifiers import _latex, _numeric
 from rewardkit.verifiers._common import MAX_ANSWER_CHARS, gold_strings, verdict
 from rewardkit.verifiers.base import Extracted, Verdict
 
@@ -169,7 +169,7 @@ def _decide(pred: str, gold: str) -> tuple[bool | None, str | None]:
     gold_number = _latex.exact_number(gold)
     if pred_number is not None and gold_number is not None:
         return pred_number == gold_number, None
-    return None, None
+    return _numeric.compare(pred, gold), None
 
 
 def _gold_answers(ground_truth: Any) -> tuple[str, ...]:

@@ -1,0 +1,73 @@
+"""The evaluation fast path: (pred, gold, expected) with None meaning "math-verify decides"."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rewardkit.verifiers import _latex
+from rewardkit.verifiers._numeric import compare
+from rewardkit.verifiers.math import MathVerifier
+
+CASES = [
+    # constants: radicals, pi, fractions, repeating decimals
+    (r"\sqrt{28}", r"2\sqrt{7}", True),
+    (r"28", r"2\sqrt{7}", False),
+    (r"\frac{5}{7}\pi", r"\frac{5\pi}{7}", True),
+    (r"\frac{5\pi}{8}", r"\frac{5\pi}{7}", False),
+    (r"\sqrt{11}/9", r"\frac{\sqrt{11}}{9}", True),
+    (r"\frac{9}{\sqrt{11}}", r"\frac{\sqrt{11}}{9}", False),
+    (r"9\cdot\sqrt{11}", r"9\sqrt{11}", True),
+    (r"\frac{\sqrt3}{2}", r"\frac{\sqrt{3}}{2}", True),
+    (r"\sqrt[3]{27}", r"3", True),
+    (r"1.\overline{6}", r"\frac{5}{3}", True),
+    (r"-0.\overline{3}", r"-\frac{1}{3}", True),
+    (r"0.866", r"\frac{\sqrt{3}}{2}", False),  # a rounded decimal is not the exact value
+    (r"2\cdot\pi", r"2\pi", True),
+    # one variable: polynomial identity at fixed points
+    (r"-30-1x+x^2", r"x^2-x-30", True),
+    (r"(x+3)(x+7)", r"x^2+10x+21", True),
+    (r"x^2+11x+24", r"x^2+10x+21", False),
+    (r"y^2", r"x^2", None),
+    (r"2x", r"2", None),
+    # structure: sets unordered, tuples and intervals ordered with their brackets
+    (r"9,-4", r"-4,9", True),
+    (r"\{-4,9\}", r"-4,9", True),
+    (r"x=-4orx=2", r"-4,2", True),
+    (r"\{3\}", r"3", True),
+    (r"4", r"-2,4", False),
+    (r"(2,7,-9)", r"(-9,7,2)", False),
+    (r"(-9,7,2)", r"(-9,7,2)", True),
+    (r"(-8,\infty)", r"(-\infty,-8)", False),
+    (r"x\in(-\infty,-8)", r"(-\infty,-8)", True),
+    (r"[1,2)", r"(1,2)", False),
+    (r"(1,2)", r"1,2", None),
+    # outside the grammar: undecided, never guessed
+    (r"3\pm\sqrt{2}", r"3+\sqrt{2}", None),
+    (r"5!", r"120", None),
+    (r"9^{9^{9^{9}}}", r"3", None),
+    (r"ab", r"ba", None),
+    (r"1/0", r"1", None),
+]
+
+
+@pytest.mark.parametrize(("pred", "gold", "expected"), CASES)
+def test_compare(pred: str, gold: str, expected: bool | None) -> None:
+    assert compare(_latex.normalise(pred), _latex.normalise(gold)) is expected
+
+
+@pytest.mark.parametrize(("pred", "gold", "expected"), [c for c in CASES if c[2] is not None])
+def test_quick_decisions_agree_with_math_verify_where_it_is_right(pred: str, gold: str, expected: bool) -> None:
+    verifier = MathVerifier()
+    extracted = verifier.extract(rf"so \boxed{{{pred}}}")
+    verdict = verifier.quick_check(extracted, gold)
+    assert verdict is not None and verdict.score == float(expected)
+
+
+def test_hostile_inputs_are_bounded() -> None:
+    started = time.perf_counter()
+    assert compare("(" * 150 + "1" + ")" * 150, "1") in (True, None)
+    assert compare("x^" * 150 + "2", "1") is None
+    assert compare("1" * 10_000, "1") is None
+    assert time.perf_counter() - started < 0.5
