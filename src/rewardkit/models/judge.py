@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rewardkit.balancer import BalancedHttpClient, make_http_client
 from rewardkit.config import JudgeConfig, RewardModelConfig
 from rewardkit.errors import ConfigError, RemoteError, RewardkitError, ScorerError
 from rewardkit.http import HttpClient
@@ -196,15 +197,16 @@ class _ChatCompletions(_Generator):
     """
 
     def __init__(self, cfg: RewardModelConfig) -> None:
-        if not cfg.url:
-            raise ConfigError(f"reward_model.backend '{cfg.backend}' needs reward_model.url")
+        if not (cfg.url or cfg.urls):
+            raise ConfigError(
+                f"reward_model.backend '{cfg.backend}' needs reward_model.url (or urls)"
+            )
         self.cfg = cfg
-        self._client: HttpClient | None = None
+        self._client: HttpClient | BalancedHttpClient | None = None
 
     async def start(self) -> None:
         if self._client is None:
-            assert self.cfg.url is not None
-            self._client = HttpClient(self.cfg.url, self.cfg.http)
+            self._client = make_http_client(self.cfg)
 
     async def close(self) -> None:
         if self._client is not None:

@@ -1,4 +1,4 @@
-"""A discriminative reward model behind a server: vLLM, SGLang or TEI.
+"""A discriminative reward model behind a server (or several replicas): vLLM, SGLang or TEI.
 
 | backend | request | score |
 |---|---|---|
@@ -11,7 +11,8 @@ template and truncated here; vLLM and SGLang then get token ids (exact truncatio
 second BOS), TEI the rendered text (it tokenizes itself and truncates the end). Without
 a tokenizer, vLLM gets the conversation (``messages``, one row per request: the server
 applies the RM's template) and SGLang/TEI prompt and response concatenated (a newline between them when needed).
-Concurrent rows are sent together, up to ``max_batch_size`` per request.
+Concurrent rows are sent together, up to ``max_batch_size`` per request; with several
+``urls`` each request goes to the least loaded healthy replica (rewardkit.balancer).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from rewardkit.balancer import BalancedHttpClient, make_http_client
 from rewardkit.config import RewardModelConfig
 from rewardkit.errors import ConfigError, RemoteError, RewardkitError, ScorerError
 from rewardkit.http import HttpClient, HttpStatusError
@@ -57,10 +59,12 @@ class RemoteRewardModel:
             raise ConfigError(
                 f"reward_model.backend '{cfg.backend}' is not a discriminative server backend"
             )
-        if not cfg.url:
-            raise ConfigError(f"reward_model.backend '{cfg.backend}' needs reward_model.url")
+        if not (cfg.url or cfg.urls):
+            raise ConfigError(
+                f"reward_model.backend '{cfg.backend}' needs reward_model.url (or urls)"
+            )
         self.cfg = cfg
-        self._client: HttpClient | None = None
+        self._client: HttpClient | BalancedHttpClient | None = None
         self._tokenizer: Any = None
         self._policy_tokenizer: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewardkit-rm-encode")
@@ -85,8 +89,7 @@ class RemoteRewardModel:
         if self._client is not None:
             return
         await asyncio.get_running_loop().run_in_executor(self._executor, self._load)
-        assert self.cfg.url is not None
-        self._client = HttpClient(self.cfg.url, self.cfg.http)
+        self._client = make_http_client(self.cfg)
 
     async def close(self) -> None:
         await self._batcher.close()
