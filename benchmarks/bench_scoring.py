@@ -39,7 +39,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / ".bench"
-WORK = BENCH / "scoring"
+WORK = BENCH / "scoring"  # main() moves this to a folder of its own per run
 VERL_VENV = BENCH / "verl-venv"
 VERL_VERSION = "0.9.1"
 SECTION = "## Scoring engine (benchmarks/bench_scoring.py)"
@@ -544,6 +544,8 @@ def main(argv: list[str] | None = None) -> None:
         _child_main(argv[1:])
         return
     args = parse_args(argv)
+    global WORK  # one folder per run: two runs at once must not mix their files
+    WORK = BENCH / "scoring" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     WORK.mkdir(parents=True, exist_ok=True)
     cleans = ["clean"] + [f"clean-{k}" for k in range(1, args.repeats)]
     rows = {
@@ -558,7 +560,7 @@ def main(argv: list[str] | None = None) -> None:
     want_verl = not args.no_verl and (
         not args.only or {"verl-naive", "verl-prime"} & set(args.only)
     )
-    verl_python = ensure_verl_venv(WORK / "verl-install.log") if want_verl else None
+    verl_python = ensure_verl_venv(BENCH / "verl-install.log") if want_verl else None
     facts = {
         "date": dt.date.today().isoformat(),
         "machine": _machine(),
@@ -569,7 +571,8 @@ def main(argv: list[str] | None = None) -> None:
         "patho": patho,
         "warm_rows": len(rows["warm"]),
     }
-    print(f"{facts['rows']} rows, {patho} pathological; {facts['machine']}", flush=True)
+    print(f"{facts['rows']} rows, {patho} pathological; {facts['machine']}; files in {WORK}")
+
     everyone = contenders(args, verl_python)
     runs: dict[str, dict[str, Guarded]] = {c.key: {} for c in everyone}
     # Repeats interleave the contenders so that all of them see the same background load.

@@ -48,8 +48,8 @@ def test_the_reward_server_scores_on_ray_actors() -> None:
             {
                 "id": "c",
                 "data_source": "lighteval/MATH",
-                "response": r"\boxed{x^2+2x+1}",
-                "ground_truth": "(x+1)^2",
+                "response": r"\boxed{3 \pm 2^{1/2}}",  # \pm: past the fast paths, to a worker
+                "ground_truth": r"3 \pm \sqrt{2}",
             },
             {"id": "d", "data_source": "no/such/source", "response": "x"},
         ]

@@ -1,0 +1,513 @@
+"""Reward-server load: 64 concurrent clients against ``rewardkit serve`` and an OpenRLHF-style baseline.
+
+    .venv/bin/python benchmarks/bench_server.py           # about 3 to 5 minutes on 2 cores
+    .venv/bin/python benchmarks/bench_server.py --quick   # a smoke run; BENCHMARKS.md untouched
+
+Each server is its own process on 127.0.0.1 (a free port), so the load generator
+does not share its GIL:
+
+- *rewardkit, rule-only*: ``rewardkit serve``, gsm8k rows, ``POST /v1/score``;
+- *rewardkit, RM*: ``rewardkit serve`` with a tiny random-init Llama sequence
+  classifier (``reward.reward_model.*``) and a data_source no verifier knows, so the
+  reward model alone scores each row;
+- *baseline*: the FastAPI app below, which serves the same model directory the way
+  OpenRLHF's ``openrlhf/cli/serve_rm.py`` does: ``POST /get_reward`` with
+  ``{"query": [text]}``, tokenized and scored by one forward pass inside the
+  (async) request handler, so concurrent requests never share a batch.
+
+The load generator runs 64 clients (asyncio + aiohttp), each sending single-sample
+requests one after another; a phase stops after a fixed number of requests or a
+wall-clock cap, whichever comes first, after untimed warm-up requests. The two RM
+servers get the same texts (prompt + response, 50 to 300 tokens, log-normal) in the
+same order, and the same number of requests; their phases alternate (``--repeats``)
+and each server's best phase is reported (the machine is shared; the others are listed).
+
+Prints a markdown table; the full run also replaces the section "Reward server" of
+BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import itertools
+import json
+import math
+import os
+import platform
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import bench_rm  # noqa: E402 - a sibling script, not a package
+from workload import example_rows  # noqa: E402
+
+SECTION = "## Reward server (benchmarks/bench_server.py)"
+CLIENTS = 64
+# The tiny RM: small enough that one forward per request is affordable on 2 cores.
+HIDDEN, LAYERS, HEADS, FFN = 256, 2, 4, 688
+RM_SOURCE = "bench/rm-only"  # no verifier knows it: the reward model alone scores the row
+TARGET_SPEEDUP, TARGET_TAIL = 5.0, 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How much load each phase gets."""
+
+    rule_requests: int
+    rm_requests: int
+    warmup: int
+    cap_s: float
+    repeats: int
+
+
+FULL = Plan(rule_requests=2000, rm_requests=1000, warmup=128, cap_s=60.0, repeats=2)
+QUICK = Plan(rule_requests=300, rm_requests=150, warmup=64, cap_s=20.0, repeats=1)
+
+
+@dataclass(slots=True)
+class Phase:
+    """One measured phase against one server."""
+
+    server: str
+    latencies: list[float] = field(default_factory=list)  # seconds, successful requests
+    errors: Counter[str] = field(default_factory=Counter)
+    wall_s: float = 0.0
+    capped: bool = False
+
+    @property
+    def rps(self) -> float:
+        return len(self.latencies) / self.wall_s if self.wall_s else 0.0
+
+    def pct_ms(self, q: float) -> float:
+        """The q-quantile latency in ms (nearest rank)."""
+        if not self.latencies:
+            return math.nan
+        ordered = sorted(self.latencies)
+        return 1000 * ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+# ---------------------------------------------------------------------- workload
+
+
+def build_rm(directory: Path) -> str:
+    """bench_rm's random-init Llama classifier and word-level tokenizer, at this
+    benchmark's smaller size (bench_rm reads its dimensions from module constants)."""
+    with mock.patch.multiple(bench_rm, HIDDEN=HIDDEN, LAYERS=LAYERS, HEADS=HEADS, FFN=FFN):
+        return bench_rm.build_model(directory)
+
+
+def rm_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
+    """``n`` distinct rows of 50 to 300 tokens (log-normal, median ~110), for the RM only."""
+    rng = random.Random(seed)
+    lengths = [min(300, max(50, int(rng.lognormvariate(math.log(110), 0.6)))) for _ in range(n)]
+    rows = [s.to_row() for s in bench_rm.rows_of(lengths, seed=seed + 1)]
+    for row in rows:
+        row["data_source"] = RM_SOURCE
+    return rows
+
+
+def gsm8k_rows() -> list[dict[str, Any]]:
+    """The workload's gsm8k rollouts (a realistic mix of right, wrong and unmarked answers)."""
+    return [r for r in example_rows(prompts=64, rollouts=8) if r["data_source"] == "openai/gsm8k"]
+
+
+def rewardkit_body(row: dict[str, Any]) -> bytes:
+    return json.dumps({"samples": [row]}).encode()
+
+
+def baseline_body(row: dict[str, Any]) -> bytes:
+    return json.dumps({"query": [row["prompt"] + row["response"]]}).encode()
+
+
+def rewardkit_ok(payload: bytes) -> bool:
+    results = json.loads(payload)["results"]
+    return len(results) == 1 and results[0]["status"] == "ok"
+
+
+def baseline_ok(payload: bytes) -> bool:
+    rewards = json.loads(payload)["rewards"]
+    return len(rewards) == 1 and math.isfinite(rewards[0])
+
+
+# ---------------------------------------------------------------------- the baseline
+
+
+def baseline_app(model_dir: str) -> FastAPI:
+    """What OpenRLHF's serve_rm.py does, with a transformers sequence classifier.
+
+    The handler is ``async`` and calls the model synchronously, so the event loop is
+    blocked for each forward and requests are scored one at a time, each in its own
+    batch of one. Left padding and the appended EOS follow serve_rm.py. Its per-request
+    ``logger.info`` of the result is left out (that only makes the baseline faster).
+    """
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, padding_side="left")
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
+    app = FastAPI()
+
+    def rewards(queries: list[str]) -> list[float]:
+        texts = [q.strip(tokenizer.pad_token).strip(tokenizer.eos_token) + tokenizer.eos_token for q in queries]
+        batch = tokenizer(texts, return_tensors="pt", max_length=2048, padding=True, truncation=True)
+        with torch.no_grad():
+            logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+        return logits[:, 0].tolist()  # [B]
+
+    @app.get("/health")
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.post("/get_reward")
+    async def get_reward(request: Request) -> JSONResponse:
+        data = await request.json()
+        return JSONResponse({"rewards": rewards(data.get("query"))})
+
+    return app
+
+
+def serve_baseline(model_dir: str, port: int) -> None:
+    """Run the baseline app with uvicorn, as serve_rm.py does (access log off, as rewardkit's)."""
+    import uvicorn
+
+    uvicorn.run(baseline_app(model_dir), host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+# ---------------------------------------------------------------------- processes
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def server_process(
+    name: str, argv: Sequence[str], ready_path: str, logs: Path, port: int, threads: int
+) -> Iterator[str]:
+    """Start ``argv`` in its own process group with ``threads`` torch threads; yield its URL
+    once ``ready_path`` answers 200; on exit (or error) SIGTERM the group, then SIGKILL what
+    is left."""
+    log_path = logs / f"{name}.log"
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT, env=env
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(proc, url + ready_path, log_path, timeout_s=180)
+        yield url
+    finally:
+        _stop_group(proc)
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], url: str, log_path: Path, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = log_path.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"server exited with {proc.returncode} before it was ready:\n{tail}")
+        with contextlib.suppress(OSError):
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        time.sleep(0.25)
+    raise RuntimeError(f"server not ready after {timeout_s:.0f}s: {url} (log: {log_path})")
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        pass
+    # Workers a server started live in the same group: none may outlive the benchmark.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+
+
+def rewardkit_argv(port: int, overrides: Sequence[str]) -> list[str]:
+    return [sys.executable, "-m", "rewardkit.cli", "serve", "--port", str(port), *overrides]
+
+
+def baseline_argv(port: int, model_dir: str) -> list[str]:
+    return [sys.executable, __file__, "--baseline-serve", model_dir, "--port", str(port)]
+
+
+# ---------------------------------------------------------------------- load
+
+
+async def drive(
+    name: str,
+    url: str,
+    bodies: Sequence[bytes],
+    ok: Callable[[bytes], bool],
+    *,
+    total: int,
+    warmup: int,
+    cap_s: float,
+    clients: int = CLIENTS,
+) -> Phase:
+    """``clients`` coroutines, each posting one body at a time until ``total`` requests
+    are sent or ``cap_s`` has passed; bodies are taken in order (cycling)."""
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(limit=clients)
+    timeout = aiohttp.ClientTimeout(total=120)
+    headers = {"Content-Type": "application/json"}
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout, headers=headers) as session:
+
+        async def post(body: bytes) -> tuple[bool, str]:
+            try:
+                async with session.post(url, data=body) as resp:
+                    payload = await resp.read()
+                    if resp.status != 200:
+                        return False, f"HTTP {resp.status}"
+                    return (True, "") if ok(payload) else (False, "bad answer")
+            except (aiohttp.ClientError, TimeoutError, ValueError, KeyError) as exc:
+                return False, type(exc).__name__
+
+        await asyncio.gather(*(post(bodies[-1 - i % len(bodies)]) for i in range(warmup)))
+        phase = Phase(name)
+        counter = itertools.count()
+        start = time.perf_counter()
+        deadline = start + cap_s
+
+        async def client() -> None:
+            while (i := next(counter)) < total:
+                if time.perf_counter() > deadline:
+                    phase.capped = True
+                    return
+                sent = time.perf_counter()
+                good, why = await post(bodies[i % len(bodies)])
+                if good:
+                    phase.latencies.append(time.perf_counter() - sent)
+                else:
+                    phase.errors[why] += 1
+
+        await asyncio.gather(*(client() for _ in range(clients)))
+        phase.wall_s = time.perf_counter() - start
+    return phase
+
+
+def rm_batch_stats(url: str) -> dict[str, float]:
+    """The reward model's counters from /metrics (``source="model_rm"``), if it exposes any,
+    and the forward-batch histogram, if it is filled."""
+    with urllib.request.urlopen(url + "/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    stats: dict[str, float] = {}
+    for match in re.finditer(r'^rewardkit_engine_events_total\{([^}]*)\} (\S+)$', text, re.M):
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
+        if labels.get("source") == "model_rm":
+            stats[labels.get("event", "?")] = float(match.group(2))
+    for name in ("count", "sum"):
+        found = re.search(rf"^rewardkit_model_batch_rows_{name} (\S+)$", text, re.M)
+        if found:
+            stats[f"batch_rows_{name}"] = float(found.group(1))
+    return stats
+
+
+def mean_batch(stats: dict[str, float]) -> float | None:
+    if stats.get("batches"):
+        return stats.get("rows", 0.0) / stats["batches"]
+    if stats.get("batch_rows_count"):
+        return stats["batch_rows_sum"] / stats["batch_rows_count"]
+    return None
+
+
+# ---------------------------------------------------------------------- run
+
+
+async def run_all(plan: Plan, model_dir: str, logs: Path, extra: Sequence[str]) -> dict[str, Any]:
+    rule_bodies = [rewardkit_body(r) for r in gsm8k_rows()]
+    rows = rm_rows(plan.rm_requests + plan.warmup)
+    # Warm-up takes rows from the end, measured phases from the start: no overlap in a round.
+    rk_bodies = [rewardkit_body(r) for r in rows]
+    base_bodies = [baseline_body(r) for r in rows]
+    out: dict[str, Any] = {"rm_phases": {"rewardkit": [], "baseline": []}}
+
+    port = free_port()
+    with server_process("rewardkit-rule", rewardkit_argv(port, extra), "/ready", logs, port) as url:
+        out["rule"] = await drive(
+            "rewardkit, rule-only (openai/gsm8k)", url + "/v1/score", rule_bodies, rewardkit_ok,
+            total=plan.rule_requests, warmup=plan.warmup, cap_s=plan.cap_s,
+        )
+    rm_overrides = [
+        "reward.reward_model.enable=true",
+        f"reward.reward_model.model_path={model_dir}",
+        "reward.reward_model.device=cpu",
+        *extra,
+    ]
+    rk_port, base_port = free_port(), free_port()
+    with (
+        server_process("rewardkit-rm", rewardkit_argv(rk_port, rm_overrides), "/ready", logs, rk_port) as rk_url,
+        server_process("baseline", baseline_argv(base_port, model_dir), "/health", logs, base_port) as base_url,
+    ):
+        for _ in range(plan.repeats):  # alternate, so a noisy spell hits both
+            out["rm_phases"]["rewardkit"].append(await drive(
+                "rewardkit, RM", rk_url + "/v1/score", rk_bodies, rewardkit_ok,
+                total=plan.rm_requests, warmup=plan.warmup, cap_s=plan.cap_s,
+            ))
+            out["rm_phases"]["baseline"].append(await drive(
+                "baseline (OpenRLHF serve_rm.py style)", base_url + "/get_reward", base_bodies, baseline_ok,
+                total=plan.rm_requests, warmup=plan.warmup, cap_s=plan.cap_s,
+            ))
+        out["rm_stats"] = rm_batch_stats(rk_url)
+    out["rm_tokens"] = _token_lengths(rows[: plan.rm_requests])
+    return out
+
+
+def _token_lengths(rows: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """Words are tokens for bench_rm's word-level tokenizer."""
+    lengths = sorted(len((r["prompt"] + r["response"]).split()) for r in rows)
+    return lengths[0], lengths[len(lengths) // 2], lengths[-1]
+
+
+# ---------------------------------------------------------------------- report
+
+
+def best(phases: list[Phase]) -> Phase:
+    return max(phases, key=lambda p: p.rps)
+
+
+def render(out: dict[str, Any], plan: Plan, facts: dict[str, str], extra: Sequence[str]) -> str:
+    rk, base = best(out["rm_phases"]["rewardkit"]), best(out["rm_phases"]["baseline"])
+    rows = [out["rule"], rk, base]
+    lines = [
+        "| server | requests | req/s | p50 (ms) | p90 (ms) | p99 (ms) | p99/p50 | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for p in rows:
+        errors = ", ".join(f"{k}: {v}" for k, v in p.errors.items()) or "0"
+        capped = f" (capped at {plan.cap_s:.0f} s)" if p.capped else ""
+        lines.append(
+            f"| {p.server} | {len(p.latencies)}{capped} | {p.rps:.1f} | {p.pct_ms(0.5):.1f} | "
+            f"{p.pct_ms(0.9):.1f} | {p.pct_ms(0.99):.1f} | {p.pct_ms(0.99) / p.pct_ms(0.5):.2f} | {errors} |"
+        )
+    ratio = rk.rps / base.rps if base.rps else math.nan
+    mean = mean_batch(out["rm_stats"])
+    lo, mid, hi = out["rm_tokens"]
+    every = lambda name: ", ".join(f"{p.rps:.1f}" for p in out["rm_phases"][name])  # noqa: E731
+    tail_rk = rk.pct_ms(0.99) / rk.pct_ms(0.5)
+    verdict = lambda met: "met" if met else "NOT met"  # noqa: E731
+    notes = [
+        "",
+        f"- rewardkit RM / baseline requests/s: **{ratio:.2f}x** (target >= {TARGET_SPEEDUP:g}x: "
+        f"{verdict(ratio >= TARGET_SPEEDUP)}); rewardkit RM p99/p50 {tail_rk:.2f} "
+        f"(target < {TARGET_TAIL:g}: {verdict(tail_rk < TARGET_TAIL)}).",
+        f"- RM phases, requests/s in run order: rewardkit {every('rewardkit')}; baseline {every('baseline')} "
+        "(each server's best phase is in the table).",
+        "- Mean rows per RM forward batch (from /metrics): "
+        + (f"{mean:.1f}" if mean is not None else f"not exposed (model_rm counters: {out['rm_stats'] or 'none'})")
+        + ".",
+        f"- {CLIENTS} clients, one sample per request, each client sequential; {plan.warmup} warm-up requests "
+        f"per phase (untimed). Rule-only: {plan.rule_requests} requests of gsm8k rollouts "
+        f"(`benchmarks/workload.py`). RM: {plan.rm_requests} requests per phase, data_source "
+        f"`{RM_SOURCE}` (no verifier: the RM alone scores), texts of {lo}/{mid}/{hi} tokens (min/median/max), "
+        "the same texts in the same order for rewardkit (`/v1/score`) and the baseline (`/get_reward`, prompt + response).",
+        f"- Model: random-init `LlamaForSequenceClassification` (hidden {HIDDEN}, {LAYERS} layers, {HEADS} heads, "
+        f"vocabulary {bench_rm.VOCAB}), fp32 on CPU, built by `bench_rm.build_model`.",
+        "- rewardkit: `rewardkit serve` defaults"
+        + (f" plus `{' '.join(extra)}`" if extra else "")
+        + "; baseline: a FastAPI app in the benchmark that does what OpenRLHF's `serve_rm.py` does "
+        "(one forward per request inside the async handler, no cross-request batching). "
+        "Each server is its own process; the same uvicorn for both (asyncio loop, h11).",
+    ]
+    head = (
+        f"{SECTION}\n\n`{facts['command']}` on {facts['date']}; {facts['machine']} "
+        "(a shared 2-core box: other work ran too, figures are noisy); load average "
+        f"{facts['load_before']} before, {facts['load_after']} after.\n\n"
+    )
+    return head + "\n".join(lines + notes) + "\n"
+
+
+def write_section(text: str, path: Path) -> None:
+    """Replace (or append) this benchmark's section of BENCHMARKS.md, leaving the others."""
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    start = old.find(SECTION)
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n" + text
+    else:
+        end = old.find("\n## ", start + len(SECTION))
+        new = old[:start] + text + ("" if end < 0 else old[end:])
+    path.write_text(new.rstrip("\n") + "\n")
+
+
+def _machine() -> str:
+    cpu = platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return f"{len(os.sched_getaffinity(0))} cores ({cpu}), Python {platform.python_version()}"
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a small smoke run; BENCHMARKS.md untouched")
+    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md even with --quick")
+    parser.add_argument("--repeats", type=int, help="RM phases per server (default 2; 1 with --quick)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE",
+        help="an override for both rewardkit servers, e.g. server.max_batch_wait_ms=2",
+    )
+    parser.add_argument("--baseline-serve", metavar="MODEL", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.baseline_serve:
+        serve_baseline(args.baseline_serve, args.port)
+        return
+    plan = QUICK if args.quick else FULL
+    if args.repeats:
+        plan = Plan(plan.rule_requests, plan.rm_requests, plan.warmup, plan.cap_s, args.repeats)
+    facts = {
+        "command": "python benchmarks/bench_server.py" + (" --quick" if args.quick else ""),
+        "date": dt.date.today().isoformat(),
+        "machine": _machine(),
+        "load_before": _load(),
+    }
+    with tempfile.TemporaryDirectory(prefix="rk-bench-server-") as tmp:
+        model_dir = build_rm(Path(tmp) / "rm")
+        out = asyncio.run(run_all(plan, model_dir, Path(tmp), args.set))
+    facts["load_after"] = _load()
+    text = render(out, plan, facts, args.set)
+    print(text)
+    if not args.quick or args.write:
+        write_section(text, ROOT / "BENCHMARKS.md")
+        print(f"updated {ROOT / 'BENCHMARKS.md'}")
+
+
+if __name__ == "__main__":
+    main()
