@@ -170,10 +170,17 @@ def baseline_app(model_dir: str) -> FastAPI:
     app = FastAPI()
 
     def rewards(queries: list[str]) -> list[float]:
-        texts = [q.strip(tokenizer.pad_token).strip(tokenizer.eos_token) + tokenizer.eos_token for q in queries]
-        batch = tokenizer(texts, return_tensors="pt", max_length=2048, padding=True, truncation=True)
+        texts = [
+            q.strip(tokenizer.pad_token).strip(tokenizer.eos_token) + tokenizer.eos_token
+            for q in queries
+        ]
+        batch = tokenizer(
+            texts, return_tensors="pt", max_length=2048, padding=True, truncation=True
+        )
         with torch.no_grad():
-            logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+            logits = model(
+                input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
+            ).logits
         return logits[:, 0].tolist()  # [B]
 
     @app.get("/health")
@@ -192,7 +199,9 @@ def serve_baseline(model_dir: str, port: int) -> None:
     """Run the baseline app with uvicorn, as serve_rm.py does (access log off, as rewardkit's)."""
     import uvicorn
 
-    uvicorn.run(baseline_app(model_dir), host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    uvicorn.run(
+        baseline_app(model_dir), host="127.0.0.1", port=port, log_level="warning", access_log=False
+    )
 
 
 # ---------------------------------------------------------------------- processes
@@ -282,7 +291,9 @@ async def drive(
     connector = aiohttp.TCPConnector(limit=clients)
     timeout = aiohttp.ClientTimeout(total=120)
     headers = {"Content-Type": "application/json"}
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout, headers=headers) as session:
+    async with aiohttp.ClientSession(
+        connector=connector, timeout=timeout, headers=headers
+    ) as session:
 
         async def post(body: bytes) -> tuple[bool, str]:
             try:
@@ -323,7 +334,7 @@ def rm_batch_stats(url: str) -> dict[str, float]:
     with urllib.request.urlopen(url + "/metrics", timeout=10) as resp:
         text = resp.read().decode()
     stats: dict[str, float] = {}
-    for match in re.finditer(r'^rewardkit_engine_events_total\{([^}]*)\} (\S+)$', text, re.M):
+    for match in re.finditer(r"^rewardkit_engine_events_total\{([^}]*)\} (\S+)$", text, re.M):
         labels = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
         if labels.get("source") == "model_rm":
             stats[labels.get("event", "?")] = float(match.group(2))
@@ -345,7 +356,9 @@ def mean_batch(stats: dict[str, float]) -> float | None:
 # ---------------------------------------------------------------------- run
 
 
-async def run_all(plan: Plan, model_dir: str, logs: Path, extra: Sequence[str]) -> dict[str, Any]:
+async def run_all(
+    plan: Plan, model_dir: str, logs: Path, extra: Sequence[str], threads: int
+) -> dict[str, Any]:
     rule_bodies = [rewardkit_body(r) for r in gsm8k_rows()]
     rows = rm_rows(plan.rm_requests + plan.warmup)
     # Warm-up takes rows from the end, measured phases from the start: no overlap in a round.
@@ -354,10 +367,17 @@ async def run_all(plan: Plan, model_dir: str, logs: Path, extra: Sequence[str]) 
     out: dict[str, Any] = {"rm_phases": {"rewardkit": [], "baseline": []}}
 
     port = free_port()
-    with server_process("rewardkit-rule", rewardkit_argv(port, extra), "/ready", logs, port) as url:
+    with server_process(
+        "rewardkit-rule", rewardkit_argv(port, extra), "/ready", logs, port, threads
+    ) as url:
         out["rule"] = await drive(
-            "rewardkit, rule-only (openai/gsm8k)", url + "/v1/score", rule_bodies, rewardkit_ok,
-            total=plan.rule_requests, warmup=plan.warmup, cap_s=plan.cap_s,
+            "rewardkit, rule-only (openai/gsm8k)",
+            url + "/v1/score",
+            rule_bodies,
+            rewardkit_ok,
+            total=plan.rule_requests,
+            warmup=plan.warmup,
+            cap_s=plan.cap_s,
         )
     rm_overrides = [
         "reward.reward_model.enable=true",
@@ -367,18 +387,36 @@ async def run_all(plan: Plan, model_dir: str, logs: Path, extra: Sequence[str]) 
     ]
     rk_port, base_port = free_port(), free_port()
     with (
-        server_process("rewardkit-rm", rewardkit_argv(rk_port, rm_overrides), "/ready", logs, rk_port) as rk_url,
-        server_process("baseline", baseline_argv(base_port, model_dir), "/health", logs, base_port) as base_url,
+        server_process(
+            "rewardkit-rm", rewardkit_argv(rk_port, rm_overrides), "/ready", logs, rk_port, threads
+        ) as rk_url,
+        server_process(
+            "baseline", baseline_argv(base_port, model_dir), "/health", logs, base_port, threads
+        ) as base_url,
     ):
         for _ in range(plan.repeats):  # alternate, so a noisy spell hits both
-            out["rm_phases"]["rewardkit"].append(await drive(
-                "rewardkit, RM", rk_url + "/v1/score", rk_bodies, rewardkit_ok,
-                total=plan.rm_requests, warmup=plan.warmup, cap_s=plan.cap_s,
-            ))
-            out["rm_phases"]["baseline"].append(await drive(
-                "baseline (OpenRLHF serve_rm.py style)", base_url + "/get_reward", base_bodies, baseline_ok,
-                total=plan.rm_requests, warmup=plan.warmup, cap_s=plan.cap_s,
-            ))
+            out["rm_phases"]["rewardkit"].append(
+                await drive(
+                    "rewardkit, RM",
+                    rk_url + "/v1/score",
+                    rk_bodies,
+                    rewardkit_ok,
+                    total=plan.rm_requests,
+                    warmup=plan.warmup,
+                    cap_s=plan.cap_s,
+                )
+            )
+            out["rm_phases"]["baseline"].append(
+                await drive(
+                    "baseline (OpenRLHF serve_rm.py style)",
+                    base_url + "/get_reward",
+                    base_bodies,
+                    baseline_ok,
+                    total=plan.rm_requests,
+                    warmup=plan.warmup,
+                    cap_s=plan.cap_s,
+                )
+            )
         out["rm_stats"] = rm_batch_stats(rk_url)
     out["rm_tokens"] = _token_lengths(rows[: plan.rm_requests])
     return out
@@ -425,7 +463,11 @@ def render(out: dict[str, Any], plan: Plan, facts: dict[str, str], extra: Sequen
         f"- RM phases, requests/s in run order: rewardkit {every('rewardkit')}; baseline {every('baseline')} "
         "(each server's best phase is in the table).",
         "- Mean rows per RM forward batch (from /metrics): "
-        + (f"{mean:.1f}" if mean is not None else f"not exposed (model_rm counters: {out['rm_stats'] or 'none'})")
+        + (
+            f"{mean:.1f}"
+            if mean is not None
+            else f"not exposed (model_rm counters: {out['rm_stats'] or 'none'})"
+        )
         + ".",
         f"- {CLIENTS} clients, one sample per request, each client sequential; {plan.warmup} warm-up requests "
         f"per phase (untimed). Rule-only: {plan.rule_requests} requests of gsm8k rollouts "
@@ -476,12 +518,27 @@ def _load() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a small smoke run; BENCHMARKS.md untouched")
-    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md even with --quick")
-    parser.add_argument("--repeats", type=int, help="RM phases per server (default 2; 1 with --quick)")
     parser.add_argument(
-        "--set", action="append", default=[], metavar="KEY=VALUE",
+        "--quick", action="store_true", help="a small smoke run; BENCHMARKS.md untouched"
+    )
+    parser.add_argument(
+        "--write", action="store_true", help="update BENCHMARKS.md even with --quick"
+    )
+    parser.add_argument(
+        "--repeats", type=int, help="RM phases per server (default 2; 1 with --quick)"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="an override for both rewardkit servers, e.g. server.max_batch_wait_ms=2",
+    )
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="OMP_NUM_THREADS of every server process (default 1: the load generator needs a core)",
     )
     parser.add_argument("--baseline-serve", metavar="MODEL", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -500,7 +557,7 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory(prefix="rk-bench-server-") as tmp:
         model_dir = build_rm(Path(tmp) / "rm")
-        out = asyncio.run(run_all(plan, model_dir, Path(tmp), args.set))
+        out = asyncio.run(run_all(plan, model_dir, Path(tmp), args.set, args.torch_threads))
     facts["load_after"] = _load()
     text = render(out, plan, facts, args.set)
     print(text)

@@ -27,11 +27,18 @@ def write_rows(path: Path, count: int) -> None:
         for i in range(count):
             truth = rng.randint(1, 500)
             answer = truth if rng.random() < 0.6 else truth + rng.randint(1, 3)
-            handle.write(json.dumps({
-                "id": str(i), "data_source": "openai/gsm8k", "prompt": "How many apples are left?",
-                "response": f"Step by step: we start with some apples and eat a few.\n#### {answer}",
-                "ground_truth": str(truth),
-            }) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "id": str(i),
+                        "data_source": "openai/gsm8k",
+                        "prompt": "How many apples are left?",
+                        "response": f"Step by step: we start with some apples and eat a few.\n#### {answer}",
+                        "ground_truth": str(truth),
+                    }
+                )
+                + "\n"
+            )
 
 
 def main() -> None:
@@ -44,14 +51,29 @@ def main() -> None:
         source, target = Path(tmp) / "rows.jsonl", Path(tmp) / "scored.jsonl"
         write_rows(source, count)
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "rewardkit.cli", "score", str(source), "-o", str(target),
-                        "--no-progress", "reward.num_workers=2"], check=True, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "rewardkit.cli",
+                "score",
+                str(source),
+                "-o",
+                str(target),
+                "--no-progress",
+                "reward.num_workers=2",
+            ],
+            check=True,
+            stderr=subprocess.DEVNULL,
+        )
         elapsed = time.perf_counter() - started
         peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         size_mib = source.stat().st_size / 2**20
     print("| rows | input size | wall time | rows/s | peak RSS of `rewardkit score` |")
     print("|---:|---:|---:|---:|---:|")
-    print(f"| {count:,} | {size_mib:,.0f} MiB | {elapsed:.1f} s | {count / elapsed:,.0f} | {peak_mib:,.0f} MiB |")
+    print(
+        f"| {count:,} | {size_mib:,.0f} MiB | {elapsed:.1f} s | {count / elapsed:,.0f} | {peak_mib:,.0f} MiB |"
+    )
 
 
 if __name__ == "__main__":

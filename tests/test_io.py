@@ -37,13 +37,21 @@ def test_unreadable_inputs_raise_input_error(tmp_path: Path) -> None:
 
 
 def test_verl_parquet_layout_round_trips(tmp_path: Path) -> None:
-    rows = [{"data_source": "openai/gsm8k", "prompt": [{"role": "user", "content": "q"}],
-             "response": "#### 3", "reward_model": {"ground_truth": "3", "style": "rule"}}]
+    rows = [
+        {
+            "data_source": "openai/gsm8k",
+            "prompt": [{"role": "user", "content": "q"}],
+            "response": "#### 3",
+            "reward_model": {"ground_truth": "3", "style": "rule"},
+        }
+    ]
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "in.parquet")
     assert list(read_rows(tmp_path / "in.parquet")) == rows
 
-    results = [Result(0, Status.OK, score=1.0, extra={"acc": True}, row=rows[0]),
-               Result(1, Status.TIMEOUT, error="timed out", row=rows[0])]
+    results = [
+        Result(0, Status.OK, score=1.0, extra={"acc": True}, row=rows[0]),
+        Result(1, Status.TIMEOUT, error="timed out", row=rows[0]),
+    ]
     with RowWriter(tmp_path / "out.parquet") as writer:
         for result in results:
             writer.write(result.to_row())

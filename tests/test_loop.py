@@ -48,9 +48,14 @@ def functions(write_module) -> str:
 
 
 def test_custom_function_failures_are_typed_and_isolated(functions: str) -> None:
-    config = {"reward": {"num_workers": 2, "timeout_s": 1.0,
-                         "custom_reward_function": {"path": functions},
-                         "reward_kwargs": {"bonus": 0.25}}}
+    config = {
+        "reward": {
+            "num_workers": 2,
+            "timeout_s": 1.0,
+            "custom_reward_function": {"path": functions},
+            "reward_kwargs": {"bonus": 0.25},
+        }
+    }
     responses = ["42", "hang", "7", "segfault", "exit", "raise", "nan", "text", "dict", "42"]
     started = time.perf_counter()
     with RewardLoop(config) as loop:
@@ -65,16 +70,30 @@ def test_custom_function_failures_are_typed_and_isolated(functions: str) -> None
     for crash in ("segfault", "exit"):
         assert by_response[crash].status is Status.ERROR
         assert "worker process died" in by_response[crash].error
-    assert by_response["raise"].status is Status.ERROR and "RuntimeError: scorer bug" in by_response["raise"].error
+    assert (
+        by_response["raise"].status is Status.ERROR
+        and "RuntimeError: scorer bug" in by_response["raise"].error
+    )
     assert by_response["nan"].status is Status.ERROR and "non-finite" in by_response["nan"].error
-    assert by_response["text"].status is Status.ERROR and "expected a number" in by_response["text"].error
-    assert by_response["dict"].score == 0.5 and by_response["dict"].extra == {"acc": True, "pred": "x"}
+    assert (
+        by_response["text"].status is Status.ERROR
+        and "expected a number" in by_response["text"].error
+    )
+    assert by_response["dict"].score == 0.5 and by_response["dict"].extra == {
+        "acc": True,
+        "pred": "x",
+    }
     assert elapsed < 15  # one hard timeout of 1 s, two crashes, workers replaced
 
 
 def test_async_custom_function_is_awaited_with_a_guard(functions: str) -> None:
-    config = {"reward": {"num_workers": 1, "async_timeout_s": 0.5,
-                         "custom_reward_function": {"path": functions, "name": "acompute_score"}}}
+    config = {
+        "reward": {
+            "num_workers": 1,
+            "async_timeout_s": 0.5,
+            "custom_reward_function": {"path": functions, "name": "acompute_score"},
+        }
+    }
     with RewardLoop(config) as loop:
         results = loop.score([_row("42"), _row("slow"), _row("1")])
     assert [r.status for r in results] == [Status.OK, Status.TIMEOUT, Status.OK]
@@ -83,16 +102,26 @@ def test_async_custom_function_is_awaited_with_a_guard(functions: str) -> None:
 
 def test_missing_custom_function_is_a_config_error_naming_the_key(write_module) -> None:
     path = write_module("empty", "x = 1\n")
-    with pytest.raises(ConfigError, match="custom_reward_function.name"):
+    with pytest.raises(ConfigError, match=r"custom_reward_function\.name"):
         RewardLoop({"reward": {"custom_reward_function": {"path": path}}}).start()
-    with pytest.raises(ConfigError, match="custom_reward_function.path"):
-        RewardLoop({"reward": {"custom_reward_function": {"path": "/nonexistent/reward.py"}}}).start()
+    with pytest.raises(ConfigError, match=r"custom_reward_function\.path"):
+        RewardLoop(
+            {"reward": {"custom_reward_function": {"path": "/nonexistent/reward.py"}}}
+        ).start()
 
 
 def test_builtin_verifiers_and_invalid_rows_in_one_batch() -> None:
     rows = [
-        {"data_source": "openai/gsm8k", "response": "so the answer is\n#### 72", "ground_truth": "72"},
-        {"data_source": "lighteval/MATH", "response": r"thus $\boxed{\frac{1}{2}}$", "ground_truth": r"\frac12"},
+        {
+            "data_source": "openai/gsm8k",
+            "response": "so the answer is\n#### 72",
+            "ground_truth": "72",
+        },
+        {
+            "data_source": "lighteval/MATH",
+            "response": r"thus $\boxed{\frac{1}{2}}$",
+            "ground_truth": r"\frac12",
+        },
         {"data_source": "lighteval/MATH", "response": r"\boxed{3}", "ground_truth": "4"},
         {"data_source": "no/such/source", "response": "x", "ground_truth": "1"},
         {"data_source": "openai/gsm8k", "ground_truth": "1"},
@@ -101,8 +130,15 @@ def test_builtin_verifiers_and_invalid_rows_in_one_batch() -> None:
     ]
     with RewardLoop({"reward": {"num_workers": 2}}) as loop:
         results = loop.score(rows)
-    assert [r.status for r in results] == [Status.OK, Status.OK, Status.OK, Status.INVALID,
-                                           Status.INVALID, Status.INVALID, Status.OK]
+    assert [r.status for r in results] == [
+        Status.OK,
+        Status.OK,
+        Status.OK,
+        Status.INVALID,
+        Status.INVALID,
+        Status.INVALID,
+        Status.OK,
+    ]
     assert [r.score for r in results[:3]] == [1.0, 1.0, 0.0]
     assert results[0].extra["acc"] is True
     assert "no/such/source" in results[3].error
@@ -111,9 +147,20 @@ def test_builtin_verifiers_and_invalid_rows_in_one_batch() -> None:
 
 
 def test_repeated_answers_are_checked_once() -> None:
-    group = [{"data_source": "lighteval/MATH", "ground_truth": r"\frac{\sqrt{3}}{2}",
-              "response": rf"so \boxed{{{answer}}}"} for answer in
-             [r"\frac{\sqrt3}{2}", r"\dfrac{\sqrt{3}}{2}", r"\frac{\sqrt3}{2}", r"\frac{\sqrt3}{2}"] * 4]
+    group = [
+        {
+            "data_source": "lighteval/MATH",
+            "ground_truth": r"\frac{\sqrt{3}}{2}",
+            "response": rf"so \boxed{{{answer}}}",
+        }
+        for answer in [
+            r"\frac{\sqrt3}{2}",
+            r"\dfrac{\sqrt{3}}{2}",
+            r"\frac{\sqrt3}{2}",
+            r"\frac{\sqrt3}{2}",
+        ]
+        * 4
+    ]
     with RewardLoop({"reward": {"num_workers": 2}}) as loop:
         first = loop.score(group)
         pool_calls = loop.engine.stats["pool"]
@@ -124,12 +171,24 @@ def test_repeated_answers_are_checked_once() -> None:
 
 
 def test_format_and_overlong_components_combine_with_weights() -> None:
-    config = {"reward": {"num_workers": 1,
-                         "format_reward": {"enable": True, "weight": 0.5},
-                         "overlong_buffer": {"enable": True, "len": 100, "max_resp_len": 1000,
-                                             "penalty_factor": 1.0}}}
-    good = {"data_source": "openai/gsm8k", "ground_truth": "3",
-            "response": "<think>1+2</think> #### 3", "extra_info": {"response_length": 950}}
+    config = {
+        "reward": {
+            "num_workers": 1,
+            "format_reward": {"enable": True, "weight": 0.5},
+            "overlong_buffer": {
+                "enable": True,
+                "len": 100,
+                "max_resp_len": 1000,
+                "penalty_factor": 1.0,
+            },
+        }
+    }
+    good = {
+        "data_source": "openai/gsm8k",
+        "ground_truth": "3",
+        "response": "<think>1+2</think> #### 3",
+        "extra_info": {"response_length": 950},
+    }
     no_length = {"data_source": "openai/gsm8k", "ground_truth": "3", "response": "#### 3"}
     with RewardLoop(config) as loop:
         result, missing = loop.score([good, no_length])
@@ -139,8 +198,10 @@ def test_format_and_overlong_components_combine_with_weights() -> None:
 
 
 def test_oversized_response_is_invalid_and_neighbours_are_scored() -> None:
-    rows = [{"data_source": "openai/gsm8k", "ground_truth": "1", "response": "x" * 5000 + "#### 1"},
-            {"data_source": "openai/gsm8k", "ground_truth": "1", "response": "#### 1"}]
+    rows = [
+        {"data_source": "openai/gsm8k", "ground_truth": "1", "response": "x" * 5000 + "#### 1"},
+        {"data_source": "openai/gsm8k", "ground_truth": "1", "response": "#### 1"},
+    ]
     with RewardLoop({"reward": {"num_workers": 1, "max_response_chars": 1000}}) as loop:
         big, small = loop.score(rows)
     assert big.status is Status.INVALID and "max_response_chars" in big.error
@@ -148,7 +209,13 @@ def test_oversized_response_is_invalid_and_neighbours_are_scored() -> None:
 
 
 def test_stream_yields_each_result_as_it_completes(functions: str) -> None:
-    config = {"reward": {"num_workers": 2, "timeout_s": 1.0, "custom_reward_function": {"path": functions}}}
+    config = {
+        "reward": {
+            "num_workers": 2,
+            "timeout_s": 1.0,
+            "custom_reward_function": {"path": functions},
+        }
+    }
     rows = [_row("hang")] + [_row(str(i)) for i in range(40, 45)]
 
     async def consume(loop: RewardLoop) -> list[int]:
@@ -173,9 +240,13 @@ def test_code_rows_run_in_the_embedded_sandbox() -> None:
     tests = {"inputs": ["1 2\n", "5 7\n", "10 -3\n"], "outputs": ["3\n", "12\n", "7\n"]}
     right = "Here you go:\n```python\na, b = map(int, input().split())\nprint(a + b)\n```"
     wrong = "```python\na, b = map(int, input().split())\nprint(a * b)\n```"
-    rows = [{"data_source": "codecontests", "response": text, "ground_truth": tests}
-            for text in (right, wrong, "I cannot solve this.")]
-    with RewardLoop({"reward": {"num_workers": 1, "sandbox_fusion": {"max_concurrent": 2}}}) as loop:
+    rows = [
+        {"data_source": "codecontests", "response": text, "ground_truth": tests}
+        for text in (right, wrong, "I cannot solve this.")
+    ]
+    with RewardLoop(
+        {"reward": {"num_workers": 1, "sandbox_fusion": {"max_concurrent": 2}}}
+    ) as loop:
         ok, partial, none = loop.score(rows)
     assert ok.status is Status.OK and ok.score == 1.0
     assert partial.score == pytest.approx(0.0)  # 1*2, 5*7, 10*-3: every case wrong

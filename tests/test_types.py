@@ -61,8 +61,16 @@ def test_result_refuses_a_score_on_failure_and_none_on_success() -> None:
 
 
 def test_result_row_is_the_input_plus_outcome() -> None:
-    result = Result(2, Status.OK, score=1.0, components={"rule": 1.0}, extra={"acc": True}, row={"id": "a"})
+    result = Result(
+        2, Status.OK, score=1.0, components={"rule": 1.0}, extra={"acc": True}, row={"id": "a"}
+    )
     row = result.to_row()
-    assert row == {"id": "a", "score": 1.0, "status": "ok", "error": None,
-                   "components": {"rule": 1.0}, "extra": {"acc": True}}
+    assert row == {
+        "id": "a",
+        "score": 1.0,
+        "status": "ok",
+        "error": None,
+        "components": {"rule": 1.0},
+        "extra": {"acc": True},
+    }
     assert result.log() == {"reward/rule": 1.0, "reward/score": 1.0}

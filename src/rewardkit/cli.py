@@ -46,7 +46,9 @@ def _parser() -> argparse.ArgumentParser:
 
     score = commands.add_parser("score", help="score a .jsonl/.json/.parquet file of rollouts")
     score.add_argument("input", help="rows of the Sample shape (.jsonl, .json or .parquet)")
-    score.add_argument("-o", "--output", help="where to write Result rows (.jsonl/.json/.parquet; '-' for stdout)")
+    score.add_argument(
+        "-o", "--output", help="where to write Result rows (.jsonl/.json/.parquet; '-' for stdout)"
+    )
     _config_args(score)
     score.add_argument("--no-progress", action="store_true", help="no progress bar")
     score.set_defaults(run=_score)
@@ -60,19 +62,30 @@ def _parser() -> argparse.ArgumentParser:
     sandbox = commands.add_parser("sandbox", help="run the SandboxFusion-compatible code sandbox")
     sandbox.add_argument("--host", default="127.0.0.1")
     sandbox.add_argument("--port", type=int, default=8080)
-    sandbox.add_argument("--max-concurrent", type=int, default=None, help="simultaneous runs (default: cores)")
+    sandbox.add_argument(
+        "--max-concurrent", type=int, default=None, help="simultaneous runs (default: cores)"
+    )
     sandbox.set_defaults(run=_sandbox)
 
     bench = commands.add_parser("bench", help="run the benchmarks in benchmarks/")
-    bench.add_argument("names", nargs="*", help="benchmark names (default: all), e.g. scoring sandbox rm")
+    bench.add_argument(
+        "names", nargs="*", help="benchmark names (default: all), e.g. scoring sandbox rm"
+    )
     bench.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     bench.set_defaults(run=_bench)
     return parser
 
 
 def _config_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-c", "--config", help="a YAML file of the reward.* / server.* / algorithm.* tree")
-    parser.add_argument("overrides", nargs="*", metavar="key=value", help="dotted overrides, e.g. reward.timeout_s=5")
+    parser.add_argument(
+        "-c", "--config", help="a YAML file of the reward.* / server.* / algorithm.* tree"
+    )
+    parser.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="key=value",
+        help="dotted overrides, e.g. reward.timeout_s=5",
+    )
 
 
 def _split_overrides(args: argparse.Namespace) -> list[str]:
@@ -114,16 +127,24 @@ def _score(args: argparse.Namespace) -> int:
 class _progress:
     """A rich progress counter (total unknown while streaming), or nothing."""
 
-    def __init__(self, console, *, disabled: bool) -> None:  # noqa: ANN001
+    def __init__(self, console, *, disabled: bool) -> None:
         from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TimeElapsedColumn
 
-        self._progress = None if disabled else Progress(
-            SpinnerColumn(), "scoring", MofNCompleteColumn(), TimeElapsedColumn(),
-            console=console, transient=True,
+        self._progress = (
+            None
+            if disabled
+            else Progress(
+                SpinnerColumn(),
+                "scoring",
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
         )
         self._task = None
 
-    def __enter__(self):  # noqa: ANN204
+    def __enter__(self):
         if self._progress is None:
             return lambda: None
         self._progress.start()
@@ -161,7 +182,9 @@ def _sandbox(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     folder = Path(__file__).resolve().parents[2] / "benchmarks"
     if not folder.is_dir():
-        raise RewardkitError("benchmarks/ is not here: run `rewardkit bench` from a source checkout")
+        raise RewardkitError(
+            "benchmarks/ is not here: run `rewardkit bench` from a source checkout"
+        )
     available = {p.stem.removeprefix("bench_"): p for p in sorted(folder.glob("bench_*.py"))}
     names = args.names or list(available)
     unknown = [n for n in names if n not in available]

@@ -27,7 +27,9 @@ __all__ = ["RewardClient"]
 class RewardClient:
     """Scores rows through a rewardkit server. Thread-safe; one connection pool per event loop."""
 
-    def __init__(self, url: str, *, api_key: str | None = None, options: HttpOptions | None = None) -> None:
+    def __init__(
+        self, url: str, *, api_key: str | None = None, options: HttpOptions | None = None
+    ) -> None:
         self.url = url.rstrip("/")
         base = options or HttpOptions()
         self.options = base.model_copy(update={"api_key": api_key}) if api_key else base

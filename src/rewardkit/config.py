@@ -304,10 +304,14 @@ class RewardConfig(_Section):
         if rm.enable and rm.backend == "hf" and not rm.model_path:
             raise ValueError("reward_model.enable with backend 'hf' needs reward_model.model_path")
         if rm.enable and rm.backend != "hf" and not (rm.url or rm.urls):
-            raise ValueError(f"reward_model.backend '{rm.backend}' needs reward_model.url (or urls)")
+            raise ValueError(
+                f"reward_model.backend '{rm.backend}' needs reward_model.url (or urls)"
+            )
         ob = reward.overlong_buffer
         if ob.enable and (ob.len <= 0 or ob.max_resp_len is None):
-            raise ValueError("overlong_buffer.enable needs overlong_buffer.len > 0 and max_resp_len")
+            raise ValueError(
+                "overlong_buffer.enable needs overlong_buffer.len > 0 and max_resp_len"
+            )
         return reward
 
 

@@ -46,7 +46,9 @@ def normalize_output(value: Any) -> tuple[float, dict[str, Any]]:
     extra: dict[str, Any] = {}
     if isinstance(value, Mapping):
         if "score" not in value:
-            raise ScorerError(f"custom function returned a dict without 'score' (keys: {sorted(value)[:8]})")
+            raise ScorerError(
+                f"custom function returned a dict without 'score' (keys: {sorted(value)[:8]})"
+            )
         extra = {str(k): v for k, v in value.items() if k != "score"}
         value = value["score"]
     if isinstance(value, str | bytes) or not hasattr(value, "__float__"):

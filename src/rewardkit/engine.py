@@ -121,12 +121,16 @@ class RewardEngine:
         except InvalidSampleError as exc:
             return Result(index, Status.INVALID, error=str(exc), row=row)
         except Exception as exc:  # a bug of ours must still cost only this row
-            return Result(index, Status.ERROR, error=f"internal error: {type(exc).__name__}: {exc}", row=row)
+            return Result(
+                index, Status.ERROR, error=f"internal error: {type(exc).__name__}: {exc}", row=row
+            )
         return _combine(index, pieces, row)
 
     async def score_many(self, rows: list[Any], start: int = 0) -> list[Result]:
         """Score rows concurrently; results in input order."""
-        return list(await asyncio.gather(*(self.score_row(start + i, r) for i, r in enumerate(rows))))
+        return list(
+            await asyncio.gather(*(self.score_row(start + i, r) for i, r in enumerate(rows)))
+        )
 
     async def _pieces(self, sample: Sample) -> list[_Piece]:
         if len(sample.response) > self.section.max_response_chars:
@@ -177,7 +181,9 @@ class RewardEngine:
             key, lambda: self._in_pool(tasks.check, verifier, extracted, sample.ground_truth)
         )
         if status is not Status.OK:
-            return _Piece("rule", weight, status=status, error=f"rule: {value}", extra=extracted.extra)
+            return _Piece(
+                "rule", weight, status=status, error=f"rule: {value}", extra=extracted.extra
+            )
         return _verdict_piece("rule", weight, value, extracted.extra)
 
     async def _custom_piece(self, sample: Sample) -> _Piece:
@@ -193,7 +199,8 @@ class RewardEngine:
         else:
             key = ("custom", fn_cfg.path, fn_cfg.name, _freeze(args), _freeze(kwargs))
             status, value = await self._shared(
-                key, lambda: self._in_pool(tasks.call_custom, fn_cfg.path, fn_cfg.name, args, kwargs)
+                key,
+                lambda: self._in_pool(tasks.call_custom, fn_cfg.path, fn_cfg.name, args, kwargs),
             )
         if status is not Status.OK:
             return _Piece("rule", weight, status=status, error=f"custom function: {value}")
@@ -217,7 +224,13 @@ class RewardEngine:
         status, value = await self._guarded(scorer.score(sample), self.section.async_timeout_s)
         if status is not Status.OK:
             extra = getattr(value, "extra", {}) if not isinstance(value, str) else {}
-            return _Piece(scorer.component, scorer.weight, status=status, error=f"{scorer.component}: {value}", extra=extra)
+            return _Piece(
+                scorer.component,
+                scorer.weight,
+                status=status,
+                error=f"{scorer.component}: {value}",
+                extra=extra,
+            )
         return _Piece(scorer.component, scorer.weight, score=value.score, extra=value.extra)
 
     def _shape_pieces(self, sample: Sample) -> list[_Piece]:
@@ -240,7 +253,9 @@ class RewardEngine:
         if isinstance(length, int) and not isinstance(length, bool) and length >= 0:
             return length
         if self._length_tokenizer is not None:
-            return len(self._length_tokenizer(sample.response, add_special_tokens=False)["input_ids"])
+            return len(
+                self._length_tokenizer(sample.response, add_special_tokens=False)["input_ids"]
+            )
         raise InvalidSampleError(
             "overlong_buffer is enabled but the row has no extra_info.response_length "
             "(and reward.overlong_buffer.tokenizer is not set)"
@@ -267,7 +282,9 @@ class RewardEngine:
         except InvalidSampleError:
             raise
         except Exception as exc:
-            return Status.ERROR, exc if isinstance(exc, ScorerError) else f"{type(exc).__name__}: {exc}"
+            return Status.ERROR, exc if isinstance(
+                exc, ScorerError
+            ) else f"{type(exc).__name__}: {exc}"
 
     async def _shared(self, key: Any, compute: Callable[[], Awaitable[_Outcome]]) -> _Outcome:
         """Compute each key once: join an in-flight computation, or reuse a cached outcome.
@@ -304,7 +321,9 @@ class RewardEngine:
 # ---------------------------------------------------------------------- helpers
 
 
-def _verdict_piece(component: str, weight: float, verdict: Verdict, seen: Mapping[str, Any]) -> _Piece:
+def _verdict_piece(
+    component: str, weight: float, verdict: Verdict, seen: Mapping[str, Any]
+) -> _Piece:
     return _Piece(component, weight, score=float(verdict.score), extra={**seen, **verdict.extra})
 
 
@@ -316,7 +335,9 @@ def _combine(index: int, pieces: list[_Piece], row: Mapping[str, Any]) -> Result
         extra.update(piece.extra)
     failed = next((p for p in pieces if p.status is not Status.OK), None)
     if failed is not None:
-        return Result(index, failed.status, error=failed.error, components=components, extra=extra, row=row)
+        return Result(
+            index, failed.status, error=failed.error, components=components, extra=extra, row=row
+        )
     score = sum(p.weight * p.score for p in pieces if p.score is not None)
     return Result(index, Status.OK, score=score, components=components, extra=extra, row=row)
 
@@ -365,4 +386,6 @@ def _build_model_scorers(config: RewardConfig) -> list[Any]:
     from rewardkit.models import build_model_scorers
 
     # The server's batching window applies to model rows of concurrent requests.
-    return list(build_model_scorers(config.reward, max_batch_wait_ms=config.server.max_batch_wait_ms))
+    return list(
+        build_model_scorers(config.reward, max_batch_wait_ms=config.server.max_batch_wait_ms)
+    )

@@ -51,7 +51,7 @@ class RemoteError(ScorerError):
     """A remote endpoint (model server, sandbox) failed after its retry budget."""
 
 
-class ScorerTimeout(BaseException):  # noqa: N818 - named like asyncio.TimeoutError's role
+class ScorerTimeout(BaseException):
     """A row ran past its hard time limit. Becomes status ``timeout``.
 
     Derives from BaseException on purpose (as Math-Verify's TimeoutException does):

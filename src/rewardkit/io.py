@@ -33,7 +33,9 @@ class BadRow:
 def _format(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
-        raise InputError(f"{path}: unknown format {suffix or '(none)'!r}; use one of {', '.join(FORMATS)}")
+        raise InputError(
+            f"{path}: unknown format {suffix or '(none)'!r}; use one of {', '.join(FORMATS)}"
+        )
     return suffix
 
 
@@ -191,8 +193,13 @@ def _result_schema(inferred: Any) -> Any:
     """The inferred schema with rewardkit's own columns pinned (an all-null batch infers 'null')."""
     import pyarrow as pa
 
-    pinned = {"score": pa.float64(), "status": pa.string(), "error": pa.string(),
-              "components": pa.string(), "extra": pa.string()}
+    pinned = {
+        "score": pa.float64(),
+        "status": pa.string(),
+        "error": pa.string(),
+        "components": pa.string(),
+        "extra": pa.string(),
+    }
     for name, type_ in pinned.items():
         index = inferred.get_field_index(name)
         if index >= 0:

@@ -77,7 +77,9 @@ class RewardLoop:
     @property
     def engine(self) -> RewardEngine:
         if self._engine is None:
-            raise RewardkitError("the RewardLoop is not started: use `with RewardLoop(...)` or .start()")
+            raise RewardkitError(
+                "the RewardLoop is not started: use `with RewardLoop(...)` or .start()"
+            )
         return self._engine
 
     # ------------------------------------------------------------------ scoring
@@ -108,14 +110,18 @@ class RewardLoop:
         """Score one row from async code (any event loop)."""
         return await asyncio.wrap_future(self._submit(self.engine.score_row(index, sample)))
 
-    async def stream(self, samples: Iterable[Any], *, max_in_flight: int = 8192) -> AsyncIterator[Result]:
+    async def stream(
+        self, samples: Iterable[Any], *, max_in_flight: int = 8192
+    ) -> AsyncIterator[Result]:
         """Yield each row's Result as soon as it is ready; ``result.index`` is its input position."""
         engine = self.engine
         in_flight: set[asyncio.Future[Result]] = set()
         try:
             for index, sample in enumerate(samples):
                 if len(in_flight) >= max_in_flight:
-                    done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                    done, in_flight = await asyncio.wait(
+                        in_flight, return_when=asyncio.FIRST_COMPLETED
+                    )
                     for future in done:
                         yield future.result()
                 in_flight.add(asyncio.wrap_future(self._submit(engine.score_row(index, sample))))

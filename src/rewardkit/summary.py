@@ -43,11 +43,15 @@ class Summary:
         self.by_source[str(source or "(none)")].add(result)
         self.total.add(result)
 
-    def table(self, seconds: float):  # -> rich.table.Table (imported lazily: rich is slow to import)
+    def table(
+        self, seconds: float
+    ):  # -> rich.table.Table (imported lazily: rich is slow to import)
         from rich.table import Table
 
-        table = Table(title=f"rewardkit: {self.total.rows:,} rows in {seconds:.2f}s "
-                            f"({self.total.rows / max(seconds, 1e-9):,.0f} rows/s)")
+        table = Table(
+            title=f"rewardkit: {self.total.rows:,} rows in {seconds:.2f}s "
+            f"({self.total.rows / max(seconds, 1e-9):,.0f} rows/s)"
+        )
         table.add_column("data_source", no_wrap=True)
         for column in ("rows", "mean", "accuracy", *[s.value for s in Status]):
             table.add_column(column, justify="right", no_wrap=True)

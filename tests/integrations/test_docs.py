@@ -17,7 +17,11 @@ EMBED = re.compile(r"<!-- file: (?P<path>[^ ]+) -->\n```\w+\n(?P<body>.*?)```\n"
 
 
 def test_doc_has_the_three_sections():
-    headings = [h for h in re.findall(r"^## (.+)$", DOC.read_text(), re.MULTILINE) if h.startswith("Use with")]
+    headings = [
+        h
+        for h in re.findall(r"^## (.+)$", DOC.read_text(), re.MULTILINE)
+        if h.startswith("Use with")
+    ]
     assert headings == ["Use with verl", "Use with TRL", "Use with OpenRLHF"]
 
 

@@ -59,7 +59,11 @@ ROWS: list[Any] = [
         "ground_truth": r"\frac{\sqrt3}{2}",
     },
     {"data_source": "lighteval/MATH", "response": r"\boxed{(1, 2]}", "ground_truth": r"(1,2]"},
-    {"data_source": "lighteval/MATH", "response": r"\boxed{3 \pm 2^{1/2}}", "ground_truth": r"3 \pm \sqrt{2}"},
+    {
+        "data_source": "lighteval/MATH",
+        "response": r"\boxed{3 \pm 2^{1/2}}",
+        "ground_truth": r"3 \pm \sqrt{2}",
+    },
     {
         "data_source": "lighteval/MATH",
         "response": r"\boxed{3} or maybe \boxed{4}",

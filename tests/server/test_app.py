@@ -37,15 +37,19 @@ GSM8K = [
 
 @pytest.fixture(scope="module")
 def url(start_server) -> str:
-    config = {"reward": {"num_workers": 2, "default_data_source": "openai/gsm8k"},
-              "server": {"api_key": "secret", "max_request_bytes": 200_000, "max_queue": 50}}
+    config = {
+        "reward": {"num_workers": 2, "default_data_source": "openai/gsm8k"},
+        "server": {"api_key": "secret", "max_request_bytes": 200_000, "max_queue": 50},
+    }
     with start_server(config) as base:
         yield base
 
 
 @pytest.fixture
 def http(url: str) -> httpx.Client:
-    with httpx.Client(base_url=url, headers={"Authorization": "Bearer secret"}, timeout=30) as client:
+    with httpx.Client(
+        base_url=url, headers={"Authorization": "Bearer secret"}, timeout=30
+    ) as client:
         yield client
 
 
@@ -59,13 +63,18 @@ def test_score_round_trip_keeps_order_and_types(http: httpx.Client) -> None:
 
 
 def test_openrlhf_get_reward_strips_the_prompt(http: httpx.Client) -> None:
-    body = {"query": ["Q: 6*12? A: #### 72<|im_end|>", "Q: 1+1? A: #### 3"], "prompts": ["Q: 6*12? A:", "Q: 1+1? A:"],
-            "labels": ["72", "2"]}
+    body = {
+        "query": ["Q: 6*12? A: #### 72<|im_end|>", "Q: 1+1? A: #### 3"],
+        "prompts": ["Q: 6*12? A:", "Q: 1+1? A:"],
+        "labels": ["72", "2"],
+    }
     answer = http.post("/get_reward", json=body).json()
     assert answer["rewards"] == [1.0, 0.0] and answer["scores"] == answer["rewards"]
     logs = answer["extra_logs"]
     assert logs["rewardkit_ok"] == [1.0, 1.0] and logs["rewardkit_timeout"] == [0.0, 0.0]
-    assert all(isinstance(v, float) for values in logs.values() for v in values)  # OpenRLHF tensorizes them
+    assert all(
+        isinstance(v, float) for values in logs.values() for v in values
+    )  # OpenRLHF tensorizes them
 
 
 def test_auth_is_required_everywhere_but_health(url: str) -> None:
@@ -73,7 +82,9 @@ def test_auth_is_required_everywhere_but_health(url: str) -> None:
         assert anonymous.get("/health").status_code == 200
         for method, path in [("GET", "/ready"), ("GET", "/metrics"), ("POST", "/v1/score")]:
             assert anonymous.request(method, path, json={"samples": []}).status_code == 401
-        wrong = anonymous.post("/v1/score", json={"samples": []}, headers={"Authorization": "Bearer nope"})
+        wrong = anonymous.post(
+            "/v1/score", json={"samples": []}, headers={"Authorization": "Bearer nope"}
+        )
         assert wrong.status_code == 401
 
 
@@ -84,12 +95,16 @@ def test_malformed_bodies_get_422_naming_the_field(http: httpx.Client) -> None:
     assert wrong_type.status_code == 422 and "query" in json.dumps(wrong_type.json())
     mismatched = http.post("/get_reward", json={"query": ["a", "b"], "labels": ["1"]})
     assert mismatched.status_code == 422 and "labels" in mismatched.json()["detail"]
-    not_json = http.post("/v1/score", content=b"{oops", headers={"Content-Type": "application/json"})
+    not_json = http.post(
+        "/v1/score", content=b"{oops", headers={"Content-Type": "application/json"}
+    )
     assert not_json.status_code == 422
 
 
 def test_oversized_bodies_get_413_declared_or_chunked(http: httpx.Client) -> None:
-    big = {"samples": [{"data_source": "openai/gsm8k", "response": "x" * 300_000, "ground_truth": "1"}]}
+    big = {
+        "samples": [{"data_source": "openai/gsm8k", "response": "x" * 300_000, "ground_truth": "1"}]
+    }
     assert http.post("/v1/score", json=big).status_code == 413
 
     def chunks():
@@ -128,16 +143,25 @@ def test_python_client_round_trip(url: str) -> None:
 
 
 def test_a_client_that_disconnects_mid_request_costs_nothing(write_module, start_server) -> None:
-    config = {"reward": {"num_workers": 1, "custom_reward_function": {"path": write_module("slow", SLOW)}}}
+    config = {
+        "reward": {"num_workers": 1, "custom_reward_function": {"path": write_module("slow", SLOW)}}
+    }
     with start_server(config) as base:
         host, port = urlsplit(base).hostname, urlsplit(base).port
-        body = json.dumps({"samples": [{"data_source": "x", "response": "sleep 1", "ground_truth": "1"}]})
+        body = json.dumps(
+            {"samples": [{"data_source": "x", "response": "sleep 1", "ground_truth": "1"}]}
+        )
         with socket.create_connection((host, port), timeout=5) as raw:
-            raw.sendall(f"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                        f"Content-Length: {len(body)}\r\n\r\n{body}".encode())
+            raw.sendall(
+                f"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n{body}".encode()
+            )
             time.sleep(0.2)
-        answer = httpx.post(f"{base}/v1/score", json={"samples": [{"data_source": "x", "response": "1",
-                                                                   "ground_truth": "1"}]}, timeout=30)
+        answer = httpx.post(
+            f"{base}/v1/score",
+            json={"samples": [{"data_source": "x", "response": "1", "ground_truth": "1"}]},
+            timeout=30,
+        )
         assert answer.status_code == 200 and answer.json()["results"][0]["score"] == 1.0
 
 
@@ -147,9 +171,19 @@ def test_sigterm_drains_in_flight_requests_then_exits_zero(tmp_path: Path, write
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = subprocess.Popen(
-        [sys.executable, "-m", "rewardkit.cli", "serve", "--port", str(port), "reward.num_workers=1",
-         f"reward.custom_reward_function.path={path}"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "rewardkit.cli",
+            "serve",
+            "--port",
+            str(port),
+            "reward.num_workers=1",
+            f"reward.custom_reward_function.path={path}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         base = f"http://127.0.0.1:{port}"
@@ -164,7 +198,9 @@ def test_sigterm_drains_in_flight_requests_then_exits_zero(tmp_path: Path, write
             time.sleep(0.1)
         answers: list[httpx.Response] = []
         body = {"samples": [{"data_source": "x", "response": "sleep 1.5", "ground_truth": "1"}]}
-        request = threading.Thread(target=lambda: answers.append(httpx.post(f"{base}/v1/score", json=body, timeout=30)))
+        request = threading.Thread(
+            target=lambda: answers.append(httpx.post(f"{base}/v1/score", json=body, timeout=30))
+        )
         request.start()
         time.sleep(0.5)
         os.kill(server.pid, signal.SIGTERM)

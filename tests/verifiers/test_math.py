@@ -205,7 +205,11 @@ def test_unusable_ground_truth_is_an_invalid_row(gold: object) -> None:
 def test_ground_truth_is_parsed_once_per_prompt() -> None:
     gold = "3 \\pm \\sqrt{2}"  # \\pm is outside the evaluation fast path
     before = _parse_gold.cache_info()
-    for rollout in ("\\boxed{3 \\pm 2\\sqrt{2}}", "\\boxed{3 \\pm \\sqrt{3}}", "\\boxed{1 \\pm \\sqrt{2}}"):
+    for rollout in (
+        "\\boxed{3 \\pm 2\\sqrt{2}}",
+        "\\boxed{3 \\pm \\sqrt{3}}",
+        "\\boxed{1 \\pm \\sqrt{2}}",
+    ):
         V.check(V.extract(rollout), gold)
     after = _parse_gold.cache_info()
     assert after.misses - before.misses <= 1

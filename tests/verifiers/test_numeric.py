@@ -58,7 +58,9 @@ def test_compare(pred: str, gold: str, expected: bool | None) -> None:
 
 
 @pytest.mark.parametrize(("pred", "gold", "expected"), [c for c in CASES if c[2] is not None])
-def test_quick_decisions_agree_with_math_verify_where_it_is_right(pred: str, gold: str, expected: bool) -> None:
+def test_quick_decisions_agree_with_math_verify_where_it_is_right(
+    pred: str, gold: str, expected: bool
+) -> None:
     verifier = MathVerifier()
     extracted = verifier.extract(rf"so \boxed{{{pred}}}")
     verdict = verifier.quick_check(extracted, gold)

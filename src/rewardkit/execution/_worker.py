@@ -38,12 +38,12 @@ def _run(task: tuple[Any, tuple[Any, ...]]) -> tuple[bool, Any]:
     fn, args = task
     try:
         value = fn(*args)
-    except BaseException as exc:  # noqa: BLE001 - a user function may raise anything
+    except BaseException as exc:
         return False, f"{type(exc).__name__}: {exc}"[:2000]
     try:  # an unpicklable value would otherwise break the pipe protocol
         import pickle
 
         pickle.dumps(value)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return False, f"result of type {type(value).__name__} cannot be sent back: {exc}"
     return True, value

@@ -19,9 +19,8 @@ import multiprocessing as mp
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from multiprocessing import spawn
-from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -109,7 +108,9 @@ class WorkerPool:
 
     async def start(self) -> None:
         """Start every worker (the first start also boots the fork server)."""
-        workers = await asyncio.to_thread(lambda: [_Worker(self.memory_mb) for _ in range(self.size)])
+        workers = await asyncio.to_thread(
+            lambda: [_Worker(self.memory_mb) for _ in range(self.size)]
+        )
         for worker in workers:
             self._all.add(worker)
             self._idle.put_nowait(worker)

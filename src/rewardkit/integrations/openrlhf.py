@@ -31,7 +31,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-
 from rewardkit.config import ConfigSource, load_config
 from rewardkit.integrations._backend import FailurePolicy, OnFailure, get_backend, plain
 

@@ -139,7 +139,9 @@ async def _score_rows(state: _State, rows: list[Any]) -> list[Result]:
     return results
 
 
-def _openrlhf_rows(config: RewardConfig, body: OpenRLHFRequest) -> list[dict[str, Any]] | JSONResponse:
+def _openrlhf_rows(
+    config: RewardConfig, body: OpenRLHFRequest
+) -> list[dict[str, Any]] | JSONResponse:
     """OpenRLHF sends the full text (prompt + response) as ``query``; the response is the rest."""
     n = len(body.query)
     for name in ("prompts", "labels"):
@@ -153,8 +155,14 @@ def _openrlhf_rows(config: RewardConfig, body: OpenRLHFRequest) -> list[dict[str
     rows = []
     for query, prompt, label in zip(body.query, prompts, labels, strict=True):
         response = split_response(query, prompt)
-        rows.append({"data_source": config.reward.default_data_source, "prompt": prompt,
-                     "response": response, "ground_truth": label})
+        rows.append(
+            {
+                "data_source": config.reward.default_data_source,
+                "prompt": prompt,
+                "response": response,
+                "ground_truth": label,
+            }
+        )
     return rows
 
 
@@ -163,7 +171,8 @@ def _openrlhf_answer(config: RewardConfig, results: list[Result]) -> dict[str, A
     failed = config.server.failed_reward
     rewards = [r.score if r.ok else failed for r in results]
     extra_logs = {
-        f"rewardkit_{status.value}": [float(r.status is status) for r in results] for status in Status
+        f"rewardkit_{status.value}": [float(r.status is status) for r in results]
+        for status in Status
     }
     for result in results:
         if not result.ok:
@@ -178,20 +187,27 @@ class Busy(Exception):
 # ---------------------------------------------------------------------- middleware
 
 
-def _guard(state: _State) -> Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]:
+def _guard(
+    state: _State,
+) -> Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]:
     """Auth, readiness, metrics and the per-request log line."""
     server = state.config.server
 
-    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    async def guard(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
         started = time.perf_counter()
         route = request.url.path
         if route != "/health" and server.api_key and not _authorized(request, server.api_key):
             response: Response = JSONResponse(
-                {"detail": "missing or wrong bearer token"}, status_code=401,
+                {"detail": "missing or wrong bearer token"},
+                status_code=401,
                 headers={"WWW-Authenticate": "Bearer"},
             )
         elif request.method == "POST" and state.engine is None:
-            response = JSONResponse({"detail": "not ready"}, status_code=503, headers={"Retry-After": "1"})
+            response = JSONResponse(
+                {"detail": "not ready"}, status_code=503, headers={"Retry-After": "1"}
+            )
         else:
             response = await call_next(request)
         elapsed = time.perf_counter() - started
@@ -260,13 +276,16 @@ def _authorized(request: Request, key: str) -> bool:
 
 async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
     problems = [
-        f"{'.'.join(str(p) for p in err['loc'] if p != 'body') or 'body'}: {err['msg']}" for err in exc.errors()
+        f"{'.'.join(str(p) for p in err['loc'] if p != 'body') or 'body'}: {err['msg']}"
+        for err in exc.errors()
     ]
     return JSONResponse({"detail": problems}, status_code=422)
 
 
 async def _busy(request: Request, exc: Busy) -> JSONResponse:
-    return JSONResponse({"detail": "queue full, retry later"}, status_code=429, headers={"Retry-After": "1"})
+    return JSONResponse(
+        {"detail": "queue full, retry later"}, status_code=429, headers={"Retry-After": "1"}
+    )
 
 
 # ---------------------------------------------------------------------- serve
@@ -277,13 +296,21 @@ def serve(config: RewardConfig) -> int:
     import uvicorn
 
     server = config.server
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     loopback = server.host.startswith("127.") or server.host in ("localhost", "::1")
-    reach = "loopback only; pass --host to expose it" if loopback else "reachable from other machines"
+    reach = (
+        "loopback only; pass --host to expose it" if loopback else "reachable from other machines"
+    )
     log.info("rewardkit serve on http://%s:%d (%s)", server.host, server.port, reach)
     uv_config = uvicorn.Config(
-        create_app(config), host=server.host, port=server.port, log_level="warning",
-        timeout_graceful_shutdown=server.drain_timeout_s, access_log=False,
+        create_app(config),
+        host=server.host,
+        port=server.port,
+        log_level="warning",
+        timeout_graceful_shutdown=server.drain_timeout_s,
+        access_log=False,
     )
     # uvicorn drains on SIGTERM, restores the previous handler and re-raises the signal.
     # Making that previous handler a no-op turns a drained shutdown into exit status 0.

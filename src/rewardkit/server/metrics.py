@@ -18,26 +18,55 @@ class ServerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "rewardkit_requests", "HTTP requests by route and status code",
-            ["route", "code"], registry=self.registry,
+            "rewardkit_requests",
+            "HTTP requests by route and status code",
+            ["route", "code"],
+            registry=self.registry,
         )
         self.latency = Histogram(
-            "rewardkit_request_seconds", "Request latency by route", ["route"], registry=self.registry,
-            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+            "rewardkit_request_seconds",
+            "Request latency by route",
+            ["route"],
+            registry=self.registry,
+            buckets=(
+                0.001,
+                0.0025,
+                0.005,
+                0.01,
+                0.025,
+                0.05,
+                0.1,
+                0.25,
+                0.5,
+                1,
+                2.5,
+                5,
+                10,
+                30,
+                60,
+            ),
         )
         self.queue_depth = Gauge(
-            "rewardkit_queue_rows", "Rows accepted and not yet answered", registry=self.registry,
+            "rewardkit_queue_rows",
+            "Rows accepted and not yet answered",
+            registry=self.registry,
         )
         self.rows = Counter(
-            "rewardkit_rows", "Scored rows by data_source and status",
-            ["data_source", "status"], registry=self.registry,
+            "rewardkit_rows",
+            "Scored rows by data_source and status",
+            ["data_source", "status"],
+            registry=self.registry,
         )
         self.model_batch_rows = Histogram(
-            "rewardkit_model_batch_rows", "Rows per reward-model forward batch", registry=self.registry,
+            "rewardkit_model_batch_rows",
+            "Rows per reward-model forward batch",
+            registry=self.registry,
             buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
         )
         self.model_tokens = Counter(
-            "rewardkit_model_tokens", "Tokens through the reward model", registry=self.registry,
+            "rewardkit_model_tokens",
+            "Tokens through the reward model",
+            registry=self.registry,
         )
 
 
@@ -55,12 +84,19 @@ class EngineCollector(Collector):
 
     def collect(self) -> Iterator[CounterMetricFamily]:
         family = CounterMetricFamily(
-            "rewardkit_engine_events", "Counters kept by the scoring engine", labels=["source", "event"]
+            "rewardkit_engine_events",
+            "Counters kept by the scoring engine",
+            labels=["source", "event"],
         )
         engine = self._get_engine()
         if engine is not None:
-            sources: list[tuple[str, Any]] = [("engine", engine.stats), ("pool", getattr(engine.pool, "stats", {}))]
-            sources += [(f"model_{s.component}", getattr(s, "stats", {})) for s in engine.model_scorers]
+            sources: list[tuple[str, Any]] = [
+                ("engine", engine.stats),
+                ("pool", getattr(engine.pool, "stats", {})),
+            ]
+            sources += [
+                (f"model_{s.component}", getattr(s, "stats", {})) for s in engine.model_scorers
+            ]
             for source, stats in sources:
                 for event, value in _numbers(stats):
                     family.add_metric([source, event], value)

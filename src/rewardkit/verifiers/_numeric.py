@@ -111,7 +111,9 @@ def _split_commas(text: str) -> list[str]:
     return parts
 
 
-def _compare_structures(pred: tuple[str, str, list[str]], gold: tuple[str, str, list[str]]) -> bool | None:
+def _compare_structures(
+    pred: tuple[str, str, list[str]], gold: tuple[str, str, list[str]]
+) -> bool | None:
     pred_kind, pred_brackets, pred_items = pred
     gold_kind, gold_brackets, gold_items = gold
     if pred_kind != gold_kind:
@@ -166,7 +168,9 @@ def _finite(value: float) -> float:
     return value
 
 
-def _close(left: tuple[str, tuple[float, ...]], right: tuple[str, tuple[float, ...]]) -> bool | None:
+def _close(
+    left: tuple[str, tuple[float, ...]], right: tuple[str, tuple[float, ...]]
+) -> bool | None:
     (name_a, a), (name_b, b) = left, right
     if name_a != name_b:
         return None  # a constant against an expression in x, or x against y: math-verify decides
@@ -297,7 +301,7 @@ class _Parser:
             if len(token) > 1:  # "\frac12": the first digit is the numerator only
                 self.tokens.insert(self.at, token[1:])
             return lambda env: value
-        if len(token) == 1 and token.isalpha() or token == "\\pi":
+        if (len(token) == 1 and token.isalpha()) or token == "\\pi":
             self.at -= 1
             return self.atom()
         raise _Undecided("unbraced argument")
@@ -308,15 +312,18 @@ def _tokenize(text: str) -> list[str]:
     while at < len(text):
         match = _TOKEN.match(text, at)
         if match is None:
-            raise _Undecided(f"unknown symbol at {text[at:at + 10]!r}")
+            raise _Undecided(f"unknown symbol at {text[at : at + 10]!r}")
         tokens.append(match.group())
         at = match.end()
     return tokens
 
 
 def _starts_atom(token: str) -> bool:
-    return token in ("(", "{", "\\frac", "\\sqrt", "\\pi", "\\infty") or token[0].isdigit() or token[0] == "." or (
-        len(token) == 1 and token.isalpha()
+    return (
+        token in ("(", "{", "\\frac", "\\sqrt", "\\pi", "\\infty")
+        or token[0].isdigit()
+        or token[0] == "."
+        or (len(token) == 1 and token.isalpha())
     )
 
 

@@ -72,6 +72,8 @@ class AsyncVerifier(Protocol):
     @property
     def key(self) -> str: ...
 
-    async def ascore(self, response: str, ground_truth: Any, extra_info: Mapping[str, Any]) -> Verdict:
+    async def ascore(
+        self, response: str, ground_truth: Any, extra_info: Mapping[str, Any]
+    ) -> Verdict:
         """Score one response. Raise ScorerError (or a subclass) for an infrastructure failure."""
         ...
