@@ -336,6 +336,14 @@ class ActorGroup:
                 self._release(waiter.result(), weight)
             raise
 
+    def describe(self) -> list[dict[str, Any]]:
+        """The live actors: what each reported when ready, and the work ``outstanding`` on it."""
+        return [{**m.info, "outstanding": m.outstanding} for m in self.members]
+
+    def handles(self) -> list[Any]:
+        """The live actors' Ray handles (for operators and fault-injection tests)."""
+        return [m.handle for m in self.members]
+
     def _least_loaded(self) -> _Member | None:
         free = [m for m in self.members if self._cap is None or m.outstanding < self._cap]
         return min(free, key=lambda m: m.outstanding, default=None)
@@ -629,11 +637,9 @@ class RayWorkerPool:
     @property
     def actors(self) -> list[Mapping[str, Any]]:
         """The live actors: ``node_id``, ``pid`` and tasks ``outstanding`` on each."""
-        if self._group is None:
-            return []
-        return [{**m.info, "outstanding": m.outstanding} for m in self._group.members]
+        return [] if self._group is None else self._group.describe()
 
     @property
     def actor_handles(self) -> list[Any]:
         """The live actors' Ray handles (for operators and fault-injection tests)."""
-        return [] if self._group is None else [m.handle for m in self._group.members]
+        return [] if self._group is None else self._group.handles()

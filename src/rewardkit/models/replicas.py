@@ -210,14 +210,12 @@ class ReplicatedModelScorer:
     @property
     def actors(self) -> list[dict[str, Any]]:
         """The live replicas: ``node_id``, ``pid``, ``gpu_ids`` and rows ``outstanding``."""
-        if self._group is None:
-            return []
-        return [{**m.info, "outstanding": m.outstanding} for m in self._group.members]
+        return [] if self._group is None else self._group.describe()
 
     @property
     def actor_handles(self) -> list[Any]:
         """The live replicas' Ray handles (for operators and fault-injection tests)."""
-        return [] if self._group is None else [m.handle for m in self._group.members]
+        return [] if self._group is None else self._group.handles()
 
     async def _round(self, rows: list[Sample], emit: Emit[ModelScore]) -> None:
         group = self._group
