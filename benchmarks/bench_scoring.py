@@ -8,7 +8,10 @@ the generator's known verdicts; once clean and once with 0.5% pathological rows.
 contender runs in its own guarded process (wall-clock limit, memory budget over its
 whole process tree), scores a small warm-up batch drawn with a different seed first
 (untimed: workers started, imports done, as in the middle of training), then one timed
-call on the measured batch:
+call on the measured batch. Clean batches are repeated (3 seeds, contenders interleaved,
+median rows/s); verl Prime, which builds a new 64-process pool per call, runs once, last.
+Contenders:
+
 
 - math-verify in one process: parse gold, parse prediction, verify, per row, defaults;
 - verl 0.9.1 ``NaiveRewardManager`` and ``PrimeRewardManager`` with verl's
@@ -61,6 +64,10 @@ class Guarded:
     peak_procs: int = 0
     stderr_tail: str = ""
     figures: dict[str, Any] = field(default_factory=dict)
+
+
+# The machine is shared: stop a run that leaves less than this free, whatever its budget.
+_MACHINE_FLOOR_MB = 1536
 
 
 def _limit_address_space(limit_bytes: int) -> None:
@@ -120,7 +127,7 @@ def run_guarded(
                 killed = f"timeout after {timeout_s:.0f} s"
             elif mb > mem_limit_mb:
                 killed = f"memory: {mb / 1024:.1f} GiB in {count} processes > budget {mem_limit_mb / 1024:.0f} GiB"
-            elif free_mb < 1536:
+            elif free_mb < _MACHINE_FLOOR_MB:
                 killed = f"memory: machine down to {free_mb:.0f} MiB free ({count} processes)"
             if killed:
                 break
@@ -241,12 +248,15 @@ def ensure_verl_venv(log: Path) -> Path:
 
 @dataclass(frozen=True)
 class Contender:
+    """One scorer under test: its key, its table label, the command that runs it."""
+
     key: str
     label: str
     cmd: list[str]
 
 
 def contenders(args: argparse.Namespace, verl_python: Path | None) -> list[Contender]:
+    """The contenders in table order (verl's only when its venv is there)."""
     me = [sys.executable, str(Path(__file__).resolve()), "_child"]
     rk = [*me, "rewardkit", "--workers", str(args.workers), "--timeout-s", str(args.timeout_s)]
     for item in args.set:
@@ -273,6 +283,8 @@ def contenders(args: argparse.Namespace, verl_python: Path | None) -> list[Conte
 
 
 def run_one(c: Contender, batch: str, paths: dict[str, Path], args: argparse.Namespace) -> Guarded:
+    """Run one contender on one batch under the guard and print how it went."""
+
     out = WORK / f"{c.key}-{batch}.json"
     log = WORK / f"{c.key}-{batch}.log"
     cmd = [*c.cmd, "--rows", str(paths[batch]), "--out", str(out)]
@@ -509,7 +521,9 @@ def targets(lines: dict[str, Line], args: argparse.Namespace, patho: int) -> str
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="32 prompts; BENCHMARKS.md untouched")
+    parser.add_argument(
+        "--quick", action="store_true", help="32 prompts, 1 repeat; BENCHMARKS.md untouched"
+    )
     parser.add_argument("--prompts", type=int, default=None)
     parser.add_argument("--rollouts", type=int, default=8)
     parser.add_argument("--pathological", type=float, default=0.005)
@@ -529,7 +543,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-verl", action="store_true", help="skip verl (no venv made)")
     parser.add_argument("--set", action="append", default=[], help="rewardkit override key=value")
     parser.add_argument(
-        "--write", action="store_true", help="update BENCHMARKS.md even with --quick"
+        "--write", action="store_true", help="update BENCHMARKS.md even with --quick/--only"
     )
     args = parser.parse_args(argv)
     args.prompts = args.prompts or (32 if args.quick else 256)
@@ -595,7 +609,8 @@ def main(argv: list[str] | None = None) -> None:
     extra = targets(lines, args, patho) + "\n" + details(runs, rows)
     text = report(args, list(lines.values()), baseline, facts, extra)
     print("\n" + text)
-    if not args.quick or args.write:
+    complete = not (args.quick or args.only or args.no_verl)  # a partial table stays out
+    if complete or args.write:
         write_section(text, ROOT / "BENCHMARKS.md")
         print(f"updated {ROOT / 'BENCHMARKS.md'}")
 

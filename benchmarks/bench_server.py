@@ -1,7 +1,8 @@
 """Reward-server load: 64 concurrent clients against ``rewardkit serve`` and an OpenRLHF-style baseline.
 
-    .venv/bin/python benchmarks/bench_server.py           # about 3 to 5 minutes on 2 cores
+    .venv/bin/python benchmarks/bench_server.py           # about 2 minutes on 2 cores
     .venv/bin/python benchmarks/bench_server.py --quick   # a smoke run; BENCHMARKS.md untouched
+    .venv/bin/python benchmarks/bench_server.py --device cuda   # where batching pays (a GPU)
 
 Each server is its own process on 127.0.0.1 (a free port), so the load generator
 does not share its GIL:
@@ -18,9 +19,16 @@ does not share its GIL:
 The load generator runs 64 clients (asyncio + aiohttp), each sending single-sample
 requests one after another; a phase stops after a fixed number of requests or a
 wall-clock cap, whichever comes first, after untimed warm-up requests. The two RM
-servers get the same texts (prompt + response, 50 to 300 tokens, log-normal) in the
+servers get the same texts (prompt + response, about 50 to 300 tokens, log-normal) in the
 same order, and the same number of requests; their phases alternate (``--repeats``)
 and each server's best phase is reported (the machine is shared; the others are listed).
+Every server process gets the same ``OMP_NUM_THREADS`` (``--torch-threads``, default 1:
+with torch's default of one thread per core, the servers and the load generator fight
+over 2 cores and throughput collapses several-fold).
+
+Last, with the servers stopped, the *model-only ceiling*: rewardkit's own forward
+scores the same rows one per forward and in rewardkit's packing of rounds of 64 rows.
+Their ratio bounds what any cross-request batching can gain on this machine.
 
 Prints a markdown table; the full run also replaces the section "Reward server" of
 BENCHMARKS.md.
@@ -39,6 +47,7 @@ import os
 import platform
 import random
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -66,9 +75,10 @@ from workload import example_rows  # noqa: E402
 SECTION = "## Reward server (benchmarks/bench_server.py)"
 CLIENTS = 64
 # The tiny RM: small enough that one forward per request is affordable on 2 cores.
-HIDDEN, LAYERS, HEADS, FFN = 256, 2, 4, 688
+HIDDEN, LAYERS = 256, 2
 RM_SOURCE = "bench/rm-only"  # no verifier knows it: the reward model alone scores the row
 TARGET_SPEEDUP, TARGET_TAIL = 5.0, 5.0
+BASELINE = "baseline (OpenRLHF serve_rm.py style)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +92,7 @@ class Plan:
     repeats: int
 
 
-FULL = Plan(rule_requests=2000, rm_requests=1000, warmup=128, cap_s=60.0, repeats=2)
+FULL = Plan(rule_requests=2000, rm_requests=1000, warmup=128, cap_s=60.0, repeats=3)
 QUICK = Plan(rule_requests=300, rm_requests=150, warmup=64, cap_s=20.0, repeats=1)
 
 
@@ -111,15 +121,22 @@ class Phase:
 # ---------------------------------------------------------------------- workload
 
 
-def build_rm(directory: Path) -> str:
+def build_rm(directory: Path, hidden: int = HIDDEN, layers: int = LAYERS) -> str:
     """bench_rm's random-init Llama classifier and word-level tokenizer, at this
     benchmark's smaller size (bench_rm reads its dimensions from module constants)."""
-    with mock.patch.multiple(bench_rm, HIDDEN=HIDDEN, LAYERS=LAYERS, HEADS=HEADS, FFN=FFN):
+    dims = {"HIDDEN": hidden, "LAYERS": layers, "HEADS": max(2, hidden // 64), "FFN": ffn(hidden)}
+    with mock.patch.multiple(bench_rm, **dims):
         return bench_rm.build_model(directory)
 
 
+def ffn(hidden: int) -> int:
+    """Llama's MLP width for ``hidden`` (8/3 x, rounded up to a multiple of 16)."""
+    return math.ceil(hidden * 8 / 3 / 16) * 16
+
+
 def rm_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
-    """``n`` distinct rows of 50 to 300 tokens (log-normal, median ~110), for the RM only."""
+    """``n`` distinct rows of 49 to 299 tokens, prompt + response (log-normal, median ~110),
+    for the RM only (bench_rm's rows: one word is one token)."""
     rng = random.Random(seed)
     lengths = [min(300, max(50, int(rng.lognormvariate(math.log(110), 0.6)))) for _ in range(n)]
     rows = [s.to_row() for s in bench_rm.rows_of(lengths, seed=seed + 1)]
@@ -154,19 +171,23 @@ def baseline_ok(payload: bytes) -> bool:
 # ---------------------------------------------------------------------- the baseline
 
 
-def baseline_app(model_dir: str) -> FastAPI:
+def baseline_app(model_dir: str, device: str = "cpu") -> FastAPI:
     """What OpenRLHF's serve_rm.py does, with a transformers sequence classifier.
 
     The handler is ``async`` and calls the model synchronously, so the event loop is
     blocked for each forward and requests are scored one at a time, each in its own
     batch of one. Left padding and the appended EOS follow serve_rm.py. Its per-request
     ``logger.info`` of the result is left out (that only makes the baseline faster).
+    On cuda it runs in bf16 (serve_rm.py's ``--bf16``), as rewardkit does there.
     """
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir, padding_side="left")
-    model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
+    dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+    model = (
+        AutoModelForSequenceClassification.from_pretrained(model_dir, dtype=dtype).to(device).eval()
+    )
     app = FastAPI()
 
     def rewards(queries: list[str]) -> list[float]:
@@ -178,10 +199,9 @@ def baseline_app(model_dir: str) -> FastAPI:
             texts, return_tensors="pt", max_length=2048, padding=True, truncation=True
         )
         with torch.no_grad():
-            logits = model(
-                input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
-            ).logits
-        return logits[:, 0].tolist()  # [B]
+            ids, mask = batch["input_ids"].to(device), batch["attention_mask"].to(device)
+            logits = model(input_ids=ids, attention_mask=mask).logits  # [B, 1]
+        return logits[:, 0].float().tolist()  # [B]
 
     @app.get("/health")
     async def health() -> dict[str, str]:
@@ -195,12 +215,16 @@ def baseline_app(model_dir: str) -> FastAPI:
     return app
 
 
-def serve_baseline(model_dir: str, port: int) -> None:
+def serve_baseline(model_dir: str, port: int, device: str) -> None:
     """Run the baseline app with uvicorn, as serve_rm.py does (access log off, as rewardkit's)."""
     import uvicorn
 
     uvicorn.run(
-        baseline_app(model_dir), host="127.0.0.1", port=port, log_level="warning", access_log=False
+        baseline_app(model_dir, device),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        access_log=False,
     )
 
 
@@ -266,8 +290,9 @@ def rewardkit_argv(port: int, overrides: Sequence[str]) -> list[str]:
     return [sys.executable, "-m", "rewardkit.cli", "serve", "--port", str(port), *overrides]
 
 
-def baseline_argv(port: int, model_dir: str) -> list[str]:
-    return [sys.executable, __file__, "--baseline-serve", model_dir, "--port", str(port)]
+def baseline_argv(port: int, model_dir: str, device: str) -> list[str]:
+    argv = [sys.executable, __file__, "--baseline-serve", model_dir, "--port", str(port)]
+    return [*argv, "--device", device]
 
 
 # ---------------------------------------------------------------------- load
@@ -329,8 +354,7 @@ async def drive(
 
 
 def rm_batch_stats(url: str) -> dict[str, float]:
-    """The reward model's counters from /metrics (``source="model_rm"``), if it exposes any,
-    and the forward-batch histogram, if it is filled."""
+    """The reward model's counters from /metrics (``source="model_rm"``)."""
     with urllib.request.urlopen(url + "/metrics", timeout=10) as resp:
         text = resp.read().decode()
     stats: dict[str, float] = {}
@@ -338,88 +362,137 @@ def rm_batch_stats(url: str) -> dict[str, float]:
         labels = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
         if labels.get("source") == "model_rm":
             stats[labels.get("event", "?")] = float(match.group(2))
-    for name in ("count", "sum"):
-        found = re.search(rf"^rewardkit_model_batch_rows_{name} (\S+)$", text, re.M)
-        if found:
-            stats[f"batch_rows_{name}"] = float(found.group(1))
     return stats
 
 
 def mean_batch(stats: dict[str, float]) -> float | None:
     if stats.get("batches"):
         return stats.get("rows", 0.0) / stats["batches"]
-    if stats.get("batch_rows_count"):
-        return stats["batch_rows_sum"] / stats["batch_rows_count"]
     return None
 
 
 # ---------------------------------------------------------------------- run
 
 
-async def run_all(
-    plan: Plan, model_dir: str, logs: Path, extra: Sequence[str], threads: int
-) -> dict[str, Any]:
-    rule_bodies = [rewardkit_body(r) for r in gsm8k_rows()]
-    rows = rm_rows(plan.rm_requests + plan.warmup)
-    # Warm-up takes rows from the end, measured phases from the start: no overlap in a round.
-    rk_bodies = [rewardkit_body(r) for r in rows]
-    base_bodies = [baseline_body(r) for r in rows]
-    out: dict[str, Any] = {"rm_phases": {"rewardkit": [], "baseline": []}}
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What every server process gets, equally."""
 
+    model_dir: str
+    logs: Path
+    threads: int
+    device: str
+    overrides: tuple[str, ...]  # for the rewardkit servers
+    hidden: int
+    layers: int
+
+
+async def run_all(plan: Plan, setup: Setup) -> dict[str, Any]:
+    """The rule-only phase, then the RM phases (rewardkit and baseline alternating), then
+    the model-only ceiling with the servers stopped."""
+    rows = rm_rows(plan.rm_requests + plan.warmup)
+    out: dict[str, Any] = {"rule": await rule_phase(plan, setup)}
+    out.update(await rm_phases(plan, setup, rows))
+    out["ceiling"] = await model_ceiling(setup, rows[: min(plan.rm_requests, 256)])
+    out["rm_tokens"] = _token_lengths(rows[: plan.rm_requests])
+    return out
+
+
+async def rule_phase(plan: Plan, setup: Setup) -> Phase:
+    bodies = [rewardkit_body(r) for r in gsm8k_rows()]
     port = free_port()
-    with server_process(
-        "rewardkit-rule", rewardkit_argv(port, extra), "/ready", logs, port, threads
-    ) as url:
-        out["rule"] = await drive(
+    argv = rewardkit_argv(port, setup.overrides)
+    with server_process("rewardkit-rule", argv, "/ready", setup.logs, port, setup.threads) as url:
+        return await drive(
             "rewardkit, rule-only (openai/gsm8k)",
             url + "/v1/score",
-            rule_bodies,
+            bodies,
             rewardkit_ok,
             total=plan.rule_requests,
             warmup=plan.warmup,
             cap_s=plan.cap_s,
         )
-    rm_overrides = [
+
+
+async def rm_phases(plan: Plan, setup: Setup, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    # Warm-up takes rows from the end, measured phases from the start.
+    rk_bodies = [rewardkit_body(r) for r in rows]
+    base_bodies = [baseline_body(r) for r in rows]
+    overrides = [
         "reward.reward_model.enable=true",
-        f"reward.reward_model.model_path={model_dir}",
-        "reward.reward_model.device=cpu",
-        *extra,
+        f"reward.reward_model.model_path={setup.model_dir}",
+        f"reward.reward_model.device={setup.device}",
+        *setup.overrides,
     ]
     rk_port, base_port = free_port(), free_port()
+    rk_argv = rewardkit_argv(rk_port, overrides)
+    base_argv = baseline_argv(base_port, setup.model_dir, setup.device)
+    phases: dict[str, list[Phase]] = {"rewardkit": [], "baseline": []}
+    limits = {"total": plan.rm_requests, "warmup": plan.warmup, "cap_s": plan.cap_s}
     with (
+        server_process("rewardkit-rm", rk_argv, "/ready", setup.logs, rk_port, setup.threads) as rk,
         server_process(
-            "rewardkit-rm", rewardkit_argv(rk_port, rm_overrides), "/ready", logs, rk_port, threads
-        ) as rk_url,
-        server_process(
-            "baseline", baseline_argv(base_port, model_dir), "/health", logs, base_port, threads
-        ) as base_url,
+            "baseline", base_argv, "/health", setup.logs, base_port, setup.threads
+        ) as base,
     ):
-        for _ in range(plan.repeats):  # alternate, so a noisy spell hits both
-            out["rm_phases"]["rewardkit"].append(
-                await drive(
-                    "rewardkit, RM",
-                    rk_url + "/v1/score",
-                    rk_bodies,
-                    rewardkit_ok,
-                    total=plan.rm_requests,
-                    warmup=plan.warmup,
-                    cap_s=plan.cap_s,
-                )
+        for _ in range(plan.repeats):  # alternate, so that a noisy spell hits both
+            phases["rewardkit"].append(
+                await drive("rewardkit, RM", rk + "/v1/score", rk_bodies, rewardkit_ok, **limits)
             )
-            out["rm_phases"]["baseline"].append(
-                await drive(
-                    "baseline (OpenRLHF serve_rm.py style)",
-                    base_url + "/get_reward",
-                    base_bodies,
-                    baseline_ok,
-                    total=plan.rm_requests,
-                    warmup=plan.warmup,
-                    cap_s=plan.cap_s,
-                )
+            phases["baseline"].append(
+                await drive(BASELINE, base + "/get_reward", base_bodies, baseline_ok, **limits)
             )
-        out["rm_stats"] = rm_batch_stats(rk_url)
-    out["rm_tokens"] = _token_lengths(rows[: plan.rm_requests])
-    return out
+        stats = rm_batch_stats(rk)
+    return {"rm_phases": phases, "rm_stats": stats}
+
+
+async def model_ceiling(setup: Setup, rows: list[dict[str, Any]]) -> dict[str, float]:
+    """What batching alone can buy on this machine: rewardkit's own model code scoring the
+    rows one per forward (the baseline's way) and in rewardkit's packing of rounds of
+    ``CLIENTS`` rows, in this process with the servers' thread count; best of two."""
+    import torch
+
+    from rewardkit.config import RewardModelConfig
+    from rewardkit.models.batching import pack_by_tokens
+    from rewardkit.models.discriminative import LocalRewardModel
+    from rewardkit.types import Sample
+
+    torch.set_num_threads(setup.threads)
+    cfg = RewardModelConfig(enable=True, model_path=setup.model_dir, device=setup.device)
+    scorer = LocalRewardModel(cfg)
+    await scorer.start()
+    try:
+        seqs = [scorer.encode(Sample.from_row(r)).ids for r in rows]
+        rounds = [seqs[k : k + CLIENTS] for k in range(0, len(seqs), CLIENTS)]
+        packed = [
+            [
+                [chunk[i] for i in batch]
+                for batch in pack_by_tokens(
+                    [len(s) for s in chunk], cfg.max_batch_tokens, cfg.max_batch_size
+                )
+            ]
+            for chunk in rounds
+        ]
+        scorer.forward(seqs[:2])  # warm up
+        single = batched = math.inf
+        for _ in range(2):
+            single = min(single, _timed(lambda: [scorer.forward([s]) for s in seqs]))
+            batched = min(batched, _timed(lambda: [scorer.forward(b) for r in packed for b in r]))
+    finally:
+        await scorer.close()
+    forwards = sum(len(r) for r in packed)
+    return {
+        "rows": len(seqs),
+        "single_ms": 1000 * single / len(seqs),
+        "batched_ms": 1000 * batched / len(seqs),
+        "rows_per_forward": len(seqs) / forwards,
+    }
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
 
 
 def _token_lengths(rows: list[dict[str, Any]]) -> tuple[int, int, int]:
@@ -435,59 +508,94 @@ def best(phases: list[Phase]) -> Phase:
     return max(phases, key=lambda p: p.rps)
 
 
-def render(out: dict[str, Any], plan: Plan, facts: dict[str, str], extra: Sequence[str]) -> str:
-    rk, base = best(out["rm_phases"]["rewardkit"]), best(out["rm_phases"]["baseline"])
-    rows = [out["rule"], rk, base]
+def table(phases: Sequence[Phase], cap_s: float) -> list[str]:
     lines = [
         "| server | requests | req/s | p50 (ms) | p90 (ms) | p99 (ms) | p99/p50 | errors |",
         "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for p in rows:
+    for p in phases:
         errors = ", ".join(f"{k}: {v}" for k, v in p.errors.items()) or "0"
-        capped = f" (capped at {plan.cap_s:.0f} s)" if p.capped else ""
+        capped = f" (capped at {cap_s:.0f} s)" if p.capped else ""
         lines.append(
             f"| {p.server} | {len(p.latencies)}{capped} | {p.rps:.1f} | {p.pct_ms(0.5):.1f} | "
             f"{p.pct_ms(0.9):.1f} | {p.pct_ms(0.99):.1f} | {p.pct_ms(0.99) / p.pct_ms(0.5):.2f} | {errors} |"
         )
+    return lines
+
+
+def notes(out: dict[str, Any], plan: Plan, setup: Setup) -> list[str]:
+    rk, base = best(out["rm_phases"]["rewardkit"]), best(out["rm_phases"]["baseline"])
     ratio = rk.rps / base.rps if base.rps else math.nan
+    tail = rk.pct_ms(0.99) / rk.pct_ms(0.5)
     mean = mean_batch(out["rm_stats"])
+    ceiling = out["ceiling"]
     lo, mid, hi = out["rm_tokens"]
-    every = lambda name: ", ".join(f"{p.rps:.1f}" for p in out["rm_phases"][name])  # noqa: E731
-    tail_rk = rk.pct_ms(0.99) / rk.pct_ms(0.5)
-    verdict = lambda met: "met" if met else "NOT met"  # noqa: E731
-    notes = [
-        "",
+    rates = {n: ", ".join(f"{p.rps:.1f}" for p in ps) for n, ps in out["rm_phases"].items()}
+    tuned = f" plus `{' '.join(setup.overrides)}`" if setup.overrides else ""
+    return [
         f"- rewardkit RM / baseline requests/s: **{ratio:.2f}x** (target >= {TARGET_SPEEDUP:g}x: "
-        f"{verdict(ratio >= TARGET_SPEEDUP)}); rewardkit RM p99/p50 {tail_rk:.2f} "
-        f"(target < {TARGET_TAIL:g}: {verdict(tail_rk < TARGET_TAIL)}).",
-        f"- RM phases, requests/s in run order: rewardkit {every('rewardkit')}; baseline {every('baseline')} "
-        "(each server's best phase is in the table).",
-        "- Mean rows per RM forward batch (from /metrics): "
+        f"{_verdict(ratio >= TARGET_SPEEDUP)}); rewardkit RM p99/p50 {tail:.2f} "
+        f"(target < {TARGET_TAIL:g}: {_verdict(tail < TARGET_TAIL)}).",
+        f"- Model-only ceiling on this machine ({ceiling['rows']:.0f} of the same rows, rewardkit's "
+        f"forward, {setup.threads} thread(s), no HTTP): one row per forward {ceiling['single_ms']:.2f} ms/row, "
+        f"rewardkit's packing of rounds of {CLIENTS} rows ({ceiling['rows_per_forward']:.1f} rows per forward) "
+        f"{ceiling['batched_ms']:.2f} ms/row: batching alone buys "
+        f"**{ceiling['single_ms'] / ceiling['batched_ms']:.2f}x** here."
+        + _ceiling_note(ceiling, setup.device),
+        f"- RM phases, requests/s in run order: rewardkit {rates['rewardkit']}; baseline "
+        f"{rates['baseline']} (each server's best phase is in the table).",
+        "- Mean rows per RM forward batch from /metrics: "
         + (
-            f"{mean:.1f}"
+            f"{mean:.1f}."
             if mean is not None
-            else f"not exposed (model_rm counters: {out['rm_stats'] or 'none'})"
-        )
-        + ".",
-        f"- {CLIENTS} clients, one sample per request, each client sequential; {plan.warmup} warm-up requests "
-        f"per phase (untimed). Rule-only: {plan.rule_requests} requests of gsm8k rollouts "
+            else "not exposed (the model scorer keeps no `stats`)."
+        ),
+        f"- {CLIENTS} clients, one sample per request, each client sequential; {plan.warmup} warm-up "
+        f"requests per phase (untimed). Rule-only: {plan.rule_requests} requests of gsm8k rollouts "
         f"(`benchmarks/workload.py`). RM: {plan.rm_requests} requests per phase, data_source "
-        f"`{RM_SOURCE}` (no verifier: the RM alone scores), texts of {lo}/{mid}/{hi} tokens (min/median/max), "
-        "the same texts in the same order for rewardkit (`/v1/score`) and the baseline (`/get_reward`, prompt + response).",
-        f"- Model: random-init `LlamaForSequenceClassification` (hidden {HIDDEN}, {LAYERS} layers, {HEADS} heads, "
-        f"vocabulary {bench_rm.VOCAB}), fp32 on CPU, built by `bench_rm.build_model`.",
-        "- rewardkit: `rewardkit serve` defaults"
-        + (f" plus `{' '.join(extra)}`" if extra else "")
-        + "; baseline: a FastAPI app in the benchmark that does what OpenRLHF's `serve_rm.py` does "
-        "(one forward per request inside the async handler, no cross-request batching). "
-        "Each server is its own process; the same uvicorn for both (asyncio loop, h11).",
+        f"`{RM_SOURCE}` (no verifier: the RM alone scores), texts of {lo}/{mid}/{hi} tokens "
+        "(min/median/max), the same texts in the same order for rewardkit (`/v1/score`) and the "
+        "baseline (`/get_reward`, prompt + response).",
+        f"- Model: random-init `LlamaForSequenceClassification` (hidden {setup.hidden}, "
+        f"{setup.layers} layers, MLP {ffn(setup.hidden)}, vocabulary {bench_rm.VOCAB}) built by `bench_rm.build_model`, on "
+        f"{setup.device}; every server process runs with `OMP_NUM_THREADS={setup.threads}`.",
+        f"- rewardkit: `rewardkit serve` defaults{tuned}; baseline: a FastAPI app in the benchmark "
+        "that does what OpenRLHF's `serve_rm.py` does (one forward per request inside the async "
+        "handler, no cross-request batching). Each server is its own process; both run on the "
+        "same uvicorn (asyncio loop, h11: no uvloop or httptools installed).",
     ]
+
+
+def _ceiling_note(ceiling: dict[str, float], device: str) -> str:
+    """Say so when the machine, not the server, caps the speed-up."""
+    if ceiling["single_ms"] / ceiling["batched_ms"] >= TARGET_SPEEDUP:
+        return ""
+    why = (
+        "on a CPU a row of ~100 tokens already fills the matrix units, so a batch costs about "
+        "the sum of its rows"
+        if device == "cpu"
+        else "a batch costs about the sum of its rows on this device"
+    )
+    return (
+        f" No server can reach {TARGET_SPEEDUP:g}x over one-forward-per-request here: {why}. "
+        "The target needs a device where a batch costs about what one row does (a GPU: "
+        "`--device cuda`)."
+    )
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
+def render(out: dict[str, Any], plan: Plan, setup: Setup, facts: dict[str, str]) -> str:
+    rk, base = best(out["rm_phases"]["rewardkit"]), best(out["rm_phases"]["baseline"])
     head = (
         f"{SECTION}\n\n`{facts['command']}` on {facts['date']}; {facts['machine']} "
         "(a shared 2-core box: other work ran too, figures are noisy); load average "
         f"{facts['load_before']} before, {facts['load_after']} after.\n\n"
     )
-    return head + "\n".join(lines + notes) + "\n"
+    body = [*table([out["rule"], rk, base], plan.cap_s), "", *notes(out, plan, setup)]
+    return head + "\n".join(body) + "\n"
 
 
 def write_section(text: str, path: Path) -> None:
@@ -516,23 +624,21 @@ def _load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--quick", action="store_true", help="a small smoke run; BENCHMARKS.md untouched"
-    )
+    parser.add_argument("--quick", action="store_true", help="a smoke run; BENCHMARKS.md untouched")
     parser.add_argument(
         "--write", action="store_true", help="update BENCHMARKS.md even with --quick"
     )
     parser.add_argument(
-        "--repeats", type=int, help="RM phases per server (default 2; 1 with --quick)"
+        "--repeats", type=int, help="RM phases per server (default 3; 1 with --quick)"
     )
     parser.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="an override for both rewardkit servers, e.g. server.max_batch_wait_ms=2",
+        help="an override for the rewardkit servers, e.g. server.max_batch_wait_ms=2",
     )
     parser.add_argument(
         "--torch-threads",
@@ -540,26 +646,46 @@ def main() -> None:
         default=1,
         help="OMP_NUM_THREADS of every server process (default 1: the load generator needs a core)",
     )
+    parser.add_argument(
+        "--device", default="cpu", help="the RM's device, for both servers (cpu, cuda)"
+    )
+    parser.add_argument("--hidden", type=int, default=HIDDEN, help="the RM's hidden size")
+    parser.add_argument("--layers", type=int, default=LAYERS, help="the RM's layers")
     parser.add_argument("--baseline-serve", metavar="MODEL", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
     if args.baseline_serve:
-        serve_baseline(args.baseline_serve, args.port)
+        serve_baseline(args.baseline_serve, args.port, args.device)
         return
+    # SIGTERM unwinds like Ctrl-C, so the servers' process groups are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     plan = QUICK if args.quick else FULL
     if args.repeats:
         plan = Plan(plan.rule_requests, plan.rm_requests, plan.warmup, plan.cap_s, args.repeats)
     facts = {
-        "command": "python benchmarks/bench_server.py" + (" --quick" if args.quick else ""),
+        "command": shlex.join(["python", "benchmarks/bench_server.py", *sys.argv[1:]]),
         "date": dt.date.today().isoformat(),
         "machine": _machine(),
         "load_before": _load(),
     }
     with tempfile.TemporaryDirectory(prefix="rk-bench-server-") as tmp:
-        model_dir = build_rm(Path(tmp) / "rm")
-        out = asyncio.run(run_all(plan, model_dir, Path(tmp), args.set, args.torch_threads))
+        model_dir = build_rm(Path(tmp) / "rm", args.hidden, args.layers)
+        setup = Setup(
+            model_dir,
+            Path(tmp),
+            args.torch_threads,
+            args.device,
+            tuple(args.set),
+            args.hidden,
+            args.layers,
+        )
+        out = asyncio.run(run_all(plan, setup))
     facts["load_after"] = _load()
-    text = render(out, plan, facts, args.set)
+    text = render(out, plan, setup, facts)
     print(text)
     if not args.quick or args.write:
         write_section(text, ROOT / "BENCHMARKS.md")

@@ -169,6 +169,10 @@ class RewardModelConfig(_Section):
     response_length: int = Field(2048, gt=0)
     """Response tokens kept (its start) when a row is too long."""
     max_batch_tokens: int = Field(16384, gt=0)
+    num_threads: int | None = Field(None, ge=1)
+    """CPU threads for a local model's forwards (torch.set_num_threads on the model thread);
+    null: torch's default. On a busy CPU the default (one per core) can collapse throughput
+    (benchmarks/bench_server.py measured 9.5 against 60 requests/s); 1 is often fastest there."""
     """Padded tokens (rows x longest row) per forward pass."""
     max_batch_size: int = Field(256, ge=1)
     """Rows per forward pass or per remote request."""

@@ -225,6 +225,20 @@ async def test_token_budget_packs_similar_lengths_together(llama_rm: str) -> Non
     assert sum(n for n, _ in shapes) == 8
     assert results[0].score == pytest.approx(results[5].score, abs=1e-5)
     assert results[6].score == pytest.approx(results[7].score, abs=1e-5)
+    stats = scorer.stats  # what /metrics exports: batch sizes and tokens per second
+    assert stats["rows"] == 8 and stats["batches"] == len(shapes)
+    assert stats["tokens"] <= stats["padded_tokens"] == sum(n * w for n, w in shapes)
+    assert stats["forward_seconds"] > 0
+
+
+async def test_num_threads_sets_torchs_cpu_threads_where_forwards_run(llama_rm: str) -> None:
+    scorer = await started(config(llama_rm, num_threads=1))
+    try:
+        on_model_thread = scorer._executor.submit(torch.get_num_threads).result(timeout=10)
+        assert on_model_thread == 1
+        assert (await scorer.score(SHORT)).score is not None
+    finally:
+        await scorer.close()
 
 
 async def test_a_failing_forward_only_fails_the_rows_that_fail_alone(llama_rm: str) -> None:

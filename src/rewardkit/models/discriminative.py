@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -68,6 +69,10 @@ class LocalRewardModel:
         self._pad_id = 0
         self._head: Any = None
         self._forward_kwargs: dict[str, Any] = {}
+        # Read by the server's /metrics: mean batch = rows / batches, tokens/s = tokens / forward_seconds.
+        self.stats: dict[str, float] = dict.fromkeys(
+            ("rounds", "batches", "rows", "tokens", "padded_tokens", "forward_seconds"), 0
+        )
 
     @property
     def weight(self) -> float:
@@ -114,6 +119,10 @@ class LocalRewardModel:
         cfg = self.cfg
         assert cfg.model_path is not None
         self._device, dtype = resolve_device(cfg)
+        if cfg.num_threads:
+            import torch
+
+            torch.set_num_threads(cfg.num_threads)  # on the model thread, where the forwards run
         self._tokenizer = load_tokenizer(cfg.model_path, "reward_model.model_path")
         self._policy_tokenizer = (
             load_tokenizer(cfg.input_tokenizer, "reward_model.input_tokenizer")
@@ -150,11 +159,22 @@ class LocalRewardModel:
                 emit(i, ScorerError(f"cannot encode the row: {type(exc).__name__}: {exc}"))
         order = list(encoded)
         lengths = [len(encoded[i].ids) for i in order]
+        self.stats["rounds"] += 1
         for batch in pack_by_tokens(lengths, self.cfg.max_batch_tokens, self.cfg.max_batch_size):
             members = [order[j] for j in batch]
+            started = time.perf_counter()
             logits = self._forward_isolated([encoded[i].ids for i in members])
+            self._count(members, encoded, time.perf_counter() - started)
             for i, logit in zip(members, logits, strict=True):
                 emit(i, self._result(logit, encoded[i]))
+
+    def _count(self, members: list[int], encoded: dict[int, Encoded], seconds: float) -> None:
+        lengths = [len(encoded[i].ids) for i in members]
+        self.stats["batches"] += 1
+        self.stats["rows"] += len(members)
+        self.stats["tokens"] += sum(lengths)
+        self.stats["padded_tokens"] += len(members) * max(lengths)
+        self.stats["forward_seconds"] += seconds
 
     def encode(self, row: Sample) -> Encoded:
         """The row as RM token ids (decoding the policy's token ids when the row has them)."""

@@ -57,17 +57,6 @@ class ServerMetrics:
             ["data_source", "status"],
             registry=self.registry,
         )
-        self.model_batch_rows = Histogram(
-            "rewardkit_model_batch_rows",
-            "Rows per reward-model forward batch",
-            registry=self.registry,
-            buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
-        )
-        self.model_tokens = Counter(
-            "rewardkit_model_tokens",
-            "Tokens through the reward model",
-            registry=self.registry,
-        )
 
 
 class EngineCollector(Collector):
