@@ -242,12 +242,14 @@ def test_code_rows_run_in_the_embedded_sandbox() -> None:
     wrong = "```python\na, b = map(int, input().split())\nprint(a * b)\n```"
     rows = [
         {"data_source": "codecontests", "response": text, "ground_truth": tests}
-        for text in (right, wrong, "I cannot solve this.")
+        for text in (right, wrong, "I cannot solve this.", right)
     ]
     with RewardLoop(
         {"reward": {"num_workers": 1, "sandbox_fusion": {"max_concurrent": 2}}}
     ) as loop:
-        ok, partial, none = loop.score(rows)
+        ok, partial, none, again = loop.score(rows)
+        assert loop.engine.stats["deduplicated"] + loop.engine.stats["cache_hits"] == 1
+    assert again.score == 1.0 and again.extra == ok.extra  # the repeated answer ran once
     assert ok.status is Status.OK and ok.score == 1.0
     assert partial.score == pytest.approx(0.0)  # 1*2, 5*7, 10*-3: every case wrong
     assert none.score == 0.0 and "no code block" in str(none.extra)

@@ -212,9 +212,16 @@ class RewardEngine:
 
     async def _async_verifier_piece(self, verifier: AsyncVerifier, sample: Sample) -> _Piece:
         weight = self.section.rule_weight
-        status, value = await self._guarded(
-            verifier.ascore(sample.response, sample.ground_truth, sample.extra_info),
-            self.section.async_timeout_s,
+        # A group's identical answers run their tests once (the code verifier reads only
+        # extra_info's "language", so that is all of it the key needs).
+        language = sample.extra_info.get("language")
+        key = ("async", verifier.key, _freeze(sample.ground_truth), language, sample.response)
+        status, value = await self._shared(
+            key,
+            lambda: self._guarded(
+                verifier.ascore(sample.response, sample.ground_truth, sample.extra_info),
+                self.section.async_timeout_s,
+            ),
         )
         if status is not Status.OK:
             return _Piece("rule", weight, status=status, error=f"rule: {value}")
