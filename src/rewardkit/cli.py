@@ -41,7 +41,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rewardkit", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="rewardkit",
+        description="Rewards for RL of language models: score rollout files, serve them over HTTP, "
+        "run the code sandbox, benchmark.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     score = commands.add_parser("score", help="score a .jsonl/.json/.parquet file of rollouts")
