@@ -48,6 +48,7 @@ VERL_VERSION = "0.9.1"
 SECTION = "## Scoring engine (benchmarks/bench_scoring.py)"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _report import write_section  # noqa: E402
 from workload import make_batch, write_jsonl  # noqa: E402
 
 # ------------------------------------------------------------------ guarded processes
@@ -435,18 +436,6 @@ def table(lines: list[Line], baseline: float | None) -> str:
 # ------------------------------------------------------------------------- report
 
 
-def write_section(text: str, path: Path) -> None:
-    """Replace (or append) this benchmark's section of BENCHMARKS.md."""
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = old.find(SECTION)
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + text
-    else:
-        end = old.find("\n## ", start + len(SECTION))
-        new = old[:start] + text + ("" if end < 0 else old[end:])
-    path.write_text(new.rstrip("\n") + "\n")
-
-
 def _machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -611,7 +600,7 @@ def main(argv: list[str] | None = None) -> None:
     print("\n" + text)
     complete = not (args.quick or args.only or args.no_verl)  # a partial table stays out
     if complete or args.write:
-        write_section(text, ROOT / "BENCHMARKS.md")
+        write_section(SECTION, text, ROOT / "BENCHMARKS.md")
         print(f"updated {ROOT / 'BENCHMARKS.md'}")
 
 

@@ -70,6 +70,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import bench_rm  # noqa: E402 - a sibling script, not a package
+from _report import write_section  # noqa: E402
 from workload import example_rows  # noqa: E402
 
 SECTION = "## Reward server (benchmarks/bench_server.py)"
@@ -598,18 +599,6 @@ def render(out: dict[str, Any], plan: Plan, setup: Setup, facts: dict[str, str])
     return head + "\n".join(body) + "\n"
 
 
-def write_section(text: str, path: Path) -> None:
-    """Replace (or append) this benchmark's section of BENCHMARKS.md, leaving the others."""
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = old.find(SECTION)
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + text
-    else:
-        end = old.find("\n## ", start + len(SECTION))
-        new = old[:start] + text + ("" if end < 0 else old[end:])
-    path.write_text(new.rstrip("\n") + "\n")
-
-
 def _machine() -> str:
     cpu = platform.machine()
     with contextlib.suppress(OSError):
@@ -688,7 +677,7 @@ def main() -> None:
     text = render(out, plan, setup, facts)
     print(text)
     if not args.quick or args.write:
-        write_section(text, ROOT / "BENCHMARKS.md")
+        write_section(SECTION, text, ROOT / "BENCHMARKS.md")
         print(f"updated {ROOT / 'BENCHMARKS.md'}")
 
 
