@@ -253,3 +253,25 @@ def test_code_rows_run_in_the_embedded_sandbox() -> None:
     assert ok.status is Status.OK and ok.score == 1.0
     assert partial.score == pytest.approx(0.0)  # 1*2, 5*7, 10*-3: every case wrong
     assert none.score == 0.0 and "no code block" in str(none.extra)
+
+
+def test_custom_function_from_a_module_name(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "my_rewards"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "scoring.py").write_text(
+        "def length_score(data_source, solution_str, ground_truth, extra_info, **kw):\n"
+        "    return min(len(solution_str) / 10, 1.0)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))  # worker processes inherit the path
+    config = {
+        "reward": {
+            "num_workers": 1,
+            "custom_reward_function": {"path": "my_rewards.scoring", "name": "length_score"},
+        }
+    }
+    with RewardLoop(config) as loop:
+        short, long = loop.score([_row("abcde"), _row("x" * 40)])
+    assert (short.score, long.score) == (0.5, 1.0)
+    with pytest.raises(ConfigError, match="cannot import module"):
+        RewardLoop({"reward": {"custom_reward_function": {"path": "no_such_module_xyz"}}}).start()
