@@ -26,9 +26,10 @@ Every server process gets the same ``OMP_NUM_THREADS`` (``--torch-threads``, def
 with torch's default of one thread per core, the servers and the load generator fight
 over 2 cores and throughput collapses several-fold).
 
-Last, with the servers stopped, the *model-only ceiling*: rewardkit's own forward
-scores the same rows one per forward and in rewardkit's packing of rounds of 64 rows.
-Their ratio bounds what any cross-request batching can gain on this machine.
+Last, with the servers stopped, the *model-only ceiling*: rewardkit's own model scores
+the same rows one per forward, and in rounds of 64 concurrent rows through its batcher
+(packed by the cost model it fits to its own forwards). Their ratio bounds what any
+cross-request batching can gain on this machine.
 
 Prints a markdown table; the full run also replaces the section "Reward server" of
 BENCHMARKS.md.
@@ -448,45 +449,49 @@ async def rm_phases(plan: Plan, setup: Setup, rows: list[dict[str, Any]]) -> dic
 
 
 async def model_ceiling(setup: Setup, rows: list[dict[str, Any]]) -> dict[str, float]:
-    """What batching alone can buy on this machine: rewardkit's own model code scoring the
-    rows one per forward (the baseline's way) and in rewardkit's packing of rounds of
-    ``CLIENTS`` rows, in this process with the servers' thread count; best of two."""
+    """What batching alone can buy on this machine: rewardkit's own model scoring the rows
+    one per forward (the baseline's way), and in rounds of ``CLIENTS`` concurrent rows
+    through its batcher, packed as its fitted cost model says (after warm-up rounds that
+    fit it), in this process with the servers' thread count; best of two."""
     import torch
 
     from rewardkit.config import RewardModelConfig
-    from rewardkit.models.batching import pack_by_tokens
     from rewardkit.models.discriminative import LocalRewardModel
     from rewardkit.types import Sample
 
     torch.set_num_threads(setup.threads)
     cfg = RewardModelConfig(enable=True, model_path=setup.model_dir, device=setup.device)
-    scorer = LocalRewardModel(cfg)
+    scorer = LocalRewardModel(cfg, max_batch_wait_ms=0)
     await scorer.start()
+    samples = [Sample.from_row(r) for r in rows]
+    rounds = [samples[k : k + CLIENTS] for k in range(0, len(samples), CLIENTS)]
+
+    async def batched() -> None:
+        for chunk in rounds:
+            await asyncio.gather(*(scorer.score(s) for s in chunk))
+
     try:
-        seqs = [scorer.encode(Sample.from_row(r)).ids for r in rows]
-        rounds = [seqs[k : k + CLIENTS] for k in range(0, len(seqs), CLIENTS)]
-        packed = [
-            [
-                [chunk[i] for i in batch]
-                for batch in pack_by_tokens(
-                    [len(s) for s in chunk], cfg.max_batch_tokens, cfg.max_batch_size
-                )
-            ]
-            for chunk in rounds
-        ]
-        scorer.forward(seqs[:2])  # warm up
-        single = batched = math.inf
+        seqs = [scorer.encode(s).ids for s in samples]
+        for _ in range(2):  # warm-up, and the forwards the cost model is fitted to
+            await batched()
+        single = best_batched = math.inf
+        forwards = 0.0
         for _ in range(2):
             single = min(single, _timed(lambda: [scorer.forward([s]) for s in seqs]))
-            batched = min(batched, _timed(lambda: [scorer.forward(b) for r in packed for b in r]))
+            before = scorer.stats["batches"]
+            start = time.perf_counter()
+            await batched()
+            best_batched = min(best_batched, time.perf_counter() - start)
+            forwards = scorer.stats["batches"] - before
+        padding = scorer.cost.padding_tokens()
     finally:
         await scorer.close()
-    forwards = sum(len(r) for r in packed)
     return {
         "rows": len(seqs),
         "single_ms": 1000 * single / len(seqs),
-        "batched_ms": 1000 * batched / len(seqs),
+        "batched_ms": 1000 * best_batched / len(seqs),
         "rows_per_forward": len(seqs) / forwards,
+        "padding_tokens": padding,
     }
 
 
@@ -539,7 +544,8 @@ def notes(out: dict[str, Any], plan: Plan, setup: Setup) -> list[str]:
         f"(target < {TARGET_TAIL:g}: {_verdict(tail < TARGET_TAIL)}).",
         f"- Model-only ceiling on this machine ({ceiling['rows']:.0f} of the same rows, rewardkit's "
         f"forward, {setup.threads} thread(s), no HTTP): one row per forward {ceiling['single_ms']:.2f} ms/row, "
-        f"rewardkit's packing of rounds of {CLIENTS} rows ({ceiling['rows_per_forward']:.1f} rows per forward) "
+        f"rounds of {CLIENTS} rows through rewardkit's batcher ({ceiling['rows_per_forward']:.1f} rows per "
+        f"forward, fitted padding allowance {ceiling['padding_tokens']:.0f} tokens) "
         f"{ceiling['batched_ms']:.2f} ms/row: batching alone buys "
         f"**{ceiling['single_ms'] / ceiling['batched_ms']:.2f}x** here."
         + _ceiling_note(ceiling, setup.device),
@@ -563,7 +569,7 @@ def notes(out: dict[str, Any], plan: Plan, setup: Setup) -> list[str]:
         f"- rewardkit: `rewardkit serve` defaults{tuned}; baseline: a FastAPI app in the benchmark "
         "that does what OpenRLHF's `serve_rm.py` does (one forward per request inside the async "
         "handler, no cross-request batching). Each server is its own process; both run on the "
-        "same uvicorn (asyncio loop, h11: no uvloop or httptools installed).",
+        f"same uvicorn ({_uvicorn_stack()}).",
     ]
 
 
@@ -582,6 +588,15 @@ def _ceiling_note(ceiling: dict[str, float], device: str) -> str:
         "The target needs a device where a batch costs about what one row does (a GPU: "
         "`--device cuda`)."
     )
+
+
+def _uvicorn_stack() -> str:
+    """uvicorn's event loop and HTTP parser here (it picks uvloop and httptools when present)."""
+    import importlib.util
+
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    return f"{loop} loop, {http} parser"
 
 
 def _verdict(met: bool) -> str:

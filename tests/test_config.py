@@ -74,3 +74,17 @@ def test_the_readme_configuration_block_is_valid() -> None:
     assert block, "README lost its configuration block"
     tree = yaml.safe_load(re.sub(r", \.\.\.\}", "}", block.group(1)))  # "..." marks keys left out
     assert load_config(tree).reward.timeout_s == 10
+
+
+@pytest.mark.parametrize("doc", ["docs/models.md", "docs/ray.md"])
+def test_the_docs_configuration_blocks_are_valid(doc: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    import yaml
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the judge example reads it from the env
+    text = (Path(__file__).resolve().parents[1] / doc).read_text()
+    blocks = re.findall(r"```yaml\n(reward:\n.*?)```", text, re.DOTALL)
+    assert blocks, f"{doc} lost its configuration blocks"
+    for block in blocks:
+        assert load_config(yaml.safe_load(block)).reward.reward_model.enable

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from omegaconf import OmegaConf
@@ -169,13 +169,18 @@ class RewardModelConfig(_Section):
     response_length: int = Field(2048, gt=0)
     """Response tokens kept (its start) when a row is too long."""
     max_batch_tokens: int = Field(16384, gt=0)
+    """Padded tokens (rows x longest row) per forward pass."""
+    max_batch_size: int = Field(256, ge=1)
+    """Rows per forward pass or per remote request."""
+    max_padding_tokens: Annotated[float, Field(ge=0)] | Literal["auto"] = "auto"
+    """Padding a local model's batch may carry (the sum of longest - length over its rows)
+    before another forward pass is cheaper. auto: measured, as the fixed cost of a forward
+    pass divided by its cost per token, from the model's own recent forwards (large on a
+    GPU, so batches fill the budget; near 0 on a CPU, so rows of one length go together)."""
     num_threads: int | None = Field(None, ge=1)
     """CPU threads for a local model's forwards (torch.set_num_threads on the model thread);
     null: torch's default. On a busy CPU the default (one per core) can collapse throughput
     (benchmarks/bench_server.py measured 9.5 against 60 requests/s); 1 is often fastest there."""
-    """Padded tokens (rows x longest row) per forward pass."""
-    max_batch_size: int = Field(256, ge=1)
-    """Rows per forward pass or per remote request."""
     weight: float = 1.0
     device: str | None = None
     """null: cuda when present (bf16), else cpu (fp32)."""

@@ -3,32 +3,94 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 
 import pytest
 
 from rewardkit.errors import ScorerError
-from rewardkit.models.batching import Batcher, Emit, pack_by_tokens
+from rewardkit.models.batching import Batcher, CostModel, Emit, ForwardCost, pack_by_tokens
 
 
 def test_pack_by_tokens_respects_the_budget_and_keeps_every_row() -> None:
     rng = random.Random(0)
     lengths = [rng.choice([5, 10, 40, 200, 900]) for _ in range(300)]
-    batches = pack_by_tokens(lengths, max_tokens=1000, max_rows=16)
+    cost = CostModel(fixed=100.0)
+    batches = pack_by_tokens(lengths, max_tokens=1000, max_rows=16, cost=cost)
     assert sorted(i for b in batches for i in b) == list(range(300))
     for batch in batches:
         width = max(lengths[i] for i in batch)
         assert len(batch) * width <= 1000 and len(batch) <= 16
         assert lengths[batch[0]] == width  # longest first
-        assert all(lengths[i] >= 0.8 * width for i in batch)  # at most 20% padding a row
+        assert sum(width - lengths[i] for i in batch) <= 100  # padding within one forward's cost
 
 
 def test_pack_by_tokens_edges() -> None:
     assert pack_by_tokens([], 100, 8) == []
     assert pack_by_tokens([500, 3], 100, 8) == [[0], [1]]  # too long for the budget: alone
     assert pack_by_tokens([1] * 5, 100, 2) == [[0, 1], [2, 3], [4]]
-    assert pack_by_tokens([100, 10, 95], 1000, 8) == [[0, 2], [1]]  # 10 would be 90% padding
-    assert pack_by_tokens([100, 10, 95], 1000, 8, max_padding=1.0) == [[0, 2, 1]]
+    # 10 tokens padded to 100 costs 90 > 50: a forward of its own is cheaper.
+    assert pack_by_tokens([100, 10, 95], 1000, 8, CostModel(fixed=50)) == [[0, 2], [1]]
+    assert pack_by_tokens([100, 10, 95], 1000, 8, CostModel(fixed=95)) == [[0, 2, 1]]
+
+
+def test_pack_by_tokens_follows_the_cost_of_a_forward() -> None:
+    lengths = [300, 290, 200, 120, 110, 100, 60, 50]
+    # Free forwards (a CPU): only rows of one length share a batch.
+    assert pack_by_tokens(lengths, 10_000, 64, CostModel(fixed=0)) == [[i] for i in range(8)]
+    # Costly forwards (a GPU): one batch, up to the token budget.
+    assert pack_by_tokens(lengths, 10_000, 64, CostModel(fixed=math.inf)) == [list(range(8))]
+    assert pack_by_tokens(lengths, 1_200, 64, CostModel(fixed=math.inf)) == [
+        [0, 1, 2, 3],
+        [4, 5, 6, 7],
+    ]
+    # Attention's square term makes padding long rows dearer than the linear rate says.
+    linear = pack_by_tokens(lengths, 10_000, 64, CostModel(fixed=300, per_token=1))
+    square = pack_by_tokens(lengths, 10_000, 64, CostModel(300, 1, per_token_sq=0.01))
+    assert len(square) > len(linear)
+
+
+def timed_passes(cost: CostModel, shapes: list[tuple[int, int]]) -> ForwardCost:
+    fitted = ForwardCost(min_samples=8)
+    for rows, width in shapes:
+        fitted.observe(
+            rows,
+            width,
+            cost.fixed + cost.per_token * rows * width + cost.per_token_sq * rows * width**2,
+        )
+    return fitted
+
+
+SHAPES = [(rows, width) for rows in (1, 2, 4, 8, 16) for width in (50, 120, 300)]
+
+
+def test_forward_cost_recovers_the_cost_of_its_passes() -> None:
+    gpu_like = CostModel(fixed=0.020, per_token=2e-7, per_token_sq=1e-10)
+    fitted = timed_passes(gpu_like, SHAPES).model
+    assert fitted.fixed == pytest.approx(gpu_like.fixed, rel=1e-6)
+    assert fitted.per_token == pytest.approx(gpu_like.per_token, rel=1e-4)
+    assert fitted.per_token_sq == pytest.approx(gpu_like.per_token_sq, rel=1e-4)
+    assert fitted.padding_tokens() == pytest.approx(100_000, rel=1e-4)
+
+    cpu_like = CostModel(fixed=0.0, per_token=6e-5)
+    assert timed_passes(cpu_like, SHAPES).model.padding_tokens() == pytest.approx(0, abs=1e-6)
+
+
+def test_forward_cost_keeps_its_prior_until_it_can_tell() -> None:
+    prior = CostModel(fixed=123.0)
+    fitted = ForwardCost(prior, min_samples=8)
+    for _ in range(7):
+        fitted.observe(4, 100, 0.5)
+    assert fitted.model is prior  # too few passes
+    for _ in range(20):
+        fitted.observe(4, 100, 0.5)
+    assert fitted.model is prior  # many, but all one size: fixed and per-token cost are one
+
+
+def test_forward_cost_that_does_not_grow_with_tokens_fills_the_budget() -> None:
+    flat = timed_passes(CostModel(fixed=0.01, per_token=0.0), SHAPES).model
+    assert flat.padding_tokens() == math.inf
+    assert pack_by_tokens([300, 10], 10_000, 64, flat) == [[0, 1]]
 
 
 class Recorder:

@@ -12,6 +12,7 @@ transformers = pytest.importorskip("transformers")
 
 from rewardkit.config import RewardModelConfig  # noqa: E402
 from rewardkit.errors import ConfigError, InvalidSampleError, ScorerError  # noqa: E402
+from rewardkit.models.batching import DEFAULT_COST, CostModel  # noqa: E402
 from rewardkit.models.discriminative import LocalRewardModel  # noqa: E402
 from rewardkit.types import Sample  # noqa: E402
 
@@ -229,6 +230,25 @@ async def test_token_budget_packs_similar_lengths_together(llama_rm: str) -> Non
     assert stats["rows"] == 8 and stats["batches"] == len(shapes)
     assert stats["tokens"] <= stats["padded_tokens"] == sum(n * w for n, w in shapes)
     assert stats["forward_seconds"] > 0
+
+
+async def test_auto_padding_is_fitted_to_the_models_own_forwards(llama_rm: str) -> None:
+    """``max_padding_tokens: auto`` replaces the prior with a cost fitted to timed forwards;
+    a number stays what it says."""
+    auto = await started(config(llama_rm))
+    fixed = await started(config(llama_rm, max_padding_tokens=7))
+    rows = [Sample("rm", prompt="count", response="one two " * n) for n in range(1, 21)]
+    try:
+        for scorer in (auto, fixed):
+            assert scorer.cost == (DEFAULT_COST if scorer is auto else CostModel(7.0))
+            for row in rows:  # one at a time: 20 forwards of 1 row, 5 to 45 tokens
+                assert (await scorer.score(row)).score is not None
+    finally:
+        await auto.close()
+        await fixed.close()
+    assert auto.cost != DEFAULT_COST
+    assert auto.cost.fixed >= 0 and auto.cost.per_token >= 0
+    assert fixed.cost == CostModel(7.0)
 
 
 async def test_num_threads_sets_torchs_cpu_threads_where_forwards_run(llama_rm: str) -> None:

@@ -4,19 +4,32 @@ The scoring loop awaits ``scorer.score(row)`` for every row at once; a model wan
 large, evenly sized batches. :class:`Batcher` collects the calls that arrive within a
 short window (or while the previous batch is still running) into a *round* and hands
 the round to the scorer's ``process`` function; :func:`pack_by_tokens` cuts a round into
-batches whose padded size (rows x longest row) stays under a token budget.
+batches whose padded size (rows x longest row) stays under a token budget, trading
+padding against the cost of another forward pass as :class:`ForwardCost` measures it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from rewardkit.errors import ScorerError
 
-__all__ = ["Batcher", "Emit", "pack_by_tokens", "run_on_thread", "shutdown_thread"]
+__all__ = [
+    "DEFAULT_COST",
+    "Batcher",
+    "CostModel",
+    "Emit",
+    "ForwardCost",
+    "pack_by_tokens",
+    "run_on_thread",
+    "shutdown_thread",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -25,31 +38,124 @@ Emit = Callable[[int, "R | BaseException"], None]
 """``emit(i, result_or_exception)`` delivers the result of item ``i`` of a round."""
 
 
+@dataclass(frozen=True, slots=True)
+class CostModel:
+    """What a forward pass over ``rows`` rows padded to ``width`` tokens costs:
+    ``fixed + per_token * rows * width + per_token_sq * rows * width**2`` (the last term is
+    attention's). Any unit will do: only ratios matter to :func:`pack_by_tokens`."""
+
+    fixed: float
+    per_token: float = 1.0
+    per_token_sq: float = 0.0
+
+    def padding(self, width: int, length: int) -> float:
+        """The cost of padding one row of ``length`` tokens to ``width``."""
+        return self.per_token * (width - length) + self.per_token_sq * (width**2 - length**2)
+
+    def padding_tokens(self) -> float:
+        """The padding, in tokens at the linear rate, that costs as much as one forward."""
+        return self.fixed / self.per_token if self.per_token > 0 else math.inf
+
+
+DEFAULT_COST = CostModel(fixed=512.0)
+"""The cost model before any forward pass is timed: 512 tokens of padding per forward."""
+
+
 def pack_by_tokens(
-    lengths: Sequence[int], max_tokens: int, max_rows: int, max_padding: float = 0.2
+    lengths: Sequence[int],
+    max_tokens: int,
+    max_rows: int,
+    cost: CostModel = DEFAULT_COST,
 ) -> list[list[int]]:
     """Group row indices into batches with ``rows x longest <= max_tokens`` and ``rows <= max_rows``.
 
-    Rows are taken longest first, and a row joins the current batch only if it is at
-    least ``(1 - max_padding)`` of the batch's longest: a batch never pads a row by
-    more than that fraction, even when a small round of long-tailed lengths would fit
-    the budget in one badly padded batch. A row longer than the budget is batched alone.
+    Rows are taken longest first. A row joins the current batch while the padding the
+    batch has gathered costs less than one more forward pass (``cost.fixed``); past that,
+    a new batch is cheaper. On a GPU a forward has a large fixed cost and batches grow to
+    the budget; on a CPU it is nearly free and a batch holds rows of about one length.
+    A row longer than the budget is batched alone.
     """
     order = sorted(range(len(lengths)), key=lambda i: lengths[i], reverse=True)
     batches: list[list[int]] = []
     current: list[int] = []
     width = 0  # the current batch's longest row: its first, as rows come longest first
+    padded = 0.0  # what the current batch's padding costs
     for i in order:
         full = (len(current) + 1) * width > max_tokens or len(current) >= max_rows
-        if current and (full or lengths[i] < (1 - max_padding) * width):
+        extra = cost.padding(width, lengths[i])
+        if current and (full or padded + extra > cost.fixed):
             batches.append(current)
             current = []
         if not current:
-            width = lengths[i]
+            width, padded, extra = lengths[i], 0.0, 0.0
         current.append(i)
+        padded += extra
     if current:
         batches.append(current)
     return batches
+
+
+class ForwardCost:
+    """A :class:`CostModel` fitted to the forward passes a model has run.
+
+    Least squares over the last ``window`` passes, each given as (rows, width, seconds).
+    Until ``min_samples`` passes of varied sizes are timed (the largest at least 1.5x
+    the smallest in padded tokens), :attr:`model` is ``prior``. A negative attention term
+    is dropped (a linear fit instead); a fit whose cost does not grow with tokens batches
+    up to the budget; one with no fixed cost batches rows of equal length only.
+    """
+
+    def __init__(
+        self, prior: CostModel = DEFAULT_COST, *, window: int = 64, min_samples: int = 8
+    ) -> None:
+        self.model = prior
+        self._min_samples = min_samples
+        self._samples: deque[tuple[int, int, float]] = deque(maxlen=window)
+
+    def observe(self, rows: int, width: int, seconds: float) -> None:
+        """Record one forward pass and refit."""
+        self._samples.append((rows, width, seconds))
+        tokens = [r * w for r, w, _ in self._samples]
+        if len(tokens) < self._min_samples or max(tokens) < 1.5 * min(tokens):
+            return  # too few, or too alike to tell the fixed cost from the per-token cost
+        self.model = self._fit()
+
+    def _fit(self) -> CostModel:
+        # Features in thousands of tokens keep the normal equations well scaled.
+        ys = [s for _, _, s in self._samples]
+        linear = [r * w / 1e3 for r, w, _ in self._samples]
+        square = [r * w * w / 1e6 for r, w, _ in self._samples]
+        coef = _least_squares([[1.0, x, z] for x, z in zip(linear, square, strict=True)], ys)
+        if coef is None or coef[2] < 0:
+            coef = _least_squares([[1.0, x] for x in linear], ys)
+            if coef is None:
+                return self.model
+            coef = [*coef, 0.0]
+        fixed, per_k, per_m = coef
+        if per_k <= 0 and per_m <= 0:
+            return CostModel(fixed=math.inf)  # tokens cost nothing: fill the budget
+        return CostModel(max(0.0, fixed), max(0.0, per_k) / 1e3, per_m / 1e6)
+
+
+def _least_squares(xs: list[list[float]], ys: list[float]) -> list[float] | None:
+    """Solve the normal equations by Gaussian elimination; None when they are singular."""
+    k = len(xs[0])
+    # Augmented matrix [X^T X | X^T y].
+    a = [
+        [sum(x[i] * x[j] for x in xs) for j in range(k)]
+        + [sum(x[i] * y for x, y in zip(xs, ys, strict=True))]
+        for i in range(k)
+    ]
+    for col in range(k):
+        pivot = max(range(col, k), key=lambda r: abs(a[r][col]))
+        if abs(a[pivot][col]) < 1e-12 * max(1.0, abs(a[0][0])):
+            return None
+        a[col], a[pivot] = a[pivot], a[col]
+        for r in range(k):
+            if r != col:
+                f = a[r][col] / a[col][col]
+                a[r] = [v - f * p for v, p in zip(a[r], a[col], strict=True)]
+    return [a[i][k] / a[i][i] for i in range(k)]
 
 
 class Batcher(Generic[T, R]):

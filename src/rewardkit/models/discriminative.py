@@ -21,8 +21,11 @@ from rewardkit.config import RewardModelConfig
 from rewardkit.errors import ConfigError, RewardkitError, ScorerError
 from rewardkit.models.base import ModelScore
 from rewardkit.models.batching import (
+    DEFAULT_COST,
     Batcher,
+    CostModel,
     Emit,
+    ForwardCost,
     pack_by_tokens,
     run_on_thread,
     shutdown_thread,
@@ -73,6 +76,9 @@ class LocalRewardModel:
         self.stats: dict[str, float] = dict.fromkeys(
             ("rounds", "batches", "rows", "tokens", "padded_tokens", "forward_seconds"), 0
         )
+        fixed = cfg.max_padding_tokens
+        self._cost = ForwardCost(DEFAULT_COST if fixed == "auto" else CostModel(fixed))
+        self._timed_forwards = 0
 
     @property
     def weight(self) -> float:
@@ -160,21 +166,41 @@ class LocalRewardModel:
         order = list(encoded)
         lengths = [len(encoded[i].ids) for i in order]
         self.stats["rounds"] += 1
-        for batch in pack_by_tokens(lengths, self.cfg.max_batch_tokens, self.cfg.max_batch_size):
+        batches = pack_by_tokens(
+            lengths, self.cfg.max_batch_tokens, self.cfg.max_batch_size, self._cost.model
+        )
+        for batch in batches:
             members = [order[j] for j in batch]
             started = time.perf_counter()
             logits = self._forward_isolated([encoded[i].ids for i in members])
-            self._count(members, encoded, time.perf_counter() - started)
+            self._count(members, encoded, logits, time.perf_counter() - started)
             for i, logit in zip(members, logits, strict=True):
                 emit(i, self._result(logit, encoded[i]))
 
-    def _count(self, members: list[int], encoded: dict[int, Encoded], seconds: float) -> None:
+    @property
+    def cost(self) -> CostModel:
+        """How batches are packed now: from ``max_padding_tokens``, or measured when auto."""
+        return self._cost.model
+
+    def _count(
+        self,
+        members: list[int],
+        encoded: dict[int, Encoded],
+        logits: list[float | BaseException],
+        seconds: float,
+    ) -> None:
         lengths = [len(encoded[i].ids) for i in members]
         self.stats["batches"] += 1
         self.stats["rows"] += len(members)
         self.stats["tokens"] += sum(lengths)
         self.stats["padded_tokens"] += len(members) * max(lengths)
         self.stats["forward_seconds"] += seconds
+        self._timed_forwards += 1
+        # The first forward pays for warm-up (allocations, kernel choice) and a failed one
+        # was split and retried: neither says what a forward costs.
+        clean = not any(isinstance(x, BaseException) for x in logits)
+        if self.cfg.max_padding_tokens == "auto" and clean and self._timed_forwards > 1:
+            self._cost.observe(len(members), max(lengths), seconds)
 
     def encode(self, row: Sample) -> Encoded:
         """The row as RM token ids (decoding the policy's token ids when the row has them)."""

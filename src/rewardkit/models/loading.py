@@ -7,6 +7,7 @@ when a model is actually loaded, never when rewardkit is imported.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from rewardkit.config import RewardModelConfig
@@ -36,6 +37,7 @@ def load_tokenizer(path: str, what: str) -> Any:
     """A tokenizer from a local directory (never the hub); ConfigError naming ``what``."""
     from transformers import AutoTokenizer
 
+    _require_directory(path, what)
     try:
         return AutoTokenizer.from_pretrained(path, local_files_only=True)
     except (OSError, ValueError) as exc:
@@ -44,10 +46,19 @@ def load_tokenizer(path: str, what: str) -> Any:
 
 def load_pretrained(factory: Any, path: str, what: str, dtype: Any) -> Any:
     """``factory.from_pretrained`` from a local directory, mapping failures to ConfigError."""
+    _require_directory(path, what)
     try:
         return factory.from_pretrained(path, local_files_only=True, dtype=dtype)
     except (OSError, ValueError, KeyError) as exc:
         raise ConfigError(f"{what}: cannot load a model from '{path}': {exc}") from exc
+
+
+def _require_directory(path: str, what: str) -> None:
+    # transformers would read a missing path as a hub repo id and say so confusingly.
+    if not Path(path).is_dir():
+        raise ConfigError(
+            f"{what}: '{path}' is not a directory (models load from local directories only)"
+        )
 
 
 def texts_from_token_ids(

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import CounterMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 __all__ = ["EngineCollector", "ServerMetrics"]
@@ -71,7 +71,7 @@ class EngineCollector(Collector):
     def __init__(self, get_engine: Callable[[], Any]) -> None:
         self._get_engine = get_engine
 
-    def collect(self) -> Iterator[CounterMetricFamily]:
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
         family = CounterMetricFamily(
             "rewardkit_engine_events",
             "Counters kept by the scoring engine",
@@ -90,6 +90,21 @@ class EngineCollector(Collector):
                 for event, value in _numbers(stats):
                     family.add_metric([source, event], value)
         yield family
+        yield self._padding(engine)
+
+    @staticmethod
+    def _padding(engine: Any) -> GaugeMetricFamily:
+        """Each local model's current padding allowance (reward_model.max_padding_tokens)."""
+        family = GaugeMetricFamily(
+            "rewardkit_model_padding_tokens",
+            "Padding a model's batch may carry before another forward pass is cheaper",
+            labels=["source"],
+        )
+        for scorer in engine.model_scorers if engine is not None else ():
+            cost = getattr(scorer, "cost", None)
+            if cost is not None:
+                family.add_metric([f"model_{scorer.component}"], cost.padding_tokens())
+        return family
 
 
 def _numbers(stats: Any) -> Iterator[tuple[str, float]]:

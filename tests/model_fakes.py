@@ -1,4 +1,4 @@
-"""Helpers for the model tests: a tiny word-level tokenizer and fake model servers.
+"""Helpers for tests that need models: a tiny word-level tokenizer and fake model servers.
 
 Servers are real HTTP servers on 127.0.0.1 (a free port) answering in vLLM, SGLang,
 TEI and OpenAI shapes.
