@@ -88,10 +88,12 @@ class RewardEngine:
     async def _start(self) -> None:
         section = self.section
         fn_cfg = section.custom_reward_function
+        # Imports of user code and tokenizers can be slow: off the loop, which may be serving.
         if fn_cfg.path:
-            self._custom = load_function(fn_cfg.path, fn_cfg.name)
+            self._custom = await asyncio.to_thread(load_function, fn_cfg.path, fn_cfg.name)
         if section.overlong_buffer.enable and section.overlong_buffer.tokenizer:
-            self._length_tokenizer = _load_tokenizer(section.overlong_buffer.tokenizer)
+            tokenizer = section.overlong_buffer.tokenizer
+            self._length_tokenizer = await asyncio.to_thread(_load_tokenizer, tokenizer)
         self._code_verifier = _make_code_verifier(self.config)
         self.pool = make_pool(section)  # WorkerPool, or Ray actors for reward.backend=ray
         await self.pool.start()

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import importlib
 import re
-import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -47,33 +45,17 @@ def test_names_the_doc_gives_to_verl_exist():
 
 def test_openrlhf_remote_url_route_answers_what_openrlhf_reads(rk_config):
     """The documented `rewardkit serve` + `--remote_rm_url .../get_reward` path, on loopback."""
-    app_module = pytest.importorskip(
-        "rewardkit.server.app", reason="the reward server is not available"
-    )
-    import uvicorn
-
+    pytest.importorskip("rewardkit.server.app", reason="the reward server is not available")
     from rewardkit.config import load_config
+    from serving import running_server
 
     config = load_config(ROOT / "examples" / "integrations" / "reward.yaml")
-    server = uvicorn.Server(
-        uvicorn.Config(app_module.create_app(config), host="127.0.0.1", port=0, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the reward server did not start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
     prompt = "<|im_start|>user\nWhat is 36 + 36?<|im_end|>\n<|im_start|>assistant\n"
-    try:
+    with running_server(config) as base:
         # OpenRLHF posts one rollout per request: {"query", "prompts", "labels"}
         answer = httpx.post(
-            f"http://127.0.0.1:{port}/get_reward",
+            f"{base}/get_reward",
             json={"query": [prompt + "#### 72<|im_end|>"], "prompts": [prompt], "labels": ["72"]},
             timeout=30,
         ).json()
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
     assert answer["rewards"] == [1.0] and answer["scores"] == [1.0]

@@ -252,34 +252,15 @@ def test_the_documented_example_file(tiny_tokenizer):
 
 
 def test_scores_through_a_rewardkit_server(tiny_tokenizer, rk_config):
-    server = pytest.importorskip(
-        "rewardkit.server.app", reason="the reward server is not available"
-    )
-    import threading
-    import time
+    pytest.importorskip("rewardkit.server.app", reason="the reward server is not available")
+    from serving import running_server
 
-    import uvicorn
-
-    from rewardkit.config import load_config
-
-    app = server.create_app(load_config(rk_config))
-    uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=uv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not uv.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the reward server did not start"
-        time.sleep(0.02)
-    url = f"http://127.0.0.1:{uv.servers[0].sockets[0].getsockname()[1]}"
-    try:
+    with running_server(rk_config) as url:
         manager = RewardkitRewardManager(tokenizer=tiny_tokenizer, rewardkit_url=url)
         out = manager(make_batch(tiny_tokenizer, GOOD_ROWS), return_dict=True)
         assert out["reward_extra_info"]["score"] == [1.0, 0.0, 1.0]
         single = asyncio.run(manager.run_single(_slice(make_batch(tiny_tokenizer, GOOD_ROWS), 1)))
         assert single["reward_score"] == 0.0
-    finally:
-        uv.should_exit = True
-        thread.join(timeout=30)
 
 
 def test_with_a_real_dataproto_agrees_with_verls_own_managers(tiny_tokenizer, rk_config):

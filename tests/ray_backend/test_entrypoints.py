@@ -6,17 +6,16 @@ import json
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from rewardkit.config import load_config
 from rewardkit.server.app import create_app
+from serving import running_app
 
 pytest.importorskip("ray")
 
@@ -28,15 +27,7 @@ def test_the_reward_server_scores_on_ray_actors() -> None:
         None, ["reward.backend=ray", "reward.num_workers=2", "reward.ray.num_cpus_per_worker=0.5"]
     )
     app = create_app(config)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 90
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.05)
-        port = server.servers[0].sockets[0].getsockname()[1]
+    with running_app(app) as base:
         rows = [
             {"id": "a", "data_source": "openai/gsm8k", "response": "#### 72", "ground_truth": "72"},
             {
@@ -53,9 +44,7 @@ def test_the_reward_server_scores_on_ray_actors() -> None:
             },
             {"id": "d", "data_source": "no/such/source", "response": "x"},
         ]
-        with httpx.Client(
-            base_url=f"http://127.0.0.1:{port}", trust_env=False, timeout=60
-        ) as client:
+        with httpx.Client(base_url=base, trust_env=False, timeout=60) as client:
             answer = client.post("/v1/score", json={"samples": rows})
         assert answer.status_code == 200
         results = answer.json()["results"]
@@ -67,9 +56,6 @@ def test_the_reward_server_scores_on_ray_actors() -> None:
         ]
         pool = app.state.rewardkit.engine.pool
         assert pool.stats["tasks"] >= 1 and len(pool.actors) == 2
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 def test_rewardkit_score_joins_the_cluster_at_its_address(ray_cluster: Any, tmp_path: Path) -> None:

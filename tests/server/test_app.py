@@ -213,3 +213,62 @@ def test_sigterm_drains_in_flight_requests_then_exits_zero(tmp_path: Path, write
     finally:
         if server.poll() is None:
             server.kill()
+
+
+GATED = """
+import os, time
+
+# Importing this module waits (bounded) for a file: the server's start is held up here.
+deadline = time.monotonic() + 30
+while not os.path.exists({flag!r}) and time.monotonic() < deadline:
+    time.sleep(0.02)
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
+    return 1.0
+"""
+
+
+def test_health_answers_while_the_engine_starts_and_ready_waits_for_it(
+    tmp_path: Path, write_module, start_server
+) -> None:
+    flag = tmp_path / "loaded"
+    path = write_module("gated", GATED.format(flag=str(flag)))
+    config = {"reward": {"num_workers": 1, "custom_reward_function": {"path": path}}}
+    row = {"data_source": "x", "response": "1", "ground_truth": "1"}
+    with start_server(config, wait_ready=False) as base:
+        assert httpx.get(f"{base}/health", timeout=10).status_code == 200
+        ready = httpx.get(f"{base}/ready", timeout=10)
+        assert ready.status_code == 503 and ready.json() == {"ready": False}
+        early = httpx.post(f"{base}/v1/score", json={"samples": [row]}, timeout=10)
+        assert early.status_code == 503 and early.headers["Retry-After"] == "1"
+        flag.touch()
+        deadline = time.monotonic() + 60
+        while httpx.get(f"{base}/ready", timeout=10).status_code != 200:
+            assert time.monotonic() < deadline, "the engine never became ready"
+            time.sleep(0.05)
+        answer = httpx.post(f"{base}/v1/score", json={"samples": [row]}, timeout=30)
+        assert answer.json()["results"][0]["score"] == 1.0
+
+
+def test_an_engine_that_cannot_start_says_why_on_ready(tmp_path: Path, start_server) -> None:
+    missing = str(tmp_path / "missing.py")
+    config = {"reward": {"num_workers": 1, "custom_reward_function": {"path": missing}}}
+    with start_server(config, wait_ready=False) as base:
+        deadline = time.monotonic() + 30
+        while "error" not in (body := httpx.get(f"{base}/ready", timeout=10).json()):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert body["ready"] is False and "missing.py" in body["error"]
+        assert httpx.get(f"{base}/health", timeout=10).status_code == 200
+
+
+def test_each_request_logs_one_logfmt_line_at_debug(
+    http: httpx.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("DEBUG", logger="rewardkit.server"):
+        http.post("/v1/score", json={"samples": GSM8K[:1]})
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("request ")]
+    assert any(
+        line.startswith("request method=POST route=/v1/score status=200 ms=") for line in lines
+    )

@@ -61,24 +61,44 @@ class _State:
     def __init__(self, config: RewardConfig) -> None:
         self.config = config
         self.engine: RewardEngine | None = None
+        self.startup_error: BaseException | None = None
         self.in_queue = 0
         self.metrics = ServerMetrics()
         self.metrics.registry.register(EngineCollector(lambda: self.engine))
 
 
-def create_app(config: RewardConfig) -> FastAPI:
-    """The ASGI app. The engine (workers, models) starts in the lifespan: /ready waits for it."""
+def create_app(
+    config: RewardConfig, *, on_startup_error: Callable[[BaseException], None] | None = None
+) -> FastAPI:
+    """The ASGI app. The engine (workers, models) starts in the background once the server
+    listens: ``/health`` answers at once, ``/ready`` (and scoring) only when the engine is up,
+    which for a large model can take minutes. If the engine cannot start, ``/ready`` answers
+    503 with the reason and ``on_startup_error`` is called (``serve`` stops the server)."""
     state = _State(config)
+
+    async def start_engine() -> None:
+        try:
+            state.engine = await RewardEngine.create(config)
+        except Exception as exc:
+            state.startup_error = exc
+            log.error("rewardkit server cannot start: %s", exc)
+            if on_startup_error is not None:
+                on_startup_error(exc)
+            return
+        log.info("rewardkit server ready")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state.engine = await RewardEngine.create(config)
-        log.info("rewardkit server ready")
+        starting = asyncio.create_task(start_engine(), name="rewardkit-engine-start")
         try:
             yield
         finally:
+            starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await starting
             engine, state.engine = state.engine, None
-            await engine.close()
+            if engine is not None:
+                await engine.close()
 
     app = FastAPI(title="rewardkit", version="0.1.0", lifespan=lifespan)
     app.state.rewardkit = state
@@ -98,7 +118,10 @@ def _routes(app: FastAPI, state: _State) -> None:
     @app.get("/ready")
     async def ready() -> JSONResponse:
         if state.engine is None:
-            return JSONResponse({"ready": False}, status_code=503)
+            body: dict[str, Any] = {"ready": False}
+            if state.startup_error is not None:
+                body["error"] = str(state.startup_error)
+            return JSONResponse(body, status_code=503)
         return JSONResponse({"ready": True})
 
     @app.get("/metrics")
@@ -214,7 +237,14 @@ def _guard(
         label = route if route in _ROUTES else "other"
         state.metrics.requests.labels(label, str(response.status_code)).inc()
         state.metrics.latency.labels(label).observe(elapsed)
-        log.debug("%s %s %d %.1fms", request.method, route, response.status_code, elapsed * 1000)
+        # One logfmt line per request, for log pipelines that parse key=value.
+        log.debug(
+            "request method=%s route=%s status=%d ms=%.1f",
+            request.method,
+            route,
+            response.status_code,
+            elapsed * 1000,
+        )
         return response
 
     return guard
@@ -304,20 +334,29 @@ def serve(config: RewardConfig) -> int:
         "loopback only; pass --host to expose it" if loopback else "reachable from other machines"
     )
     log.info("rewardkit serve on http://%s:%d (%s)", server.host, server.port, reach)
+    failed: list[BaseException] = []
+
+    def stop(exc: BaseException) -> None:
+        failed.append(exc)
+        uv_server.should_exit = True
+
     uv_config = uvicorn.Config(
-        create_app(config),
+        create_app(config, on_startup_error=stop),
         host=server.host,
         port=server.port,
         log_level="warning",
         timeout_graceful_shutdown=server.drain_timeout_s,
         access_log=False,
     )
+    uv_server = uvicorn.Server(uv_config)
     # uvicorn drains on SIGTERM, restores the previous handler and re-raises the signal.
     # Making that previous handler a no-op turns a drained shutdown into exit status 0.
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
     try:
-        uvicorn.Server(uv_config).run()
+        uv_server.run()
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if failed:
+        raise failed[0]  # the CLI prints it as an error, naming the config key, and exits 2
     log.info("rewardkit server stopped")
     return 0

@@ -1,0 +1,69 @@
+"""A real reward server on 127.0.0.1, on a port the OS picks, in a background thread.
+
+Shared by the tests that talk to the server (tests/ is on sys.path, as for model_fakes).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import uvicorn
+
+from rewardkit.config import RewardConfig, load_config
+from rewardkit.server.app import create_app
+
+__all__ = ["running_app", "running_server"]
+
+
+@contextmanager
+def running_server(
+    config: RewardConfig | dict[str, Any], *, wait_ready: bool = True, timeout_s: float = 90
+) -> Iterator[str]:
+    """Serve ``config`` in a background thread; yield the base URL (once /ready says so,
+    unless ``wait_ready`` is false; within ``timeout_s``); stop and join."""
+    cfg = load_config(config)
+    app = create_app(cfg)
+    with running_app(
+        app, api_key=cfg.server.api_key, wait_ready=wait_ready, timeout_s=timeout_s
+    ) as base:
+        yield base
+
+
+@contextmanager
+def running_app(
+    app: Any, *, api_key: str | None = None, wait_ready: bool = True, timeout_s: float = 90
+) -> Iterator[str]:
+    """``running_server`` for an app already made (a test that looks into its state)."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    try:
+        if wait_ready:
+            _wait_ready(base, api_key, deadline)
+        yield base
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def _wait_ready(base: str, api_key: str | None, deadline: float) -> None:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    while True:
+        body = httpx.get(f"{base}/ready", headers=headers, timeout=10, trust_env=False).json()
+        if body["ready"]:
+            return
+        if "error" in body or time.monotonic() > deadline:
+            raise RuntimeError(f"the test server did not become ready: {body}")
+        time.sleep(0.02)
