@@ -86,6 +86,18 @@ def llama_config(vocab: int, **extra: Any) -> Any:
     )
 
 
+def bert_config(vocab: int, **extra: Any) -> Any:
+    return transformers.BertConfig(
+        vocab_size=vocab,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        max_position_embeddings=512,
+        **extra,
+    )
+
+
 def save_model(path: Path, model: Any, tok: Any) -> str:
     model.save_pretrained(path)
     tok.save_pretrained(path)

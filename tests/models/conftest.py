@@ -19,6 +19,7 @@ from model_fakes import (  # noqa: E402
     JUDGE_TOKEN,
     FakeModelServer,
     ServerThread,
+    bert_config,
     build_tokenizer,
     llama_config,
     save_model,
@@ -56,16 +57,7 @@ def bert_rm(tiny_dir: Path) -> str:
     """A random 2-layer BertForSequenceClassification (pools its [CLS] token)."""
     tok = build_tokenizer("bert")
     torch.manual_seed(1)
-    config = transformers.BertConfig(
-        vocab_size=len(tok),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        max_position_embeddings=512,
-        num_labels=1,
-        pad_token_id=tok.pad_token_id,
-    )
+    config = bert_config(len(tok), num_labels=1, pad_token_id=tok.pad_token_id)
     return save_model(tiny_dir / "bert-rm", transformers.BertForSequenceClassification(config), tok)
 
 

@@ -14,50 +14,22 @@ from rewardkit.types import Sample
 ray = pytest.importorskip("ray")
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 
-WORDS = "what is two plus three the answer four five six i think it is maybe yes no".split()
+WORDS = "what is two plus three the answer four five i think it is maybe yes no".split()
 
 
 @pytest.fixture(scope="module")
 def tiny_rm(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A random 2-layer BertForSequenceClassification with a word-level tokenizer."""
-    vocab = {
-        w: i for i, w in enumerate(dict.fromkeys(["[PAD]", "[UNK]", "[CLS]", "[SEP]", *WORDS]))
-    }
-    tk = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="[UNK]"))
-    tk.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
-    tk.post_processor = tokenizers.processors.TemplateProcessing(
-        single="[CLS] $A [SEP]",
-        pair="[CLS] $A [SEP] $B [SEP]",
-        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
-    )
-    tok = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tk,
-        pad_token="[PAD]",
-        unk_token="[UNK]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-    )
+    from model_fakes import bert_config, build_tokenizer, save_model
+
+    tok = build_tokenizer("bert")
     torch.manual_seed(0)
-    model = transformers.BertForSequenceClassification(
-        transformers.BertConfig(
-            vocab_size=len(vocab),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            max_position_embeddings=128,
-            num_labels=1,
-            pad_token_id=0,
-        )
-    )
-    path = tmp_path_factory.mktemp("tiny-rm") / "bert-rm"
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    return str(path)
+    config = bert_config(len(tok), num_labels=1, pad_token_id=tok.pad_token_id)
+    model = transformers.BertForSequenceClassification(config)
+    return save_model(tmp_path_factory.mktemp("tiny-rm") / "bert-rm", model, tok)
 
 
 def _section(path: str, **reward: object):

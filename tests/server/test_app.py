@@ -272,3 +272,25 @@ def test_each_request_logs_one_logfmt_line_at_debug(
     assert any(
         line.startswith("request method=POST route=/v1/score status=200 ms=") for line in lines
     )
+
+
+def test_a_request_does_not_wait_for_an_unrelated_slow_one(write_module, start_server) -> None:
+    config = {
+        "reward": {"num_workers": 2, "custom_reward_function": {"path": write_module("slow", SLOW)}}
+    }
+    slow_row = {"data_source": "x", "response": "sleep 3", "ground_truth": "1"}
+    fast_row = {"data_source": "x", "response": "1", "ground_truth": "1"}
+    with start_server(config) as base, httpx.Client(base_url=base, timeout=30) as client:
+        answers: list[httpx.Response] = []
+        slow = threading.Thread(
+            target=lambda: answers.append(client.post("/v1/score", json={"samples": [slow_row]}))
+        )
+        slow.start()
+        time.sleep(0.3)  # the slow row is in a worker now
+        started = time.monotonic()
+        fast = client.post("/v1/score", json={"samples": [fast_row]})
+        fast_s = time.monotonic() - started
+        slow.join(timeout=30)
+    assert fast.json()["results"][0]["score"] == 1.0
+    assert fast_s < 2.0, f"the fast request waited {fast_s:.1f}s behind the slow one"
+    assert answers and answers[0].json()["results"][0]["score"] == 0.0

@@ -171,9 +171,10 @@ class LocalRewardModel:
         )
         for batch in batches:
             members = [order[j] for j in batch]
-            started = time.perf_counter()
+            wall, cpu = time.perf_counter(), time.thread_time()
             logits = self._forward_isolated([encoded[i].ids for i in members])
-            self._count(members, encoded, logits, time.perf_counter() - started)
+            wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+            self._count(members, encoded, logits, wall, cpu)
             for i, logit in zip(members, logits, strict=True):
                 emit(i, self._result(logit, encoded[i]))
 
@@ -188,6 +189,7 @@ class LocalRewardModel:
         encoded: dict[int, Encoded],
         logits: list[float | BaseException],
         seconds: float,
+        cpu_seconds: float,
     ) -> None:
         lengths = [len(encoded[i].ids) for i in members]
         self.stats["batches"] += 1
@@ -200,7 +202,12 @@ class LocalRewardModel:
         # was split and retried: neither says what a forward costs.
         clean = not any(isinstance(x, BaseException) for x in logits)
         if self.cfg.max_padding_tokens == "auto" and clean and self._timed_forwards > 1:
-            self._cost.observe(len(members), max(lengths), seconds)
+            # On a CPU, this thread's CPU time: wall time would also count the waits for the
+            # GIL while a busy event loop holds it (in a server), noise that is not the
+            # forward's cost. On a GPU the forward's cost is wall time (the thread waits on
+            # the device).
+            spent = cpu_seconds if self._device.type == "cpu" else seconds
+            self._cost.observe(len(members), max(lengths), spent)
 
     def encode(self, row: Sample) -> Encoded:
         """The row as RM token ids (decoding the policy's token ids when the row has them)."""
