@@ -146,6 +146,27 @@ def test_builtin_verifiers_and_invalid_rows_in_one_batch() -> None:
     assert results[6].row["data_source"] == "openai/gsm8k"
 
 
+def test_with_fast_paths_off_every_answer_is_checked_in_a_worker_with_the_same_verdicts() -> None:
+    rows = [
+        {"data_source": "openai/gsm8k", "response": "#### 1,000", "ground_truth": "1000"},
+        {"data_source": "openai/gsm8k", "response": "#### 7", "ground_truth": "72"},
+        {"data_source": "lighteval/MATH", "response": r"\boxed{0.5}", "ground_truth": r"\frac12"},
+        {"data_source": "lighteval/MATH", "response": r"\boxed{3}", "ground_truth": "4"},
+        {"data_source": "lighteval/MATH", "response": r"\boxed{(1, 2]}", "ground_truth": "(1,2]"},
+    ]
+    scores = {}
+    for fast in (True, False):
+        config = {"reward": {"num_workers": 2, "verifiers": {"fast_paths": fast}}}
+        with RewardLoop(config) as loop:
+            results = loop.score(rows)
+            stats = dict(loop.engine.stats)
+        assert all(r.status is Status.OK for r in results)
+        scores[fast] = [r.score for r in results]
+        if not fast:
+            assert stats["quick"] == 0 and stats["pool"] == len(rows)
+    assert scores[True] == scores[False] == [1.0, 0.0, 1.0, 0.0, 1.0]
+
+
 def test_repeated_answers_are_checked_once() -> None:
     group = [
         {

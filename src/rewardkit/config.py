@@ -76,6 +76,10 @@ class FormatRewardConfig(_Section):
 class VerifierOptions(_Section):
     gsm8k_method: Literal["strict", "flexible"] = "strict"
     """strict: the last '#### n'; flexible: the last number in the response."""
+    fast_paths: bool = True
+    """true: answers that plain comparison or the bounded numeric evaluator can settle are
+    graded inline; false: every extracted answer goes to the full checker (math-verify) in
+    a worker. For checking the fast paths against the reference, and for benchmarks."""
 
 
 class RolloutConfig(_Section):

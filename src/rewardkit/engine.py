@@ -175,7 +175,7 @@ class RewardEngine:
             verdict = verifier.quick_check(extracted, sample.ground_truth)
         except (ValueError, TypeError) as exc:
             raise InvalidSampleError(f"ground_truth {sample.ground_truth!r}: {exc}") from exc
-        if verdict is not None:
+        if verdict is not None and self.section.verifiers.fast_paths:
             self.stats["quick"] += 1
             return _verdict_piece("rule", weight, verdict, extracted.extra)
         key = ("verify", verifier.key, _freeze(sample.ground_truth), extracted.answer)
