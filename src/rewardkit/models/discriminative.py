@@ -78,7 +78,6 @@ class LocalRewardModel:
         )
         fixed = cfg.max_padding_tokens
         self._cost = ForwardCost(DEFAULT_COST if fixed == "auto" else CostModel(fixed))
-        self._timed_forwards = 0
 
     @property
     def weight(self) -> float:
@@ -197,11 +196,10 @@ class LocalRewardModel:
         self.stats["tokens"] += sum(lengths)
         self.stats["padded_tokens"] += len(members) * max(lengths)
         self.stats["forward_seconds"] += seconds
-        self._timed_forwards += 1
         # The first forward pays for warm-up (allocations, kernel choice) and a failed one
         # was split and retried: neither says what a forward costs.
         clean = not any(isinstance(x, BaseException) for x in logits)
-        if self.cfg.max_padding_tokens == "auto" and clean and self._timed_forwards > 1:
+        if self.cfg.max_padding_tokens == "auto" and clean and self.stats["batches"] > 1:
             # On a CPU, this thread's CPU time: wall time would also count the waits for the
             # GIL while a busy event loop holds it (in a server), noise that is not the
             # forward's cost. On a GPU the forward's cost is wall time (the thread waits on
