@@ -27,13 +27,13 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from rewardkit.errors import InvalidSampleError
-from rewardkit.verifiers import _answer, _latex, _numeric
+from rewardkit.verifiers import _answer, _differ, _latex, _numeric
 from rewardkit.verifiers._answer import ExtractionMode
 from rewardkit.verifiers._common import gold_strings, verdict
 from rewardkit.verifiers.base import Extracted, Verdict
@@ -317,14 +317,24 @@ def _for_math_verify(answer: str) -> str:
 
 
 def _math_verify_equal(gold: str, answer: str) -> bool:
+    return _verify(_parse_gold(gold), _parse(answer))
+
+
+def _verify(golds: Sequence[Any], found: Sequence[Any]) -> bool:
+    """math-verify's ``verify(golds, found)``: any (gold, prediction) pair equal. A pair
+    shown different by :mod:`~rewardkit.verifiers._differ` skips the call, whose
+    ``simplify`` is most of what a wrong answer costs; the verdict is the same."""
     math_verify, _ = _math_verify()
-    return bool(
-        math_verify.verify(
-            list(_parse_gold(gold)),
-            _parse(answer),
+    return any(
+        not _differ.surely_different(gold, pred)
+        and math_verify.verify(
+            [gold],
+            [pred],
             timeout_seconds=None,  # see _parse
             raise_on_error=False,  # a comparison sympy cannot make is "not shown equal"
         )
+        for gold in golds
+        for pred in found
     )
 
 
@@ -343,10 +353,5 @@ def _expression_verdict(passage: str, golds: tuple[str, ...]) -> Verdict:
         parsing_timeout=None,  # the worker is killed at the hard limit instead
     )
     pred = next((item for item in reversed(found) if isinstance(item, str)), None)
-    correct = bool(found) and any(
-        math_verify.verify(
-            list(_parse_gold(gold)), found, timeout_seconds=None, raise_on_error=False
-        )
-        for gold in golds
-    )
+    correct = any(_verify(_parse_gold(gold), found) for gold in golds)
     return verdict(correct, pred, source="expression")

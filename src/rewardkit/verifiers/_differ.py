@@ -1,0 +1,105 @@
+"""Showing two parsed answers different without sympy's ``simplify``, in a worker.
+
+math-verify compares two plain expressions (no relation, set, tuple, matrix or lone
+symbol on either side) in three steps: as written (``a == b``), numerically when a
+side is a number, then ``simplify(a - b).is_zero``. For a wrong answer the last step
+does all the work and is most of what the row costs (``simplify`` on ``E*c*o*r*r*t -
+17/32``, on a radical against a degree). :func:`surely_different` answers True only
+where math-verify's answer is surely False:
+
+* both sides take that path (the same type tests math-verify makes; an equation
+  against a plain gold is its last right side, as math-verify unwraps it), and its
+  first two steps, run here with math-verify's own functions and defaults, say "not
+  equal";
+* ``a - b``, evaluated at one point with 30 digits, is a finite number clearly away
+  from zero. A difference that is not zero at some point is not zero everywhere, and
+  ``simplify`` only rewrites an expression into an equal one, so it cannot reach 0.
+
+The point gives each variable a value it may take: math-verify's variables are real
+(or carry no assumption), and the values are positive irrational-looking reals, so
+no identity that holds only for integers or negatives can be missed. Anything else
+(other assumptions, unevaluated integrals, sums, limits, derivatives, undefined
+functions, a value that does not evaluate to a number) answers False: math-verify
+decides, as before. Nothing here imports sympy until a worker calls it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+__all__ = ["surely_different"]
+
+_DIGITS = 30
+_CLEARLY_NONZERO = 1e-9
+"""Relative to the larger side: evalf's error at 30 digits is far below this."""
+_MAX_VARIABLES = 32
+# Distinct positive values with no small rational relation between them: sqrt(p) / 3
+# for the first primes (a word such as "Correct" is a product of many variables).
+_PRIMES = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73]
+_PRIMES += [79, 83, 89, 97, 101, 103, 107, 109, 113, 127, 131]
+_POINT = tuple(math.sqrt(p) / 3 for p in _PRIMES)
+_MATH_VERIFY_ROUNDING, _MATH_VERIFY_PRECISION = 6, 15  # math-verify's verify() defaults
+
+
+def surely_different(gold: Any, pred: Any) -> bool:
+    """True only when math-verify's ``verify([gold], [pred])`` is surely False."""
+    try:
+        return _different(gold, pred)
+    except Exception:  # any doubt leaves the pair to math-verify
+        return False
+
+
+def _different(gold: Any, pred: Any) -> bool:
+    sympy, grader = _modules()
+    if _plain(gold, sympy) and grader.is_equation(pred):
+        pred = grader.take_last_relation(pred).rhs  # "x = 5" against 5: as math-verify does
+    if not (_plain(gold, sympy) and _plain(pred, sympy)):
+        return False
+    symbols = gold.free_symbols | pred.free_symbols
+    if len(symbols) > _MAX_VARIABLES or not all(_may_take_the_point(s) for s in symbols):
+        return False
+    if grader.sympy_str_eq(gold, pred) or grader.sympy_numeric_eq(
+        gold, pred, _MATH_VERIFY_ROUNDING, _MATH_VERIFY_PRECISION
+    ):
+        return False  # math-verify's own first steps call them equal
+    point = dict(zip(sorted(symbols, key=str), _POINT, strict=False))
+    difference = _value(gold - pred, point, sympy)
+    scale = max(abs(_value(gold, point, sympy)), abs(_value(pred, point, sympy)))
+    return abs(difference) > _CLEARLY_NONZERO * scale
+
+
+@functools.cache
+def _modules() -> tuple[Any, Any]:
+    import sympy
+    from math_verify import grader
+
+    return sympy, grader
+
+
+def _plain(expr: Any, sympy: Any) -> bool:
+    """An expression that reaches math-verify's last comparison step unchanged."""
+    if not isinstance(expr, sympy.Expr) or isinstance(expr, (sympy.Symbol, sympy.MatrixExpr)):
+        return False
+    opaque = (sympy.Integral, sympy.Sum, sympy.Product, sympy.Limit, sympy.Derivative)
+    return not expr.has(*opaque) and not expr.atoms(sympy.core.function.AppliedUndef)
+
+
+def _may_take_the_point(symbol: Any) -> bool:
+    """A variable with no assumption, or only that it is real (math-verify's)."""
+    return set(symbol.assumptions0.items()) <= _real_assumptions()
+
+
+@functools.cache
+def _real_assumptions() -> set[tuple[str, bool]]:
+    sympy, _ = _modules()
+    return set(sympy.Symbol("x", real=True).assumptions0.items())
+
+
+def _value(expr: Any, point: dict[Any, float], sympy: Any) -> complex:
+    """``expr`` at ``point``; raises when it is not a finite number there."""
+    value = complex(expr.evalf(_DIGITS, subs=point))
+    if not (math.isfinite(value.real) and math.isfinite(value.imag)):
+        raise ValueError("not finite at the point")
+    return value

@@ -1,0 +1,150 @@
+"""The worker's shortcut past sympy's ``simplify`` never changes math-verify's verdict.
+
+:func:`rewardkit.verifiers._differ.surely_different` may say True only where
+math-verify's ``verify`` says False. Every test here parses both sides with math-verify
+itself (as the worker does) and checks that implication, on a table of identities that
+only ``simplify`` can see (trigonometric, logarithmic, radical, rational functions) and
+on generated pairs that are equal by construction.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rewardkit.verifiers import math as math_module
+from rewardkit.verifiers._differ import surely_different
+
+
+def _parsed(latex: str) -> list[object]:
+    return math_module._parse(latex)
+
+
+def _verify(gold: object, pred: object) -> bool:
+    math_verify, _ = math_module._math_verify()
+    return bool(math_verify.verify([gold], [pred], timeout_seconds=None, raise_on_error=False))
+
+
+def _pairs(gold: str, pred: str) -> list[tuple[object, object]]:
+    return [(g, p) for g in _parsed(gold) for p in _parsed(pred)]
+
+
+# (gold, prediction): equal, though only simplify (or math-verify's rounding) shows it.
+EQUAL = [
+    ("1", r"\sin^2 x + \cos^2 x"),
+    (r"x^2 + 2x + 1", r"(x+1)^2"),
+    (r"x + 1", r"\frac{x^2 - 1}{x - 1}"),
+    (r"2\sqrt{2}", r"\sqrt{8}"),
+    (r"3", r"\log_2 8"),
+    (r"\frac{1}{3}", r"0.333333"),
+    (r"\frac{\sqrt{3}}{2}", r"\sin \frac{\pi}{3}"),
+    (r"50\%", r"0.5"),
+    (r"\pi", r"3.1415926"),
+    (r"a b", r"b a"),
+    (r"\frac{a}{b} + \frac{c}{b}", r"\frac{a + c}{b}"),
+    (r"\tan x", r"\frac{\sin x}{\cos x}"),
+    (r"e^{2\ln 3}", r"9"),
+    ("5", "x = 5"),  # an equation against a plain gold: its right side
+    ("13", "2 + 11 = 13"),
+    ("x+1", r"y = \frac{x^2-1}{x-1}"),
+]
+
+# (gold, prediction): different; the shortcut should see it (the rows it is for).
+DIFFERENT = [
+    (r"\frac{17}{32}", r"Correct"),  # a word is a product of variables
+    (r"9", r"TheSolution"),  # more variables than a handful
+    (r"11", r"50-5x"),
+    (r"7", r"\frac{2}{5}v+2"),
+    (r"4\sqrt{30}", r"4\sqrt{30\pi}"),
+    (r"100-25\pi", r"100(1-\pi)"),
+    (r"50", r"\sqrt{48 - 12\sqrt{3}}"),
+    (r"x^2 + 2x + 1", r"(x+2)^2"),
+    (r"\frac{1}{2^{30}}", r"\frac{1}{2^{31}}"),
+    ("1-x", "X = 1+x"),  # the right side of an equation is what math-verify compares
+    ("5", "x = 6"),
+]
+
+
+@pytest.mark.parametrize(("gold", "pred"), EQUAL)
+def test_never_says_different_where_math_verify_says_equal(gold: str, pred: str) -> None:
+    pairs = _pairs(gold, pred)
+    assert any(_verify(g, p) for g, p in pairs), "the table row must be equal for math-verify"
+    for g, p in pairs:
+        if _verify(g, p):
+            assert not surely_different(g, p), (gold, pred, g, p)
+
+
+@pytest.mark.parametrize(("gold", "pred"), DIFFERENT)
+def test_shows_plain_expressions_different(gold: str, pred: str) -> None:
+    pairs = _pairs(gold, pred)
+    assert not any(_verify(g, p) for g, p in pairs)
+    assert any(surely_different(g, p) for g, p in pairs), (gold, pred)
+
+
+@pytest.mark.parametrize(
+    ("gold", "pred"),
+    [
+        ("x = 5", "x = 6"),  # two equations: math-verify's relation rules
+        (r"\{1, 2\}", r"\{2, 1\}"),  # sets, tuples, intervals: math-verify's own rules
+        (r"(1, 2)", r"(1, 3)"),
+        ("x", "y"),  # a lone symbol: math-verify's symbol rules
+        ("3", r"\int_0^1 x \, dx"),  # an integral: evaluating it is math-verify's call
+        ("2", "f(x)"),  # an undefined function
+    ],
+)
+def test_leaves_other_shapes_to_math_verify(gold: str, pred: str) -> None:
+    for g, p in _pairs(gold, pred):
+        assert not surely_different(g, p), (g, p)
+
+
+def test_variables_with_other_assumptions_are_left_to_math_verify() -> None:
+    """(-1)^(2n) is 1 for an integer n only: a real point would call them different."""
+    import sympy
+
+    n = sympy.Symbol("n", integer=True)
+    assert sympy.simplify((-1) ** (2 * n) - 1) == 0
+    assert not surely_different(sympy.Integer(1), (-1) ** (2 * n))
+
+
+def test_a_failure_inside_is_no_verdict() -> None:
+    assert not surely_different(object(), object())
+    assert not surely_different("3", "4")  # strings: math-verify compares them itself
+
+
+# --- generated: equal by construction, then one coefficient moved -----------------------
+
+FORMS = [
+    # (written one way, written another way): equal for every a, b
+    ("(x+{a})(x+{b})", "x^2+{s}x+{p}"),
+    (r"\frac{{x^2-{a2}}}{{x-{a}}}", "x+{a}"),
+    (r"\sqrt{{{a2}}}\,y", "{a}y"),
+    (r"{a}\sin^2 x+{a}\cos^2 x", "{a}"),
+    (r"e^{{\ln {a}}} + x", "{a}+x"),
+    (r"\frac{{{a}x}}{{{b}}}", r"\frac{{{a}}}{{{b}}}x"),
+    (r"({a}+y)^2-y^2", "{a2}+{twoa}y"),
+]
+
+CI = settings(
+    max_examples=60, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+@st.composite
+def forms(draw: st.DrawFn) -> tuple[str, str, str]:
+    left, right = draw(st.sampled_from(FORMS))
+    a, b = draw(st.integers(1, 9)), draw(st.integers(1, 9))
+    fields = {"a": a, "b": b, "s": a + b, "p": a * b, "a2": a * a, "twoa": 2 * a}
+    moved = dict(fields, a=a + draw(st.integers(1, 3)))
+    return left.format(**fields), right.format(**fields), left.format(**moved)
+
+
+@CI
+@given(forms())
+def test_generated_pairs_never_change_the_verdict(case: tuple[str, str, str]) -> None:
+    gold, equal, unequal = case
+    for pred in (equal, unequal):
+        for g, p in _pairs(gold, pred):
+            if surely_different(g, p):
+                assert not _verify(g, p), (gold, pred, g, p)
+    assert any(_verify(g, p) for g, p in _pairs(gold, equal)), (gold, equal)
