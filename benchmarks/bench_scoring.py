@@ -177,8 +177,13 @@ def child_math_verify(rows_path: str, warm_path: str) -> dict[str, Any]:
         _math_verify_score(row)
     rows = _read_rows(rows_path)
     start = time.perf_counter()
-    scores = [_math_verify_score(row) for row in rows]
-    return {"seconds": time.perf_counter() - start, "scores": scores}
+    scores, row_seconds = [], []
+    for row in rows:
+        began = time.perf_counter()
+        scores.append(_math_verify_score(row))
+        row_seconds.append(time.perf_counter() - began)
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "scores": scores, "row_seconds": row_seconds}
 
 
 def child_rewardkit(
@@ -795,6 +800,7 @@ def main_real(args: argparse.Namespace) -> None:
     facts["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = {c.key: real_line(c, runs[c.key], mv, truths) for c in everyone}
     text = real_report(args, rows, lines, facts, truths) + real_targets(lines, runs, mv, truths)
+    text += real_ceiling(runs, _deferred(rows), args.workers)
     text += real_details(runs, rows, mv, truths)
     print("\n" + text)
     if not (args.only or args.no_verl) or args.write:
@@ -909,6 +915,45 @@ def real_targets(
             f"- throughput >= 10x verl Naive on the same rows: {ratio:.1f}x ({verdict}; {goal})"
         )
     return 'Targets (issue "Sound verifiers"):\n' + "\n".join(out) + "\n" if out else ""
+
+
+def _deferred(rows: list[dict[str, Any]]) -> list[bool]:
+    """Whether rewardkit's default verifiers leave each row to math-verify in a worker
+    (no inline rule decides it: ``quick_check`` answers None)."""
+    from rewardkit.config import load_config
+    from rewardkit.verifiers.registry import VerifierTable
+
+    table = VerifierTable(load_config({}).reward)
+    flags = []
+    for row in rows:
+        verifier = table.pick(row["data_source"])
+        extracted = verifier.extract(row["response"])
+        flags.append(verifier.quick_check(extracted, row["ground_truth"]) is None)
+    return flags
+
+
+def real_ceiling(runs: dict[str, list[Guarded]], deferred: list[bool], workers: int) -> str:
+    """The best ratio to verl Naive that any scorer deferring the same rows to math-verify
+    can reach here: math-verify's own time on those rows, shared by ``workers`` cores."""
+    mv_runs = [g for g in runs.get("math-verify", []) if g.figures.get("row_seconds")]
+    verl_runs = [g for g in runs.get("verl-naive", []) if g.figures]
+    if not (mv_runs and verl_runs and any(deferred)):
+        return ""
+    spent = statistics.median(
+        sum(t for t, d in zip(g.figures["row_seconds"], deferred, strict=True) if d)
+        for g in mv_runs
+    )
+    verl = statistics.median(g.figures["seconds"] for g in verl_runs)
+    share = spent / statistics.median(g.figures["seconds"] for g in mv_runs)
+    return (
+        f"\nCeiling: {sum(deferred)} rows ({sum(deferred) / len(deferred):.0%}) are left to "
+        "math-verify in a worker (no inline rule decides them; its verdict is the reference "
+        f"there). math-verify alone spends {spent:.2f} s on them ({share:.0%} of its whole "
+        f"run). Shared by {workers} workers that is {spent / workers:.2f} s, so no scorer "
+        "that leaves those rows to math-verify can beat "
+        f"**{verl / (spent / workers):.1f}x** verl Naive ({verl:.2f} s) on this machine, "
+        "whatever it does with the other rows.\n"
+    )
 
 
 def real_details(

@@ -19,7 +19,9 @@ Phases (see :mod:`rewardkit.verifiers.base`):
   and marked ``guard``. ``fast_paths=False`` keeps only the guards.
 * ``check``: math-verify ``parse`` + ``verify`` with its own signal timeouts disabled:
   the worker running it is killed at ``reward.timeout_s`` and the row says ``timeout``,
-  where math-verify's internal timeout would quietly answer "wrong".
+  where math-verify's internal timeout would quietly answer "wrong". A pair that
+  :mod:`~rewardkit.verifiers._differ` shows different skips ``verify`` (and its
+  ``simplify``) with the same verdict.
 """
 
 from __future__ import annotations
