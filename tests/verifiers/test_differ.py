@@ -48,6 +48,30 @@ EQUAL = [
     ("5", "x = 5"),  # an equation against a plain gold: its right side
     ("13", "2 + 11 = 13"),
     ("x+1", r"y = \frac{x^2-1}{x-1}"),
+    # 30 digits cannot resolve terms of 1e868 cancelling to 1: evalf returns a value
+    # with no correct digit (-0.e+244), which read as a number is "clearly different".
+    ("1", r"\cosh^2(1000x) - \sinh^2(1000x)"),
+    # The same cancellation inside a function sympy's evalf only calls (no accuracy
+    # tracking): strict evaluation alone would not see the garbage argument.
+    ("1", r"\max(0, \cosh^2(1000x) - \sinh^2(1000x))"),
+    ("1", r"|\cosh^2(1000x) - \sinh^2(1000x)|"),
+    (r"\sin 1", r"\sin(\cosh^2(1000x) - \sinh^2(1000x))"),
+    # Attacks that did not break it (math-verify's verdict checked by the test itself).
+    (r"1+\sqrt{2}", r"\sqrt{3+2\sqrt{2}}"),  # nested radical
+    (r"|x|", r"\sqrt{x^2}"),  # real variables
+    (r"\binom{n}{2}", r"\frac{n(n-1)}{2}"),
+    (r"n!", r"n (n-1)!"),
+    (r"\frac{1}{2}", r"50\%"),  # a percent sign
+    ("1", r"\cosh^2(1000) - \sinh^2(1000)"),  # cancellation without a variable
+    ("1", r"\sin^2(10^{30}) + \cos^2(10^{30})"),  # a huge argument
+    (r"10^{-30}\sqrt{2}", r"10^{-30}\sqrt{3}"),  # math-verify's absolute chop: "equal"
+    (r"10^{-20}\pi", r"10^{-20}e"),
+    (r"\frac{x}{3}", r"0.3333333333333333x"),  # the Float rounds to 1/3's double
+    (r"\sqrt{2}", r"1.414214"),  # float_rounding=6
+    ("5", "a = b = 5"),  # a chain: its last right side
+    (r"\Gamma(10^{30}x)", r"(10^{30}x-1)!"),
+    (r"\log_2 x", r"\frac{\ln x}{\ln 2}"),
+    (r"\cosh(2x)", r"2\sinh^2 x + 1"),
 ]
 
 # (gold, prediction): different; the shortcut should see it (the rows it is for).
@@ -63,6 +87,12 @@ DIFFERENT = [
     (r"\frac{1}{2^{30}}", r"\frac{1}{2^{31}}"),
     ("1-x", "X = 1+x"),  # the right side of an equation is what math-verify compares
     ("5", "x = 6"),
+    (r"\frac{\pi}{6}", r"30^\circ"),  # math-verify reads the degree as the bare number
+    (r"\frac{1}{3}", "0.33333"),  # five places: outside float_rounding=6
+    (r"\frac{x}{3}", "0.333333x"),  # rounding applies to a lone number only
+    (r"\sqrt[3]{-8}", "-2"),  # sympy's principal cube root is complex
+    (r"10^{-14}\sqrt{2}", r"10^{-14}\sqrt{3}"),  # above math-verify's absolute chop
+    ("x+1", "x + 1 = 3"),  # the equation's right side, 3, is compared
 ]
 
 

@@ -14,6 +14,12 @@ where math-verify's answer is surely False:
 * ``a - b``, evaluated at one point with 30 digits, is a finite number clearly away
   from zero. A difference that is not zero at some point is not zero everywhere, and
   ``simplify`` only rewrites an expression into an equal one, so it cannot reach 0.
+  The value must be one sympy's ``evalf`` vouches for: evaluated with ``strict=True``
+  (it raises where cancellation leaves fewer correct digits than asked, as in
+  ``cosh(1000x)**2 - sinh(1000x)**2 - 1``, which it would otherwise return as
+  ``-0.e+244``), and built only from operations whose accuracy ``evalf`` tracks
+  (sums, products, powers, exp, log, sin, cos, tan, atan, Abs). A function it only
+  calls (Max, sign, cosh, gamma...) takes a garbage argument at its word.
 
 The point gives each variable a value it may take: math-verify's variables are real
 (or carry no assumption), and the values are positive irrational-looking reals, so
@@ -57,6 +63,8 @@ def _different(gold: Any, pred: Any) -> bool:
         pred = grader.take_last_relation(pred).rhs  # "x = 5" against 5: as math-verify does
     if not (_plain(gold, sympy) and _plain(pred, sympy)):
         return False
+    if not (_tracked(gold, sympy) and _tracked(pred, sympy)):
+        return False
     symbols = gold.free_symbols | pred.free_symbols
     if len(symbols) > _MAX_VARIABLES or not all(_may_take_the_point(s) for s in symbols):
         return False
@@ -86,6 +94,24 @@ def _plain(expr: Any, sympy: Any) -> bool:
     return not expr.has(*opaque) and not expr.atoms(sympy.core.function.AppliedUndef)
 
 
+def _tracked(expr: Any, sympy: Any) -> bool:
+    """Every node one whose error ``evalf(strict=True)`` bounds (an own rule in evalf)."""
+    leaves = (sympy.Symbol, sympy.Number, sympy.NumberSymbol, type(sympy.I))
+    return all(
+        isinstance(node, leaves) or type(node) in _tracked_operations()
+        for node in sympy.preorder_traversal(expr)
+    )
+
+
+@functools.cache
+def _tracked_operations() -> frozenset[type]:
+    sympy, _ = _modules()
+    return frozenset(
+        {sympy.Add, sympy.Mul, sympy.Pow, sympy.exp, sympy.log, sympy.sin, sympy.cos}
+        | {sympy.tan, sympy.atan, sympy.Abs}
+    )
+
+
 def _may_take_the_point(symbol: Any) -> bool:
     """A variable with no assumption, or only that it is real (math-verify's)."""
     return set(symbol.assumptions0.items()) <= _real_assumptions()
@@ -99,7 +125,7 @@ def _real_assumptions() -> set[tuple[str, bool]]:
 
 def _value(expr: Any, point: dict[Any, float], sympy: Any) -> complex:
     """``expr`` at ``point``; raises when it is not a finite number there."""
-    value = complex(expr.evalf(_DIGITS, subs=point))
+    value = complex(expr.evalf(_DIGITS, subs=point, strict=True))
     if not (math.isfinite(value.real) and math.isfinite(value.imag)):
         raise ValueError("not finite at the point")
     return value
