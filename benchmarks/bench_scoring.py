@@ -949,10 +949,10 @@ def real_ceiling(runs: dict[str, list[Guarded]], deferred: list[bool], workers: 
         f"\nCeiling: {sum(deferred)} rows ({sum(deferred) / len(deferred):.0%}) are left to "
         "math-verify in a worker (no inline rule decides them; its verdict is the reference "
         f"there). math-verify alone spends {spent:.2f} s on them ({share:.0%} of its whole "
-        f"run). Shared by {workers} workers that is {spent / workers:.2f} s, so no scorer "
-        "that leaves those rows to math-verify can beat "
-        f"**{verl / (spent / workers):.1f}x** verl Naive ({verl:.2f} s) on this machine, "
-        "whatever it does with the other rows.\n"
+        f"run). Shared by {workers} workers that is {spent / workers:.2f} s, so a scorer "
+        "that leaves those rows to math-verify, at math-verify's own cost per row, cannot "
+        f"beat **{verl / (spent / workers):.1f}x** verl Naive ({verl:.2f} s) on this "
+        "machine, whatever it does with the other rows.\n"
     )
 
 
