@@ -59,9 +59,11 @@ def surely_different(gold: Any, pred: Any) -> bool:
 
 def _different(gold: Any, pred: Any) -> bool:
     sympy, grader = _modules()
-    if _plain(gold, sympy) and grader.is_equation(pred):
+    if not _plain(gold, sympy):
+        return False
+    if grader.is_equation(pred):
         pred = grader.take_last_relation(pred).rhs  # "x = 5" against 5: as math-verify does
-    if not (_plain(gold, sympy) and _plain(pred, sympy)):
+    if not _plain(pred, sympy):
         return False
     if not (_tracked(gold, sympy) and _tracked(pred, sympy)):
         return False
