@@ -2,19 +2,25 @@
 
     .venv/bin/python benchmarks/bench_rm.py            # two to three minutes on 2 CPU cores
     .venv/bin/python benchmarks/bench_rm.py --quick    # a smoke run; BENCHMARKS.md untouched
+    python benchmarks/bench_rm.py --device cuda --size 1b --rows 1024 --max-length 4096
 
-One random-init Llama sequence classifier (hidden 512, 4 layers) scores the same
-length-skewed rows (log-normal lengths, 32 to 2048 tokens) two ways:
+One random-init Llama sequence classifier (``--size``: small, hidden 512 and 4 layers;
+1b, Llama-3.2-1B's shape) scores the same length-skewed rows (log-normal lengths, 32 to
+``--max-length`` tokens) three ways:
 
 - *fixed 8*: batches of 8 rows in arrival order, padded to the longest (as TRL and
   OpenRLHF batch their reward models);
-- *token budget*: rewardkit's packing (longest first, rows x longest <= budget).
+- *token budget*: rewardkit's packing (longest first, rows x longest <= budget);
+- *one at a time*: one row per forward (a server that never batches across requests).
 
-Both call the same forward function, so only the batching differs; a third line runs
+All call the same forward function, so only the batching differs; a fourth line runs
 rewardkit's scorer end to end (tokenizing, batching, scoring through ``score()``).
-Then it reports model FLOP/s against a measured matmul FLOP/s, and the peak memory of
-scoring 10,000 rows against the model plus one batch (in a fresh process).
-Prints a markdown table.
+Then it reports model FLOP/s against a matmul FLOP/s measured in the same run (fp32 on a
+CPU; bf16 on a GPU), and peak memory: on a CPU the RSS of scoring 10,000 rows against
+the model plus one batch (in a fresh process); on a GPU the allocator's peak while the
+scorer scores every row, against the model plus the largest single batch.
+Prints a markdown table; the CPU run replaces the section "Reward models" of
+BENCHMARKS.md, a GPU run its subsection "on a GPU".
 """
 
 from __future__ import annotations
@@ -38,12 +44,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import write_section
 
 HIDDEN, LAYERS, HEADS, FFN, VOCAB = 512, 4, 8, 1376, 8192
+SIZES = {
+    "small": {"HIDDEN": 512, "LAYERS": 4, "HEADS": 8, "FFN": 1376},
+    # Llama-3.2-1B's shape (hidden 2048, 16 layers, 32 heads, MLP 8192), with full
+    # multi-head attention (its 8 key/value heads would only shrink two projections).
+    "1b": {"HIDDEN": 2048, "LAYERS": 16, "HEADS": 32, "FFN": 8192},
+}
 BUDGET = 16384
+MAX_LENGTH = 2048
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def build_model(directory: Path) -> str:
-    """A random-init LlamaForSequenceClassification and a word-level tokenizer, saved."""
+def build_model(directory: Path, dtype: str = "float32") -> str:
+    """A random-init LlamaForSequenceClassification and a word-level tokenizer, saved
+    (weights in ``dtype``: a 1B model saved in bf16 writes and loads twice as fast)."""
     import torch
     import transformers
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -63,20 +77,26 @@ def build_model(directory: Path) -> str:
         num_hidden_layers=LAYERS,
         num_attention_heads=HEADS,
         num_key_value_heads=HEADS,
-        max_position_embeddings=4096,
+        max_position_embeddings=max(4096, MAX_LENGTH),
         num_labels=1,
         pad_token_id=0,
     )
     torch.manual_seed(0)
-    transformers.LlamaForSequenceClassification(config).save_pretrained(directory)
+    init_on = "cuda" if torch.cuda.is_available() else "cpu"  # a 1B init is slow on a CPU
+    with torch.device(init_on):
+        model = transformers.LlamaForSequenceClassification(config)
+    model.to("cpu", getattr(torch, dtype)).save_pretrained(directory)
+    del model
+    if init_on == "cuda":
+        torch.cuda.empty_cache()  # the benchmark's own processes load it again
     tok.save_pretrained(directory)
     return str(directory)
 
 
 def skewed_lengths(n: int, seed: int = 0) -> list[int]:
-    """Log-normal lengths (median ~180 tokens, long tail), clipped to [32, 2048]."""
+    """Log-normal lengths (median ~180 tokens, long tail), clipped to [32, MAX_LENGTH]."""
     rng = random.Random(seed)
-    return [min(2048, max(32, int(rng.lognormvariate(math.log(180), 1.0)))) for _ in range(n)]
+    return [min(MAX_LENGTH, max(32, int(rng.lognormvariate(math.log(180), 1.0)))) for _ in range(n)]
 
 
 def rows_of(lengths: list[int], seed: int = 1) -> list[Any]:
@@ -100,20 +120,33 @@ def model_flops(lengths: list[int]) -> float:
     return sum(dense * n + 4 * LAYERS * HIDDEN * n * n for n in lengths)
 
 
-def matmul_flops_per_s() -> float:
-    """The machine's fp32 matmul rate: the best of a few products of the model's own
-    largest shape ([16384, 512] x [512, 1376]) and a square 2048 one."""
+def matmul_flops_per_s(device: str = "cpu", dtype: str = "float32") -> float:
+    """The machine's matmul rate in the model's dtype: the best of a few products of the
+    model's own largest shape ([budget, hidden] x [hidden, MLP]) and a square one (2048 on
+    a CPU; 8192 on a GPU, where a bf16 8192^3 product is the usual peak measurement)."""
     import torch
 
+    square = 8192 if device != "cpu" else 2048
     best = 0.0
-    for m, k, n in ((BUDGET, HIDDEN, FFN), (2048, 2048, 2048)):
-        a, b = torch.randn(m, k), torch.randn(k, n)
+    for m, k, n in ((BUDGET, HIDDEN, FFN), (square, square, square)):
+        a = torch.randn(m, k, device=device, dtype=getattr(torch, dtype))
+        b = torch.randn(k, n, device=device, dtype=getattr(torch, dtype))
         torch.mm(a, b)
-        for _ in range(5):
+        for _ in range(5 if device == "cpu" else 20):
+            _sync(device)
             start = time.perf_counter()
             torch.mm(a, b)
+            _sync(device)
             best = max(best, 2 * m * k * n / (time.perf_counter() - start))
+        del a, b
     return best
+
+
+def _sync(device: str) -> None:
+    if device != "cpu":
+        import torch
+
+        torch.cuda.synchronize()
 
 
 def timed(fn: Any) -> float:
@@ -122,25 +155,37 @@ def timed(fn: Any) -> float:
     return time.perf_counter() - start
 
 
-async def started_scorer(path: str) -> Any:
+async def started_scorer(path: str, device: str = "cpu", dtype: str = "auto") -> Any:
     from rewardkit.config import RewardModelConfig
     from rewardkit.models.discriminative import LocalRewardModel
 
-    cfg = RewardModelConfig(enable=True, model_path=path, device="cpu", max_batch_tokens=BUDGET)
+    cfg = RewardModelConfig(
+        enable=True,
+        model_path=path,
+        device=device,
+        dtype=dtype,  # type: ignore[arg-type]
+        max_batch_tokens=BUDGET,
+        prompt_length=MAX_LENGTH,  # no row is truncated: every way scores the same tokens
+        response_length=MAX_LENGTH,
+    )
     scorer = LocalRewardModel(cfg)
     await scorer.start()
     return scorer
 
 
-async def throughput(path: str, n_rows: int, trials: int) -> dict[str, Any]:
+async def throughput(
+    path: str, n_rows: int, trials: int, device: str = "cpu", dtype: str = "float32"
+) -> dict[str, Any]:
     from rewardkit.models.batching import pack_by_tokens
 
-    scorer = await started_scorer(path)
+    scorer = await started_scorer(path, device, dtype)
     rows = rows_of(skewed_lengths(n_rows))
     seqs = [scorer.encode(r).ids for r in rows]
     lengths = [len(s) for s in seqs]
     tokens = sum(lengths)
     scorer.forward(seqs[:2])  # warm up
+    for batch in pack_by_tokens(lengths, BUDGET, 256):  # on a GPU: every kernel shape once
+        scorer.forward([seqs[i] for i in batch])
 
     def fixed() -> None:
         for k in range(0, len(seqs), 8):
@@ -150,22 +195,31 @@ async def throughput(path: str, n_rows: int, trials: int) -> dict[str, Any]:
         for batch in pack_by_tokens(lengths, BUDGET, 256):
             scorer.forward([seqs[i] for i in batch])
 
+    def single() -> None:
+        for seq in seqs:
+            scorer.forward([seq])
+
     padded_fixed = sum(8 * max(lengths[k : k + 8]) for k in range(0, len(lengths), 8))
     padded_budget = sum(
         len(b) * max(lengths[i] for i in b) for b in pack_by_tokens(lengths, BUDGET, 256)
     )
     # The machine is shared: alternate the two ways and keep each one's best time.
-    t_fixed = t_budget = t_scorer = math.inf
+    t_fixed = t_budget = t_single = t_scorer = math.inf
     peak = 0.0
     for _ in range(trials):
-        peak = max(peak, matmul_flops_per_s())  # measured alongside, under the same load
+        # measured alongside, under the same load
+        peak = max(peak, matmul_flops_per_s(device, dtype))
         t_fixed = min(t_fixed, timed(fixed))
         t_budget = min(t_budget, timed(budget))
+        t_single = min(t_single, timed(single))
         start = time.perf_counter()
         await asyncio.gather(*(scorer.score(r) for r in rows))
         t_scorer = min(t_scorer, time.perf_counter() - start)
+    memory = await gpu_memory(scorer, rows, seqs) if device != "cpu" else {}
     await scorer.close()
     return {
+        "memory": memory,
+        "single": t_single,
         "rows": n_rows,
         "tokens": tokens,
         "lengths": (min(lengths), sorted(lengths)[len(lengths) // 2], max(lengths)),
@@ -175,6 +229,35 @@ async def throughput(path: str, n_rows: int, trials: int) -> dict[str, Any]:
         "flops": model_flops(lengths),
         "trials": trials,
         "peak": peak,
+    }
+
+
+async def gpu_memory(scorer: Any, rows: list[Any], seqs: list[list[int]]) -> dict[str, float]:
+    """The CUDA allocator's peak (MiB): the model alone, the model plus each packed batch
+    forwarded alone (the largest counts), and the scorer scoring every row at once."""
+    import torch
+
+    from rewardkit.models.batching import pack_by_tokens
+
+    mib = 2**20
+    torch.cuda.synchronize()
+    model = torch.cuda.memory_allocated() / mib
+    params = sum(p.numel() * p.element_size() for p in scorer._model.parameters()) / mib
+    one_batch = 0.0
+    for batch in pack_by_tokens([len(s) for s in seqs], BUDGET, scorer.cfg.max_batch_size):
+        torch.cuda.reset_peak_memory_stats()
+        scorer.forward([seqs[i] for i in batch])
+        one_batch = max(one_batch, torch.cuda.max_memory_allocated() / mib)
+    torch.cuda.reset_peak_memory_stats()
+    await asyncio.gather(*(scorer.score(r) for r in rows))
+    all_rows = torch.cuda.max_memory_allocated() / mib
+    reserved = torch.cuda.max_memory_reserved() / mib
+    return {
+        "params": params,
+        "model": model,
+        "one_batch": one_batch,
+        "all_rows": all_rows,
+        "reserved": reserved,
     }
 
 
@@ -238,29 +321,56 @@ def main() -> None:
     parser.add_argument(
         "--no-write", dest="write", action="store_false", help="leave BENCHMARKS.md untouched"
     )
+    parser.add_argument(
+        "--device", default="cpu", help="cpu, or cuda (then the memory check is the GPU's)"
+    )
+    parser.add_argument(
+        "--dtype",
+        choices=("auto", "float32", "bfloat16", "float16"),
+        default="auto",
+        help="the model's dtype (auto: bfloat16 on cuda, float32 on cpu)",
+    )
+    parser.add_argument(
+        "--size", choices=sorted(SIZES), default="small", help="the model's shape (default small)"
+    )
+    parser.add_argument(
+        "--budget", type=int, default=BUDGET, help="padded tokens per token-budget batch"
+    )
+    parser.add_argument(
+        "--max-length", type=int, default=MAX_LENGTH, help="the longest row, in tokens"
+    )
     parser.add_argument("--rss-child", metavar="MODEL", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
         args.rows, args.trials, args.rss_rows, args.write = 24, 1, 1000, False
+    if args.dtype == "auto":
+        args.dtype = "float32" if args.device == "cpu" else "bfloat16"
+    globals().update(SIZES[args.size], BUDGET=args.budget, MAX_LENGTH=args.max_length)
     if args.rss_child:
         rss_child(args.rss_child, args.rss_rows)
         return
+    command = shlex.join(["python", "benchmarks/bench_rm.py", *sys.argv[1:]])
     with tempfile.TemporaryDirectory() as tmp:
-        path = build_model(Path(tmp) / "rm")
-        res = asyncio.run(throughput(path, args.rows, args.trials))
-        child = subprocess.run(
-            [sys.executable, __file__, "--rss-child", path, "--rss-rows", str(args.rss_rows)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        mem = json.loads(child.stdout.strip().splitlines()[-1])
-    text = report(
-        res, mem, args.rss_rows, shlex.join(["python", "benchmarks/bench_rm.py", *sys.argv[1:]])
-    )
+        path = build_model(Path(tmp) / "rm", args.dtype)
+        res = asyncio.run(throughput(path, args.rows, args.trials, args.device, args.dtype))
+        if args.device == "cpu":
+            child = subprocess.run(
+                [
+                    *(sys.executable, __file__, "--rss-child", path, "--size", args.size),
+                    *("--rss-rows", str(args.rss_rows), "--budget", str(args.budget)),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            mem = json.loads(child.stdout.strip().splitlines()[-1])
+    if args.device == "cpu":
+        section, text = SECTION, report(res, mem, args.rss_rows, command)
+    else:
+        section, text = GPU_SECTION, report_gpu(res, args, command)
     print(text)
     if args.write:
-        write_section(SECTION, text, ROOT / "BENCHMARKS.md")
+        write_section(section, text, ROOT / "BENCHMARKS.md", parent=SECTION)
         print(f"updated {ROOT / 'BENCHMARKS.md'}")
 
 
@@ -271,9 +381,7 @@ TARGET_SPEEDUP, TARGET_SHARE, TARGET_MEMORY = 2.0, 0.40, 1.5
 def report(res: dict[str, Any], mem: dict[str, float], rss_rows: int, command: str) -> str:
     """The section of BENCHMARKS.md: throughput of each batching way, then memory."""
     peak, tokens = res["peak"], res["tokens"]
-    t_fixed, pad_fixed = res["fixed"]
-    t_budget, pad_budget = res["budget"]
-    t_scorer = res["scorer"]
+    t_fixed, t_budget = res["fixed"][0], res["budget"][0]
     lo, mid, hi = res["lengths"]
     lines = [
         SECTION,
@@ -287,11 +395,7 @@ def report(res: dict[str, Any], mem: dict[str, float], rss_rows: int, command: s
         "| batching | time (s) | tokens/s | padded tokens | model FLOP/s | of measured matmul FLOP/s |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for name, t, padded in (
-        ("fixed 8, padded to the longest (TRL/OpenRLHF)", t_fixed, f"{pad_fixed:,}"),
-        ("token budget, sorted by length (rewardkit)", t_budget, f"{pad_budget:,}"),
-        ("rewardkit scorer end to end (async, batching concurrent calls)", t_scorer, "-"),
-    ):
+    for name, t, padded in _ways(res):
         rate = res["flops"] / t
         lines.append(
             f"| {name} | {t:.1f} | {tokens / t:,.0f} | {padded} | {rate / 1e9:.1f} G | {rate / peak:.0%} |"
@@ -308,10 +412,84 @@ def report(res: dict[str, Any], mem: dict[str, float], rss_rows: int, command: s
         f"- Memory: scoring {rss_rows:,} rows peaks at {mem['all_rows']:,.0f} MB RSS against "
         f"{mem['one_batch']:,.0f} MB for the model plus one full batch: **{memory:.2f}x** (target "
         f"{TARGET_MEMORY:g}x).",
-        "- GPU: no GPU was lent to this task, so the bf16 ~1B-parameter run is not measured yet "
-        "(`bench_rm.py` runs the same code on CUDA when present).",
+        "- GPU: see the next subsection (`--device cuda`).",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _ways(res: dict[str, Any]) -> list[tuple[str, float, str]]:
+    """(name, seconds, padded tokens) of each way the rows were scored."""
+    (t_fixed, pad_fixed), (t_budget, pad_budget) = res["fixed"], res["budget"]
+    return [
+        ("fixed 8, padded to the longest (TRL/OpenRLHF)", t_fixed, f"{pad_fixed:,}"),
+        ("token budget, sorted by length (rewardkit)", t_budget, f"{pad_budget:,}"),
+        ("one row per forward (no batching)", res["single"], f"{res['tokens']:,}"),
+        ("rewardkit scorer end to end (async, batching concurrent calls)", res["scorer"], "-"),
+    ]
+
+
+GPU_SECTION = "### Reward models on a GPU (benchmarks/bench_rm.py --device cuda)"
+
+
+def _gpu_name() -> str:
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    return (
+        f"{props.name} ({props.total_memory / 2**30:.0f} GiB), torch {torch.__version__}, "
+        f"CUDA {torch.version.cuda}"
+    )
+
+
+def report_gpu(res: dict[str, Any], args: argparse.Namespace, command: str) -> str:
+    """The GPU subsection: the same ways on CUDA, model FLOP/s against the bf16 matmul
+    rate of the same run, and the allocator's peak against the model plus one batch."""
+    peak, tokens, mem = res["peak"], res["tokens"], res["memory"]
+    lo, mid, hi = res["lengths"]
+    params = mem["params"] * 2**20 / {"float32": 4, "bfloat16": 2, "float16": 2}[args.dtype]
+    lines = [
+        GPU_SECTION,
+        "",
+        f"`{command}` on {dt.date.today().isoformat()}; {_gpu_name()}, {args.dtype} (each way's "
+        f"best of {res['trials']} alternated runs). Model: random-init Llama sequence classifier, "
+        f"{params / 1e9:.2f}B parameters (hidden {HIDDEN}, {LAYERS} layers, {HEADS} heads, MLP "
+        f"{FFN}); {res['rows']} rows, lengths long-tailed from {lo} to {hi} tokens (median "
+        f"{mid}), {tokens:,} tokens; budget {BUDGET:,} tokens per batch.",
+        "",
+        "| batching | time (s) | tokens/s | padded tokens | model FLOP/s | of measured bf16 matmul FLOP/s |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, t, padded in _ways(res):
+        rate = res["flops"] / t
+        lines.append(
+            f"| {name} | {t:.2f} | {tokens / t:,.0f} | {padded} | {rate / 1e12:.1f} T | {rate / peak:.0%} |"
+        )
+    t_budget, t_scorer = res["budget"][0], res["scorer"]
+    vs_fixed, vs_single = res["fixed"][0] / t_budget, res["single"] / t_budget
+    share = res["flops"] / min(t_budget, t_scorer) / peak
+    ratio = mem["all_rows"] / mem["one_batch"]
+    lines += [
+        "",
+        f"- Token-budget batching: **{vs_fixed:.2f}x** fixed batches of 8 (target "
+        f"{TARGET_SPEEDUP:g}x: {_verdict(vs_fixed >= TARGET_SPEEDUP)}) and **{vs_single:.1f}x** "
+        "one row per forward.",
+        f"- Model FLOP/s (2 x parameters per real token plus attention, 4 x hidden x length^2 a "
+        f"layer and row; padding not counted): **{share:.0%}** of a bf16 matmul rate of "
+        f"{peak / 1e12:.0f} TFLOP/s measured in the same run (best of the model's "
+        f"[{BUDGET}, {HIDDEN}] x [{HIDDEN}, {FFN}] product and a square 8192 one), for the "
+        f"faster of the token-budget and scorer lines (target {TARGET_SHARE:.0%}: "
+        f"{_verdict(share >= TARGET_SHARE)}).",
+        f"- GPU memory (the CUDA allocator's peak): the weights take {mem['params']:,.0f} MiB; "
+        f"the model plus the largest single batch peaks at {mem['one_batch']:,.0f} MiB; the scorer "
+        f"scoring all {res['rows']} rows at once peaks at {mem['all_rows']:,.0f} MiB: "
+        f"**{ratio:.2f}x** (target {TARGET_MEMORY:g}x: {_verdict(ratio <= TARGET_MEMORY)}); "
+        f"the caching allocator reserved at most {mem['reserved']:,.0f} MiB.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
 
 
 if __name__ == "__main__":

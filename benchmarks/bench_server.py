@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_server.py           # about 2 minutes on 2 cores
     .venv/bin/python benchmarks/bench_server.py --quick   # a smoke run; BENCHMARKS.md untouched
-    .venv/bin/python benchmarks/bench_server.py --device cuda   # where batching pays (a GPU)
+    python benchmarks/bench_server.py --device cuda --size 1b   # where batching pays (a GPU)
 
 Each server is its own process on 127.0.0.1 (a free port), so the load generator
 does not share its GIL:
@@ -123,12 +123,23 @@ class Phase:
 # ---------------------------------------------------------------------- workload
 
 
-def build_rm(directory: Path, hidden: int = HIDDEN, layers: int = LAYERS) -> str:
+def build_rm(
+    directory: Path,
+    hidden: int = HIDDEN,
+    layers: int = LAYERS,
+    mlp: int | None = None,
+    dtype: str = "float32",
+) -> str:
     """bench_rm's random-init Llama classifier and word-level tokenizer, at this
-    benchmark's smaller size (bench_rm reads its dimensions from module constants)."""
-    dims = {"HIDDEN": hidden, "LAYERS": layers, "HEADS": max(2, hidden // 64), "FFN": ffn(hidden)}
+    benchmark's size (bench_rm reads its dimensions from module constants)."""
+    dims = {
+        "HIDDEN": hidden,
+        "LAYERS": layers,
+        "HEADS": max(2, hidden // 64),
+        "FFN": mlp or ffn(hidden),
+    }
     with mock.patch.multiple(bench_rm, **dims):
-        return bench_rm.build_model(directory)
+        return bench_rm.build_model(directory, dtype)
 
 
 def ffn(hidden: int) -> int:
@@ -387,6 +398,7 @@ class Setup:
     overrides: tuple[str, ...]  # for the rewardkit servers
     hidden: int
     layers: int
+    mlp: int
 
 
 async def run_all(plan: Plan, setup: Setup) -> dict[str, Any]:
@@ -564,8 +576,9 @@ def notes(out: dict[str, Any], plan: Plan, setup: Setup) -> list[str]:
         "(min/median/max), the same texts in the same order for rewardkit (`/v1/score`) and the "
         "baseline (`/get_reward`, prompt + response).",
         f"- Model: random-init `LlamaForSequenceClassification` (hidden {setup.hidden}, "
-        f"{setup.layers} layers, MLP {ffn(setup.hidden)}, vocabulary {bench_rm.VOCAB}) built by `bench_rm.build_model`, on "
-        f"{setup.device}; every server process runs with `OMP_NUM_THREADS={setup.threads}`.",
+        f"{setup.layers} layers, MLP {setup.mlp}, vocabulary {bench_rm.VOCAB}) built by `bench_rm.build_model`, on "
+        f"{setup.device} ({'bf16' if setup.device != 'cpu' else 'fp32'} in both servers); every "
+        f"server process runs with `OMP_NUM_THREADS={setup.threads}`.",
         f"- rewardkit: `rewardkit serve` defaults{tuned}; baseline: a FastAPI app in the benchmark "
         "that does what OpenRLHF's `serve_rm.py` does (one forward per request inside the async "
         "handler, no cross-request batching). Each server is its own process; both run on the "
@@ -605,23 +618,40 @@ def _verdict(met: bool) -> str:
 
 def render(out: dict[str, Any], plan: Plan, setup: Setup, facts: dict[str, str]) -> str:
     rk, base = best(out["rm_phases"]["rewardkit"]), best(out["rm_phases"]["baseline"])
+    shared = " (a shared 2-core box: other work ran too, figures are noisy)"
     head = (
-        f"{SECTION}\n\n`{facts['command']}` on {facts['date']}; {facts['machine']} "
-        "(a shared 2-core box: other work ran too, figures are noisy); load average "
+        f"{section(setup.device)}\n\n`{facts['command']}` on {facts['date']}; {facts['machine']}"
+        f"{shared if setup.device == 'cpu' else ''}; load average "
         f"{facts['load_before']} before, {facts['load_after']} after.\n\n"
     )
     body = [*table([out["rule"], rk, base], plan.cap_s), "", *notes(out, plan, setup)]
     return head + "\n".join(body) + "\n"
 
 
-def _machine() -> str:
+GPU_SECTION = "### Reward server on a GPU (benchmarks/bench_server.py --device cuda)"
+
+
+def section(device: str) -> str:
+    """The CPU run owns the section "Reward server"; a GPU run its subsection."""
+    return SECTION if device == "cpu" else GPU_SECTION
+
+
+def _gpu() -> str:
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    return f", {props.name} ({props.total_memory / 2**30:.0f} GiB), torch {torch.__version__}"
+
+
+def _machine(device: str = "cpu") -> str:
     cpu = platform.machine()
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-    return f"{len(os.sched_getaffinity(0))} cores ({cpu}), Python {platform.python_version()}"
+    gpu = _gpu() if device != "cpu" else ""
+    return f"{len(os.sched_getaffinity(0))} cores ({cpu}), Python {platform.python_version()}{gpu}"
 
 
 def _load() -> str:
@@ -655,6 +685,11 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--hidden", type=int, default=HIDDEN, help="the RM's hidden size")
     parser.add_argument("--layers", type=int, default=LAYERS, help="the RM's layers")
+    parser.add_argument(
+        "--size",
+        choices=sorted(bench_rm.SIZES),
+        help="bench_rm's model shape (hidden, layers, MLP), instead of --hidden/--layers",
+    )
     parser.add_argument("--baseline-serve", metavar="MODEL", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -673,26 +708,32 @@ def main() -> None:
     facts = {
         "command": shlex.join(["python", "benchmarks/bench_server.py", *sys.argv[1:]]),
         "date": dt.date.today().isoformat(),
-        "machine": _machine(),
+        "machine": _machine(args.device),
         "load_before": _load(),
     }
     with tempfile.TemporaryDirectory(prefix="rk-bench-server-") as tmp:
-        model_dir = build_rm(Path(tmp) / "rm", args.hidden, args.layers)
+        hidden, layers, mlp = args.hidden, args.layers, ffn(args.hidden)
+        if args.size:
+            dims = bench_rm.SIZES[args.size]
+            hidden, layers, mlp = dims["HIDDEN"], dims["LAYERS"], dims["FFN"]
+        dtype = "float32" if args.device == "cpu" else "bfloat16"
+        model_dir = build_rm(Path(tmp) / "rm", hidden, layers, mlp, dtype)
         setup = Setup(
             model_dir,
             Path(tmp),
             args.torch_threads,
             args.device,
             tuple(args.set),
-            args.hidden,
-            args.layers,
+            hidden,
+            layers,
+            mlp,
         )
         out = asyncio.run(run_all(plan, setup))
     facts["load_after"] = _load()
     text = render(out, plan, setup, facts)
     print(text)
     if not args.quick or args.write:
-        write_section(SECTION, text, ROOT / "BENCHMARKS.md")
+        write_section(section(args.device), text, ROOT / "BENCHMARKS.md", parent=SECTION)
         print(f"updated {ROOT / 'BENCHMARKS.md'}")
 
 

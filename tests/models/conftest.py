@@ -52,6 +52,19 @@ def llama_chat_rm(tiny_dir: Path, llama_rm: str) -> str:
 
 
 @pytest.fixture(scope="session")
+def llama_eos_pad_rm(tiny_dir: Path, llama_rm: str) -> str:
+    """llama_rm's weights with a chat template whose turns end in '</s>', and pad = eos
+    (as in many Llama reward models): a padded row's last real token is a pad id."""
+    tok = build_tokenizer("llama", chat_template=CHAT_TEMPLATE)
+    tok.pad_token = tok.eos_token
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(
+        llama_rm, local_files_only=True
+    )
+    model.config.pad_token_id = tok.eos_token_id
+    return save_model(tiny_dir / "llama-eos-pad-rm", model, tok)
+
+
+@pytest.fixture(scope="session")
 def bert_rm(tiny_dir: Path) -> str:
     """A random 2-layer BertForSequenceClassification (pools its [CLS] token)."""
     tok = build_tokenizer("bert")

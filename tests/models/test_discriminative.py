@@ -382,3 +382,110 @@ async def test_the_cuda_path_scores_as_the_cpu_path_does(
             await scorer.close()
     assert scores["cuda fp32"] == pytest.approx(scores["cpu"], abs=1e-3)
     assert scores["cuda bf16"] == pytest.approx(scores["cpu"], abs=0.05)
+
+
+# Each precision the scorer runs in; the CUDA ones run only with -m gpu (CI has no GPU).
+PRECISIONS = [
+    pytest.param("cpu", "float32", id="cpu-fp32"),
+    pytest.param("cpu", "bfloat16", id="cpu-bf16"),
+    pytest.param("cuda", "float32", id="cuda-fp32", marks=pytest.mark.gpu),
+    pytest.param("cuda", "bfloat16", id="cuda-bf16", marks=pytest.mark.gpu),
+]
+
+
+def on_device(path: str, device: str, dtype: str, **overrides: Any) -> RewardModelConfig:
+    if device == "cuda":
+        assert torch.cuda.is_available(), "a gpu test: run it (-m gpu) where CUDA is present"
+    return RewardModelConfig(enable=True, model_path=path, device=device, dtype=dtype, **overrides)
+
+
+def direct_logit(scorer: LocalRewardModel, ids: list[int]) -> float:
+    """The scorer's own weights, one unpadded row, no mask, transformers' forward: the
+    logit at the last position (a decoder's per-token head), or the pooled one (BERT)."""
+    model = scorer._model
+    with torch.inference_mode():
+        x = torch.tensor([ids], device=model.device)
+        if getattr(model, "score", None) is not None:
+            hidden = model.model(input_ids=x).last_hidden_state
+            return model.score(hidden)[0, -1, -1].float().item()
+        return model(input_ids=x).logits[0, -1].float().item()
+
+
+def tolerance(dtype: str, reference: list[float]) -> float:
+    """How far two ways of computing the same logit may differ: 16 bf16 ulps (2^-8 each)
+    of the logits' scale in bf16, where batch shape changes the kernels' rounding; in
+    fp32, 1e-4 of it. A logit read at the wrong token is off by about the scale itself."""
+    scale = max(abs(x) for x in reference)
+    return (16 * 2**-8 if dtype == "bfloat16" else 1e-4) * scale + 1e-7
+
+
+@pytest.mark.parametrize(("device", "dtype"), PRECISIONS)
+@pytest.mark.parametrize("fixture", ["llama_rm", "bert_rm"])
+async def test_batched_scores_match_a_direct_forward_whatever_the_batch(
+    request: pytest.FixtureRequest, fixture: str, device: str, dtype: str
+) -> None:
+    """Scores through score() (batched as packing decides) and through forced batches
+    (alone, padded behind a longer row, beside copies of itself) all equal transformers'
+    forward of the unpadded row, within the dtype's precision."""
+    path = request.getfixturevalue(fixture)
+    rows = (SHORT, LONG, MIDDLE, LONG, SHORT)
+    scorer = await started(on_device(path, device, dtype))
+    try:
+        batched = [r.score for r in await asyncio.gather(*(scorer.score(r) for r in rows))]
+        ids = [scorer.encode(r).ids for r in rows]
+        direct = [direct_logit(scorer, x) for x in ids]
+        alone = [scorer.forward([x])[0] for x in ids]
+        padded = scorer.forward([ids[1], ids[0], ids[2]])  # SHORT and MIDDLE padded to LONG
+        copies = scorer.forward([ids[0]] * 4)
+    finally:
+        await scorer.close()
+    tol = tolerance(dtype, direct)
+    assert batched == pytest.approx(direct, abs=tol)
+    assert alone == pytest.approx(direct, abs=tol)
+    assert padded == pytest.approx([direct[1], direct[0], direct[2]], abs=tol)
+    assert copies == pytest.approx([alone[0]] * 4, abs=tol)
+    assert batched[4] == pytest.approx(batched[0], abs=tol)  # copies in one round
+    assert batched[3] == pytest.approx(batched[1], abs=tol)
+
+
+@pytest.mark.parametrize(("device", "dtype"), PRECISIONS)
+async def test_truncated_rows_score_their_kept_tokens(
+    llama_chat_rm: str, device: str, dtype: str
+) -> None:
+    """A row cut to prompt_length + response_length scores as a direct forward of the kept
+    tokens, alone or batched with a short row."""
+    row = Sample("rm", prompt="a " * 50 + "how many apples", response="three apples " * 20)
+    short = Sample("rm", prompt="two", response="four")
+    cfg = on_device(llama_chat_rm, device, dtype, prompt_length=8, response_length=6)
+    scorer = await started(cfg)
+    try:
+        encoded = scorer.encode(row)
+        long_result, short_result = await asyncio.gather(scorer.score(row), scorer.score(short))
+        direct = [direct_logit(scorer, encoded.ids), direct_logit(scorer, scorer.encode(short).ids)]
+    finally:
+        await scorer.close()
+    assert encoded.truncated and len(encoded.ids) == 8 + 6
+    assert long_result.extra["truncated"] is True and short_result.extra["truncated"] is False
+    tol = tolerance(dtype, direct)
+    assert [long_result.score, short_result.score] == pytest.approx(direct, abs=tol)
+
+
+@pytest.mark.parametrize(("device", "dtype"), PRECISIONS)
+async def test_pad_id_equal_to_eos_id_reads_the_last_real_token(
+    llama_eos_pad_rm: str, device: str, dtype: str
+) -> None:
+    """pad = eos and every row ends in eos: a short row padded (with eos ids) behind a long
+    one still scores as its unpadded direct forward, i.e. at its own final eos."""
+    scorer = await started(on_device(llama_eos_pad_rm, device, dtype))
+    try:
+        eos = scorer._tokenizer.eos_token_id
+        ids = [scorer.encode(r).ids for r in (LONG, SHORT, MIDDLE)]
+        padded = scorer.forward(ids)
+        scored = [r.score for r in await asyncio.gather(*map(scorer.score, (LONG, SHORT, MIDDLE)))]
+        direct = [direct_logit(scorer, x) for x in ids]
+    finally:
+        await scorer.close()
+    assert scorer._pad_id == eos and all(x[-1] == eos for x in ids)
+    tol = tolerance(dtype, direct)
+    assert padded == pytest.approx(direct, abs=tol)
+    assert scored == pytest.approx(direct, abs=tol)
