@@ -489,3 +489,23 @@ async def test_pad_id_equal_to_eos_id_reads_the_last_real_token(
     tol = tolerance(dtype, direct)
     assert padded == pytest.approx(direct, abs=tol)
     assert scored == pytest.approx(direct, abs=tol)
+
+
+async def test_only_a_causal_decoder_skips_the_padding_mask(llama_rm: str, bert_rm: str) -> None:
+    """A decoder's right padding sits after every real token, where causal attention never
+    looks: its forwards run without a mask (attention's fast path). BERT attends both ways
+    and keeps the mask; so does a decoder whose attention is made bidirectional."""
+    from rewardkit.models.discriminative import _is_causal
+
+    decoder, encoder = await started(config(llama_rm)), await started(config(bert_rm))
+    try:
+        assert decoder._mask_free and not encoder._mask_free
+        model = decoder._model
+        assert _is_causal(model)
+        for module in model.modules():
+            if hasattr(module, "is_causal"):
+                module.is_causal = False
+        assert not _is_causal(model)
+    finally:
+        await decoder.close()
+        await encoder.close()
