@@ -136,8 +136,8 @@ class LocalRewardModel(ModelThread):
             model.config.pad_token_id = self._pad_id
         self._head = _token_head(model)
         # A causal decoder's real tokens never attend to the right padding after them, so
-        # its forwards need no mask; without one, attention runs the flash kernel (is_causal)
-        # instead of a masked kernel. Encoders (BERT) attend both ways and keep the mask.
+        # its forwards need no mask; without one, attention is plain causal, which lets
+        # SDPA take its flash path. Encoders (BERT) attend both ways and keep the mask.
         self._mask_free = self._head is not None and _is_causal(model)
         if "use_cache" in inspect.signature(model.forward).parameters:
             self._forward_kwargs["use_cache"] = False
@@ -281,10 +281,11 @@ def _attention_kernels(device: Any) -> contextlib.AbstractContextManager[Any]:
 
     cuDNN's attention builds an execution plan for every new (rows, width) shape on every
     thread, and batches of an RM's varied rows rarely repeat a shape: on an H100 (torch
-    2.11, a 1B Llama, 16 rows of 150 to 230 tokens) a forward of a new shape took 70 to
-    1,000 ms against 25 ms once its plan was built. The flash and memory-efficient
-    kernels need no plan. torch keeps the choice in process-wide flags: they are set for
-    the forward and restored after it.
+    2.11, a 1B Llama, 16 to 18 padded rows of 150 to 226 tokens) a forward of a new shape
+    took 67 to 1,024 ms against 24 to 31 ms once its plan was built
+    (benchmarks/rm_attention_shapes.py). The flash and memory-efficient kernels need no
+    plan; a causal decoder's forwards carry no mask (``_mask_free``), so flash can run. torch keeps the choice
+    in process-wide flags: they are set for the forward and restored after it.
     """
     if device.type != "cuda" or not AVOID_CUDNN_ATTENTION:
         return contextlib.nullcontext()
