@@ -112,6 +112,9 @@ _NUMBER_THEN_WORDS = re.compile(  # "12 apples", "80살": the number; letters in
 _NUMBER_COMMA_WORD = re.compile(  # "2/16, which can be simplified", "2009, but the image"
     r"(-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?),\s+(?!and\b|or\b)(?=[^\W\d_]{3})"
 )
+_WORDS_THEN_NUMBER = re.compile(  # "at least 5", "between 5 and 6": words, then the value
+    r"([^\W\d_]{1,20}(?: [^\W\d_]{1,20}){0,3}) (-?\d[\d,]*(?:\.\d+)?(?: and -?\d+)?)"
+)
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")  # plain words, not \commands
 _MATHY = re.compile(r"[0-9$\\\[]")
 
@@ -212,6 +215,8 @@ def _tagged(text: str) -> Found | None:
     if open_ < 0:
         return None
     content = text[open_ + len("<answer>") : close].strip()
+    if alternatives := _tag_alternatives(content):
+        return Found(None, {"source": "answer_tag", "hedged": True, "pred": alternatives}, open_)
     answer = _line_answer(content) if _ANSWER_MARKER.search(content) else _tag_value(content)
     if answer is None and _MATHY.search(content):
         # a sentence or a derivation: math-verify reads it, anchored by the word "answer"
@@ -219,9 +224,25 @@ def _tagged(text: str) -> Found | None:
     return Found(answer, {"source": "answer_tag"}, open_) if answer else None
 
 
+def _tag_alternatives(content: str) -> str | None:
+    """Two different values a tag offers as alternatives, anywhere in it (``5 (or possibly
+    6)``, ``either 5 or 6``, ``It is 5. Or 6.``; plain "or" only with no math after it):
+    math-verify's extraction, anchored by "answer", would read the first alone."""
+    content = content[: MAX_ANSWER_CHARS + 100]
+    hedge = next((m for m in _TWO_VALUES.finditer(content) if _two_different(m, content)), None)
+    plain = last_match(_TWO_PLAIN_VALUES, content)
+    if plain is not None and not _MATHY.search(_CLOSERS.sub("", content[plain.end() :])):
+        hedge = hedge or (plain if _two_different(plain, content) else None)
+    return None if hedge is None else hedge.group()
+
+
 def _tag_value(content: str) -> str | None:
     """A tag that holds just a value (``<answer> 3 </answer>``, ``<answer>$x=5$</answer>``),
-    or None when it holds more: several lines or sentences, a chain of ``=``, prose."""
+    numbers one a line (a list, ``5, 6``, never the first alone), or None when it holds
+    more: several lines or sentences, a chain of ``=``, prose."""
+    lines = [line.strip(_OUTER_NOISE + "$") for line in content.splitlines() if line.strip()]
+    if len(lines) > 1 and all(map(_is_number, lines)):
+        return ", ".join(lines)
     if "\n" in content or content.count("=") > 1:
         return None
     sentence = _SENTENCE_END.search(content)
@@ -296,17 +317,38 @@ def clean_answer(line: str) -> str | None:
     None when nothing is left or the line reads as a sentence rather than a value.
     """
     line = _strip_tags(_HOPE.sub("", line[: MAX_ANSWER_CHARS + 100])).strip(_OUTER_NOISE)
-    spans = _leading_spans(line)
+    spans, end = _leading_spans(line)
     if spans:
-        return spans[:MAX_ANSWER_CHARS]
+        return _qualified(spans, _first_sentence(line[end:]))[:MAX_ANSWER_CHARS]
     line = _INLINE_DELIMITER.sub("", line).strip(_OUTER_NOISE + "$")
-    sentence = _SENTENCE_END.search(line)
-    value = (line[: sentence.start()] if sentence else line).strip(_OUTER_NOISE)
-    if number := _NUMBER_THEN_WORDS.fullmatch(value) or _NUMBER_COMMA_WORD.match(value):
+    value = _first_sentence(line)
+    if number := _NUMBER_THEN_WORDS.fullmatch(value):
+        value = _qualified(number.group(1).rstrip(","), value[number.end(1) :])
+    elif number := _NUMBER_COMMA_WORD.match(value):
         value = number.group(1).rstrip(",")
-    if not value or _is_prose(value):
+    elif bound := _WORDS_THEN_NUMBER.fullmatch(value):
+        if _latex.qualifying_words(bound.group(1)):  # "at least 5", "between 5 and 6"
+            value = f"\\text{{{bound.group(1)} }}{bound.group(2)}"
+        elif _is_prose(value):
+            return None
+    elif not value or _is_prose(value):
         return None
     return value[:MAX_ANSWER_CHARS]
+
+
+def _first_sentence(text: str) -> str:
+    sentence = _SENTENCE_END.search(text)
+    return (text[: sentence.start()] if sentence else text).strip(_OUTER_NOISE)
+
+
+def _qualified(value: str, words: str) -> str:
+    """``value``, or ``value\\text{ words}`` when the words after it change or qualify it
+    ("5 thousand", "5 or more", "$5$ is wrong"): the check refuses those, where dropping
+    the words as a unit ("12 apples") would credit the bare number."""
+    words = words.strip(_OUTER_NOISE + "$")
+    if not words or "{" in words or "}" in words or not _latex.qualifying_words(words):
+        return value
+    return f"{value}\\text{{ {words}}}"
 
 
 def _is_prose(value: str) -> bool:
@@ -320,22 +362,24 @@ def _strip_tags(line: str) -> str:
     return _TAG.sub(" ", line) if "<" in line else line
 
 
-def _leading_spans(line: str) -> str | None:
-    """``$a$, $b$ and $c$ ...``: the math spans a line starts with, joined by ``, ``."""
+def _leading_spans(line: str) -> tuple[str | None, int]:
+    """``$a$, $b$ and $c$ ...``: the math spans a line starts with, joined by ``, ``, and
+    where they end."""
     values: list[str] = []
-    pos = 0
+    pos = end = 0
     while True:
         span = _span_at(line, pos)
         if span is None:
             break
         value, pos = span
         values.append(value.strip())
+        end = pos
         joiner = _SPAN_JOIN.match(line, pos) or _spaced_number(line, pos, value)
         if joiner is None:
             break
         pos = joiner.end()
     values = [value.strip(" .") for value in values if value.strip(" .")]
-    return ", ".join(values) if values else None
+    return (", ".join(values), end) if values else (None, end)
 
 
 def _spaced_number(line: str, pos: int, value: str) -> re.Match[str] | None:
@@ -464,13 +508,15 @@ def _rounding(norm: str, value: Fraction, other: Fraction) -> bool:
 _NUMBER = r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:/\d+)?"
 _HEDGE_JOIN = r"(?:or\s{1,3})?(?:maybe|perhaps|possibly|probably)\b|\\(?:vee|lor)(?![A-Za-z])|\|"
 _SEPARATOR = r"\s{0,3}[,.;]?\s{0,3}\(?\s{0,3}"
+_UNIT_WORD = r"(?:\s{1,3}[^\W\d_]{2,20})?"  # "3 apples, maybe 4"
 _TWO_VALUES = re.compile(  # "3, maybe 4", "$3$; perhaps $4$", "3 \vee 4", "3 | 4"
-    rf"(?<![\w.])(?P<a>{_NUMBER})\$?{_SEPARATOR}(?P<join>{_HEDGE_JOIN})"
+    rf"(?<![\w.])(?P<a>{_NUMBER}){_UNIT_WORD}\$?{_SEPARATOR}(?P<join>{_HEDGE_JOIN})"
     rf"\s{{0,3}}\$?\s{{0,3}}(?P<b>{_NUMBER})(?![\d.]*\d)",
     re.IGNORECASE,
 )
-_TWO_PLAIN_VALUES = re.compile(  # in a passage: "3 or 4", "x = -5 or x = 4" (no math spans)
-    rf"(?<![\w.])(?P<a>{_NUMBER}){_SEPARATOR}(?P<join>or)\s{{1,3}}"
+_TWO_PLAIN_VALUES = re.compile(  # in a passage: "3 or 4", "x = -5 or x = 4", "3 and/or 4"
+    rf"(?<![\w.])(?P<a>{_NUMBER}){_UNIT_WORD}{_SEPARATOR}"
+    rf"(?P<join>(?:and/)?or(?:\s{{1,3}}else)?)\s{{1,3}}"
     rf"(?:[A-Za-z]\s{{0,2}}=\s{{0,2}})?(?P<b>{_NUMBER})(?![\d.]*\d)",
     re.IGNORECASE,
 )
