@@ -108,6 +108,17 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("5", "<answer>\n5\n6\n</answer>", 0.0, "two numbers one a line: a list (mv: 1)"),
     ("5, 6", "<answer>\n5\n6\n</answer>", 1.0, "the same list against the list"),
     ("\\frac{1}{3}", "<answer>P(1 or 2) = 1/3</answer>", 1.0, "'or' with a value after it"),
+    # --- an answer line: two math spans joined by other than ",", "and", "or" (before: 1,
+    # the first span alone; mv reads the first too) ---
+    ("5", "Answer: $5$ \\text{ or } $6$", 0.0, "\\text{ or } between spans"),
+    ("5", "Answer: $5$ \\& $6$", 0.0, "an ampersand between spans"),
+    ("5", "Answer: $5$/$6$", 0.0, "a slash between spans"),
+    ("5", "Answer: $5$\\quad $6$", 0.0, "spacing between spans"),
+    ("5", "Answer: $5$ ~ $6$", 0.0, "a tie between spans"),
+    ("5", "Answer: $5$ \\mid $6$", 0.0, "\\mid between spans"),
+    ("5", "**Final Answer**\n5\n6", 0.0, "a heading, then two numbers one a line"),
+    ("5", "**Final Answer**\n\\[5\\]\n\\[6\\]", 0.0, "a heading, then two displays"),
+    ("5", "**Final Answer**\n5\n\nThe 6 ways are listed above.", 1.0, "a later paragraph"),
     # --- a fallback passage offering two values (before: 1, mv reads the last) ---
     ("6", "5 and/or 6", 0.0, "'and/or'"),
     ("6", "it's 5 or else 6", 0.0, "'or else'"),

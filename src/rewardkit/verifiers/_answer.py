@@ -101,7 +101,11 @@ _TAG = re.compile(r"<\|?/?[A-Za-z_][A-Za-z0-9_|]{0,30}>")
 _OUTER_NOISE = " \t*.:,"
 _SPANS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 # "or" joins spans too: "$3$ or $4$", "$3$ (or $4$)" are two values, never the first alone
-_SPAN_JOIN = re.compile(r"\s{0,3}\(?(?:,|;|\band\b|\bor\b|,\s{0,3}(?:and|or)\b)\s{0,3}")
+_SPAN_JOIN = re.compile(
+    r"\s{0,3}\(?(?:,|;|\band\b|\bor\b|,\s{0,3}(?:and|or)\b"
+    # "$3$ \text{ or } $4$", "$3$ \& $4$", "$3$ / $4$", "$3$ \quad $4$": two values, not the first
+    r"|\\text\{\s{0,3}(?:and|or)\s{0,3}\}|\\?&|/|\||\\mid\b|\\\||~|\\q?quad\b|\\[ ,;]|\\\\)\s{0,3}"
+)
 _SPACES = re.compile(r"[ \t]{1,8}")
 _SENTENCE_END = re.compile(r"\.(?:\s|$)|[;?](?:\s|$)")  # not "!": 5! is a factorial
 _TAG_PASSAGE = "<answer> {} </answer>"  # the word "answer" anchors math-verify's patterns
@@ -306,9 +310,15 @@ def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
         return (value, line) if usable else None
     if not marker.group("sep") and not marker.group("bold"):
         return None  # a bare "answer" at a line end is prose, not a heading
-    following = next((ln for ln in after.split("\n") if clean_answer(ln)), "")
-    value = clean_answer(following)
-    return (value, following) if value else None
+    lines = after.split("\n")
+    at = next((i for i, ln in enumerate(lines) if clean_answer(ln)), None)
+    if at is None:
+        return None
+    value = clean_answer(lines[at]) or ""
+    more = clean_answer(lines[at + 1]) if at + 1 < len(lines) else None
+    if more and _is_number(value) and _is_number(more):
+        value = f"{value}, {more}"  # "**Final Answer**" then "5", "6": a list, never the 5
+    return value, lines[at]
 
 
 def clean_answer(line: str) -> str | None:
