@@ -10,13 +10,15 @@ a wrong answer.
 The themes:
 
 * math-verify drops everything from the first ``\\text{`` of an answer ending in ``}`` as
-  a unit, and rewardkit dropped trailing unit words, so ``5\\text{ thousand}``,
+  a unit, and rewardkit dropped trailing unit words, so ``5\\text{ squared}``,
   ``5\\text{ or more}``, ``5\\text{ is wrong}``, ``5\\text{ or 6}`` scored 1 against 5;
   answer lines dropped the words after a number the same way ("Answer: 5 squared").
+  Scale and fraction words stay units ("5 thousand", "5 dozen" answer "how many
+  thousand", as math-verify reads them).
 * an ``<answer>`` tag offering two values (``5 (or possibly 6)``) went to math-verify's
   extraction, which reads the first: the hedge was credited.
 * GSM8K ``auto`` read 18 out of "18 or 19", "18, 19", "at least 18", "not 18", "18
-  thousand", and 2 out of "1/2".
+  squared", and 2 out of "1/2".
 """
 
 from __future__ import annotations
@@ -38,13 +40,10 @@ def _box(answer: str) -> str:
 # (gold, response, expected, reason)
 MATH_ROWS: list[tuple[str, str, float, str]] = [
     # --- a box: text after the value that math-verify drops as a unit (before: 1, mv: 1) ---
-    ("5", _box("5\\text{ thousand}"), 0.0, "a scale word: 5000"),
-    ("5", _box("5\\text{ million}"), 0.0, "a scale word"),
     ("5", _box("5\\text{ squared}"), 0.0, "an operator word: 25"),
     ("5", _box("5\\text{ cubed}"), 0.0, "an operator word: 125"),
     ("5", _box("5 \\text{ minus one}"), 0.0, "an operator and a number word: 4"),
     ("5", _box("5\\text{ times two}"), 0.0, "'times' with a factor: 10"),
-    ("5", _box("5\\text{ halves}"), 0.0, "a fraction word: 5/2"),
     ("5", _box("5\\text{ over two}"), 0.0, "'over': a fraction"),
     ("5", _box("5\\text{ factorial}"), 0.0, "120"),
     ("5", _box("5\\text{ is wrong}"), 0.0, "the answer says it is wrong"),
@@ -69,22 +68,18 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("5", _box("5\\text{ times}"), 1.0, "'how many times'"),
     ("5", _box("5\\text{ cm squared}"), 1.0, "'squared' after a unit is the unit's power"),
     ("5", _box("5\\text{ percent}"), 1.0, "as 5\\%: math-verify credits 5 (mv: 1)"),
+    ("5", _box("5\\text{ thousand}"), 1.0, "'how many thousand': a scale word is a unit (mv: 1)"),
+    ("5", _box("5\\text{ halves}"), 1.0, "'how many halves': a unit (mv: 1)"),
     ("5", _box("5\\text{ students, so each likes at least one}"), 1.0, "later words describe"),
     ("-5, 4", _box("x=-5\\text{ or }x=4"), 1.0, "\\text{ or } between values lists them"),
     # --- an answer line: the words after the number (before: 1, mv: 1) ---
-    ("5", "Answer: 5 thousand", 0.0, "a scale word after the number"),
-    ("5", "The final answer is 5 thousand dollars.", 0.0, "a scale word, then a unit"),
-    ("5", "Answer: 5 million", 0.0, "a scale word"),
-    ("5", "Answer: 5 dozen", 0.0, "a scale word: 60"),
-    ("5", "Answer: 5k", 0.0, "5k is 5000"),
     ("5", "Answer: 5 squared", 0.0, "an operator word"),
     ("5", "Answer: 5 cubed", 0.0, "an operator word"),
-    ("5", "Answer: 5 halves", 0.0, "a fraction word"),
     ("5", "The answer is 5 or more.", 0.0, "a bound"),
     ("5", "Answer: 5 at most", 0.0, "a bound"),
     ("5", "Answer: 5 or so", 0.0, "a hedge"),
     ("5", "The answer is 5 is wrong.", 0.0, "a negation"),
-    ("5", "Answer: $5$ thousand", 0.0, "words after a math span"),
+    ("5", "Answer: $5$ squared", 0.0, "words after a math span"),
     ("5", "Answer: $5$ or more", 0.0, "a bound after a math span"),
     ("5", "Answer: $5$ is wrong", 0.0, "a negation after a math span"),
     ("5", "Answer: at least 5", 0.0, "a bound before the number (before: 1, mv's extraction)"),
@@ -92,6 +87,7 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("5", "Answer: 5 apples or 6 apples", 0.0, "two values with units (before: 1, mv)"),
     ("5", "Answer: 5 apples, maybe 6", 0.0, "a hedge after a unit (before: 1, mv)"),
     ("5", "Answer: 5 apples", 1.0, "a unit word is dropped"),
+    ("5", "Answer: 5 dozen", 1.0, "'how many dozen': a unit (mv: 1)"),
     ("5", "Answer: 5 more apples", 1.0, "a unit phrase"),
     ("5", "Answer: 5 percent", 1.0, "a percent word, as 5\\%"),
     ("5", "Answer: 5, not 6", 1.0, "a value ruled out after the answer"),
@@ -167,9 +163,6 @@ GSM8K_ROWS: list[tuple[str, str, float, str]] = [
     ("18", "The answer is at least 18", 0.0, "a bound before the number"),
     ("18", "The answer is not 18", 0.0, "a negation (before: the last number, 18)"),
     # --- words and operators that change the number (before: 1) ---
-    ("18", "The answer is 18 thousand", 0.0, "a scale word: 18000"),
-    ("18", "The answer is 18k", 0.0, "18k is 18000"),
-    ("18", "The answer is 18 hundred", 0.0, "a scale word"),
     ("18", "The answer is 18 minus 1", 0.0, "an operator word"),
     ("18", "The answer is 18 x 2", 0.0, "a product"),
     ("18", "The answer is 18\u00b2", 0.0, "a square"),
@@ -183,6 +176,7 @@ GSM8K_ROWS: list[tuple[str, str, float, str]] = [
     ("1000", "The answer is $1,000.", 1.0, "a thousands separator"),
     ("12345.5", "#### $12,345.50", 1.0, "separators and decimals"),
     ("18", "The answer is 18 apples.", 1.0, "a unit"),
+    ("18", "The answer is 18 dozen.", 1.0, "'how many dozen': a unit"),
     ("18", "She had 5 apples and then 18.", 1.0, "the last number of a passage"),
 ]
 
@@ -197,6 +191,6 @@ def test_gsm8k_row(gold: str, response: str, expected: float, reason: str) -> No
 def test_a_qualified_number_is_reported_with_its_words() -> None:
     """The row's ``pred`` shows what was read, so a 0 is explained, not silent."""
     assert AUTO.extract("The answer is 18 or 19").answer == "18 or 19"
-    assert V.extract("Answer: 5 thousand").answer == "5\\text{ thousand}"
+    assert V.extract("Answer: 5 squared").answer == "5\\text{ squared}"
     hedged = V.extract("<answer>5 (or possibly 6)</answer>")
     assert hedged.answer is None and hedged.extra["hedged"] is True

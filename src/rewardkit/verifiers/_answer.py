@@ -353,7 +353,7 @@ def _first_sentence(text: str) -> str:
 
 def _qualified(value: str, words: str) -> str:
     """``value``, or ``value\\text{ words}`` when the words after it change or qualify it
-    ("5 thousand", "5 or more", "$5$ is wrong"): the check refuses those, where dropping
+    ("5 squared", "5 or more", "$5$ is wrong"): the check refuses those, where dropping
     the words as a unit ("12 apples") would credit the bare number."""
     words = words.strip(_OUTER_NOISE + "$")
     if not words or "{" in words or "}" in words or not _latex.qualifying_words(words):

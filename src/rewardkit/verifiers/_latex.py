@@ -366,12 +366,16 @@ _QUALIFYING = re.compile(
     r"|except|excluding|least|most|than|between)\b|\band\s+(?:up|above|below|over|more|less)\b",
     re.IGNORECASE,
 )
-_CHANGING_FIRST = re.compile(
+_NUMBER_WORDS = (
     r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
-    r"|forty|fifty|sixty|seventy|eighty|ninety|hundreds?|thousands?|millions?|billions?"
-    r"|trillions?|dozens?|k|half|halves|thirds|fourths|fifths|sixths|eighths|tenths"
-    r"|hundredths|thousandths|plus|minus|over|divided|squared|cubed|factorial|roots?|sqrt"
-    r"|negative|doubled|tripled|twice|reciprocal|inverse|times\s+\w+)\b",
+    r"|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|half)\b"
+)
+# An operator first. Not scale or fraction words: "5 thousand", "5 dozen", "5 halves" answer
+# "how many thousand (dozen, halves)", a unit as math-verify reads it.
+_CHANGING_FIRST = re.compile(
+    r"(?:(?:plus|minus|over|divided|times)\s+(?:by\s+)?(?:\$?\d|"
+    + _NUMBER_WORDS
+    + r")|(?:squared|cubed|factorial|sqrt|doubled|tripled|twice|reciprocal|inverse)\b)",
     re.IGNORECASE,
 )
 
@@ -380,9 +384,10 @@ def value_qualifier(answer: str) -> str | None:
     """The text after a value that math-verify drops as a unit (everything from the first
     ``\\text{`` when the answer ends in a ``}``) and that changes or qualifies the value
     instead: math (``5\\text{ or 6}``, ``5\\text{ + 1}``, ``5\\text{,000}``), a hedge, a
-    negation or a bound (``5\\text{ or more}``, ``5\\text{ is wrong}``), or a scale or
-    operator word first (``5\\text{ thousand}``, ``5\\text{ squared}``). None when there is
-    no such text or it reads as a unit (``5\\text{ cm}^2``, ``5\\text{ more apples}``)."""
+    negation or a bound (``5\\text{ or more}``, ``5\\text{ is wrong}``), or an operator
+    word first (``5\\text{ squared}``, ``5\\text{ minus one}``). None when there is no such
+    text or it reads as a unit (``5\\text{ cm}^2``, ``5\\text{ more apples}``,
+    ``5\\text{ thousand}``)."""
     if len(answer) > MAX_ANSWER_CHARS:
         return None
     text = _AND_OR_TEXT.sub(",", answer.replace("$", "")).strip()  # "\text{ or }": a list
@@ -399,8 +404,8 @@ def value_qualifier(answer: str) -> str | None:
 
 def qualifying_words(words: str) -> bool:
     """Whether words written after a value change or qualify it: a hedge, a negation or
-    a bound ("or more", "is wrong", "at least"), or a scale or an operator first
-    ("thousand", "squared", "minus one"). Only the first three words count: later ones
+    a bound ("or more", "is wrong", "at least"), or an operator first ("squared",
+    "minus one"). Only the first three words count: later ones
     describe ("5 students like both, so each likes at least one"). "not 6" after a value
     rules 6 out: not counted."""
     head = " ".join(words.split()[:3])

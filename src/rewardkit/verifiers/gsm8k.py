@@ -130,7 +130,7 @@ def _auto(response: str) -> str | None:
     """The later of the last marked number and the last boxed number, else the last
     number after the last ``</think>`` (or of the whole response, when none is there).
 
-    A number is kept with what qualifies it (``18 or 19``, ``18, 19``, ``18 thousand``,
+    A number is kept with what qualifies it (``18 or 19``, ``18, 19``, ``18 squared``,
     ``at least 18``, ``not 18``), which is then no number: never the bare 18."""
     marked = last_match(_AUTO, response)
     boxed = _last_boxed_number(response)
