@@ -78,6 +78,8 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("5", "The answer is 5 or more.", 0.0, "a bound"),
     ("5", "Answer: 5 at most", 0.0, "a bound"),
     ("5", "Answer: 5 or so", 0.0, "a hedge"),
+    ("5", "Answer: 5 and a half", 0.0, "5.5"),
+    ("5", _box("5\\text{ and a half}"), 0.0, "5.5 in a box"),
     ("5", "The answer is 5 is wrong.", 0.0, "a negation"),
     ("5", "Answer: $5$ squared", 0.0, "words after a math span"),
     ("5", "Answer: $5$ or more", 0.0, "a bound after a math span"),
@@ -164,6 +166,7 @@ GSM8K_ROWS: list[tuple[str, str, float, str]] = [
     ("18", "The answer is not 18", 0.0, "a negation (before: the last number, 18)"),
     # --- words and operators that change the number (before: 1) ---
     ("18", "The answer is 18 minus 1", 0.0, "an operator word"),
+    ("18", "He needs 18 and a half", 0.0, "18.5 (before: the last number, 18)"),
     ("18", "The answer is 18 x 2", 0.0, "a product"),
     ("18", "The answer is 18\u00b2", 0.0, "a square"),
     ("2", "The answer is 1/2", 0.0, "a fraction: before, its denominator 2"),

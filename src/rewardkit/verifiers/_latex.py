@@ -363,7 +363,7 @@ _MATH_IN_TAIL = re.compile(r"[0-9+=<>*]")
 _QUALIFYING = re.compile(
     r"\b(?:or|nor|either|maybe|perhaps|possibly|probably|not(?!\s{1,3}\$?-?\d)|never|wrong"
     r"|incorrect|false"
-    r"|except|excluding|least|most|than|between)\b|\band\s+(?:up|above|below|over|more|less)\b",
+    r"|except|excluding|least|most|than|between)\b|\band\s+(?:up|above|below|over|more|less|(?:a|one)\s+(?:half|third|quarter))\b",
     re.IGNORECASE,
 )
 _NUMBER_WORDS = (

@@ -157,8 +157,8 @@ _QUALIFIED_BEFORE = re.compile(
     r"\b(?:not|never|at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
     r"|between|or(?:[ \t]+(?:maybe|perhaps|possibly|else))?|maybe|perhaps|possibly)"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
-    r"|[0-9][ \t]{0,3},?[ \t]{0,3}(?:and|or|to)[ \t]{1,3}(?:\\?\$)?$"  # "18 and 19", "18, or 19"
-    r"|[0-9][ \t]{0,2}[-–—/^*×÷+][ \t]{0,2}(?:\\?\$)?$",  # "18/19", "18-19": in an expression
+    r"|[0-9]+[ \t]{0,3},?[ \t]{0,3}(?:and|or|to)[ \t]{1,3}(?:\\?\$)?$"  # "18 and 19", "18, or 19"
+    r"|[0-9]+[ \t]{0,2}[-–—/^*×÷+][ \t]{0,2}(?:\\?\$)?$",  # "18/19", "18-19": in an expression
     re.IGNORECASE,
 )
 
