@@ -105,6 +105,8 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("6", "<answer>x = 5 or x = 6</answer>", 0.0, "named alternatives (mv: 1, reads the 6)"),
     ("5", "<answer>\n5\n6\n</answer>", 0.0, "two numbers one a line: a list (mv: 1)"),
     ("5, 6", "<answer>\n5\n6\n</answer>", 1.0, "the same list against the list"),
+    ("-5, 4", "<answer>-5 or 4</answer>", 1.0, "just two values joined by 'or': the list"),
+    ("4", "<answer>-5 or 4</answer>", 0.0, "the same list against one of its values"),
     ("\\frac{1}{3}", "<answer>P(1 or 2) = 1/3</answer>", 1.0, "'or' with a value after it"),
     # --- an answer line: two math spans joined by other than ",", "and", "or" (before: 1,
     # the first span alone; mv reads the first too) ---

@@ -219,24 +219,27 @@ def _tagged(text: str) -> Found | None:
     if open_ < 0:
         return None
     content = text[open_ + len("<answer>") : close].strip()
-    if alternatives := _tag_alternatives(content):
-        return Found(None, {"source": "answer_tag", "hedged": True, "pred": alternatives}, open_)
     answer = _line_answer(content) if _ANSWER_MARKER.search(content) else _tag_value(content)
-    if answer is None and _MATHY.search(content):
+    passage = answer is None and _MATHY.search(content) is not None
+    if alternatives := _tag_alternatives(content, plain=passage):
+        return Found(None, {"source": "answer_tag", "hedged": True, "pred": alternatives}, open_)
+    if passage:
         # a sentence or a derivation: math-verify reads it, anchored by the word "answer"
         return Found(_TAG_PASSAGE.format(content), {"source": "expression", "tag": True})
     return Found(answer, {"source": "answer_tag"}, open_) if answer else None
 
 
-def _tag_alternatives(content: str) -> str | None:
-    """Two different values a tag offers as alternatives, anywhere in it (``5 (or possibly
-    6)``, ``either 5 or 6``, ``It is 5. Or 6.``; plain "or" only with no math after it):
-    math-verify's extraction, anchored by "answer", would read the first alone."""
+def _tag_alternatives(content: str, *, plain: bool) -> str | None:
+    """Two different values a tag offers as alternatives, anywhere in it: with a hedge word
+    (``5 (or possibly 6)``, ``5, perhaps 6``), or, in a tag read as a passage (``either 5
+    or 6``, ``It is 5. Or 6.``), with a plain "or" and no math after it. math-verify's
+    extraction, anchored by "answer", would read the first alone. (A tag holding just
+    ``5 or 6`` is the list of both, as a box is.)"""
     content = content[: MAX_ANSWER_CHARS + 100]
     hedge = next((m for m in _TWO_VALUES.finditer(content) if _two_different(m, content)), None)
-    plain = last_match(_TWO_PLAIN_VALUES, content)
-    if plain is not None and not _MATHY.search(_CLOSERS.sub("", content[plain.end() :])):
-        hedge = hedge or (plain if _two_different(plain, content) else None)
+    last = last_match(_TWO_PLAIN_VALUES, content) if plain and hedge is None else None
+    if last is not None and not _MATHY.search(_CLOSERS.sub("", content[last.end() :])):
+        hedge = last if _two_different(last, content) else None
     return None if hedge is None else hedge.group()
 
 
