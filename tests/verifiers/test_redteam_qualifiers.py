@@ -64,6 +64,9 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("5", _box("5\\text{ 000}"), 0.0, "5 000 split by \\text: mv reads 5"),
     # --- units still dropped: a value with its unit is the value ---
     ("5", _box("5\\text{ cm}^2"), 1.0, "a unit with a power"),
+    ("5", _box("5\\text{ cm}^{2}"), 1.0, "a unit with a braced power"),
+    ("5", _box("5\\mathrm{m}^{3}"), 1.0, "a unit in \\mathrm with a braced power"),
+    ("5", _box("5 \\text{ (mod 7)}"), 1.0, "a modulus names no other value"),
     ("5", _box("5\\text{ more apples}"), 1.0, "'how many more': a unit phrase"),
     ("5", _box("5\\text{ times}"), 1.0, "'how many times'"),
     ("5", _box("5\\text{ cm squared}"), 1.0, "'squared' after a unit is the unit's power"),

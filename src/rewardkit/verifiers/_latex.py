@@ -357,9 +357,10 @@ def choice_label(norm: str) -> tuple[str | None, str]:
 # --- words that change a value ------------------------------------------------------
 
 _AND_OR_TEXT = re.compile(r"\\(?:text|mbox)\s?\{\s*(?:and|or)\s*\}")
-_TRAILING_SUPERSCRIPT = re.compile(r"(?:\^\s?\d|\{\^\d\})$")
+_TRAILING_SUPERSCRIPT = re.compile(r"(?:\^\s?\{?\s?-?\d\s?\}?|\{\^\d\})$")
 _COMMAND_NAME = re.compile(r"\\[A-Za-z]+")
 _MATH_IN_TAIL = re.compile(r"[0-9+=<>*]")
+_MODULUS = re.compile(r"\bmod(?:ulo)?\s*\d+", re.IGNORECASE)
 _QUALIFYING = re.compile(
     r"\b(?:or|nor|either|maybe|perhaps|possibly|probably|not(?!\s{1,3}\$?-?\d)|never|wrong"
     r"|incorrect|false"
@@ -399,7 +400,8 @@ def value_qualifier(answer: str) -> str | None:
     if not tail.endswith("}"):
         return None  # math after the text: math-verify drops nothing
     words = _COMMAND_NAME.sub(" ", tail).replace("{", " ").replace("}", " ").strip()
-    return words if _MATH_IN_TAIL.search(words) or qualifying_words(words) else None
+    math = _MATH_IN_TAIL.search(_MODULUS.sub("", words))  # "(mod 7)" names no other value
+    return words if math or qualifying_words(words) else None
 
 
 def qualifying_words(words: str) -> bool:
