@@ -23,6 +23,8 @@ The themes:
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
@@ -202,3 +204,24 @@ def test_a_qualified_number_is_reported_with_its_words() -> None:
     assert V.extract("Answer: 5 squared").answer == "5\\text{ squared}"
     hedged = V.extract("<answer>5 (or possibly 6)</answer>")
     assert hedged.answer is None and hedged.extra["hedged"] is True
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The answer is 18 or " * 50_000,
+        "not " * 250_000 + "18",
+        "<answer>" + "5 or 6 " * 100_000 + "</answer>",
+        "Answer: 5 " + "or " * 100_000,
+        "\\boxed{5\\text{" + " or" * 100_000 + "}}",
+        "Answer: $5$ " + "/ $6$ " * 50_000,
+        "**Final Answer**\n" + "5\n" * 100_000,
+    ],
+    ids=["or-chain", "nots", "tag", "line-ors", "box-text", "spans", "heading-lines"],
+)
+def test_qualifier_reading_is_bounded(response: str) -> None:
+    """The new readings scan short windows only: megabytes of their triggers stay fast."""
+    started = time.perf_counter()
+    V.quick_check(V.extract(response), "5")
+    AUTO.check(AUTO.extract(response), "18")
+    assert time.perf_counter() - started < 2.0  # milliseconds here; generous for loaded CI

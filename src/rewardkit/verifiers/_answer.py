@@ -11,11 +11,16 @@ boxed inside the thinking still counts when the summary gives none. First found 
 2. ``answer_tag``: the last closed ``<answer>...</answer>`` (the R1-zero prompt) holding
    a value; when it holds more (a sentence, several lines, a chain of ``=``: "she earns
    $2 \\times 9 = \\$18$"), math-verify's extraction reads the tag's text in a worker
-   (``expression``), in both modes.
+   (``expression``), in both modes. Numbers one a line are the list of them.
 3. ``answer_line`` (default mode): "The final answer is X", "Answer: X", "The answer is
    X", a ``**Final Answer**`` heading then X; trailing tags (``</think>``), ``$``,
    periods and prose after the value are trimmed; a line that is prose is skipped, and
    the last line holding math beats a later bare word ("The answer is before.").
+   Words that change or qualify the value are kept, as ``\\text{...}``, where a unit
+   word would be dropped ("5 squared", "$5$ or more", "at least 5": the check refuses
+   them, see :func:`rewardkit.verifiers._latex.value_qualifier`); math spans joined
+   by ``\\text{ or }``, ``&``, ``/``, spacing or ``\\mid`` are a list, as two numbers
+   one a line after a heading are: never the first alone.
 4. ``expression`` (default mode): the end of the final part (up to 16,000 characters;
    the whole response when the final part holds no digit or LaTeX), from which
    math-verify's own extraction (the rightmost LaTeX or number, after its "answer"
@@ -43,9 +48,14 @@ part, else the whole response). In both modes, the answer is hedged when:
   offered as alternatives (:func:`_offers_two`): ``3, maybe 4`` (or "perhaps",
   "possibly", "probably", "or maybe"), ``3 \\vee 4``, ``3 \\lor 4``, ``3 | 4`` (a bar
   only when it is the value's only bar: ``|x|`` and ``\\{x | x > 0\\}`` are not);
+* an ``<answer>`` tag offers two different numbers as alternatives anywhere in it, with
+  a hedge word (``5 (or possibly 6)``, ``5, perhaps 6``), or with a plain "or" and no
+  math after it when the tag is read as a passage (``either 5 or 6``, ``It is 5. Or
+  6.``): math-verify's extraction, anchored by "answer", would read the first alone;
 * the fallback passage's last line ends with two different numbers offered as
   alternatives, plain "or" included (``I think 3, maybe 4``, ``3 or 4``, ``x = -5 or x =
-  4``, ``$3 \\vee 4$``): math-verify would read the last alone, as verl's scorer does.
+  4``, ``3 and/or 4``, ``3 apples or 4 apples``, ``$3 \\vee 4$``): math-verify would
+  read the last alone, as verl's scorer does.
   Math spans joined by "or" (``$-5$ or $4$``) stay math-verify's: it reads them as a set.
 
 Not hedging: boxes, tags and answer lines in earlier paragraphs (sub-results on the way)

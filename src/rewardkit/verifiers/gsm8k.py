@@ -7,13 +7,16 @@ Three ways to find the final number (``reward.verifiers.gsm8k_method``):
   ``<answer> n </answer>`` (a number, perhaps with a unit word): the shapes real model
   outputs end with (few models write ``####`` unless trained to). With none of these,
   the last number after the last ``</think>`` (else in the whole response), as
-  math-verify and verl's ``flexible`` rule read it.
+  math-verify and verl's ``flexible`` rule read it. A number is read with the words
+  around it that qualify it ("18 or 19", "18, 19", "18 to 19", "at least 18", "not 18",
+  "18 squared", "1/2"): then it is no number, never the bare 18 (or 2).
 * ``strict``: verl's rule, the last ``#### n`` (exactly ``#### `` then ``-?[0-9.,]+``);
   it rewards the dataset's own format, so it also trains the format.
 * ``flexible``: verl's rule, the last run of ``-?[0-9.,]+`` that is not ``.``.
 
 All compare numerically after dropping ``,`` and ``$``: ``72.00``, ``$72`` and ``72`` are
-the same (verl compares the strings, so ``#### 72.00`` or ``18.`` earns it nothing).
+the same (verl compares the strings, so ``#### 72.00`` or ``18.`` earns it nothing). A
+comma must group thousands: ``1,8`` and ``18,19`` are no number.
 Everything is decided in the main process; there is no slow path.
 """
 
