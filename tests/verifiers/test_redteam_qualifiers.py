@@ -124,6 +124,21 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("5", "**Final Answer**\n5\n6", 0.0, "a heading, then two numbers one a line"),
     ("5", "**Final Answer**\n\\[5\\]\n\\[6\\]", 0.0, "a heading, then two displays"),
     ("5", "**Final Answer**\n5\n\nThe 6 ways are listed above.", 1.0, "a later paragraph"),
+    # --- one box joining two values by a symbol: mv reads the last (before: 1, mv: 1) ---
+    ("6", _box("5 \\& 6"), 0.0, "an ampersand"),
+    ("6", _box("5 & 6"), 0.0, "an alignment tab"),
+    ("6", _box("5 \\mid 6"), 0.0, "\\mid"),
+    ("6", _box("5 \\| 6"), 0.0, "a double bar"),
+    ("6", _box("5 \\cup 6"), 0.0, "a union of numbers"),
+    ("6", _box("5 \\text{ resp. } 6"), 0.0, "'respectively' (held already)"),
+    ("6", _box("5\\text{ / }6"), 0.0, "a slash in text (held already)"),
+    ("6", _box("5 \\text{ and/or } 6"), 0.0, "'and/or' in text (held already)"),
+    (
+        "12",
+        _box("\\begin{pmatrix}1 & 12\\end{pmatrix}"),
+        0.0,
+        "a matrix is not its entry (held already)",
+    ),
     # --- a fallback passage offering two values (before: 1, mv reads the last) ---
     ("6", "5 and/or 6", 0.0, "'and/or'"),
     ("6", "it's 5 or else 6", 0.0, "'or else'"),

@@ -529,7 +529,11 @@ def _rounding(norm: str, value: Fraction, other: Fraction) -> bool:
 
 
 _NUMBER = r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:/\d+)?"
-_HEDGE_JOIN = r"(?:or\s{1,3})?(?:maybe|perhaps|possibly|probably)\b|\\(?:vee|lor)(?![A-Za-z])|\|"
+_HEDGE_JOIN = (
+    r"(?:or\s{1,3})?(?:maybe|perhaps|possibly|probably)\b|\\(?:vee|lor)(?![A-Za-z])|\|"
+    # "5 \& 6", "5 \mid 6", "5 \cup 6", "5 and/or 6": math-verify reads the 6
+    r"|\\(?:mid|cup)(?![A-Za-z])|\\\||\\?&|and/or\b|\\text\{\s{0,3}(?:resp\.?|and/or|/)\s{0,3}\}"
+)
 _SEPARATOR = r"\s{0,3}[,.;]?\s{0,3}\(?\s{0,3}"
 _UNIT_WORD = r"(?:\s{1,3}[^\W\d_]{2,20})?"  # "3 apples, maybe 4"
 _TWO_VALUES = re.compile(  # "3, maybe 4", "$3$; perhaps $4$", "3 \vee 4", "3 | 4"
