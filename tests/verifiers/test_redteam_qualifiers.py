@@ -203,6 +203,14 @@ GSM8K_ROWS: list[tuple[str, str, float, str]] = [
     ("18", "The answer is 18 apples.", 1.0, "a unit"),
     ("18", "The answer is 18 dozen.", 1.0, "'how many dozen': a unit"),
     ("18", "She had 5 apples and then 18.", 1.0, "the last number of a passage"),
+    ("0.5", "I solved it earlier, it's 5/10 or 0.5.", 1.0, "the same value restated"),
+    ("2", "<answer> Answer is: 2 prime numbers between 20 and 30.", 1.0, "'between' describes"),
+    (
+        "5",
+        "The minimum is 6. It can't be more than 6, as two others must have more than 5.",
+        0.0,
+        "a real output's shape: a bound before the last number (before: 1, the 5)",
+    ),
 ]
 
 

@@ -350,8 +350,9 @@ def clean_answer(line: str) -> str | None:
     elif number := _NUMBER_COMMA_WORD.match(value):
         value = number.group(1).rstrip(",")
     elif bound := _WORDS_THEN_NUMBER.fullmatch(value):
-        if _latex.qualifying_words(bound.group(1)):  # "at least 5", "between 5 and 6"
-            value = f"\\text{{{bound.group(1)} }}{bound.group(2)}"
+        words = bound.group(1)
+        if _latex.qualifying_words(words) or words.lower().endswith("between"):  # "at least 5"
+            value = f"\\text{{{words} }}{bound.group(2)}"
         elif _is_prose(value):
             return None
     elif not value or _is_prose(value):

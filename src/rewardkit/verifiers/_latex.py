@@ -364,7 +364,7 @@ _MODULUS = re.compile(r"\bmod(?:ulo)?\s*\d+", re.IGNORECASE)
 _QUALIFYING = re.compile(
     r"\b(?:or|nor|either|maybe|perhaps|possibly|probably|not(?!\s{1,3}\$?-?\d)|never|wrong"
     r"|incorrect|false"
-    r"|except|excluding|least|most|than|between)\b|\band\s+(?:up|above|below|over|more|less|(?:a|one)\s+(?:half|third|quarter))\b",
+    r"|except|excluding|least|most|than)\b|\band\s+(?:up|above|below|over|more|less|(?:a|one)\s+(?:half|third|quarter))\b",
     re.IGNORECASE,
 )
 _NUMBER_WORDS = (

@@ -160,7 +160,8 @@ _QUALIFIED_BEFORE = re.compile(
     r"\b(?:not|never|at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
     r"|between|or(?:[ \t]+(?:maybe|perhaps|possibly|else))?|maybe|perhaps|possibly)"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
-    r"|[0-9]+[ \t]{0,3},?[ \t]{0,3}(?:and|or|to)[ \t]{1,3}(?:\\?\$)?$"  # "18 and 19", "18, or 19"
+    # "18 and 19", "18, or 19"
+    r"|(?P<offered>-?[0-9][0-9.,]*(?:/[0-9]+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|or|to)[ \t]{1,3}(?:\\?\$)?$"
     r"|[0-9]+[ \t]{0,2}[-–—/^*×÷+][ \t]{0,2}(?:\\?\$)?$",  # "18/19", "18-19": in an expression
     re.IGNORECASE,
 )
@@ -176,9 +177,23 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
         return f"{number} {words.strip()}"
     digit = re.search(r"[0-9.]", text[start:end])
     before = text[max(0, end - 60) : start + (digit.start() if digit else 0)].split("\n")[-1]
-    if qualifier := _QUALIFIED_BEFORE.search(before):
-        return f"{qualifier.group().strip()} {number}"
-    return number
+    qualifier = _QUALIFIED_BEFORE.search(before)
+    if qualifier is None or _restated(qualifier.group("offered"), number):
+        return number
+    return f"{qualifier.group().strip()} {number}"
+
+
+def _restated(offered: str | None, number: str) -> bool:
+    """``5/10 or 0.5``: the value before "or" is the same number, restated."""
+    if offered is None:
+        return False
+    numerator, _, denominator = offered.replace(",", "").partition("/")
+    value = plain_number(number)
+    try:
+        first = Fraction(numerator) / Fraction(denominator or "1")
+    except (ValueError, ZeroDivisionError):
+        return False
+    return value is not None and first == value
 
 
 _GROUPED = re.compile(r"^[^0-9]*[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?[.,]?$")
