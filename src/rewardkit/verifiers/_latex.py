@@ -361,10 +361,10 @@ _TRAILING_SUPERSCRIPT = re.compile(r"(?:\^\s?\{?\s?-?\d\s?\}?|\{\^\d\})$")
 _COMMAND_NAME = re.compile(r"\\[A-Za-z]+")
 _MATH_IN_TAIL = re.compile(r"[0-9+=<>*]")
 _MODULUS = re.compile(r"\bmod(?:ulo)?\s*\d+", re.IGNORECASE)
-_QUALIFYING = re.compile(
+_QUALIFYING = re.compile(  # a hedge, a negation or a bound ("not 6" rules 6 out: kept)
     r"\b(?:or|nor|either|maybe|perhaps|possibly|probably|not(?!\s{1,3}\$?-?\d)|never|wrong"
-    r"|incorrect|false"
-    r"|except|excluding|least|most|than)\b|\band\s+(?:up|above|below|over|more|less|(?:a|one)\s+(?:half|third|quarter))\b",
+    r"|incorrect|false|except|excluding|least|most|than)\b"
+    r"|\band\s+(?:up|above|below|over|more|less|(?:a|one)\s+(?:half|third|quarter))\b",
     re.IGNORECASE,
 )
 _NUMBER_WORDS = (
@@ -406,10 +406,10 @@ def value_qualifier(answer: str) -> str | None:
 
 def qualifying_words(words: str) -> bool:
     """Whether words written after a value change or qualify it: a hedge, a negation or
-    a bound ("or more", "is wrong", "at least"), or an operator first ("squared",
-    "minus one"). Only the first three words count: later ones
-    describe ("5 students like both, so each likes at least one"). "not 6" after a value
-    rules 6 out: not counted."""
+    a bound ("or more", "is wrong", "at least", "and a half"), or an operator first
+    ("squared", "minus one"). Only the first three words count: later ones describe ("5
+    students like both, so each likes at least one"). "not 6" after a value rules 6 out:
+    not counted."""
     head = " ".join(words.split()[:3])
     return bool(_QUALIFYING.search(head) or _CHANGING_FIRST.match(head.lstrip(" (,.-")))
 
