@@ -130,6 +130,8 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("6", _box("5 \\mid 6"), 0.0, "\\mid"),
     ("6", _box("5 \\| 6"), 0.0, "a double bar"),
     ("6", _box("5 \\cup 6"), 0.0, "a union of numbers"),
+    ("6", _box("5 \\sim 6"), 0.0, "a range written with \\sim"),
+    ("6", _box("5 \u6216 6"), 0.0, "'or' in Chinese"),
     ("6", _box("5 \\text{ resp. } 6"), 0.0, "'respectively' (held already)"),
     ("6", _box("5\\text{ / }6"), 0.0, "a slash in text (held already)"),
     ("6", _box("5 \\text{ and/or } 6"), 0.0, "'and/or' in text (held already)"),

@@ -532,8 +532,8 @@ def _rounding(norm: str, value: Fraction, other: Fraction) -> bool:
 _NUMBER = r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:/\d+)?"
 _HEDGE_JOIN = (
     r"(?:or\s{1,3})?(?:maybe|perhaps|possibly|probably)\b|\\(?:vee|lor)(?![A-Za-z])|\|"
-    # "5 \& 6", "5 \mid 6", "5 \cup 6", "5 and/or 6": math-verify reads the 6
-    r"|\\(?:mid|cup)(?![A-Za-z])|\\\||\\?&|and/or\b|\\text\{\s{0,3}(?:resp\.?|and/or|/)\s{0,3}\}"
+    # "5 \& 6", "5 \mid 6", "5 \cup 6", "5 \sim 6", "5 或 6", "5 and/or 6": mv reads the 6
+    r"|\\(?:mid|cup|sim)(?![A-Za-z])|或者?|\\\||\\?&|and/or\b|\\text\{\s{0,3}(?:resp\.?|and/or|/)\s{0,3}\}"
 )
 _SEPARATOR = r"\s{0,3}[,.;]?\s{0,3}\(?\s{0,3}"
 _UNIT_WORD = r"(?:\s{1,3}[^\W\d_]{2,20})?"  # "3 apples, maybe 4"
