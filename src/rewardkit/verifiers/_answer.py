@@ -11,11 +11,16 @@ boxed inside the thinking still counts when the summary gives none. First found 
 2. ``answer_tag``: the last closed ``<answer>...</answer>`` (the R1-zero prompt) holding
    a value; when it holds more (a sentence, several lines, a chain of ``=``: "she earns
    $2 \\times 9 = \\$18$"), math-verify's extraction reads the tag's text in a worker
-   (``expression``), in both modes.
+   (``expression``), in both modes. Numbers one a line are the list of them.
 3. ``answer_line`` (default mode): "The final answer is X", "Answer: X", "The answer is
    X", a ``**Final Answer**`` heading then X; trailing tags (``</think>``), ``$``,
    periods and prose after the value are trimmed; a line that is prose is skipped, and
    the last line holding math beats a later bare word ("The answer is before.").
+   Words that change or qualify the value are kept, as ``\\text{...}``, where a unit
+   word would be dropped ("5 squared", "$5$ or more", "at least 5": the check refuses
+   them, see :func:`rewardkit.verifiers._latex.value_qualifier`); math spans joined
+   by ``\\text{ or }``, ``&``, ``/``, spacing or ``\\mid`` are a list, as two numbers
+   one a line after a heading are: never the first alone.
 4. ``expression`` (default mode): the end of the final part (up to 16,000 characters;
    the whole response when the final part holds no digit or LaTeX), from which
    math-verify's own extraction (the rightmost LaTeX or number, after its "answer"
@@ -43,9 +48,14 @@ part, else the whole response). In both modes, the answer is hedged when:
   offered as alternatives (:func:`_offers_two`): ``3, maybe 4`` (or "perhaps",
   "possibly", "probably", "or maybe"), ``3 \\vee 4``, ``3 \\lor 4``, ``3 | 4`` (a bar
   only when it is the value's only bar: ``|x|`` and ``\\{x | x > 0\\}`` are not);
+* an ``<answer>`` tag offers two different numbers as alternatives anywhere in it, with
+  a hedge word (``5 (or possibly 6)``, ``5, perhaps 6``), or with a plain "or" and no
+  math after it when the tag is read as a passage (``either 5 or 6``, ``It is 5. Or
+  6.``): math-verify's extraction, anchored by "answer", would read the first alone;
 * the fallback passage's last line ends with two different numbers offered as
   alternatives, plain "or" included (``I think 3, maybe 4``, ``3 or 4``, ``x = -5 or x =
-  4``, ``$3 \\vee 4$``): math-verify would read the last alone, as verl's scorer does.
+  4``, ``3 and/or 4``, ``3 apples or 4 apples``, ``$3 \\vee 4$``): math-verify would
+  read the last alone, as verl's scorer does.
   Math spans joined by "or" (``$-5$ or $4$``) stay math-verify's: it reads them as a set.
 
 Not hedging: boxes, tags and answer lines in earlier paragraphs (sub-results on the way)
@@ -101,7 +111,11 @@ _TAG = re.compile(r"<\|?/?[A-Za-z_][A-Za-z0-9_|]{0,30}>")
 _OUTER_NOISE = " \t*.:,"
 _SPANS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 # "or" joins spans too: "$3$ or $4$", "$3$ (or $4$)" are two values, never the first alone
-_SPAN_JOIN = re.compile(r"\s{0,3}\(?(?:,|;|\band\b|\bor\b|,\s{0,3}(?:and|or)\b)\s{0,3}")
+_SPAN_JOIN = re.compile(
+    r"\s{0,3}\(?(?:,|;|\band\b|\bor\b|,\s{0,3}(?:and|or)\b"
+    # "$3$ \text{ or } $4$", "$3$ \& $4$", "$3$ / $4$", "$3$ \quad $4$": two values, not the first
+    r"|\\text\{\s{0,3}(?:and|or)\s{0,3}\}|\\?&|/|\||\\mid\b|\\\||~|\\q?quad\b|\\[ ,;]|\\\\)\s{0,3}"
+)
 _SPACES = re.compile(r"[ \t]{1,8}")
 _SENTENCE_END = re.compile(r"\.(?:\s|$)|[;?](?:\s|$)")  # not "!": 5! is a factorial
 _TAG_PASSAGE = "<answer> {} </answer>"  # the word "answer" anchors math-verify's patterns
@@ -111,6 +125,9 @@ _NUMBER_THEN_WORDS = re.compile(  # "12 apples", "80살": the number; letters in
 )
 _NUMBER_COMMA_WORD = re.compile(  # "2/16, which can be simplified", "2009, but the image"
     r"(-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?),\s+(?!and\b|or\b)(?=[^\W\d_]{3})"
+)
+_WORDS_THEN_NUMBER = re.compile(  # "at least 5", "between 5 and 6": words, then the value
+    r"([^\W\d_]{1,20}(?: [^\W\d_]{1,20}){0,3}) (-?\d[\d,]*(?:\.\d+)?(?: and -?\d+)?)"
 )
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")  # plain words, not \commands
 _MATHY = re.compile(r"[0-9$\\\[]")
@@ -213,15 +230,36 @@ def _tagged(text: str) -> Found | None:
         return None
     content = text[open_ + len("<answer>") : close].strip()
     answer = _line_answer(content) if _ANSWER_MARKER.search(content) else _tag_value(content)
-    if answer is None and _MATHY.search(content):
+    passage = answer is None and _MATHY.search(content) is not None
+    if alternatives := _tag_alternatives(content, plain=passage):
+        return Found(None, {"source": "answer_tag", "hedged": True, "pred": alternatives}, open_)
+    if passage:
         # a sentence or a derivation: math-verify reads it, anchored by the word "answer"
         return Found(_TAG_PASSAGE.format(content), {"source": "expression", "tag": True})
     return Found(answer, {"source": "answer_tag"}, open_) if answer else None
 
 
+def _tag_alternatives(content: str, *, plain: bool) -> str | None:
+    """Two different values a tag offers as alternatives, anywhere in it: with a hedge word
+    (``5 (or possibly 6)``, ``5, perhaps 6``), or, in a tag read as a passage (``either 5
+    or 6``, ``It is 5. Or 6.``), with a plain "or" and no math after it. math-verify's
+    extraction, anchored by "answer", would read the first alone. (A tag holding just
+    ``5 or 6`` is the list of both, as a box is.)"""
+    content = content[: MAX_ANSWER_CHARS + 100]
+    hedge = next((m for m in _TWO_VALUES.finditer(content) if _two_different(m, content)), None)
+    last = last_match(_TWO_PLAIN_VALUES, content) if plain and hedge is None else None
+    if last is not None and not _MATHY.search(_CLOSERS.sub("", content[last.end() :])):
+        hedge = last if _two_different(last, content) else None
+    return None if hedge is None else hedge.group()
+
+
 def _tag_value(content: str) -> str | None:
     """A tag that holds just a value (``<answer> 3 </answer>``, ``<answer>$x=5$</answer>``),
-    or None when it holds more: several lines or sentences, a chain of ``=``, prose."""
+    numbers one a line (a list, ``5, 6``, never the first alone), or None when it holds
+    more: several lines or sentences, a chain of ``=``, prose."""
+    lines = [line.strip(_OUTER_NOISE + "$") for line in content.splitlines() if line.strip()]
+    if len(lines) > 1 and all(map(_is_number, lines)):
+        return ", ".join(lines)
     if "\n" in content or content.count("=") > 1:
         return None
     sentence = _SENTENCE_END.search(content)
@@ -285,9 +323,15 @@ def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
         return (value, line) if usable else None
     if not marker.group("sep") and not marker.group("bold"):
         return None  # a bare "answer" at a line end is prose, not a heading
-    following = next((ln for ln in after.split("\n") if clean_answer(ln)), "")
-    value = clean_answer(following)
-    return (value, following) if value else None
+    lines = after.split("\n")
+    at = next((i for i, ln in enumerate(lines) if clean_answer(ln)), None)
+    if at is None:
+        return None
+    value = clean_answer(lines[at]) or ""
+    more = clean_answer(lines[at + 1]) if at + 1 < len(lines) else None
+    if more and _is_number(value) and _is_number(more):
+        value = f"{value}, {more}"  # "**Final Answer**" then "5", "6": a list, never the 5
+    return value, lines[at]
 
 
 def clean_answer(line: str) -> str | None:
@@ -296,17 +340,39 @@ def clean_answer(line: str) -> str | None:
     None when nothing is left or the line reads as a sentence rather than a value.
     """
     line = _strip_tags(_HOPE.sub("", line[: MAX_ANSWER_CHARS + 100])).strip(_OUTER_NOISE)
-    spans = _leading_spans(line)
+    spans, end = _leading_spans(line)
     if spans:
-        return spans[:MAX_ANSWER_CHARS]
+        return _qualified(spans, _first_sentence(line[end:]))[:MAX_ANSWER_CHARS]
     line = _INLINE_DELIMITER.sub("", line).strip(_OUTER_NOISE + "$")
-    sentence = _SENTENCE_END.search(line)
-    value = (line[: sentence.start()] if sentence else line).strip(_OUTER_NOISE)
-    if number := _NUMBER_THEN_WORDS.fullmatch(value) or _NUMBER_COMMA_WORD.match(value):
+    value = _first_sentence(line)
+    if number := _NUMBER_THEN_WORDS.fullmatch(value):
+        value = _qualified(number.group(1).rstrip(","), value[number.end(1) :])
+    elif number := _NUMBER_COMMA_WORD.match(value):
         value = number.group(1).rstrip(",")
-    if not value or _is_prose(value):
+    elif bound := _WORDS_THEN_NUMBER.fullmatch(value):
+        words = bound.group(1)
+        if _latex.qualifying_words(words) or words.lower().endswith("between"):  # "at least 5"
+            value = f"\\text{{{words} }}{bound.group(2)}"
+        elif _is_prose(value):
+            return None
+    elif not value or _is_prose(value):
         return None
     return value[:MAX_ANSWER_CHARS]
+
+
+def _first_sentence(text: str) -> str:
+    sentence = _SENTENCE_END.search(text)
+    return (text[: sentence.start()] if sentence else text).strip(_OUTER_NOISE)
+
+
+def _qualified(value: str, words: str) -> str:
+    """``value``, or ``value\\text{ words}`` when the words after it change or qualify it
+    ("5 squared", "5 or more", "$5$ is wrong"): the check refuses those, where dropping
+    the words as a unit ("12 apples") would credit the bare number."""
+    words = words.strip(_OUTER_NOISE + "$")
+    if not words or "{" in words or "}" in words or not _latex.qualifying_words(words):
+        return value
+    return f"{value}\\text{{ {words}}}"
 
 
 def _is_prose(value: str) -> bool:
@@ -320,22 +386,24 @@ def _strip_tags(line: str) -> str:
     return _TAG.sub(" ", line) if "<" in line else line
 
 
-def _leading_spans(line: str) -> str | None:
-    """``$a$, $b$ and $c$ ...``: the math spans a line starts with, joined by ``, ``."""
+def _leading_spans(line: str) -> tuple[str | None, int]:
+    """``$a$, $b$ and $c$ ...``: the math spans a line starts with, joined by ``, ``, and
+    where they end."""
     values: list[str] = []
-    pos = 0
+    pos = end = 0
     while True:
         span = _span_at(line, pos)
         if span is None:
             break
         value, pos = span
         values.append(value.strip())
+        end = pos
         joiner = _SPAN_JOIN.match(line, pos) or _spaced_number(line, pos, value)
         if joiner is None:
             break
         pos = joiner.end()
     values = [value.strip(" .") for value in values if value.strip(" .")]
-    return ", ".join(values) if values else None
+    return (", ".join(values), end) if values else (None, end)
 
 
 def _spaced_number(line: str, pos: int, value: str) -> re.Match[str] | None:
@@ -462,15 +530,21 @@ def _rounding(norm: str, value: Fraction, other: Fraction) -> bool:
 
 
 _NUMBER = r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:/\d+)?"
-_HEDGE_JOIN = r"(?:or\s{1,3})?(?:maybe|perhaps|possibly|probably)\b|\\(?:vee|lor)(?![A-Za-z])|\|"
+_HEDGE_JOIN = (
+    r"(?:or\s{1,3})?(?:maybe|perhaps|possibly|probably)\b|\\(?:vee|lor)(?![A-Za-z])|\|"
+    # "5 \& 6", "5 \mid 6", "5 \cup 6", "5 \sim 6", "5 或 6", "5 and/or 6": mv reads the 6
+    r"|\\(?:mid|cup|sim)(?![A-Za-z])|或者?|\\\||\\?&|and/or\b|\\text\{\s{0,3}(?:resp\.?|and/or|/)\s{0,3}\}"
+)
 _SEPARATOR = r"\s{0,3}[,.;]?\s{0,3}\(?\s{0,3}"
+_UNIT_WORD = r"(?:\s{1,3}[^\W\d_]{2,20})?"  # "3 apples, maybe 4"
 _TWO_VALUES = re.compile(  # "3, maybe 4", "$3$; perhaps $4$", "3 \vee 4", "3 | 4"
-    rf"(?<![\w.])(?P<a>{_NUMBER})\$?{_SEPARATOR}(?P<join>{_HEDGE_JOIN})"
+    rf"(?<![\w.])(?P<a>{_NUMBER}){_UNIT_WORD}\$?{_SEPARATOR}(?P<join>{_HEDGE_JOIN})"
     rf"\s{{0,3}}\$?\s{{0,3}}(?P<b>{_NUMBER})(?![\d.]*\d)",
     re.IGNORECASE,
 )
-_TWO_PLAIN_VALUES = re.compile(  # in a passage: "3 or 4", "x = -5 or x = 4" (no math spans)
-    rf"(?<![\w.])(?P<a>{_NUMBER}){_SEPARATOR}(?P<join>or)\s{{1,3}}"
+_TWO_PLAIN_VALUES = re.compile(  # in a passage: "3 or 4", "x = -5 or x = 4", "3 and/or 4"
+    rf"(?<![\w.])(?P<a>{_NUMBER}){_UNIT_WORD}{_SEPARATOR}"
+    rf"(?P<join>(?:and/)?or(?:\s{{1,3}}else)?)\s{{1,3}}"
     rf"(?:[A-Za-z]\s{{0,2}}=\s{{0,2}})?(?P<b>{_NUMBER})(?![\d.]*\d)",
     re.IGNORECASE,
 )

@@ -354,6 +354,66 @@ def choice_label(norm: str) -> tuple[str | None, str]:
     return None, norm
 
 
+# --- words that change a value ------------------------------------------------------
+
+_AND_OR_TEXT = re.compile(r"\\(?:text|mbox)\s?\{\s*(?:and|or)\s*\}")
+_TRAILING_SUPERSCRIPT = re.compile(r"(?:\^\s?\{?\s?-?\d\s?\}?|\{\^\d\})$")
+_COMMAND_NAME = re.compile(r"\\[A-Za-z]+")
+_MATH_IN_TAIL = re.compile(r"[0-9+=<>*]")
+_MODULUS = re.compile(r"\bmod(?:ulo)?\s*\d+", re.IGNORECASE)
+_QUALIFYING = re.compile(  # a hedge, a negation or a bound ("not 6" rules 6 out: kept)
+    r"\b(?:or|nor|either|maybe|perhaps|possibly|probably|not(?!\s{1,3}\$?-?\d)|never|wrong"
+    r"|incorrect|false|except|excluding|least|most|than)\b"
+    r"|\band\s+(?:up|above|below|over|more|less|(?:a|one)\s+(?:half|third|quarter))\b",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = (
+    r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
+    r"|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|half)\b"
+)
+# An operator first. Not scale or fraction words: "5 thousand", "5 dozen", "5 halves" answer
+# "how many thousand (dozen, halves)", a unit as math-verify reads it.
+_CHANGING_FIRST = re.compile(
+    r"(?:(?:plus|minus|over|divided|times)\s+(?:by\s+)?(?:\$?\d|"
+    + _NUMBER_WORDS
+    + r")|(?:squared|cubed|factorial|sqrt|doubled|tripled|twice|reciprocal|inverse)\b)",
+    re.IGNORECASE,
+)
+
+
+def value_qualifier(answer: str) -> str | None:
+    """The text after a value that math-verify drops as a unit (everything from the first
+    ``\\text{`` when the answer ends in a ``}``) and that changes or qualifies the value
+    instead: math (``5\\text{ or 6}``, ``5\\text{ + 1}``, ``5\\text{,000}``), a hedge, a
+    negation or a bound (``5\\text{ or more}``, ``5\\text{ is wrong}``), or an operator
+    word first (``5\\text{ squared}``, ``5\\text{ minus one}``). None when there is no such
+    text or it reads as a unit (``5\\text{ cm}^2``, ``5\\text{ more apples}``,
+    ``5\\text{ thousand}``)."""
+    if len(answer) > MAX_ANSWER_CHARS:
+        return None
+    text = _AND_OR_TEXT.sub(",", answer.replace("$", "")).strip()  # "\text{ or }": a list
+    first = _TEXT_COMMAND.search(text)
+    if first is None or not text[: first.start()].strip(" {\\,;:!~"):
+        return None  # no text, or nothing before it: math-verify keeps it
+    end = _TRAILING_SUPERSCRIPT.search(text)
+    tail = text[first.start() : end.start() if end else len(text)]
+    if not tail.endswith("}"):
+        return None  # math after the text: math-verify drops nothing
+    words = _COMMAND_NAME.sub(" ", tail).replace("{", " ").replace("}", " ").strip()
+    math = _MATH_IN_TAIL.search(_MODULUS.sub("", words))  # "(mod 7)" names no other value
+    return words if math or qualifying_words(words) else None
+
+
+def qualifying_words(words: str) -> bool:
+    """Whether words written after a value change or qualify it: a hedge, a negation or
+    a bound ("or more", "is wrong", "at least", "and a half"), or an operator first
+    ("squared", "minus one"). Only the first three words count: later ones describe ("5
+    students like both, so each likes at least one"). "not 6" after a value rules 6 out:
+    not counted."""
+    head = " ".join(words.split()[:3])
+    return bool(_QUALIFYING.search(head) or _CHANGING_FIRST.match(head.lstrip(" (,.-")))
+
+
 # --- guards -------------------------------------------------------------------------
 
 _NUMERIC_TOWER = re.compile(r"\^\{?\d+\^")

@@ -7,13 +7,16 @@ Three ways to find the final number (``reward.verifiers.gsm8k_method``):
   ``<answer> n </answer>`` (a number, perhaps with a unit word): the shapes real model
   outputs end with (few models write ``####`` unless trained to). With none of these,
   the last number after the last ``</think>`` (else in the whole response), as
-  math-verify and verl's ``flexible`` rule read it.
+  math-verify and verl's ``flexible`` rule read it. A number is read with the words
+  around it that qualify it ("18 or 19", "18, 19", "18 to 19", "at least 18", "not 18",
+  "18 squared", "1/2"): then it is no number, never the bare 18 (or 2).
 * ``strict``: verl's rule, the last ``#### n`` (exactly ``#### `` then ``-?[0-9.,]+``);
   it rewards the dataset's own format, so it also trains the format.
 * ``flexible``: verl's rule, the last run of ``-?[0-9.,]+`` that is not ``.``.
 
 All compare numerically after dropping ``,`` and ``$``: ``72.00``, ``$72`` and ``72`` are
-the same (verl compares the strings, so ``#### 72.00`` or ``18.`` earns it nothing).
+the same (verl compares the strings, so ``#### 72.00`` or ``18.`` earns it nothing). A
+comma must group thousands: ``1,8`` and ``18,19`` are no number.
 Everything is decided in the main process; there is no slow path.
 """
 
@@ -98,10 +101,14 @@ class GSM8KVerifier:
         return Extracted(answer, {"method": self.method})
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
-        """Always decides: numbers are compared exactly, as fractions."""
+        """Always decides: numbers are compared exactly, as fractions. A comma that is
+        no thousands separator (``1,8``: 1.8 in much of the world; ``18,19``: a list)
+        makes no number."""
         golds = _gold_numbers(ground_truth)
         answer = extracted.answer
-        value = None if answer is None else plain_number(answer.replace("\\", ""))
+        value = None
+        if answer is not None and ("," not in answer.rstrip(",") or _GROUPED.search(answer)):
+            value = plain_number(answer.replace("\\", ""))
         return verdict(value is not None and value in golds, answer)
 
     def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
@@ -124,16 +131,73 @@ def _last_flexible(response: str) -> str | None:
 
 def _auto(response: str) -> str | None:
     """The later of the last marked number and the last boxed number, else the last
-    number after the last ``</think>`` (or of the whole response, when none is there)."""
+    number after the last ``</think>`` (or of the whole response, when none is there).
+
+    A number is kept with what qualifies it (``18 or 19``, ``18, 19``, ``18 squared``,
+    ``at least 18``, ``not 18``), which is then no number: never the bare 18."""
     marked = last_match(_AUTO, response)
     boxed = _last_boxed_number(response)
     if boxed is not None and (marked is None or boxed[0] > marked.start()):
         return boxed[1]
     if marked is not None:
-        return _group(marked)
+        return _qualified(response, marked.start(), marked.end(), _group(marked) or "")
     think_end = response.rfind("</think>")
     final = last_match(_LAST_NUMBER, response[think_end:]) if think_end >= 0 else None
-    return _group(final or last_match(_LAST_NUMBER, response))
+    final = final or last_match(_LAST_NUMBER, response)
+    if final is None:
+        return None
+    return _qualified(final.string, final.start(), final.end(), _group(final) or "")
+
+
+# after the number: another one listed or offered, a range, a power
+_LIST_AFTER = re.compile(
+    r"[ \t]{0,3}(?:[,;/]|\(?[ \t]{0,3}(?:and/)?or\b|and\b|to\b|through\b|[-–—~])"
+    r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$)?-?[0-9]"
+    r"|[ \t]{0,2}(?:[²³+]|[xX][ \t]{0,2}[0-9])"
+)
+# before the number: a bound, a negation, or another value offered as an alternative
+_QUALIFIED_BEFORE = re.compile(
+    r"\b(?:not|never|at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
+    r"|between|or(?:[ \t]+(?:maybe|perhaps|possibly|else))?|maybe|perhaps|possibly)"
+    r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
+    # "18 and 19", "18, or 19"
+    r"|(?P<offered>-?[0-9][0-9.,]*(?:/[0-9]+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|or|to)[ \t]{1,3}(?:\\?\$)?$"
+    r"|[0-9]+[ \t]{0,2}[-–—/^*×÷+][ \t]{0,2}(?:\\?\$)?$",  # "18/19", "18-19": in an expression
+    re.IGNORECASE,
+)
+
+
+def _qualified(text: str, start: int, end: int, number: str) -> str:
+    """``number`` (matched at ``start:end`` of ``text``), or the number with the words
+    around it that qualify it (see :func:`_auto`): then it reads as no number."""
+    end -= text[start:end].endswith(",")  # "18, 19": the comma is the number's separator
+    after = text[end : end + 60].split("\n", 1)[0]
+    words = re.split(r"[.!?;]", after, maxsplit=1)[0]
+    if _LIST_AFTER.match(after) or _latex.qualifying_words(words):
+        return f"{number} {words.strip()}"
+    digit = re.search(r"[0-9.]", text[start:end])
+    before = text[max(0, end - 60) : start + (digit.start() if digit else 0)].split("\n")[-1]
+    qualifier = _QUALIFIED_BEFORE.search(before)
+    if qualifier is None or _restated(qualifier.group("offered"), number):
+        return number
+    return f"{qualifier.group().strip()} {number}"
+
+
+def _restated(offered: str | None, number: str) -> bool:
+    """``5/10 or 0.5``: the value before "or" is the same number, restated."""
+    if offered is None:
+        return False
+    numerator, _, denominator = offered.replace(",", "").partition("/")
+    value = plain_number(number)
+    try:
+        first = Fraction(numerator) / Fraction(denominator or "1")
+    except (ValueError, ZeroDivisionError):
+        return False
+    return value is not None and first == value
+
+
+_GROUPED = re.compile(r"^[^0-9]*[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?[.,]?$")
+"""A number whose commas group thousands (``1,000``, ``$12,345.50``)."""
 
 
 def _last_boxed_number(response: str) -> tuple[int, str] | None:

@@ -91,6 +91,8 @@ class MathVerifier:
             return verdict(False, answer, hedged=True)  # "3 \vee 4": math-verify reads the 4
         if _RELATION_FIRST.match(answer) and not any(map(_RELATION.search, golds)):
             return verdict(False, answer)  # "\neq 12", "< 12": math-verify reads the 12
+        if _latex.value_qualifier(answer) and not any(map(_latex.value_qualifier, golds)):
+            return verdict(False, answer)  # "5\text{ or more}": math-verify drops the words
         if not self.fast_paths:
             return None
         return _quick_verdict(answer, golds, _decide)
