@@ -800,6 +800,7 @@ def main_real(args: argparse.Namespace) -> None:
     facts["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = {c.key: real_line(c, runs[c.key], mv, truths) for c in everyone}
     text = real_report(args, rows, lines, facts, truths) + real_targets(lines, runs, mv, truths)
+    text += real_start(runs)
     text += real_ceiling(runs, _deferred(rows), args.workers)
     text += real_details(runs, rows, mv, truths)
     print("\n" + text)
@@ -930,6 +931,19 @@ def _deferred(rows: list[dict[str, Any]]) -> list[bool]:
         extracted = verifier.extract(row["response"])
         flags.append(verifier.quick_check(extracted, row["ground_truth"]) is None)
     return flags
+
+
+def real_start(runs: dict[str, list[Guarded]]) -> str:
+    """rewardkit's start, left out of rows/s: the worker fork server's warm-up, once per process."""
+    starts = [g.figures["start_seconds"] for g in runs.get("rewardkit", []) if g.figures]
+    if not starts:
+        return ""
+    return (
+        f"\nStart, not counted in rows/s: rewardkit's `RewardLoop` took {statistics.median(starts):.2f} s "
+        "to start (median), most of it the worker fork server's warm-up, which parses a small "
+        "LaTeX corpus once so that every worker inherits the parser's predictions "
+        "(`benchmarks/worker_warmth.py`).\n"
+    )
 
 
 def real_ceiling(runs: dict[str, list[Guarded]], deferred: list[bool], workers: int) -> str:

@@ -35,7 +35,7 @@ from fractions import Fraction
 from typing import Any
 
 from rewardkit.errors import InvalidSampleError
-from rewardkit.verifiers import _answer, _differ, _latex, _numeric
+from rewardkit.verifiers import _answer, _differ, _latex, _numeric, _warm_corpus
 from rewardkit.verifiers._answer import ExtractionMode
 from rewardkit.verifiers._common import gold_strings, verdict
 from rewardkit.verifiers.base import Extracted, Verdict
@@ -262,9 +262,18 @@ def _gold_answers(ground_truth: Any) -> tuple[str, ...]:
 
 
 def warm_up() -> None:
-    """Import math-verify and run one comparison, so that sympy, the LaTeX grammar and
-    the extraction regexes are loaded before the first row (call it in a fork server)."""
+    """Load math-verify, sympy, the LaTeX grammar and the extraction regexes, and parse
+    :data:`~rewardkit.verifiers._warm_corpus.LATEX` both ways a row is parsed (an answer,
+    a fallback passage). Called in the worker fork server: every worker forks with the
+    parser's predictions made once, instead of each learning them on its own rows (see
+    :mod:`~rewardkit.verifiers._warm_corpus`; about a second, once per process)."""
     _math_verify_equal("\\frac{1}{2}", "0.5")
+    for text in _warm_corpus.LATEX:
+        try:
+            _parse(text.strip("$"))
+            _parse_passage(text)
+        except Exception:  # a warm-up that fails costs speed, never the pool
+            continue
 
 
 _MV_TIMEOUT_NOTICE = "Timeout is disabled"
@@ -350,12 +359,17 @@ def _is_passage(extracted: Extracted) -> bool:
 def _expression_verdict(passage: str, golds: tuple[str, ...]) -> Verdict:
     """The fallback: math-verify extracts the answer from the end of the response as
     verl's ``math_verify`` scorer does (its default LaTeX and expression configs)."""
+    found = _parse_passage(passage)
+    pred = next((item for item in reversed(found) if isinstance(item, str)), None)
+    correct = any(_verify(_parse_gold(gold), found) for gold in golds)
+    return verdict(correct, pred, source="expression")
+
+
+def _parse_passage(passage: str) -> list[Any]:
+    """math-verify's extraction on a passage, with verl's ``math_verify`` scorer's configs."""
     math_verify, _ = _math_verify()
-    found = math_verify.parse(
+    return math_verify.parse(
         passage,
         extraction_config=[math_verify.ExprExtractionConfig(), math_verify.LatexExtractionConfig()],
         parsing_timeout=None,  # the worker is killed at the hard limit instead
     )
-    pred = next((item for item in reversed(found) if isinstance(item, str)), None)
-    correct = any(_verify(_parse_gold(gold), found) for gold in golds)
-    return verdict(correct, pred, source="expression")

@@ -1,0 +1,110 @@
+"""Why more workers do not divide math-verify's time: each worker learns its own parser.
+
+    .venv/bin/python benchmarks/worker_warmth.py [--workers 1 2 4 8 16]   # about a minute
+
+The rows of the real-output corpus that rewardkit leaves to math-verify (no inline rule
+decides them, the ``pool`` rows of ``bench_scoring.py --real``) cost most of their time
+in latex2sympy's ANTLR parser, and most of that in building its prediction DFA for token
+sequences it has not seen yet. The DFA lives in the process: a second pass over the same
+rows costs about half the first. Each of N workers builds its own.
+
+This splits those rows round-robin among N fresh processes forked from one parent that
+ran the math verifier's warm-up (as the worker fork server does), runs the N one after
+another (no contention: CPU time, not wall time) and prints the CPU seconds they spent
+together: ``cold`` after a warm-up of one comparison only (as before the warm-up corpus),
+``warmed`` after the fork server's whole warm-up, which also parses
+``rewardkit.verifiers._warm_corpus.LATEX`` (written for it, not taken from the corpus).
+BENCHMARKS.md cites the figures (Scoring engine on real model outputs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import real_outputs
+
+from rewardkit.config import load_config
+from rewardkit.verifiers import _warm_corpus
+from rewardkit.verifiers import math as math_verifier
+from rewardkit.verifiers.registry import VerifierTable
+
+
+def pool_rows(rows: list[dict[str, Any]], table: VerifierTable) -> list[dict[str, Any]]:
+    """The rows that no inline rule decides (``quick_check`` answers None)."""
+    left = []
+    for row in rows:
+        verifier = table.pick(row["data_source"])
+        if verifier.quick_check(verifier.extract(row["response"]), row["ground_truth"]) is None:
+            left.append(row)
+    return left
+
+
+def children_cpu(rows: list[dict[str, Any]], table: VerifierTable, workers: int) -> float:
+    """CPU seconds of ``workers`` forked processes checking ``rows`` between them."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for part in range(workers):
+        pid = os.fork()
+        if pid == 0:
+            for row in rows[part::workers]:
+                verifier = table.pick(row["data_source"])
+                verifier.check(verifier.extract(row["response"]), row["ground_truth"])
+            os._exit(0)
+        os.waitpid(pid, 0)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def measure(rows: list[dict[str, Any]], workers: int, corpus: bool) -> dict[str, float]:
+    """In a fresh forked parent (its parser state is its own): warm up, then the N children."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        table = VerifierTable(load_config({}).reward)
+        if not corpus:
+            _warm_corpus.LATEX = ()
+        started = time.perf_counter()
+        math_verifier.warm_up()
+        warm = time.perf_counter() - started
+        figures = {"cpu": children_cpu(rows, table, workers), "warm_s": warm}
+        os.write(write, json.dumps(figures).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as fh:
+        figures = json.loads(fh.read())
+    os.waitpid(pid, 0)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16])
+    args = parser.parse_args(argv)
+    table = VerifierTable(load_config({}).reward)
+    rows = pool_rows(real_outputs.load_corpus(), table)
+    print(f"{len(rows)} rows left to math-verify; CPU seconds of N workers checking them")
+    print("| workers | cold | warmed | warmed / cold |\n|---:|---:|---:|---:|")
+    for workers in args.workers:
+        cold = measure(rows, workers, corpus=False)
+        warmed = measure(rows, workers, corpus=True)
+        print(
+            f"| {workers} | {cold['cpu']:.2f} | {warmed['cpu']:.2f} "
+            f"| {warmed['cpu'] / cold['cpu']:.2f} |",
+            flush=True,
+        )
+    print(
+        f"(the fork server's warm-up: {cold['warm_s']:.2f} s without the corpus, "
+        f"{warmed['warm_s']:.2f} s with it; once per process, before the fork)"
+    )
+
+
+if __name__ == "__main__":
+    main()
