@@ -14,17 +14,11 @@ from __future__ import annotations
 
 import pytest
 
+from redteam_rows import V, check_both_phases, check_math_row
+from redteam_rows import box as _box
+from redteam_rows import row_ids as _ids
 from rewardkit import RewardLoop, Status
 from rewardkit.errors import InvalidSampleError
-from rewardkit.verifiers.math import MathVerifier
-
-V = MathVerifier()
-OFF = MathVerifier(fast_paths=False)
-
-
-def _box(answer: str) -> str:
-    return f"So the final answer is $\\boxed{{{answer}}}$."
-
 
 # (gold, response, expected, reason)
 ROWS: list[tuple[str, str, float, str]] = [
@@ -170,34 +164,16 @@ ROUNDING_ROWS: list[tuple[str, str, float, str]] = [
 ]
 
 
-def _ids(rows: list[object]) -> list[str]:
-    out = []
-    for i, row in enumerate(rows):
-        values = row.values if hasattr(row, "values") else row
-        out.append(f"{i}-{values[3]}"[:50])
-    return out
-
-
 @pytest.mark.parametrize(("gold", "response", "expected", "reason"), ROWS, ids=_ids(ROWS))
 def test_redteam_row(gold: str, response: str, expected: float, reason: str) -> None:
-    extracted = V.extract(response)
-    quick = V.quick_check(extracted, gold)
-    if quick is not None:
-        assert quick.score == expected, f"quick_check: {reason}"
-    assert V.check(extracted, gold).score == expected, reason
-    if expected == 0.0:  # no reading may credit a wrong answer, fast paths or not
-        assert OFF.check(OFF.extract(response), gold).score == 0.0, f"fast_paths=False: {reason}"
+    check_math_row(gold, response, expected, reason)
 
 
 @pytest.mark.parametrize(
     ("gold", "response", "expected", "reason"), ROUNDING_ROWS, ids=_ids(ROUNDING_ROWS)
 )
 def test_rounding_row(gold: str, response: str, expected: float, reason: str) -> None:
-    extracted = V.extract(response)
-    quick = V.quick_check(extracted, gold)
-    if quick is not None:
-        assert quick.score == expected, f"quick_check: {reason}"
-    assert V.check(extracted, gold).score == expected, reason
+    check_both_phases(gold, response, expected, reason)
 
 
 @pytest.mark.parametrize("gold", ["\\text{}", "$", "\\$", ".", "\\,", "\\text{ }", "~"])

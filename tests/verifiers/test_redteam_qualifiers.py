@@ -27,16 +27,12 @@ import time
 
 import pytest
 
+from redteam_rows import V, check_math_row
+from redteam_rows import box as _box
+from redteam_rows import row_ids as _ids
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
-from rewardkit.verifiers.math import MathVerifier
 
-V = MathVerifier()
-OFF = MathVerifier(fast_paths=False)
 AUTO = GSM8KVerifier()
-
-
-def _box(answer: str) -> str:
-    return f"So the final answer is $\\boxed{{{answer}}}$."
 
 
 # (gold, response, expected, reason)
@@ -151,19 +147,9 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
 ]
 
 
-def _ids(rows: list[tuple[str, str, float, str]]) -> list[str]:
-    return [f"{i}-{row[3]}"[:50] for i, row in enumerate(rows)]
-
-
 @pytest.mark.parametrize(("gold", "response", "expected", "reason"), MATH_ROWS, ids=_ids(MATH_ROWS))
 def test_math_row(gold: str, response: str, expected: float, reason: str) -> None:
-    extracted = V.extract(response)
-    quick = V.quick_check(extracted, gold)
-    if quick is not None:
-        assert quick.score == expected, f"quick_check: {reason}"
-    assert V.check(extracted, gold).score == expected, reason
-    if expected == 0.0:  # no reading may credit a wrong answer, fast paths or not
-        assert OFF.check(OFF.extract(response), gold).score == 0.0, f"fast_paths=False: {reason}"
+    check_math_row(gold, response, expected, reason)
 
 
 GSM8K_ROWS: list[tuple[str, str, float, str]] = [

@@ -1,0 +1,38 @@
+"""Shared by the red-team tables (tests/ is on sys.path, as for model_fakes): how a
+(gold, response, expected, reason) row is checked."""
+
+from __future__ import annotations
+
+from rewardkit.verifiers.math import MathVerifier
+
+V = MathVerifier()
+OFF = MathVerifier(fast_paths=False)
+
+
+def box(answer: str) -> str:
+    return f"So the final answer is $\\boxed{{{answer}}}$."
+
+
+def row_ids(rows: list[object]) -> list[str]:
+    """Short test ids: the row's index and the start of its reason."""
+    out = []
+    for i, row in enumerate(rows):
+        values = row.values if hasattr(row, "values") else row  # pytest.param or a tuple
+        out.append(f"{i}-{values[3]}"[:50])
+    return out
+
+
+def check_math_row(gold: str, response: str, expected: float, reason: str) -> None:
+    """The inline decision (when it decides) and the full check score ``expected``; a row
+    expected 0 also scores 0 with fast paths off: no reading may credit a wrong answer."""
+    check_both_phases(gold, response, expected, reason)
+    if expected == 0.0:
+        assert OFF.check(OFF.extract(response), gold).score == 0.0, f"fast_paths=False: {reason}"
+
+
+def check_both_phases(gold: str, response: str, expected: float, reason: str) -> None:
+    extracted = V.extract(response)
+    quick = V.quick_check(extracted, gold)
+    if quick is not None:
+        assert quick.score == expected, f"quick_check: {reason}"
+    assert V.check(extracted, gold).score == expected, reason
