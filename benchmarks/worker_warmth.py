@@ -30,21 +30,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import real_outputs
+from bench_scoring import _deferred
 
 from rewardkit.config import load_config
 from rewardkit.verifiers import _warm_corpus
 from rewardkit.verifiers import math as math_verifier
 from rewardkit.verifiers.registry import VerifierTable
-
-
-def pool_rows(rows: list[dict[str, Any]], table: VerifierTable) -> list[dict[str, Any]]:
-    """The rows that no inline rule decides (``quick_check`` answers None)."""
-    left = []
-    for row in rows:
-        verifier = table.pick(row["data_source"])
-        if verifier.quick_check(verifier.extract(row["response"]), row["ground_truth"]) is None:
-            left.append(row)
-    return left
 
 
 def children_cpu(rows: list[dict[str, Any]], table: VerifierTable, workers: int) -> float:
@@ -88,8 +79,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     args = parser.parse_args(argv)
-    table = VerifierTable(load_config({}).reward)
-    rows = pool_rows(real_outputs.load_corpus(), table)
+    corpus = real_outputs.load_corpus()
+    rows = [row for row, left in zip(corpus, _deferred(corpus), strict=True) if left]
     print(f"{len(rows)} rows left to math-verify; CPU seconds of N workers checking them")
     print("| workers | cold | warmed | warmed / cold |\n|---:|---:|---:|---:|")
     for workers in args.workers:
