@@ -11,15 +11,18 @@ rows costs about half the first. Each of N workers builds its own.
 This splits those rows round-robin among N fresh processes forked from one parent that
 ran the math verifier's warm-up (as the worker fork server does), runs the N one after
 another (no contention: CPU time, not wall time) and prints the CPU seconds they spent
-together: ``cold`` after a warm-up of one comparison only (as before the warm-up corpus),
-``warmed`` after the fork server's whole warm-up, which also parses
-``rewardkit.verifiers._warm_corpus.LATEX`` (written for it, not taken from the corpus).
+together: ``cold`` after the warm-up without its corpus (two comparisons), ``warmed``
+after the fork server's whole warm-up, which also parses
+``rewardkit.verifiers._warm_corpus.LATEX`` (written for it, not taken from the corpus),
+and ``frozen`` as a worker runs: warmed, then ``gc.freeze()`` first thing in the child
+(``rewardkit.execution._worker``), so that the collector leaves the inherited heap alone.
 BENCHMARKS.md cites the figures (Scoring engine on real model outputs).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -38,12 +41,16 @@ from rewardkit.verifiers import math as math_verifier
 from rewardkit.verifiers.registry import VerifierTable
 
 
-def children_cpu(rows: list[dict[str, Any]], table: VerifierTable, workers: int) -> float:
+def children_cpu(
+    rows: list[dict[str, Any]], table: VerifierTable, workers: int, freeze: bool
+) -> float:
     """CPU seconds of ``workers`` forked processes checking ``rows`` between them."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     for part in range(workers):
         pid = os.fork()
         if pid == 0:
+            if freeze:
+                gc.freeze()
             for row in rows[part::workers]:
                 verifier = table.pick(row["data_source"])
                 verifier.check(verifier.extract(row["response"]), row["ground_truth"])
@@ -53,7 +60,9 @@ def children_cpu(rows: list[dict[str, Any]], table: VerifierTable, workers: int)
     return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
-def measure(rows: list[dict[str, Any]], workers: int, corpus: bool) -> dict[str, float]:
+def measure(
+    rows: list[dict[str, Any]], workers: int, corpus: bool, freeze: bool = False
+) -> dict[str, float]:
     """In a fresh forked parent (its parser state is its own): warm up, then the N children."""
     read, write = os.pipe()
     pid = os.fork()
@@ -65,7 +74,7 @@ def measure(rows: list[dict[str, Any]], workers: int, corpus: bool) -> dict[str,
         started = time.perf_counter()
         math_verifier.warm_up()
         warm = time.perf_counter() - started
-        figures = {"cpu": children_cpu(rows, table, workers), "warm_s": warm}
+        figures = {"cpu": children_cpu(rows, table, workers, freeze), "warm_s": warm}
         os.write(write, json.dumps(figures).encode())
         os._exit(0)
     os.close(write)
@@ -82,13 +91,14 @@ def main(argv: list[str] | None = None) -> None:
     corpus = real_outputs.load_corpus()
     rows = [row for row, left in zip(corpus, _deferred(corpus), strict=True) if left]
     print(f"{len(rows)} rows left to math-verify; CPU seconds of N workers checking them")
-    print("| workers | cold | warmed | warmed / cold |\n|---:|---:|---:|---:|")
+    print("| workers | cold | warmed | frozen | frozen / cold |\n|---:|---:|---:|---:|---:|")
     for workers in args.workers:
         cold = measure(rows, workers, corpus=False)
         warmed = measure(rows, workers, corpus=True)
+        frozen = measure(rows, workers, corpus=True, freeze=True)
         print(
-            f"| {workers} | {cold['cpu']:.2f} | {warmed['cpu']:.2f} "
-            f"| {warmed['cpu'] / cold['cpu']:.2f} |",
+            f"| {workers} | {cold['cpu']:.2f} | {warmed['cpu']:.2f} | {frozen['cpu']:.2f} "
+            f"| {frozen['cpu'] / cold['cpu']:.2f} |",
             flush=True,
         )
     print(

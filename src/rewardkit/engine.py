@@ -20,7 +20,7 @@ import asyncio
 import json
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +38,7 @@ from rewardkit.execution import tasks
 from rewardkit.execution.pool import fair_share
 from rewardkit.types import BadRow, Result, Sample, Status
 from rewardkit.verifiers import registry
-from rewardkit.verifiers.base import AsyncVerifier, Verdict, Verifier, is_async
+from rewardkit.verifiers.base import AsyncVerifier, Extracted, Verdict, Verifier, is_async
 from rewardkit.verifiers.format import format_score
 from rewardkit.verifiers.overlong import overlong_penalty
 
@@ -124,60 +124,102 @@ class RewardEngine:
 
     async def score_row(self, index: int, raw: Any) -> Result:
         """Score one row. Never raises: failures are the row's status. Sets ``elapsed_s``."""
-        started = time.perf_counter()
-        result = await self._score_row(index, raw)
-        # Set on the frozen Result in place, as its own __post_init__ could: replace()
-        # would copy every field of every row (measurable at thousands of rows/s).
-        object.__setattr__(result, "elapsed_s", time.perf_counter() - started)
-        return result
+        started = self.start_row(index, raw)
+        return started if isinstance(started, Result) else await started
 
-    async def _score_row(self, index: int, raw: Any) -> Result:
+    def start_row(self, index: int, raw: Any) -> Result | Coroutine[Any, Any, Result]:
+        """The row's Result when its phases decide it here and now, else the coroutine
+        that finishes it. Never raises, like :meth:`score_row`.
+
+        Most rows of a math batch are decided by the rule verifier's inline phases; a
+        caller scoring many rows awaits (and wraps in a task) only the others, so a row
+        decided inline costs no task or event-loop round trip.
+        """
+        started = time.perf_counter()
         self.stats["rows"] += 1
         row = _row_of(raw)
         if isinstance(raw, BadRow):
-            return Result(index, Status.INVALID, error=raw.reason, row=row)
+            return _timed(Result(index, Status.INVALID, error=raw.reason, row=row), started)
         try:
             sample = Sample.from_row(raw, default_data_source=self.section.default_data_source)
-            pieces = await self._pieces(sample)
-        except InvalidSampleError as exc:
-            return Result(index, Status.INVALID, error=str(exc), row=row)
-        except Exception as exc:  # a bug of ours must still cost only this row
-            return Result(
-                index, Status.ERROR, error=f"internal error: {type(exc).__name__}: {exc}", row=row
-            )
-        return _combine(index, pieces, row)
+            pieces = self._start_pieces(sample)
+        except Exception as exc:
+            return _timed(_failed(index, exc, row), started)
+        if isinstance(pieces, list):
+            return _timed(_combine(index, pieces, row), started)
+        return self._finish_row(index, pieces, row, started)
+
+    async def _finish_row(
+        self,
+        index: int,
+        pieces: Awaitable[list[_Piece]],
+        row: Mapping[str, Any],
+        started: float,
+    ) -> Result:
+        try:
+            result = _combine(index, await pieces, row)
+        except Exception as exc:
+            result = _failed(index, exc, row)
+        return _timed(result, started)
 
     async def score_many(self, rows: list[Any], start: int = 0) -> list[Result]:
         """Score rows concurrently; results in input order. The rows of one call share the
         worker pool fairly with other calls' rows (no call waits behind another's queue)."""
+        done: dict[int, Result] = {}
         with fair_share():
-            return list(
-                await asyncio.gather(*(self.score_row(start + i, r) for i, r in enumerate(rows)))
-            )
+            await self.score_into(rows, start, done)
+        return [done[start + offset] for offset in range(len(rows))]
 
-    async def _pieces(self, sample: Sample) -> list[_Piece]:
+    async def score_into(self, rows: list[Any], start: int, done: dict[int, Result]) -> None:
+        """Score rows concurrently, storing each Result at ``done[start + offset]`` as it
+        finishes (a dict store: another thread may read ``done`` meanwhile).
+
+        A row decided inline is stored at once; each other row becomes a task, started
+        before the next row is read, so that its work reaches the pool while the rest of
+        the rows are checked inline.
+        """
+        async with asyncio.TaskGroup() as group:
+            for offset, row in enumerate(rows):
+                started = self.start_row(start + offset, row)
+                if isinstance(started, Result):
+                    done[start + offset] = started
+                else:
+                    group.create_task(_store(started, start + offset, done))
+                    await asyncio.sleep(0)  # the task's first step: its row is on its way
+
+    def _start_pieces(self, sample: Sample) -> list[_Piece] | Awaitable[list[_Piece]]:
+        """The row's pieces when all are decided inline, else an awaitable of them."""
         if len(sample.response) > self.section.max_response_chars:
             raise InvalidSampleError(
                 f"response has {len(sample.response):,} characters, over "
                 f"reward.max_response_chars={self.section.max_response_chars:,}"
             )
-        jobs: list[Awaitable[_Piece]] = []
-        rule = self._rule_job(sample)
-        if rule is not None:
-            jobs.append(rule)
-        jobs.extend(self._model_job(scorer, sample) for scorer in self.model_scorers)
-        if not jobs:
+        rule = self._rule_job(sample)  # before the model jobs: it may raise
+        models = [self._model_job(scorer, sample) for scorer in self.model_scorers]
+        if rule is None and not models:
             raise InvalidSampleError(
                 f"unknown data_source {sample.data_source!r}{registry.suggest(sample.data_source)}: "
                 "no verifier handles it and no reward model is enabled (see README, 'Data sources')"
             )
-        pieces = list(await asyncio.gather(*jobs))
-        pieces.extend(self._shape_pieces(sample))
-        return pieces
+        if isinstance(rule, _Piece) and not models:
+            return [rule, *self._shape_pieces(sample)]  # decided inline: no await at all
+        jobs = [rule, *models] if rule is not None else models
+        return self._gather_pieces(jobs, sample)
+
+    async def _gather_pieces(
+        self, jobs: Sequence[_Piece | Awaitable[_Piece]], sample: Sample
+    ) -> list[_Piece]:
+        waiting = [job for job in jobs if not isinstance(job, _Piece)]
+        if len(waiting) == 1:  # the usual case, one source: no task for it
+            done = iter([await waiting[0]])
+        else:
+            done = iter(await asyncio.gather(*waiting))
+        pieces = [job if isinstance(job, _Piece) else next(done) for job in jobs]
+        return [*pieces, *self._shape_pieces(sample)]
 
     # ------------------------------------------------------------------ sources
 
-    def _rule_job(self, sample: Sample) -> Awaitable[_Piece] | None:
+    def _rule_job(self, sample: Sample) -> _Piece | Awaitable[_Piece] | None:
         if self._custom is not None:
             return self._custom_piece(sample)
         verifier = self._verifiers.pick(sample.data_source)
@@ -187,12 +229,13 @@ class RewardEngine:
             return self._async_verifier_piece(verifier, sample)
         return self._verifier_piece(verifier, sample)
 
-    async def _verifier_piece(self, verifier: Verifier, sample: Sample) -> _Piece:
+    def _verifier_piece(self, verifier: Verifier, sample: Sample) -> _Piece | Awaitable[_Piece]:
+        """The cheap phases inline: a quick verdict is the piece; else the pooled check."""
         weight = self.section.rule_weight
         if sample.ground_truth is None:
             raise InvalidSampleError(f"data_source {sample.data_source!r} needs a ground_truth")
         if _too_big_inline(sample.response, sample.ground_truth):
-            return await self._whole_in_pool(verifier, sample)
+            return self._whole_in_pool(verifier, sample)
         extracted = verifier.extract(sample.response)
         # A bad ground truth raises InvalidSampleError (the row is invalid); anything else
         # is a bug of the verifier, reported as an internal error, not as bad data.
@@ -200,6 +243,12 @@ class RewardEngine:
         if verdict is not None and self.section.verifiers.fast_paths:
             self.stats["quick"] += 1
             return _verdict_piece("rule", weight, verdict, extracted.extra)
+        return self._pooled_piece(verifier, sample, extracted)
+
+    async def _pooled_piece(
+        self, verifier: Verifier, sample: Sample, extracted: Extracted
+    ) -> _Piece:
+        weight = self.section.rule_weight
         # the source is part of the key: a fallback passage and a box holding the same text
         # are read differently (math-verify's extraction against the box's content)
         source = extracted.extra.get("source")
@@ -394,6 +443,25 @@ class RewardEngine:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+async def _store(result: Awaitable[Result], index: int, done: dict[int, Result]) -> None:
+    done[index] = await result
+
+
+def _timed(result: Result, started: float) -> Result:
+    # Set on the frozen Result in place, as its own __post_init__ could: replace()
+    # would copy every field of every row (measurable at thousands of rows/s).
+    object.__setattr__(result, "elapsed_s", time.perf_counter() - started)
+    return result
+
+
+def _failed(index: int, exc: Exception, row: Mapping[str, Any]) -> Result:
+    """A row's failure: invalid data, or a bug of ours that must still cost only this row."""
+    if isinstance(exc, InvalidSampleError):
+        return Result(index, Status.INVALID, error=str(exc), row=row)
+    error = f"internal error: {type(exc).__name__}: {exc}"
+    return Result(index, Status.ERROR, error=error, row=row)
 
 
 def _verdict_piece(

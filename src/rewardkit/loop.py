@@ -216,12 +216,7 @@ async def _score_into(engine: RewardEngine, rows: list[Any], start: int, inbox: 
     task = asyncio.current_task()
     if task is not None:
         task.set_name(_ROWS_TASK)  # found by _settle_rows when the run is interrupted
-    done = inbox.done
-
-    async def one(index: int, row: Any) -> None:
-        done[index] = await engine.score_row(index, row)  # a dict store: atomic under the GIL
-
-    await asyncio.gather(*[one(start + i, row) for i, row in enumerate(rows)])
+    await engine.score_into(rows, start, inbox.done)
 
 
 _ROWS_TASK = "rewardkit-rows"

@@ -268,6 +268,9 @@ def warm_up() -> None:
     parser's predictions made once, instead of each learning them on its own rows (see
     :mod:`~rewardkit.verifiers._warm_corpus`; about a second, once per process)."""
     _math_verify_equal("\\frac{1}{2}", "0.5")
+    # sympy's simplify imports its units tables on first use (0.1-0.2 s): a comparison
+    # only simplify decides, so that no worker pays it on its first wrong answer.
+    _verify(_parse_gold("1"), _parse("\\sin^2 x + \\cos^2 x"))
     for text in _warm_corpus.LATEX:
         try:
             _parse(text.strip("$"))
