@@ -102,3 +102,21 @@ async def test_workers_keep_what_the_fork_server_loaded_out_of_the_collector() -
     finally:
         await engine.close()
     assert frozen > 10_000  # math-verify, sympy and the parser's warm-up: all frozen
+
+
+async def test_a_long_batch_of_inline_rows_hands_the_loop_back_as_it_goes() -> None:
+    engine = await _engine()
+    done: dict[int, object] = {}
+    seen_midway: list[int] = []
+
+    async def neighbour() -> None:  # another request on the same loop (a server's)
+        await asyncio.sleep(0)
+        seen_midway.append(len(done))
+
+    try:
+        rows = [INLINE_RIGHT] * 2_000
+        await asyncio.gather(engine.score_into(rows, 0, done), neighbour())  # type: ignore[arg-type]
+    finally:
+        await engine.close()
+    assert len(done) == 2_000
+    assert seen_midway and 0 < seen_midway[0] < 2_000  # it ran while the batch was read
