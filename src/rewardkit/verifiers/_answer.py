@@ -149,7 +149,7 @@ def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
     cut = response.rfind(THINK_END)
     final = response[cut + len(THINK_END) :] if cut >= 0 else response
     texts = [final, response] if cut >= 0 and final.strip() else [response]
-    rules = (_boxed, _tagged) if mode == "strict" else (_boxed, _tagged, _lined)
+    rules = (_boxed, _final_tag) if mode == "strict" else (_boxed, _final_tag, _lined)
     for text in texts:
         for rule in rules:
             found = rule(text)
@@ -164,7 +164,7 @@ def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
 
 
 def _boxed(text: str) -> Found | None:
-    boxes = [box for box in _latex.find_boxes(text) if box.content is None or not is_blank(box)]
+    boxes = final_boxes(text)
     if not boxes:
         return None
     if boxes[0].content is None:
@@ -185,6 +185,52 @@ def _boxed(text: str) -> Found | None:
     if with_or and len(parts) > 1:  # "x = \boxed{-5} or x = \boxed{4}": a set, never a scalar
         return Found(final, {"source": "boxed", "alternatives": True}, start)
     return Found(final, {"source": "boxed"}, start)
+
+
+def final_boxes(text: str) -> list[_latex.Box]:
+    """The non-blank boxes of ``text``, last first, where a last box written inside
+    another box (``\\boxed{3 \\text{ or } \\boxed{4}}``) is replaced by that outer box,
+    the inner commands dropped: the outer box is what the response answers, never the
+    inner value alone (the boxes inside it are not listed)."""
+    boxes = [box for box in _latex.find_boxes(text) if box.content is None or not is_blank(box)]
+    outer = _enclosing(text, boxes[0]) if boxes and boxes[0].content is not None else None
+    if outer is None:
+        return boxes
+    return [outer, *(box for box in boxes[1:] if box.start < outer.start)]
+
+
+_BOX_COMMAND = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])\s{0,8}")
+_BRACE = re.compile(r"\\.|[{}]", re.DOTALL)
+_MAX_ENCLOSING = 16  # box commands looked at before a box: bounds the work on junk
+
+
+def _enclosing(text: str, box: _latex.Box) -> _latex.Box | None:
+    """The outermost box whose braces enclose ``box`` (it starts at most MAX_BOX_CHARS
+    before it), with the box commands inside it dropped; None when none does."""
+    outer, pos = None, box.start
+    floor = max(0, box.start - _latex.MAX_BOX_CHARS)
+    for _ in range(_MAX_ENCLOSING):
+        pos = max(text.rfind("\\boxed", floor, pos), text.rfind("\\fbox", floor, pos))
+        if pos < 0:
+            break
+        command = _BOX_COMMAND.match(text, pos)
+        brace = command.end() if command else -1
+        if brace < len(text) and text[brace] == "{" and (end := _closing(text, brace)) >= box.end:
+            inner = _BOX_COMMAND.sub("", text[brace + 1 : end - 1]).strip()
+            while inner.startswith("{") and _closing(inner, 0) == len(inner):
+                inner = inner[1:-1].strip()  # "\boxed{\boxed{7}}": the 7
+            outer = _latex.Box(pos, end, inner)
+    return outer
+
+
+def _closing(text: str, brace: int) -> int:
+    """Where the group opened at ``brace`` ends (past its ``}``), or -1 (unclosed)."""
+    depth = 0
+    for token in _BRACE.finditer(text, brace, brace + _latex.MAX_BOX_CHARS):
+        depth += {"{": 1, "}": -1}.get(token.group(), 0)
+        if depth == 0:
+            return token.end()
+    return -1
 
 
 def _final_run(boxes: Sequence[_latex.Box], text: str) -> tuple[int, bool]:
@@ -219,6 +265,16 @@ def canonical(answer: str) -> object:
 
 
 # --- 2. <answer> tags -------------------------------------------------------------------
+
+
+def _final_tag(text: str) -> Found | None:
+    """The last ``<answer>`` tag's answer; none when a later ``<answer>`` is left open
+    holding math (``<answer>3</answer> <answer>4``: a second answer, cut off, as an
+    unclosed last box is)."""
+    opened, close = text.rfind("<answer>"), text.rfind("</answer>")
+    if 0 <= close < opened and _MATHY.search(text, opened):
+        return Found(None, {"source": "answer_tag", "unclosed": True})
+    return _tagged(text)
 
 
 def _tagged(text: str) -> Found | None:
@@ -323,7 +379,7 @@ def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
         return (value, line) if usable else None
     if not marker.group("sep") and not marker.group("bold"):
         return None  # a bare "answer" at a line end is prose, not a heading
-    lines = after.split("\n")
+    lines = after.split("\n", _HEADING_LINES)[:_HEADING_LINES]
     at = next((i for i, ln in enumerate(lines) if clean_answer(ln)), None)
     if at is None:
         return None
@@ -332,6 +388,11 @@ def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
     if more and _is_number(value) and _is_number(more):
         value = f"{value}, {more}"  # "**Final Answer**" then "5", "6": a list, never the 5
     return value, lines[at]
+
+
+_HEADING_LINES = 8
+"""The lines after a heading (``**Final Answer**``) searched for its value: bounded, so a
+tail of 4000 headings costs 4000 short reads, not 4000 reads of the tail."""
 
 
 def clean_answer(line: str) -> str | None:
@@ -534,6 +595,10 @@ _HEDGE_JOIN = (
     r"(?:or\s{1,3})?(?:maybe|perhaps|possibly|probably)\b|\\(?:vee|lor)(?![A-Za-z])|\|"
     # "5 \& 6", "5 \mid 6", "5 \cup 6", "5 \sim 6", "5 或 6", "5 and/or 6": mv reads the 6
     r"|\\(?:mid|cup|sim)(?![A-Za-z])|或者?|\\\||\\?&|and/or\b|\\text\{\s{0,3}(?:resp\.?|and/or|/)\s{0,3}\}"
+    # "3 \\ 4" (a line break), "3 \vert 4", "3 \to 4", "3 \text{, } 4", "3 \hspace{1cm} 4":
+    # math-verify reads the 4 alone
+    r"|\\\\(?:\[[^\]]{0,8}\])?|\\(?:vert|to|rightarrow|Rightarrow|implies|longrightarrow)(?![A-Za-z])"
+    r"|\\text\{\s{0,3}[,;]?\s{0,3}\}|\\hspace\*?\{[^{}]{0,12}\}"
 )
 _SEPARATOR = r"\s{0,3}[,.;]?\s{0,3}\(?\s{0,3}"
 _UNIT_WORD = r"(?:\s{1,3}[^\W\d_]{2,20})?"  # "3 apples, maybe 4"

@@ -2,9 +2,16 @@
 
 The letter is taken from the end of the response, strongest evidence first:
 
-1. the last ``answer is (C)`` / ``Answer: C`` / ``**Answer:** C`` / ``\\boxed{C}``;
+1. the last ``answer is (C)`` / ``Answer: C`` / ``**Answer:** C`` / ``\\boxed{C}`` /
+   ``<answer>C</answer>``; else the last ``option C`` / ``the correct choice is C``;
 2. else a last line that is only a letter (``C``, ``(C)``, ``C.``);
 3. else the last ``**C**`` or ``(C)`` anywhere.
+
+Offering several letters is *hedging*, no letter (``hedged: True``, score 0): a letter
+listed with another (``A, B, C, D``, ``C or D``, ``(C)(D)``, ``\\boxed{A, C}``, ``**A**
+**B**``, lone letters on the last lines), or, in the paragraph of the final answer (from
+its last blank line on), another stated answer with a different letter (``Answer: A``
+then ``\\boxed{C}``). An answer stated in an earlier paragraph is a step on the way.
 
 Everything is decided in the main process; there is no slow path.
 """
@@ -22,14 +29,32 @@ from rewardkit.verifiers.base import Extracted, Verdict
 __all__ = ["ChoiceVerifier"]
 
 _LETTER = r"[\(\[]?(?P<letter>[A-J])[\)\]]?(?![A-Za-z0-9])"
-_STATED = re.compile(
-    r"(?i:answer|option|choice)(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?i:is)?[ \t]{0,3}:?[ \t]{0,3}"
+_STATEMENT = (
+    r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?i:is)?[ \t]{0,3}:?[ \t]{0,3}"
     r"(?:\*\*)?[ \t]{0,3}\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
 )
+# "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
+_STATED = re.compile(r"(?<!/)(?i:answer)(?:>\s{0,8})?" + _STATEMENT)
+_OPTION = re.compile(r"(?i:option|choice)" + _STATEMENT)
 _BOXED = re.compile(r"\\boxed\{[ \t]{0,2}(?:\\text(?:bf)?\{)?[ \t]{0,2}" + _LETTER)
 _BOLD = re.compile(r"\*\*[\(\[]?(?P<letter>[A-J])[\)\]]?[.:]?\*\*")
 _PARENTHESISED = re.compile(r"\((?P<letter>[A-J])\)")
 _LONE_LINE = re.compile(r"[\(\[]?(?P<letter>[A-J])[\)\]]?\.?")
+# another letter listed after the one read: "A, B", "C or D", "C (or D)", "(C)(D)", "**C** or **D**"
+# (not a word: "C. A photon...", "C I think" are prose)
+_LISTED_AFTER = re.compile(
+    r"(?:\*\*|[}$])?[ \t]{0,3}\(?[ \t]{0,3}(?:[,;/&|+]|\\&|\b(?:and/or|and|or)\b)?[ \t]{0,3}"
+    r"(?:\*\*|\$|\\boxed\{|\\text(?:bf)?\{)?[ \t]{0,2}[\(\[]?[A-J][\)\]]?"
+    r"(?![A-Za-z0-9])(?![ \t]{1,3}[a-z])"
+)
+# a marked letter listed just before the one read: "(A) (B) (C)", "**A**, **B**"
+_LISTED_BEFORE = re.compile(
+    r"(?<![A-Za-z0-9])(?:\*\*)?[\(\[]?[A-J][\)\]]?(?:\*\*)?[ \t]{0,3}"
+    r"(?:[,;/&|]|\b(?:and|or)\b)?[ \t]{0,3}$"
+)
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_SECTION_CHARS = 4000
+"""How far back the paragraph of the final answer is searched for other stated answers."""
 _GOLD = re.compile(r"[\(\[]?(?P<letter>[A-Ja-j])(?:[\)\].:\s]|$)")
 
 
@@ -46,16 +71,23 @@ class ChoiceVerifier:
         return "choice"
 
     def extract(self, response: str) -> Extracted:
-        """The chosen letter; bounded: every search starts from the end."""
+        """The chosen letter (None when several are offered); bounded: every search
+        starts from the end and reads at most a few KB around the letter found."""
         stated = _last_of(response, (_STATED, _BOXED))
         if stated is not None:
-            return Extracted(stated.group("letter"), {"pattern": "stated"})
-        last_line = response.rstrip()[-16:].rpartition("\n")[2].strip(" \t*")
-        if lone := _LONE_LINE.fullmatch(last_line):
-            return Extracted(lone.group("letter"), {"pattern": "line"})
+            return _unless_hedged(stated, "stated", _other_stated(response, stated))
+        option = _last_of(response, (_OPTION,))
+        if option is not None:
+            return _unless_hedged(option, "stated", False)
+        lines = response.rstrip()[-64:].split("\n")
+        if lone := _LONE_LINE.fullmatch(lines[-1].strip(" \t*")):
+            above = _LONE_LINE.fullmatch(lines[-2].strip(" \t*")) if len(lines) > 1 else None
+            hedged = above is not None and above.group("letter") != lone.group("letter")
+            return _unless_hedged(lone, "line", hedged)  # "A\nB\nC": a list of letters
         marked = _last_of(response, (_BOLD, _PARENTHESISED))
         if marked is not None:
-            return Extracted(marked.group("letter"), {"pattern": "marked"})
+            before = response[max(0, marked.start() - 16) : marked.start()]
+            return _unless_hedged(marked, "marked", _LISTED_BEFORE.search(before) is not None)
         return Extracted(None, {"pattern": None})
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
@@ -66,6 +98,29 @@ class ChoiceVerifier:
     def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
         """Same as :meth:`quick_check`; multiple choice never needs a worker."""
         return self.quick_check(extracted, ground_truth)
+
+
+def _unless_hedged(found: re.Match[str], pattern: str, hedged: bool) -> Extracted:
+    """The letter of ``found``, or none when another letter is listed right after it or
+    ``hedged`` says another one is offered."""
+    letter = found.group("letter")
+    after = _LISTED_AFTER.match(found.string, found.end())
+    if hedged or (after is not None and after.group().strip(" \t*$}([])") != letter):
+        return Extracted(None, {"pattern": pattern, "hedged": True, "pred": letter})
+    return Extracted(letter, {"pattern": pattern})
+
+
+def _other_stated(text: str, final: re.Match[str]) -> bool:
+    """Whether the paragraph of the final stated answer states another letter before it."""
+    floor = max(0, final.start() - _SECTION_CHARS)
+    section = last_match(_PARAGRAPH_BREAK, text[floor : final.start()])
+    start = floor if section is None else floor + section.end()
+    letter = final.group("letter")
+    return any(
+        other.group("letter") != letter
+        for pattern in (_STATED, _BOXED)
+        for other in pattern.finditer(text, start, final.start())
+    )
 
 
 def _last_of(text: str, patterns: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:

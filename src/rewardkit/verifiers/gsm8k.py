@@ -14,6 +14,14 @@ Three ways to find the final number (``reward.verifiers.gsm8k_method``):
   it rewards the dataset's own format, so it also trains the format.
 * ``flexible``: verl's rule, the last run of ``-?[0-9.,]+`` that is not ``.``.
 
+In ``auto``, offering several different final numbers is *hedging*: no number
+(``hedged: True``, score 0). That is another marked or boxed number, not the same value,
+in the paragraph of the final one (from its last blank line on: ``#### 18`` then ``####
+20``; "The answer is 18. Wait, the answer is 20."), or a box offering several (``\\boxed{18
+\\text{ or } 20}``, ``\\boxed{18 \\\\ 20}``, a box inside a box). A number stated in an
+earlier paragraph is a step on the way. Markers are looked for in the last
+``MARKER_TAIL_CHARS`` of the response.
+
 All compare numerically after dropping ``,`` and ``$``: ``72.00``, ``$72`` and ``72`` are
 the same (verl compares the strings, so ``#### 72.00`` or ``18.`` earns it nothing). A
 comma must group thousands: ``1,8`` and ``18,19`` are no number.
@@ -28,7 +36,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from rewardkit.errors import InvalidSampleError
-from rewardkit.verifiers import _latex
+from rewardkit.verifiers import _answer, _latex
 from rewardkit.verifiers._common import (
     gold_strings,
     last_match,
@@ -70,6 +78,16 @@ _AUTO = re.compile(
 )
 
 
+MARKER_TAIL_CHARS = 16_000
+"""``auto`` looks for marked answers in this many characters at the end of a response
+(verl's own rules read only the last 300): bounded work on a 1 MB response of markers."""
+_SECTION_CHARS = 4000
+"""How far back the paragraph of the final number is read for other final numbers."""
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+# a box's words, kept as words: "18 \text{ or } 20" reads "18  or  20"
+_BOX_WORDS = re.compile(r"\\(?:text(?:bf|rm|it)?|mbox|mathrm)\s?\{([^{}]{0,200})\}")
+
+
 @dataclass(frozen=True, slots=True)
 class GSM8KVerifier:
     """Score 1.0 when the response's final number equals the ground truth, else 0.0.
@@ -97,7 +115,9 @@ class GSM8KVerifier:
         elif self.method == "flexible":
             answer = _last_flexible(response)
         else:
-            answer = _auto(response)
+            answer, hedged = _auto(response)
+            if hedged:
+                return Extracted(None, {"method": self.method, "hedged": True, "pred": answer})
         return Extracted(answer, {"method": self.method})
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
@@ -109,6 +129,8 @@ class GSM8KVerifier:
         value = None
         if answer is not None and ("," not in answer.rstrip(",") or _GROUPED.search(answer)):
             value = plain_number(answer.replace("\\", ""))
+        if extracted.extra.get("hedged"):
+            return verdict(False, extracted.extra.get("pred"), hedged=True)
         return verdict(value is not None and value in golds, answer)
 
     def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
@@ -129,18 +151,58 @@ def _last_flexible(response: str) -> str | None:
     return None if found is None else found.group(1)
 
 
-def _auto(response: str) -> str | None:
-    """The later of the last marked number and the last boxed number, else the last
-    number after the last ``</think>`` (or of the whole response, when none is there).
+def _auto(response: str) -> tuple[str | None, bool]:
+    """The later of the last marked number and the last box, else the last number
+    after the last ``</think>`` (or of the whole response, when none is there); and
+    whether it is hedged (see the module docstring).
 
     A number is kept with what qualifies it (``18 or 19``, ``18, 19``, ``18 squared``,
     ``at least 18``, ``not 18``), which is then no number: never the bare 18."""
-    marked = last_match(_AUTO, response)
-    boxed = _last_boxed_number(response)
-    if boxed is not None and (marked is None or boxed[0] > marked.start()):
-        return boxed[1]
+    tail = max(0, len(response) - MARKER_TAIL_CHARS)
+    marked = last_match(_AUTO, response[tail:])
+    marked_at = -1 if marked is None else tail + marked.start()
+    boxes = _answer.final_boxes(response)
+    if boxes and boxes[0].content is not None and boxes[0].start > marked_at:
+        answer = _box_number(boxes[0].content)
+        return answer, _offered_other(response, boxes[0].start, answer, boxes)
     if marked is not None:
-        return _qualified(response, marked.start(), marked.end(), _group(marked) or "")
+        answer = _qualified(marked.string, marked.start(), marked.end(), _group(marked) or "")
+        return answer, _offered_other(response, marked_at, answer, boxes)
+    return _last_number(response), False
+
+
+def _box_number(content: str) -> str:
+    """The number a box holds (``\\$18``, ``18 \\text{ dollars}``, ``x = 18``), or the
+    box as written when it holds another shape or several numbers (``18 \\text{ or }
+    20``, ``18 \\\\ 20``): no number then."""
+    norm = _latex.normalise(content)
+    if plain_number(norm) is not None:
+        return norm
+    words = _BOX_WORDS.sub(r" \1 ", content).rpartition("=")[2]
+    numbers = list(_LAST_NUMBER.finditer(words))
+    if len(numbers) != 1:
+        return content
+    found = numbers[0]
+    return _qualified(words, found.start(), found.end(), found.group(1))
+
+
+def _offered_other(response: str, at: int, answer: str | None, boxes: list[_latex.Box]) -> bool:
+    """Whether the paragraph of the final number (at ``at``) offers another final
+    number that is not the same value: a marked one or a box."""
+    floor = max(0, at - _SECTION_CHARS)
+    brk = last_match(_PARAGRAPH_BREAK, response[floor:at])
+    start = floor if brk is None else floor + brk.end()
+    # the final number is the last one: the others start before it
+    offered = [_group(found) or "" for found in _AUTO.finditer(response, start, at)]
+    offered += [box.content or "" for box in boxes if start <= box.start < at]
+    numbers = {plain_number(_latex.normalise(text)) for text in offered}
+    numbers.discard(None)
+    return bool(numbers - {plain_number(answer or "")})
+
+
+def _last_number(response: str) -> str | None:
+    """The last number after the last ``</think>`` (else of the whole response), read
+    with what qualifies it."""
     think_end = response.rfind("</think>")
     final = last_match(_LAST_NUMBER, response[think_end:]) if think_end >= 0 else None
     final = final or last_match(_LAST_NUMBER, response)
@@ -154,6 +216,10 @@ _LIST_AFTER = re.compile(
     r"[ \t]{0,3}(?:[,;/]|\(?[ \t]{0,3}(?:and/)?or\b|and\b|to\b|through\b|[-–—~])"
     r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$)?-?[0-9]"
     r"|[ \t]{0,2}(?:[²³+]|[xX][ \t]{0,2}[0-9])"
+    # "18 | 20", "18 \lor 20", "18 \pm 2", "18 ± 2": two values offered, or a range
+    r"|[ \t]{0,2}(?:[|±∓]|\\(?:lor|vee|mid|vert|pm|mp)(?![A-Za-z]))"
+    # "18 20", "18 1/2", "18 \frac12": another number right after it, a mixed number
+    r"|[ \t]{1,3}(?:[0-9]|\\[dt]?frac(?![A-Za-z]))"
 )
 # before the number: a bound, a negation, or another value offered as an alternative
 _QUALIFIED_BEFORE = re.compile(
@@ -198,16 +264,6 @@ def _restated(offered: str | None, number: str) -> bool:
 
 _GROUPED = re.compile(r"^[^0-9]*[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?[.,]?$")
 """A number whose commas group thousands (``1,000``, ``$12,345.50``)."""
-
-
-def _last_boxed_number(response: str) -> tuple[int, str] | None:
-    for box in _latex.find_boxes(response)[:1]:  # the last box only: it is the final answer
-        if box.content is None:
-            return None
-        norm = _latex.normalise(box.content)
-        if plain_number(norm) is not None:
-            return box.start, norm
-    return None
 
 
 def _gold_numbers(ground_truth: Any) -> tuple[Fraction, ...]:
