@@ -352,16 +352,22 @@ def _last_line(lines: Sequence[_Line]) -> _Line | None:
 
 
 def _line_answers(tail: str, *, unboxed: bool = False) -> list[_Line]:
-    """Every usable answer line of ``tail`` (the tail is short), first first; with
-    ``unboxed``, not those whose value opens with a box (that box is an answer already)."""
+    """The usable answer lines of ``tail`` (the tail is short) among its last
+    _MAX_MARKERS markers, first first; with ``unboxed``, not those whose value opens with
+    a box (that box is an answer already)."""
     lines = []
-    for marker in _markers(tail):
+    for marker in list(_markers(tail))[-_MAX_MARKERS:]:
         if unboxed and _BOX_FIRST.match(tail, marker.end()):
             continue  # "the answer is $\boxed{4}$": skipped before any cleaning, for speed
         found = _after_marker(tail, marker)
         if found:
             lines.append((marker.start(), *found))
     return lines
+
+
+_MAX_MARKERS = 64
+"""Answer markers read in a tail: more than the _MAX_OFFERED compared for hedging, and
+few enough that a tail of "Answer: Answer: ..." is read in about a millisecond."""
 
 
 def _markers(tail: str) -> Iterator[re.Match[str]]:

@@ -5,7 +5,7 @@ The letter is taken from the end of the response, strongest evidence first:
 1. the last ``answer is (C)`` / ``Answer: C`` / ``**Answer:** C`` / ``\\boxed{C}`` /
    ``<answer>C</answer>``; else the last ``option C`` / ``the correct choice is C``;
 2. else a last line that is only a letter (``C``, ``(C)``, ``C.``);
-3. else the last ``**C**`` or ``(C)`` anywhere.
+3. else the last ``**C**`` or ``(C)`` anywhere (in the last ``TAIL_CHARS``).
 
 Offering several letters is *hedging*, no letter (``hedged: True``, score 0): a letter
 listed with another (``A, B, C, D``, ``C or D``, ``(C)(D)``, ``\\boxed{A, C}``, ``**A**
@@ -52,6 +52,9 @@ _LISTED_BEFORE = re.compile(
     r"(?<![A-Za-z0-9])(?:\*\*)?[\(\[]?[A-J][\)\]]?(?:\*\*)?[ \t]{0,3}"
     r"(?:[,;/&|]|\b(?:and|or)\b)?[ \t]{0,3}$"
 )
+TAIL_CHARS = 16_000
+"""The letter is looked for in this many characters at the end of a response: a chosen
+letter followed by more text than this is junk, and the cap bounds the work."""
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _SECTION_CHARS = 4000
 """How far back the paragraph of the final answer is searched for other stated answers."""
@@ -73,6 +76,7 @@ class ChoiceVerifier:
     def extract(self, response: str) -> Extracted:
         """The chosen letter (None when several are offered); bounded: every search
         starts from the end and reads at most a few KB around the letter found."""
+        response = response[-TAIL_CHARS:]
         stated = _last_of(response, (_STATED, _BOXED))
         if stated is not None:
             return _unless_hedged(stated, "stated", _other_stated(response, stated))
