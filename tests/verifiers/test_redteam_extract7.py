@@ -117,6 +117,23 @@ GSM8K_ROWS: list[tuple[str, str, float, str]] = [
     ("18", "The answer is 18 1/2", 0.0, "a mixed number: 18.5"),
     ("18", "The answer is 18 \\frac12", 0.0, "a mixed number: 18.5"),
     ("18000", "The answer is 18 000", 0.0, "a space-grouped 18000 is not read as 18 or 18000"),
+    # --- not hedging: headings, thinking ---
+    (
+        "18",
+        "The answer is 18.\n\n#### 4. Verification\nWe check that 18 works.",
+        1.0,
+        "a markdown heading is no #### answer (before: 0, read 4)",
+    ),
+    (
+        "18",
+        "#### 3. Final answer\nShe pays 18 dollars, so the answer is 18.",
+        1.0,
+        "a heading in the final paragraph",
+    ),
+    ("18", "<think>#### 20</think>\n#### 18", 1.0, "the thinking's number is a step"),
+    ("20", "<think>The answer is 20</think>\nThe answer is 18.", 0.0, "the final part answers"),
+    ("18", "\\boxed{18}\\boxed{18}", 1.0, "the same box twice"),
+    ("18", "#### 18\n#### 18", 1.0, "the same #### answer twice"),
     # --- unchanged, kept as facts ---
     ("1000", "#### 1,000", 1.0, "a thousands comma"),
     ("-5", "The answer is -5.", 1.0, "a negative number"),
@@ -177,6 +194,7 @@ CHOICE_ROWS: list[tuple[str, str, float, str]] = [
     ("D", "(A) is wrong because... (B) fails... so **D**", 1.0, "labels discussed, then chosen"),
     ("D", "Option (A) is too small, option (D) fits.", 1.0, "options discussed"),
     ("C", "The answer is C.\nAnswer: C", 1.0, "the same letter restated"),
+    ("C", "<think>Answer: A? No.</think>\nAnswer: C", 1.0, "the thinking's letter is a step"),
 ]
 
 

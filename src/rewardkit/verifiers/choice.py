@@ -10,8 +10,9 @@ The letter is taken from the end of the response, strongest evidence first:
 Offering several letters is *hedging*, no letter (``hedged: True``, score 0): a letter
 listed with another (``A, B, C, D``, ``C or D``, ``(C)(D)``, ``\\boxed{A, C}``, ``**A**
 **B**``, lone letters on the last lines), or, in the paragraph of the final answer (from
-its last blank line on), another stated answer with a different letter (``Answer: A``
-then ``\\boxed{C}``). An answer stated in an earlier paragraph is a step on the way.
+its last blank line or ``</think>`` on), another stated answer with a different letter
+(``Answer: A`` then ``\\boxed{C}``). An answer stated in an earlier paragraph or in the
+thinking is a step on the way.
 
 Everything is decided in the main process; there is no slow path.
 """
@@ -115,10 +116,12 @@ def _unless_hedged(found: re.Match[str], pattern: str, hedged: bool) -> Extracte
 
 
 def _other_stated(text: str, final: re.Match[str]) -> bool:
-    """Whether the paragraph of the final stated answer states another letter before it."""
+    """Whether the paragraph of the final stated answer (after the last ``</think>``
+    before it) states another letter before it."""
     floor = max(0, final.start() - _SECTION_CHARS)
     section = last_match(_PARAGRAPH_BREAK, text[floor : final.start()])
     start = floor if section is None else floor + section.end()
+    start = max(start, text.rfind("</think>", start, final.start()))  # thinking is no answer
     letter = final.group("letter")
     return any(
         other.group("letter") != letter

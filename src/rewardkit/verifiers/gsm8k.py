@@ -16,11 +16,12 @@ Three ways to find the final number (``reward.verifiers.gsm8k_method``):
 
 In ``auto``, offering several different final numbers is *hedging*: no number
 (``hedged: True``, score 0). That is another marked or boxed number, not the same value,
-in the paragraph of the final one (from its last blank line on: ``#### 18`` then ``####
-20``; "The answer is 18. Wait, the answer is 20."), or a box offering several (``\\boxed{18
-\\text{ or } 20}``, ``\\boxed{18 \\\\ 20}``, a box inside a box). A number stated in an
-earlier paragraph is a step on the way. Markers are looked for in the last
-``MARKER_TAIL_CHARS`` of the response.
+in the paragraph of the final one (from its last blank line or ``</think>`` on: ``####
+18`` then ``#### 20``; "The answer is 18. Wait, the answer is 20."), or a box offering
+several (``\\boxed{18 \\text{ or } 20}``, ``\\boxed{18 \\\\ 20}``, a box inside a box). A
+number stated in an earlier paragraph or in the thinking is a step on the way. Markers
+are looked for in the last ``MARKER_TAIL_CHARS`` of the response; ``#### 4.
+Verification`` is a markdown heading, not a marker.
 
 All compare numerically after dropping ``,`` and ``$``: ``72.00``, ``$72`` and ``72`` are
 the same (verl compares the strings, so ``#### 72.00`` or ``18.`` earns it nothing). A
@@ -65,6 +66,7 @@ _LEAD = r"[ \t]{0,3}(?:\*\*)?[ \t]{0,3}(?:\\\(|\$)?[ \t]{0,3}"
 _AUTO = re.compile(
     r"####[ \t]{0,8}"
     + _NUMBER
+    + r"(?![.:)]?[ \t]{1,3}[A-Z][a-z])"  # "#### 4. Verification": a markdown heading
     + r"|(?i:\banswer\b(?:[ \t]{1,3}is\b)?)[ \t]{0,3}(?:\*\*)?[ \t]{0,3}:?"
     + _LEAD
     + _NUMBER
@@ -187,11 +189,14 @@ def _box_number(content: str) -> str:
 
 
 def _offered_other(response: str, at: int, answer: str | None, boxes: list[_latex.Box]) -> bool:
-    """Whether the paragraph of the final number (at ``at``) offers another final
-    number that is not the same value: a marked one or a box."""
+    """Whether the paragraph of the final number (at ``at``; after the last
+    ``</think>`` before it) offers another final number that is not the same value: a
+    marked one or a box."""
     floor = max(0, at - _SECTION_CHARS)
     brk = last_match(_PARAGRAPH_BREAK, response[floor:at])
     start = floor if brk is None else floor + brk.end()
+    think_end = response.rfind("</think>", start, at)
+    start = start if think_end < 0 else think_end  # the thinking offers no final answer
     # the final number is the last one: the others start before it
     offered = [_group(found) or "" for found in _AUTO.finditer(response, start, at)]
     offered += [box.content or "" for box in boxes if start <= box.start < at]
