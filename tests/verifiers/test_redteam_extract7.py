@@ -71,6 +71,13 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("3", "<answer>3</answer> <answer>4", 0.0, "a second answer, left open"),
     ("3", "<answer>3</answer>\n<answer>", 1.0, "an empty open tag offers nothing"),
     ("4", "<answer>3</answer>\n<answer>4</answer>", 0.0, "two closed tags, two values"),
+    # a derivation in a tag, lines broken by \\ (ei corpus, iter_1:530): no alternatives
+    (
+        "-1",
+        "<answer> $$-2x - 7 = 7x + 2\\\\ -9x = 9\\\\ x = \\frac{-9}{9} =-1$$ </answer>",
+        1.0,
+        "line breaks in a derivation are not alternatives",
+    ),
     # --- unchanged, kept as facts ---
     ("4", "<answer>\\boxed{4}</answer> \\boxed{3}", 0.0, "a box after the tag: hedged"),
     ("4", "The answer is 3. Wait, the answer is 4", 0.0, "one paragraph, two answers"),
@@ -181,6 +188,14 @@ CHOICE_ROWS: list[tuple[str, str, float, str]] = [
     ("C", "<answer>C</answer>", 1.0, "the R1 tag (before: no letter)"),
     ("C", "<answer>C) 42</answer>", 1.0, "the tag with the option's text"),
     ("C", "Answer: C. Because option A is wrong", 1.0, "'option A' discusses, not answers"),
+    (
+        "A",
+        "so it stops at quarter $A$. </think> <answer> $A$ </answer>",
+        1.0,
+        "a letter in math in the tag (ei corpus, iter_5:780; before: none)",
+    ),
+    ("C", "<answer> C(5, 2) = 10 </answer>", 0.0, "C(5, 2) is a binomial, no letter"),
+    ("A", "<answer> I need more data. </answer>", 0.0, "'I' is a word, no letter"),
     # --- unchanged, kept as facts ---
     (
         "C",

@@ -601,15 +601,23 @@ _HEDGE_JOIN = (
     r"(?:or\s{1,3})?(?:maybe|perhaps|possibly|probably)\b|\\(?:vee|lor)(?![A-Za-z])|\|"
     # "5 \& 6", "5 \mid 6", "5 \cup 6", "5 \sim 6", "5 或 6", "5 and/or 6": mv reads the 6
     r"|\\(?:mid|cup|sim)(?![A-Za-z])|或者?|\\\||\\?&|and/or\b|\\text\{\s{0,3}(?:resp\.?|and/or|/)\s{0,3}\}"
-    # "3 \\ 4" (a line break), "3 \vert 4", "3 \to 4", "3 \text{, } 4", "3 \hspace{1cm} 4":
-    # math-verify reads the 4 alone
-    r"|\\\\(?:\[[^\]]{0,8}\])?|\\(?:vert|to|rightarrow|Rightarrow|implies|longrightarrow)(?![A-Za-z])"
+)
+# in one answer only (a box, an answer line), not in a derivation: "3 \\ 4" (a line break),
+# "3 \vert 4", "3 \to 4", "3 \text{, } 4", "3 \hspace{1cm} 4": math-verify reads the 4 alone
+_ANSWER_JOIN = (
+    _HEDGE_JOIN
+    + r"|\\\\(?:\[[^\]]{0,8}\])?|\\(?:vert|to|rightarrow|Rightarrow|implies|longrightarrow)(?![A-Za-z])"
     r"|\\text\{\s{0,3}[,;]?\s{0,3}\}|\\hspace\*?\{[^{}]{0,12}\}"
 )
 _SEPARATOR = r"\s{0,3}[,.;]?\s{0,3}\(?\s{0,3}"
 _UNIT_WORD = r"(?:\s{1,3}[^\W\d_]{2,20})?"  # "3 apples, maybe 4"
 _TWO_VALUES = re.compile(  # "3, maybe 4", "$3$; perhaps $4$", "3 \vee 4", "3 | 4"
     rf"(?<![\w.])(?P<a>{_NUMBER}){_UNIT_WORD}\$?{_SEPARATOR}(?P<join>{_HEDGE_JOIN})"
+    rf"\s{{0,3}}\$?\s{{0,3}}(?P<b>{_NUMBER})(?![\d.]*\d)",
+    re.IGNORECASE,
+)
+_TWO_IN_ONE = re.compile(  # _TWO_VALUES, and the joins only one answer offers two with
+    rf"(?<![\w.])(?P<a>{_NUMBER}){_UNIT_WORD}\$?{_SEPARATOR}(?P<join>{_ANSWER_JOIN})"
     rf"\s{{0,3}}\$?\s{{0,3}}(?P<b>{_NUMBER})(?![\d.]*\d)",
     re.IGNORECASE,
 )
@@ -629,7 +637,7 @@ def _offers_two(raw: str) -> bool:
     only when it is the value's only bar (``|x|``, ``\\{x | x > 0\\}`` are not)."""
     raw = raw[: MAX_ANSWER_CHARS + 100]
     lead = _LEAD.match(raw)
-    found = _TWO_VALUES.match(raw, lead.end() if lead else 0)
+    found = _TWO_IN_ONE.match(raw, lead.end() if lead else 0)
     return found is not None and _two_different(found, raw)
 
 

@@ -35,7 +35,12 @@ _STATEMENT = (
     r"(?:\*\*)?[ \t]{0,3}\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
 )
 # "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
-_STATED = re.compile(r"(?<!/)(?i:answer)(?:>\s{0,8})?" + _STATEMENT)
+_STATED = re.compile(r"(?i:answer)" + _STATEMENT)
+# <answer>C</answer>, <answer> $C$ </answer>, <answer>(C) 42</answer>; not "<answer> C(5, 2)"
+_TAGGED = re.compile(
+    r"<answer>\s{0,8}\$?(?:\\boxed\{|\\text\{)?[\(\[]?(?P<letter>[A-J])[\)\]]?"
+    r"(?=[}$.:]{0,3}\s{0,8}</answer>|[.:)][ \t])"
+)
 _OPTION = re.compile(r"(?i:option|choice)" + _STATEMENT)
 _BOXED = re.compile(r"\\boxed\{[ \t]{0,2}(?:\\text(?:bf)?\{)?[ \t]{0,2}" + _LETTER)
 _BOLD = re.compile(r"\*\*[\(\[]?(?P<letter>[A-J])[\)\]]?[.:]?\*\*")
@@ -78,7 +83,7 @@ class ChoiceVerifier:
         """The chosen letter (None when several are offered); bounded: every search
         starts from the end and reads at most a few KB around the letter found."""
         response = response[-TAIL_CHARS:]
-        stated = _last_of(response, (_STATED, _BOXED))
+        stated = _last_of(response, (_STATED, _BOXED, _TAGGED))
         if stated is not None:
             return _unless_hedged(stated, "stated", _other_stated(response, stated))
         option = _last_of(response, (_OPTION,))
@@ -125,7 +130,7 @@ def _other_stated(text: str, final: re.Match[str]) -> bool:
     letter = final.group("letter")
     return any(
         other.group("letter") != letter
-        for pattern in (_STATED, _BOXED)
+        for pattern in (_STATED, _BOXED, _TAGGED)
         for other in pattern.finditer(text, start, final.start())
     )
 
