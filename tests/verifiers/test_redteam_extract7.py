@@ -67,6 +67,27 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
         1.0,
         "a vector's line breaks are not alternatives",
     ),
+    ("4", "Final answer: 3 -> 4", 0.0, "an arrow on an answer line (before: 1)"),
+    ("4", "Final answer: 3 → 4", 0.0, "a Unicode arrow (before: 1)"),
+    # --- a value ruled out or bounded (before: 1, math-verify reads the value alone) ---
+    ("3", "The answer is not $3$ but $4$.", 0.0, "ruled out"),
+    ("3", "The answer is definitely not $3$.", 0.0, "ruled out"),
+    ("3", "The answer isn't $3$.", 0.0, "ruled out"),
+    ("3", "The answer cannot be $3$.", 0.0, "ruled out"),
+    ("3", "The answer is anything but $3$.", 0.0, "ruled out"),
+    ("3", "The answer is less than $3$.", 0.0, "a bound"),
+    ("3", "The final answer is: not $\\boxed{3}$", 0.0, "a negated box"),
+    ("3", "<answer>not $3$ but $4$</answer>", 0.0, "a negated tag"),
+    (
+        "9",
+        "Jane must score at least $\\boxed{9}$ points.",
+        1.0,
+        "a bound before a box answers 'the minimum' (tora corpus, 366)",
+    ),
+    ("3", "The answer is not obvious, but $x = 3$.", 1.0, "'not' before no value"),
+    ("4", "The answer is $4$, not $3$.", 1.0, "the other value ruled out"),
+    # --- trailing blanks (before: 0, no answer found) ---
+    ("4", "The answer is 4" + " " * 1_000_000, 1.0, "a megabyte of spaces after the answer"),
     # --- <answer> tags (before: the closed tag's 3) ---
     ("3", "<answer>3</answer> <answer>4", 0.0, "a second answer, left open"),
     ("3", "<answer>3</answer>\n<answer>", 1.0, "an empty open tag offers nothing"),
@@ -141,6 +162,7 @@ GSM8K_ROWS: list[tuple[str, str, float, str]] = [
     ("20", "<think>The answer is 20</think>\nThe answer is 18.", 0.0, "the final part answers"),
     ("18", "\\boxed{18}\\boxed{18}", 1.0, "the same box twice"),
     ("18", "#### 18\n#### 18", 1.0, "the same #### answer twice"),
+    ("18", "#### 18" + "\n" * 1_000_000, 1.0, "a megabyte of newlines after it (before: 0)"),
     # --- unchanged, kept as facts ---
     ("1000", "#### 1,000", 1.0, "a thousands comma"),
     ("-5", "The answer is -5.", 1.0, "a negative number"),
@@ -195,6 +217,7 @@ CHOICE_ROWS: list[tuple[str, str, float, str]] = [
         "a letter in math in the tag (ei corpus, iter_5:780; before: none)",
     ),
     ("C", "<answer> C(5, 2) = 10 </answer>", 0.0, "C(5, 2) is a binomial, no letter"),
+    ("C", "Answer: C" + " " * 1_000_000, 1.0, "a megabyte of spaces after it (before: 0)"),
     ("A", "<answer> I need more data. </answer>", 0.0, "'I' is a word, no letter"),
     # --- unchanged, kept as facts ---
     (

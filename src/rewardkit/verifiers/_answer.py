@@ -8,6 +8,9 @@ boxed inside the thinking still counts when the summary gives none. First found 
 1. ``boxed``: the last non-blank ``\\boxed{}``/``\\fbox{}`` and the boxes joined to it by
    ``,``, ``;``, "and", "or", ``x =`` or spacing (one multi-part answer). Blank boxes
    (``\\boxed{}``, ``\\boxed{ }``, ``\\boxed{\\phantom{2}}``) are not answers: skipped.
+   A last box written inside another box is that outer box, the inner commands dropped
+   (``\\boxed{3 \\text{ or } \\boxed{4}}`` answers ``3 \\text{ or } 4``, never the 4
+   alone). A box right after a negation ("is not $\\boxed{3}$") is no answer (``negated``).
 2. ``answer_tag``: the last closed ``<answer>...</answer>`` (the R1-zero prompt) holding
    a value; when it holds more (a sentence, several lines, a chain of ``=``: "she earns
    $2 \\times 9 = \\$18$"), math-verify's extraction reads the tag's text in a worker
@@ -47,7 +50,9 @@ part, else the whole response). In both modes, the answer is hedged when:
 * the answer, or a tag or answer line of its section, opens with two different numbers
   offered as alternatives (:func:`_offers_two`): ``3, maybe 4`` (or "perhaps",
   "possibly", "probably", "or maybe"), ``3 \\vee 4``, ``3 \\lor 4``, ``3 | 4`` (a bar
-  only when it is the value's only bar: ``|x|`` and ``\\{x | x > 0\\}`` are not);
+  only when it is the value's only bar: ``|x|`` and ``\\{x | x > 0\\}`` are not), and,
+  in one answer only (not in a tag's derivation), ``3 \\\\ 4``, ``3 \\vert 4``, ``3 \\to 4``,
+  ``3 -> 4``, ``3 \\text{, } 4``, ``3 \\hspace{1cm} 4``;
 * an ``<answer>`` tag offers two different numbers as alternatives anywhere in it, with
   a hedge word (``5 (or possibly 6)``, ``5, perhaps 6``), or with a plain "or" and no
   math after it when the tag is read as a passage (``either 5 or 6``, ``It is 5. Or
@@ -57,6 +62,13 @@ part, else the whole response). In both modes, the answer is hedged when:
   4``, ``3 and/or 4``, ``3 apples or 4 apples``, ``$3 \\vee 4$``): math-verify would
   read the last alone, as verl's scorer does.
   Math spans joined by "or" (``$-5$ or $4$``) stay math-verify's: it reads them as a set.
+
+Nor is there an answer when a later ``<answer>`` is left open holding math
+(``<answer>3</answer> <answer>4``: ``unclosed``, as an open last box is), when a tag
+opens with a negation (``<answer>not $3$ but $4$</answer>``), or when the fallback
+passage's last "answer" sentence rules its first value out or bounds it ("The answer
+is not $3$ but $4$", "isn't $3$", "is less than $3$": ``negated``), where math-verify's
+extraction, anchored by "answer", would read the value alone.
 
 Not hedging: boxes, tags and answer lines in earlier paragraphs (sub-results on the way)
 or in the thinking when the final part answers; blank boxes; the same value restated in
@@ -146,6 +158,7 @@ class Found:
 
 def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
     """The final answer of ``response`` by the rules of this module's docstring."""
+    response = response.rstrip()  # an answer followed by a megabyte of blanks is an answer
     cut = response.rfind(THINK_END)
     final = response[cut + len(THINK_END) :] if cut >= 0 else response
     texts = [final, response] if cut >= 0 and final.strip() else [response]
@@ -156,7 +169,7 @@ def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
             if found is not None:
                 return _unless_hedged(found, text)
     if mode == "default":
-        return _unless_alternatives(_expression(texts))
+        return _unless_negated(_unless_alternatives(_expression(texts)))
     return Found(None, {"source": None})
 
 
@@ -169,6 +182,8 @@ def _boxed(text: str) -> Found | None:
         return None
     if boxes[0].content is None:
         return Found(None, {"source": "boxed", "unclosed": True})
+    if _NEGATED_BOX.search(text, max(0, boxes[0].start - 40), boxes[0].start):
+        return Found(None, {"source": "boxed", "negated": True})  # "is not $\boxed{3}$"
     run, with_or = _final_run(boxes, text)
     parts = {canonical(box.content or ""): box.content or "" for box in reversed(boxes[:run])}
     final = ", ".join(parts.values())
@@ -285,6 +300,8 @@ def _tagged(text: str) -> Found | None:
     if open_ < 0:
         return None
     content = text[open_ + len("<answer>") : close].strip()
+    if _NEGATED.match(content):  # "<answer>not $3$ but $4$</answer>": no value stated
+        return Found(None, {"source": "answer_tag", "negated": True, "pred": content[:200]})
     answer = _line_answer(content) if _ANSWER_MARKER.search(content) else _tag_value(content)
     passage = answer is None and _MATHY.search(content) is not None
     if alternatives := _tag_alternatives(content, plain=passage):
@@ -603,11 +620,11 @@ _HEDGE_JOIN = (
     r"|\\(?:mid|cup|sim)(?![A-Za-z])|或者?|\\\||\\?&|and/or\b|\\text\{\s{0,3}(?:resp\.?|and/or|/)\s{0,3}\}"
 )
 # in one answer only (a box, an answer line), not in a derivation: "3 \\ 4" (a line break),
-# "3 \vert 4", "3 \to 4", "3 \text{, } 4", "3 \hspace{1cm} 4": math-verify reads the 4 alone
+# "3 \vert 4", "3 \to 4", "3 -> 4", "3 \text{, } 4", "3 \hspace{1cm} 4": math-verify reads the 4
 _ANSWER_JOIN = (
     _HEDGE_JOIN
     + r"|\\\\(?:\[[^\]]{0,8}\])?|\\(?:vert|to|rightarrow|Rightarrow|implies|longrightarrow)(?![A-Za-z])"
-    r"|\\text\{\s{0,3}[,;]?\s{0,3}\}|\\hspace\*?\{[^{}]{0,12}\}"
+    r"|\\text\{\s{0,3}[,;]?\s{0,3}\}|\\hspace\*?\{[^{}]{0,12}\}|[→⇒⟶]|->|=>"
 )
 _SEPARATOR = r"\s{0,3}[,.;]?\s{0,3}\(?\s{0,3}"
 _UNIT_WORD = r"(?:\s{1,3}[^\W\d_]{2,20})?"  # "3 apples, maybe 4"
@@ -664,6 +681,37 @@ def _unless_alternatives(found: Found) -> Found:
 
 
 _CLOSERS = re.compile(r"\$|\\[)\]]")
+
+# a value ruled out or bounded, not stated: "not $3$", "isn't 3", "less than $3$", "not \boxed{3}"
+_NEGATION = (
+    r"(?i:\b(?:not|never|cannot\s{1,3}be|anything\s{1,3}but|other\s{1,3}than"
+    r"|(?:less|more|greater|fewer|smaller|larger)\s{1,3}than|at\s{1,3}(?:least|most))\b"
+    r"|n't(?:\s{1,3}be)?)\s{0,3}(?i:(?:equal|equals|equivalent)\s{1,3}to\s{0,3})?"
+)
+_NEGATED = re.compile(_NEGATION + r"(?=\$|\\[(\[]|\\(?:boxed|fbox)(?![A-Za-z])|-?\d)")
+# before a box, a negation only: "at least $\boxed{9}$ points" answers "the minimum number"
+_NEGATED_BOX = re.compile(
+    r"(?i:\b(?:not|never|cannot\s{1,3}be|anything\s{1,3}but|other\s{1,3}than)\b|n't(?:\s{1,3}be)?)"
+    r"\s{0,3}(?i:(?:equal|equals|equivalent)\s{1,3}to\s{0,3})?[$\s]{0,3}(?:\\[(\[]\s{0,3})?$"
+)
+
+
+_ANSWER_WORD_ALONE = re.compile(r"(?i)\banswer\b")  # not "answered"
+
+
+def _unless_negated(found: Found) -> Found:
+    """A fallback passage whose last answer sentence rules its first value out or bounds
+    it ("The answer is not $3$ but $4$", "isn't $3$", "is less than $3$"): math-verify's
+    extraction, anchored by "answer", would read the value alone."""
+    if found.answer is None or found.extra.get("tag"):
+        return found
+    tail = found.answer[-LINE_TAIL_CHARS:]
+    word = last_match(_ANSWER_WORD_ALONE, tail)
+    line = "" if word is None else tail[word.end() :].partition("\n")[0]
+    negated, math = _NEGATED.search(line), _MATHY.search(line)
+    if negated is None or math is None or math.start() < negated.start():
+        return found
+    return Found(None, {"source": "expression", "negated": True, "pred": line.strip()[:200]})
 
 
 # --- 4. the fallback --------------------------------------------------------------------

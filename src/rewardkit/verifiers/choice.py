@@ -82,7 +82,7 @@ class ChoiceVerifier:
     def extract(self, response: str) -> Extracted:
         """The chosen letter (None when several are offered); bounded: every search
         starts from the end and reads at most a few KB around the letter found."""
-        response = response[-TAIL_CHARS:]
+        response = response.rstrip()[-TAIL_CHARS:]
         stated = _last_of(response, (_STATED, _BOXED, _TAGGED))
         if stated is not None:
             return _unless_hedged(stated, "stated", _other_stated(response, stated))

@@ -160,6 +160,7 @@ def _auto(response: str) -> tuple[str | None, bool]:
 
     A number is kept with what qualifies it (``18 or 19``, ``18, 19``, ``18 squared``,
     ``at least 18``, ``not 18``), which is then no number: never the bare 18."""
+    response = response.rstrip()  # a megabyte of blanks after the answer hides nothing
     tail = max(0, len(response) - MARKER_TAIL_CHARS)
     marked = last_match(_AUTO, response[tail:])
     marked_at = -1 if marked is None else tail + marked.start()
