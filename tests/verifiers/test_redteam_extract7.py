@@ -184,6 +184,12 @@ def test_a_hedged_gsm8k_answer_says_so() -> None:
     assert verdict.extra["hedged"] is True
 
 
+def test_a_hedged_choice_says_so() -> None:
+    verdict = CHOICE.check(CHOICE.extract("Answer: A\n\\boxed{C}"), "C")
+    assert verdict.score == 0.0
+    assert verdict.extra["hedged"] is True
+
+
 def test_strict_keeps_verls_last_hash_rule() -> None:
     strict = GSM8KVerifier(method="strict")
     assert strict.check(strict.extract("#### 18\n#### 20"), "20").score == 1.0
@@ -203,6 +209,7 @@ CHOICE_ROWS: list[tuple[str, str, float, str]] = [
     ("D", "The answer is \\boxed{C} \\boxed{D}", 0.0, "two boxes"),
     ("C", "Answer: A\nAnswer: C", 0.0, "two stated answers in one paragraph"),
     ("A", "\\boxed{C}\nAnswer: A", 0.0, "a box and a stated answer differ"),
+    ("C", "Answer: A\n\\boxed{C}", 0.0, "a stated answer and a box differ"),
     ("C", "**A** **B** **C**", 0.0, "bold letters listed"),
     ("C", "(A) (B) (C)", 0.0, "labels listed"),
     ("C", "A\nB\nC", 0.0, "lone letters on the last lines"),

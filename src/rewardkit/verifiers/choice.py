@@ -103,6 +103,8 @@ class ChoiceVerifier:
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
         """Always decides: the letters are compared."""
         golds = {_gold_letter(text) for text in gold_strings(ground_truth, "choice")}
+        if extracted.extra.get("hedged"):
+            return verdict(False, extracted.extra.get("pred"), hedged=True)
         return verdict(extracted.answer in golds, extracted.answer)
 
     def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
