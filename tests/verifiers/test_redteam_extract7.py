@@ -92,6 +92,9 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("3", "<answer>3</answer> <answer>4", 0.0, "a second answer, left open"),
     ("3", "<answer>3</answer>\n<answer>", 1.0, "an empty open tag offers nothing"),
     ("4", "<answer>3</answer>\n<answer>4</answer>", 0.0, "two closed tags, two values"),
+    ("4", "<answer>3<answer>4</answer>", 0.0, "a tag inside an open one holding 3 (before: 1)"),
+    ("4", "<answer><answer>4</answer></answer>", 1.0, "a tag around a tag"),
+    ("4", "I put it in <answer> tags.\n<answer>4</answer>", 1.0, "a tag named in prose"),
     # a derivation in a tag, lines broken by \\ (ei corpus, iter_1:530): no alternatives
     (
         "-1",

@@ -64,7 +64,8 @@ part, else the whole response). In both modes, the answer is hedged when:
   Math spans joined by "or" (``$-5$ or $4$``) stay math-verify's: it reads them as a set.
 
 Nor is there an answer when a later ``<answer>`` is left open holding math
-(``<answer>3</answer> <answer>4``: ``unclosed``, as an open last box is), when a tag
+(``<answer>3</answer> <answer>4``: ``unclosed``, as an open last box is), when the last
+tag sits in an open one holding math (``<answer>3<answer>4</answer>``: hedged), when a tag
 opens with a negation (``<answer>not $3$ but $4$</answer>``), or when the fallback
 passage's last "answer" sentence rules its first value out or bounds it ("The answer
 is not $3$ but $4$", "isn't $3$", "is less than $3$": ``negated``), where math-verify's
@@ -285,10 +286,16 @@ def canonical(answer: str) -> object:
 def _final_tag(text: str) -> Found | None:
     """The last ``<answer>`` tag's answer; none when a later ``<answer>`` is left open
     holding math (``<answer>3</answer> <answer>4``: a second answer, cut off, as an
-    unclosed last box is)."""
+    unclosed last box is), or when the tag sits in an open one holding math before it
+    (``<answer>3<answer>4</answer>``: two answers)."""
     opened, close = text.rfind("<answer>"), text.rfind("</answer>")
     if 0 <= close < opened and _MATHY.search(text, opened):
         return Found(None, {"source": "answer_tag", "unclosed": True})
+    inner = text.rfind("<answer>", 0, close) if close > 0 else -1
+    outer = text.rfind("<answer>", 0, inner) if inner > 0 else -1
+    if outer >= 0 and text.rfind("</answer>", outer, inner) < 0:
+        if _MATHY.search(text[outer + len("<answer>") : inner]):  # "<answer>3<answer>4</answer>"
+            return Found(None, {"source": "answer_tag", "hedged": True})
     return _tagged(text)
 
 
