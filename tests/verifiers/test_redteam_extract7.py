@@ -94,6 +94,19 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("4", "<answer>3</answer>\n<answer>4</answer>", 0.0, "two closed tags, two values"),
     ("4", "<answer>3<answer>4</answer>", 0.0, "a tag inside an open one holding 3 (before: 1)"),
     ("4", "<answer><answer>4</answer></answer>", 1.0, "a tag around a tag"),
+    (
+        "27",
+        "So I get $7.29$. </think> <answer> $28$ <answer> $27$ <answer> $3$ <answer> $18$ </answer>",
+        0.0,
+        "four values in open tags (ei corpus, iter_1:221)",
+    ),
+    (
+        "7",
+        "$\\sqrt{36+64}-\\sqrt{25-16}$\n\\ =<answer> $\\sqrt{100}-\\sqrt{9} $\n\\ =<answer> $10-3 $\n"
+        "\\ =<answer> $7 $</answer>",
+        1.0,
+        "a chain of steps in open tags (ei corpus, iter_1:990)",
+    ),
     ("4", "I put it in <answer> tags.\n<answer>4</answer>", 1.0, "a tag named in prose"),
     # a derivation in a tag, lines broken by \\ (ei corpus, iter_1:530): no alternatives
     (

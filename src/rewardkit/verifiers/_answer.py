@@ -65,7 +65,8 @@ part, else the whole response). In both modes, the answer is hedged when:
 
 Nor is there an answer when a later ``<answer>`` is left open holding math
 (``<answer>3</answer> <answer>4``: ``unclosed``, as an open last box is), when the last
-tag sits in an open one holding math (``<answer>3<answer>4</answer>``: hedged), when a tag
+tag follows an open one holding another number alone (``<answer>3<answer>4</answer>``:
+hedged; a chain of steps in open tags is not), when a tag
 opens with a negation (``<answer>not $3$ but $4$</answer>``), or when the fallback
 passage's last "answer" sentence rules its first value out or bounds it ("The answer
 is not $3$ but $4$", "isn't $3$", "is less than $3$": ``negated``), where math-verify's
@@ -286,17 +287,30 @@ def canonical(answer: str) -> object:
 def _final_tag(text: str) -> Found | None:
     """The last ``<answer>`` tag's answer; none when a later ``<answer>`` is left open
     holding math (``<answer>3</answer> <answer>4``: a second answer, cut off, as an
-    unclosed last box is), or when the tag sits in an open one holding math before it
+    unclosed last box is), or when an open one before it holds another number alone
     (``<answer>3<answer>4</answer>``: two answers)."""
     opened, close = text.rfind("<answer>"), text.rfind("</answer>")
     if 0 <= close < opened and _MATHY.search(text, opened):
         return Found(None, {"source": "answer_tag", "unclosed": True})
-    inner = text.rfind("<answer>", 0, close) if close > 0 else -1
-    outer = text.rfind("<answer>", 0, inner) if inner > 0 else -1
-    if outer >= 0 and text.rfind("</answer>", outer, inner) < 0:
-        if _MATHY.search(text[outer + len("<answer>") : inner]):  # "<answer>3<answer>4</answer>"
-            return Found(None, {"source": "answer_tag", "hedged": True})
-    return _tagged(text)
+    found = _tagged(text)
+    if found is not None and found.answer and found.extra["source"] == "answer_tag":
+        if (other := _open_tag_value(text, close, found.answer)) is not None:
+            return Found(None, {"source": "answer_tag", "hedged": True, "pred": other})
+    return found
+
+
+def _open_tag_value(text: str, close: int, answer: str) -> str | None:
+    """A number, surely not ``answer``, that an ``<answer>`` left open before the last
+    tag holds alone (``<answer> $28$ <answer> $27$ <answer> 18 </answer>``); a chain of
+    steps (``=<answer> $10-3$ =<answer> 7</answer>``) or prose in it is no answer."""
+    inner = text.rfind("<answer>", 0, close)
+    floor = max(0, inner - _latex.MAX_BOX_CHARS, text.rfind("</answer>", 0, inner) + 1)
+    segments = text[floor:inner].split("<answer>")[1:]  # what each open tag holds
+    for segment in segments[-_MAX_OFFERED:]:
+        value = segment.strip(_OUTER_NOISE + "$\\=\n")
+        if _is_number(value) and same_value(value, answer) is False:
+            return value
+    return None
 
 
 def _tagged(text: str) -> Found | None:
