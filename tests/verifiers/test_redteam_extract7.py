@@ -161,6 +161,8 @@ GSM8K_ROWS: list[tuple[str, str, float, str]] = [
     ("18", "The answer is 18 1/2", 0.0, "a mixed number: 18.5"),
     ("18", "The answer is 18 \\frac12", 0.0, "a mixed number: 18.5"),
     ("18000", "The answer is 18 000", 0.0, "a space-grouped 18000 is not read as 18 or 18000"),
+    ("18", "The answer is 18 2-liter bottles.", 1.0, "a number in the unit is no second value"),
+    ("18", "The answer is 18 3rd graders.", 1.0, "an ordinal in the unit"),
     # --- not hedging: headings, thinking ---
     (
         "18",

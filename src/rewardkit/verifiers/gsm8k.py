@@ -225,7 +225,8 @@ _LIST_AFTER = re.compile(
     # "18 | 20", "18 \lor 20", "18 \pm 2", "18 ± 2": two values offered, or a range
     r"|[ \t]{0,2}(?:[|±∓]|\\(?:lor|vee|mid|vert|pm|mp)(?![A-Za-z]))"
     # "18 20", "18 1/2", "18 \frac12": another number right after it, a mixed number
-    r"|[ \t]{1,3}(?:[0-9]|\\[dt]?frac(?![A-Za-z]))"
+    # (not "18 2-liter bottles", "18 3rd graders": a number in the unit)
+    r"|[ \t]{1,3}(?:[0-9][0-9.,/]*(?![0-9.,/]|[-‑]?[A-Za-z])|\\[dt]?frac(?![A-Za-z]))"
 )
 # before the number: a bound, a negation, or another value offered as an alternative
 _QUALIFIED_BEFORE = re.compile(
