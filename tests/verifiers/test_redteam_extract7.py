@@ -60,6 +60,8 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("4", "\\boxed{3 \\Rightarrow 4}", 0.0, "an arrow"),
     ("4", "\\boxed{3 \\implies 4}", 0.0, "an implication"),
     ("4", "\\boxed{3 \\hspace{1cm} 4}", 0.0, "two values spaced apart"),
+    ("3", "\\boxed{3 \\approx 4}", 0.0, "two values, math-verify reads the 3 (before: 1)"),
+    ("3.14", "\\boxed{3.14 \\approx 3.1}", 1.0, "a rounding restates the value"),
     ("4", "\\boxed{3 \\text{, } 4}", 0.0, "a comma in \\text (before: 1 with fast_paths off)"),
     (
         "\\begin{pmatrix}3\\\\4\\end{pmatrix}",

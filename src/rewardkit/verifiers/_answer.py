@@ -642,10 +642,11 @@ _HEDGE_JOIN = (
 )
 # in one answer only (a box, an answer line), not in a derivation: "3 \\ 4" (a line break),
 # "3 \vert 4", "3 \to 4", "3 -> 4", "3 \text{, } 4", "3 \hspace{1cm} 4": math-verify reads the 4
+# ("3 \approx 4": the 3; a rounding, "3.14 \approx 3.1", is one value)
 _ANSWER_JOIN = (
     _HEDGE_JOIN
-    + r"|\\\\(?:\[[^\]]{0,8}\])?|\\(?:vert|to|rightarrow|Rightarrow|implies|longrightarrow)(?![A-Za-z])"
-    r"|\\text\{\s{0,3}[,;]?\s{0,3}\}|\\hspace\*?\{[^{}]{0,12}\}|[→⇒⟶]|->|=>"
+    + r"|\\\\(?:\[[^\]]{0,8}\])?|\\(?:vert|to|rightarrow|Rightarrow|implies|longrightarrow|approx)(?![A-Za-z])"
+    r"|\\text\{\s{0,3}[,;]?\s{0,3}\}|\\hspace\*?\{[^{}]{0,12}\}|[→⇒⟶≈]|->|=>"
 )
 _SEPARATOR = r"\s{0,3}[,.;]?\s{0,3}\(?\s{0,3}"
 _UNIT_WORD = r"(?:\s{1,3}[^\W\d_]{2,20})?"  # "3 apples, maybe 4"
