@@ -10,8 +10,12 @@ The themes:
 * a box written inside another box (``\\boxed{3 \\text{ or } \\boxed{4}}``) was read as
   the inner box alone: the outer box is the answer;
 * one box offering two numbers joined by a line break, ``\\vert``, an arrow,
-  ``\\hspace`` or an empty ``\\text{, }``: math-verify reads the last alone;
-* ``<answer>3</answer>`` followed by an open ``<answer>4``: a second answer, cut off;
+  ``\\approx``, ``\\hspace`` or an empty ``\\text{, }``: math-verify reads one alone;
+* a value ruled out or bounded ("The answer is not $3$ but $4$", "isn't $3$", "not
+  $\\boxed{3}$"): math-verify's extraction, anchored by "answer", reads the 3;
+* ``<answer>3</answer>`` followed by an open ``<answer>4``, or ``<answer>3<answer>4
+  </answer>``: a second answer;
+* a megabyte of blanks after the answer hid it;
 * GSM8K ``auto`` took the last marked number whatever came before it in the same
   paragraph (``#### 18`` then ``#### 20``, ``\\boxed{18}`` then ``#### 20``), read a box
   offering two numbers by its last number, and read 18 out of ``18 | 20``, ``18 \\pm 2``,
