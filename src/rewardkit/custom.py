@@ -53,7 +53,12 @@ def normalize_output(value: Any) -> tuple[float, dict[str, Any]]:
         value = value["score"]
     if isinstance(value, str | bytes) or not hasattr(value, "__float__"):
         raise ScorerError(f"custom function returned {type(value).__name__}, expected a number")
-    score = float(value)  # also takes bools and numpy/torch scalars
+    try:
+        score = float(value)  # also takes bools and numpy/torch scalars
+    except (TypeError, ValueError, OverflowError) as exc:  # an array, an int past 1e308
+        raise ScorerError(
+            f"custom function returned {type(value).__name__}, not usable as a number: {exc}"
+        ) from None
     if not math.isfinite(score):
         raise ScorerError(f"custom function returned a non-finite score {score}")
     return score, extra

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,6 +127,10 @@ class Result:
     elapsed_s: float | None = None
 
     def __post_init__(self) -> None:
+        if self.error is not None and (len(self.error) > _MAX_ERROR_CHARS or _BREAKS(self.error)):
+            # A reason from user code (an exception's message) may span lines or run to
+            # megabytes; the contract is one line, which summaries and logs rely on.
+            object.__setattr__(self, "error", _one_line(self.error))
         if self.status is Status.OK:
             if self.score is None or not math.isfinite(self.score):
                 raise ValueError(f"an ok Result needs a finite score, got {self.score!r}")
@@ -157,6 +162,19 @@ class Result:
         if self.score is not None:
             metrics[f"{prefix}/score"] = self.score
         return metrics
+
+
+_MAX_ERROR_CHARS = 2000
+"""The longest ``Result.error`` kept; a longer reason is cut, marked with an ellipsis."""
+
+_BREAKS = re.compile(r"[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]").search
+
+
+def _one_line(text: str, limit: int = _MAX_ERROR_CHARS) -> str:
+    """``text`` as one line of at most ``limit`` characters: line breaks (any that
+    ``str.splitlines`` knows) become spaces, runs of blanks one space."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
 
 
 def _check_prompt(prompt: Any) -> str | list[Message]:

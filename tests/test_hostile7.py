@@ -1,0 +1,249 @@
+"""Hostile rows and hostile user functions through the real CLI, loop and server.
+
+Each test is a problem found by attacking rewardkit end to end (red-team brief red7c):
+the input, and what must hold: every other row keeps its score, the bad row gets a
+typed status and a one-line error, nothing hangs, the output stays readable JSON.
+
+    .venv/bin/python -m pytest tests/test_hostile7.py
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from rewardkit import RewardLoop, Status
+from rewardkit.types import Result
+from serving import running_server
+
+HOSTILE = """
+import os, sys, time
+
+def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
+    s = solution_str
+    if s == "print":  # a debug print of 1 MB, then raw writes to descriptor 1
+        print("P" * 1_000_000)
+        os.write(1, b'{"fake": "row"}\\n' * 100)
+    if s == "fork_print":  # a child that prints after its parent has answered
+        if os.fork() == 0:
+            time.sleep(0.5)
+            print('{"from": "grandchild"}', flush=True)
+            os._exit(0)
+    if s == "raise_lines":
+        raise ValueError("first line\\nsecond line\\r\\nthird line")
+    if s == "array":
+        import numpy as np
+        return np.array([1.0, 2.0])
+    if s == "huge_int":
+        return 10**400
+    if s == "numpy_float":
+        import numpy as np
+        return np.float64(0.75)
+    if s == "numpy_bool":
+        import numpy as np
+        return np.bool_(True)
+    if s == "bool":
+        return True
+    if s == "extra_nan":
+        return {"score": 0.5, "ratio": float("nan"), "big": float("inf")}
+    return float(s.strip() == str(ground_truth))
+"""
+
+
+def _strict_json(line: str) -> Any:
+    """json.loads that refuses NaN and Infinity, as jq, JavaScript and Go do."""
+
+    def refuse(name: str) -> Any:
+        raise ValueError(f"not JSON: {name}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rewardkit.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _row(response: str, truth: Any = "42", **extra: Any) -> dict[str, Any]:
+    return {"data_source": "custom", "response": response, "ground_truth": truth, **extra}
+
+
+@pytest.fixture
+def hostile(write_module) -> str:
+    return write_module("hostile7_reward", HOSTILE)
+
+
+def test_a_scorer_that_prints_never_corrupts_jsonl_on_stdout(tmp_path: Path, hostile: str):
+    """Found: a user function's print (and its forked child's) went to the CLI's stdout,
+    between the JSONL rows of ``-o -``. Workers now send their stdout to stderr."""
+    rows = [_row("42"), _row("print"), _row("fork_print"), _row("41"), _row("42")]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = _cli(
+        "score",
+        str(path),
+        "-o",
+        "-",
+        "reward.num_workers=1",
+        f"reward.custom_reward_function.path={hostile}",
+        "--no-progress",
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert len(lines) == len(rows), lines[:3]
+    results = [_strict_json(line) for line in lines]
+    assert [r["score"] for r in results] == [1.0, 0.0, 0.0, 0.0, 1.0]
+    assert all(r["status"] == "ok" for r in results)
+    assert "PPPP" in proc.stderr  # the print is not lost: it is on stderr
+
+
+def test_user_function_failures_are_typed_one_line_and_not_internal(hostile: str):
+    """Found: an exception message with line breaks was the row's error as it was (the
+    contract is one line); a numpy array or an int past 1e308 read as 'internal error'."""
+    config = {
+        "reward": {"num_workers": 1, "timeout_s": 10, "custom_reward_function": {"path": hostile}}
+    }
+    responses = ["42", "raise_lines", "array", "huge_int", "numpy_float", "numpy_bool", "bool"]
+    with RewardLoop(config) as loop:
+        results = dict(zip(responses, loop.score([_row(r) for r in responses]), strict=True))
+    assert results["42"].score == 1.0
+    raised = results["raise_lines"]
+    assert raised.status is Status.ERROR and raised.score is None
+    assert raised.error == "custom function: ValueError: first line second line third line"
+    for name, kind in (("array", "ndarray"), ("huge_int", "int")):
+        assert results[name].status is Status.ERROR and results[name].score is None
+        assert f"custom function returned {kind}, not usable as a number" in results[name].error
+        assert "internal error" not in results[name].error
+    # numpy scalars and bools are numbers (verl's functions return them): clean passes.
+    assert results["numpy_float"].score == 0.75 and results["numpy_float"].ok
+    assert results["numpy_bool"].score == 1.0 and results["bool"].score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        ("a\nb", "a b"),
+        ("a\r\n  b\u2028c\x85d", "a b c d"),
+        ("x" * 5000, "x" * 1999 + "\u2026"),
+        ("plain  spaces kept", "plain  spaces kept"),  # no break: untouched
+    ],
+)
+def test_a_result_error_is_always_one_bounded_line(error: str, expected: str) -> None:
+    assert Result(0, Status.ERROR, error=error).error == expected
+
+
+def test_json_the_reader_cannot_parse_costs_one_row_not_the_run(tmp_path: Path) -> None:
+    """Found: a JSONL line holding an integer of 5,000 digits (valid JSON, over Python's
+    4,300-digit limit) or nesting 100,000 deep crashed ``rewardkit score`` with a
+    traceback (exit 1), losing every row. Each is now one ``invalid`` row."""
+    good = json.dumps({"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": "4"})
+    lines = [
+        good,
+        '{"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": ' + "9" * 5000 + "}",
+        good,
+        '{"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}",
+        good,
+        '{"data_source": "openai/gsm8k", "resp',  # a truncated last line
+    ]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(lines))
+    out = tmp_path / "out.jsonl"
+    proc = _cli("score", str(path), "-o", str(out), "reward.num_workers=1", "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = [_strict_json(line) for line in out.read_text().splitlines()]
+    assert [r["status"] for r in results] == ["ok", "invalid", "ok", "invalid", "ok", "invalid"]
+    assert [results[i]["score"] for i in (0, 2, 4)] == [1.0, 1.0, 1.0]
+    assert "line 2: not valid JSON" in results[1]["error"] and "4300 digits" in results[1]["error"]
+    assert "line 4: not valid JSON (RecursionError" in results[3]["error"]
+    assert "line 6: not valid JSON" in results[5]["error"]
+
+
+def test_a_json_input_with_a_huge_integer_is_a_one_line_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "rows.json"
+    path.write_text(
+        '[{"data_source": "gsm8k", "response": "1", "ground_truth": ' + "7" * 5000 + "}]"
+    )
+    proc = _cli("score", str(path), "-o", str(tmp_path / "out.jsonl"), "--no-progress")
+    assert proc.returncode == 2
+    assert "not valid JSON" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_jsonl_output_never_holds_bare_nan(tmp_path: Path, hostile: str) -> None:
+    """Found: a NaN read from the input (Python's reader takes ``NaN``) or returned in a
+    user function's extra dict was written as a bare ``NaN``, which strict readers refuse
+    for the whole file. It is now null, as the server sends it."""
+    path = tmp_path / "rows.jsonl"
+    path.write_text(
+        '{"data_source": "custom", "response": "42", "ground_truth": "42", "weight": NaN}\n'
+        '{"data_source": "custom", "response": "extra_nan", "ground_truth": "42"}\n'
+        '{"data_source": "custom", "response": "41", "ground_truth": "42", "w": -Infinity}\n'
+    )
+    out = tmp_path / "out.jsonl"
+    proc = _cli(
+        "score",
+        str(path),
+        "-o",
+        str(out),
+        "reward.num_workers=1",
+        f"reward.custom_reward_function.path={hostile}",
+        "--no-progress",
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = [_strict_json(line) for line in out.read_text().splitlines()]
+    assert [r["score"] for r in results] == [1.0, 0.5, 0.0]
+    assert results[0]["weight"] is None and results[2]["w"] is None
+    assert results[1]["extra"] == {"ratio": None, "big": None}
+
+
+@pytest.mark.parametrize("depth", [400, 900])  # past pydantic's encoder; past json's too
+def test_a_row_too_deep_to_encode_costs_only_itself_on_the_server(depth: int) -> None:
+    """Found: a row whose ground truth (or any echoed field) nests a few hundred levels
+    deep was parsed and scored, but the answer could not be encoded: 500 for the whole
+    request. Now the field that cannot be encoded is replaced by a note, and the rest of
+    the answer is sent."""
+    deep: Any = 4
+    for _ in range(depth):
+        deep = [deep]
+    rows = [
+        {"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": "4"},
+        {"data_source": "lighteval/MATH", "response": "\\boxed{4}", "ground_truth": deep},
+        {"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": "4", "meta": deep},
+        {"data_source": "openai/gsm8k", "response": "#### 5", "ground_truth": "4"},
+    ]
+    body = json.dumps({"samples": rows}).encode()
+    config = {"reward": {"num_workers": 1, "timeout_s": 10}}
+    with running_server(config) as base, httpx.Client(base_url=base, timeout=60) as client:
+        answer = client.post(
+            "/v1/score", content=body, headers={"content-type": "application/json"}
+        )
+        assert answer.status_code == 200, answer.text[:300]
+        results = answer.json()["results"]
+        assert [r["score"] for r in results] == [1.0, None, 1.0, 0.0]
+        assert results[1]["status"] in ("invalid", "error") and results[1]["error"]
+        note = "<not encodable as JSON: RecursionError>"
+        assert results[1]["ground_truth"] in (deep, note)  # as sent, where it can be
+        assert results[2]["status"] == "ok" and results[2]["meta"] in (deep, note)
+        again = client.post("/v1/score", json={"samples": rows[:1]})
+        assert again.status_code == 200 and again.json()["results"][0]["score"] == 1.0
+
+
+def test_nan_is_not_a_number_a_float_check_can_miss() -> None:
+    """The strict reader used above refuses NaN, so the tests' checks are real."""
+    with pytest.raises(ValueError, match="not JSON"):
+        _strict_json('{"a": NaN}')
+    assert math.isnan(json.loads('{"a": NaN}')["a"])  # what Python alone would accept
