@@ -9,10 +9,12 @@ typed status and a one-line error, nothing hangs, the output stays readable JSON
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -247,3 +249,173 @@ def test_nan_is_not_a_number_a_float_check_can_miss() -> None:
     with pytest.raises(ValueError, match="not JSON"):
         _strict_json('{"a": NaN}')
     assert math.isnan(json.loads('{"a": NaN}')["a"])  # what Python alone would accept
+
+
+CHILDREN = """
+import os, subprocess, sys, time
+
+def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
+    if solution_str == "fork_then_die":  # the child keeps the worker's pipe open
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        os._exit(3)
+    if solution_str.startswith("spawn_then_hang:"):  # a child process, then a hang
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        with open(solution_str.split(":", 1)[1], "w") as handle:
+            handle.write(str(child.pid))
+        while True:
+            time.sleep(0.05)
+    return float(solution_str == str(ground_truth))
+"""
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or a zombie (dead, waiting for a parent that may never reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_worker_that_dies_while_its_child_holds_the_pipe_is_a_crash_not_a_timeout(
+    write_module,
+) -> None:
+    """Found: a worker that forked and then died was noticed only by EOF on its pipe,
+    which the child still held: the row waited the whole timeout and read ``timeout``.
+    The pool now watches the process itself."""
+    path = write_module("children7", CHILDREN)
+    config = {
+        "reward": {"num_workers": 1, "timeout_s": 30, "custom_reward_function": {"path": path}}
+    }
+    with RewardLoop(config) as loop:
+        started = time.perf_counter()
+        results = loop.score([_row("42"), _row("fork_then_die"), _row("42")])
+        elapsed = time.perf_counter() - started
+    assert [r.score for r in results] == [1.0, None, 1.0]
+    assert results[1].status is Status.ERROR
+    assert "worker process died (exit code 3)" in results[1].error
+    assert elapsed < 20  # not the 30 s timeout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_timed_out_function_takes_its_child_processes_with_it(write_module, tmp_path) -> None:
+    """Found: killing a timed-out worker left the processes it had started running,
+    orphaned, for ever. They are killed with it now."""
+    path = write_module("children7", CHILDREN)
+    pid_file = tmp_path / "child.pid"
+    config = {
+        "reward": {"num_workers": 1, "timeout_s": 2, "custom_reward_function": {"path": path}}
+    }
+    with RewardLoop(config) as loop:
+        results = loop.score([_row(f"spawn_then_hang:{pid_file}"), _row("42")])
+        assert [r.status for r in results] == [Status.TIMEOUT, Status.OK]
+        child = int(pid_file.read_text())
+        deadline = time.monotonic() + 10
+        while not _gone(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(child), f"process {child} outlived its timed-out worker"
+
+
+ASYNC_HOSTILE = """
+import asyncio
+
+async def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
+    s = solution_str
+    if s == "system_exit":
+        raise SystemExit(3)
+    if s == "keyboard_interrupt":
+        raise KeyboardInterrupt()
+    if s == "cancelled":
+        raise asyncio.CancelledError()
+    if s == "own_timeout":  # its own client's timeout, at once: not our limit
+        raise TimeoutError("judge server did not answer")
+    if s == "stubborn":  # swallows every cancellation
+        while True:
+            try:
+                await asyncio.sleep(0.05)
+            except asyncio.CancelledError:
+                pass
+    await asyncio.sleep(0.01)
+    return float(s == str(ground_truth))
+"""
+
+
+def test_async_functions_that_escape_or_ignore_cancellation_cost_only_their_row(
+    write_module,
+) -> None:
+    """Found: an async function raising SystemExit or KeyboardInterrupt killed the event
+    loop's thread (the CLI hung for ever); one raising CancelledError ended the batch
+    (rows lost, exit 1); one swallowing cancellation hung its row under wait_for, then
+    the loop's close; an instant TimeoutError of its own read 'timed out after 1s'."""
+    path = write_module("async_hostile7", ASYNC_HOSTILE)
+    config = {
+        "reward": {
+            "num_workers": 1,
+            "async_timeout_s": 1.0,
+            "custom_reward_function": {"path": path},
+        }
+    }
+    responses = ["42", "system_exit", "keyboard_interrupt", "cancelled", "own_timeout"]
+    responses += ["stubborn", "41", "42"]
+    started = time.perf_counter()
+    with RewardLoop(config) as loop:
+        results = loop.score([_row(r) for r in responses])
+        again = loop.score([_row("42")])  # the loop still scores after all that
+    elapsed = time.perf_counter() - started
+    by = dict(zip(responses, results, strict=False))
+    assert [r.score for r in results] == [1.0, None, None, None, None, None, 0.0, 1.0]
+    assert again[0].score == 1.0
+    assert by["system_exit"].status is Status.ERROR and "SystemExit" in by["system_exit"].error
+    assert by["keyboard_interrupt"].status is Status.ERROR
+    assert "KeyboardInterrupt" in by["keyboard_interrupt"].error
+    assert by["cancelled"].status is Status.ERROR and "CancelledError" in by["cancelled"].error
+    assert by["own_timeout"].status is Status.ERROR
+    assert by["own_timeout"].error == "custom function: TimeoutError: judge server did not answer"
+    assert by["stubborn"].status is Status.TIMEOUT
+    assert "timed out after 1s" in by["stubborn"].error
+    assert elapsed < 30  # one 1 s deadline, a bounded wait for the stubborn task at close
+
+
+@pytest.mark.slow
+def test_the_server_answers_and_exits_on_sigterm_despite_a_stubborn_coroutine(
+    write_module,
+) -> None:
+    """``asyncio.run`` waits for every task when the server stops: a scorer task that
+    swallows cancellation kept ``rewardkit serve`` from exiting on SIGTERM."""
+    import signal
+    import socket
+
+    path = write_module("async_hostile7", ASYNC_HOSTILE)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "rewardkit.cli", "serve", "--port", str(port)),
+            *("reward.num_workers=1", "reward.async_timeout_s=1"),
+            f"reward.custom_reward_function.path={path}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/ready", timeout=2, trust_env=False).json()["ready"]:
+                    break
+            time.sleep(0.1)
+        rows = [_row("42"), _row("stubborn"), _row("41")]
+        answer = httpx.post(f"{base}/v1/score", json={"samples": rows}, timeout=60)
+        results = answer.json()["results"]
+        assert [r["status"] for r in results] == ["ok", "timeout", "ok"]
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
