@@ -419,3 +419,29 @@ def test_the_server_answers_and_exits_on_sigterm_despite_a_stubborn_coroutine(
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_hand_built_samples_with_wrong_types_are_invalid_rows_not_a_failed_batch() -> None:
+    """Found: a Sample built in Python with a list as extra_info failed the whole
+    ``loop.score`` call (an ExceptionGroup, every row lost); one with bytes or an int as
+    response reached the verifier. A Sample is now checked as a dict row is."""
+    from rewardkit import Sample
+
+    good = Sample(data_source="openai/gsm8k", response="#### 4", ground_truth="4")
+    rows = [
+        good,
+        Sample(data_source="openai/gsm8k", response="#### 4", ground_truth="4", extra_info=[1]),  # type: ignore[arg-type]
+        Sample(data_source="openai/gsm8k", response=b"#### 4", ground_truth="4"),  # type: ignore[arg-type]
+        Sample(data_source="lighteval/MATH", response=4, ground_truth="4"),  # type: ignore[arg-type]
+        Sample(data_source=None, response="#### 4", ground_truth="4"),  # type: ignore[arg-type]
+        {"data_source": "openai/gsm8k", "response": b"#### 4", "ground_truth": "4"},
+        good,
+    ]
+    with RewardLoop({"reward": {"num_workers": 1}}) as loop:
+        results = loop.score(rows)
+    assert [r.score for r in results] == [1.0, None, None, None, None, None, 1.0]
+    assert all(r.status is Status.INVALID for r in results[1:-1])
+    assert results[1].error == "field 'extra_info' must be an object"
+    assert results[2].error == "field 'response' must be a string (got bytes)"
+    assert results[3].error == "field 'response' must be a string (got int)"
+    assert Sample.from_row(good) is good  # a well-typed Sample is taken as it is

@@ -57,7 +57,9 @@ class Sample:
     def from_row(cls, row: Any, *, default_data_source: str | None = None) -> Sample:
         """Validate a mapping of the Sample shape; raise InvalidSampleError naming the field."""
         if isinstance(row, Sample):
-            return row
+            if row._well_typed():
+                return row
+            row = row._fields()  # built by hand with wrong types: checked as a dict is
         if not isinstance(row, Mapping):
             raise InvalidSampleError(f"row is {type(row).__name__}, expected an object")
         data_source = row.get("data_source") or default_data_source
@@ -89,14 +91,30 @@ class Sample:
         row: dict[str, Any] = {}
         if self.id is not None:
             row["id"] = self.id
+        extra_info = self.extra_info
         row.update(
             data_source=self.data_source,
             prompt=self.prompt,
             response=self.response,
             ground_truth=self.ground_truth,
-            extra_info=dict(self.extra_info),
+            extra_info=dict(extra_info) if isinstance(extra_info, Mapping) else extra_info,
         )
         return row
+
+    def _well_typed(self) -> bool:
+        """Whether the fields hold what they declare (a dataclass does not check)."""
+        return (
+            isinstance(self.data_source, str)
+            and bool(self.data_source)
+            and isinstance(self.response, str)
+            and isinstance(self.prompt, str | list)
+            and isinstance(self.extra_info, Mapping)
+            and (self.id is None or isinstance(self.id, str))
+        )
+
+    def _fields(self) -> dict[str, Any]:
+        names = ("data_source", "response", "prompt", "ground_truth", "extra_info", "id")
+        return {name: getattr(self, name) for name in names}
 
     @property
     def prompt_text(self) -> str:
