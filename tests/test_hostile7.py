@@ -445,3 +445,21 @@ def test_hand_built_samples_with_wrong_types_are_invalid_rows_not_a_failed_batch
     assert results[2].error == "field 'response' must be a string (got bytes)"
     assert results[3].error == "field 'response' must be a string (got int)"
     assert Sample.from_row(good) is good  # a well-typed Sample is taken as it is
+
+
+def test_report_reads_a_scored_file_with_foreign_field_types(tmp_path: Path) -> None:
+    """Found: ``rewardkit report`` on a scored file edited elsewhere crashed with a
+    traceback when a row's ``error`` was not text (exit 1, no report)."""
+    path = tmp_path / "scored.jsonl"
+    ok = {"data_source": "gsm8k", "response": "#### 4", "score": 1.0, "status": "ok"}
+    odd = {"data_source": 5, "response": 3, "score": "x", "status": "error", "error": {"a": 1}}
+    odd |= {"components": [1], "extra": "s", "elapsed_s": "slow"}
+    path.write_text(
+        json.dumps(ok) + "\n" + json.dumps(odd) + "\n"
+        '{"data_source": "gsm8k", "response": "x", "score": NaN, "status": "ok"}\n'
+    )
+    out = tmp_path / "report.html"
+    proc = _cli("report", str(path), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "report on 3 rows" in proc.stdout + proc.stderr
+    assert out.stat().st_size > 0
