@@ -463,3 +463,22 @@ def test_report_reads_a_scored_file_with_foreign_field_types(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "report on 3 rows" in proc.stdout + proc.stderr
     assert out.stat().st_size > 0
+
+
+def test_a_huge_made_up_data_source_keeps_the_summary_and_error_small(tmp_path: Path) -> None:
+    """Found: a data_source of 100,000 characters widened every line of the summary
+    table to that (1.3 MB of stderr for ten rows) and made a 100 KB 'one-line' error."""
+    name = "z" * 100_000
+    rows = [{"data_source": name, "response": "#### 4", "ground_truth": "4"}]
+    rows += [{"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": "4"}] * 9
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    proc = _cli("score", str(path), "-o", str(out), "reward.num_workers=1", "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(proc.stderr) < 10_000
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert results[0]["status"] == "invalid" and len(results[0]["error"]) <= 2000
+    assert results[0]["error"].startswith("unknown data_source 'zzz")
+    assert results[0]["data_source"] == name  # the row itself is echoed whole
+    assert [r["score"] for r in results[1:]] == [1.0] * 9
