@@ -482,3 +482,34 @@ def test_a_huge_made_up_data_source_keeps_the_summary_and_error_small(tmp_path: 
     assert results[0]["error"].startswith("unknown data_source 'zzz")
     assert results[0]["data_source"] == name  # the row itself is echoed whole
     assert [r["score"] for r in results[1:]] == [1.0] * 9
+
+
+@pytest.mark.parametrize(
+    ("length", "expected"),
+    [
+        (12, -0.5),  # 12 tokens: 2 into the 4-token buffer that ends at 14, -2/4
+        (12.0, -0.5),  # a whole float, as some JSON writers give ints
+        ("12", "must be a whole number of tokens >= 0, got str 12"),
+        (12.5, "got float 12.5"),
+        (-1, "got int -1"),
+        (True, "got bool True"),
+        (None, "has no extra_info.response_length"),
+    ],
+)
+def test_a_response_length_of_the_wrong_type_says_so(length: Any, expected: Any) -> None:
+    """Found: ``extra_info.response_length`` given as ``"12"`` or ``12.0`` read as
+    'the row has no extra_info.response_length', a misleading reason; 12.0 is 12."""
+    config = {
+        "reward": {
+            "num_workers": 1,
+            "overlong_buffer": {"enable": True, "len": 4, "max_resp_len": 14},
+        }
+    }
+    extra_info = {} if length is None else {"response_length": length}
+    row = {"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": "4"}
+    with RewardLoop(config) as loop:
+        result = loop.score([{**row, "extra_info": extra_info}])[0]
+    if isinstance(expected, float):
+        assert result.ok and result.components["overlong"] == expected
+    else:
+        assert result.status is Status.INVALID and expected in result.error

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import operator
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping, Sequence
@@ -378,12 +379,18 @@ class RewardEngine:
         return pieces
 
     def _response_length(self, sample: Sample) -> int:
-        length = sample.extra_info.get("response_length")
-        if isinstance(length, int) and not isinstance(length, bool) and length >= 0:
+        given = sample.extra_info.get("response_length")
+        length = _token_count(given)
+        if length is not None:
             return length
         if self._length_tokenizer is not None:
             return len(
                 self._length_tokenizer(sample.response, add_special_tokens=False)["input_ids"]
+            )
+        if given is not None:
+            raise InvalidSampleError(
+                "extra_info.response_length must be a whole number of tokens >= 0, got "
+                f"{type(given).__name__} {str(given)[:40]}"
             )
         raise InvalidSampleError(
             "overlong_buffer is enabled but the row has no extra_info.response_length "
@@ -495,6 +502,20 @@ async def _end_abandoned(tasks: set[asyncio.Future[Any]]) -> None:
             with contextlib.suppress(RuntimeError):  # it ignored GeneratorExit too
                 task.get_coro().close()
             task.cancel()  # wakes it: the closed coroutine ends the task
+
+
+def _token_count(value: Any) -> int | None:
+    """A response length as given: an int (numpy's too) or a whole float (12.0 from a
+    JSON writer); None for anything else (a bool, a fraction, a negative, text)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and value >= 0 else None
+    try:
+        count = operator.index(value)
+    except TypeError:
+        return None
+    return count if count >= 0 else None
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
