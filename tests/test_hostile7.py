@@ -513,3 +513,39 @@ def test_a_response_length_of_the_wrong_type_says_so(length: Any, expected: Any)
         assert result.ok and result.components["overlong"] == expected
     else:
         assert result.status is Status.INVALID and expected in result.error
+
+
+OWN_CLASSES = """
+class Score(float):
+    pass
+
+
+class Info:
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return f"Info({self.value})"
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
+    if solution_str == "subclass":
+        return Score(0.5)
+    if solution_str == "object_in_extra":
+        return {"score": 1.0, "info": Info(3)}
+    return float(solution_str == ground_truth)
+"""
+
+
+def test_a_function_may_return_instances_of_its_own_classes(write_module) -> None:
+    """Found: the module a ``.py`` function is loaded as was named after ``hash(path)``,
+    which differs between processes: a value of a class from that file (a float
+    subclass, an object in the extra dict), pickled by the worker, could not be rebuilt
+    by the parent: 'unreadable reply from a worker', status error, worker replaced."""
+    path = write_module("own_classes7", OWN_CLASSES)
+    config = {"reward": {"num_workers": 1, "custom_reward_function": {"path": path}}}
+    with RewardLoop(config) as loop:
+        results = loop.score([_row("42"), _row("subclass"), _row("object_in_extra")])
+    assert [r.status for r in results] == [Status.OK] * 3, [r.error for r in results]
+    assert [r.score for r in results] == [1.0, 0.5, 1.0]
+    assert repr(results[2].extra["info"]) == "Info(3)"
