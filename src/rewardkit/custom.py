@@ -9,6 +9,7 @@ signature ``compute_score(data_source, solution_str, ground_truth, extra_info,
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -53,7 +54,12 @@ def normalize_output(value: Any) -> tuple[float, dict[str, Any]]:
         value = value["score"]
     if isinstance(value, str | bytes) or not hasattr(value, "__float__"):
         raise ScorerError(f"custom function returned {type(value).__name__}, expected a number")
-    score = float(value)  # also takes bools and numpy/torch scalars
+    try:
+        score = float(value)  # also takes bools and numpy/torch scalars
+    except (TypeError, ValueError, OverflowError) as exc:  # an array, an int past 1e308
+        raise ScorerError(
+            f"custom function returned {type(value).__name__}, not usable as a number: {exc}"
+        ) from None
     if not math.isfinite(score):
         raise ScorerError(f"custom function returned a non-finite score {score}")
     return score, extra
@@ -64,7 +70,10 @@ def _import(path: str) -> Any:
     if path.endswith(".py") or file.is_file():
         if not file.is_file():
             raise ConfigError(f"reward.custom_reward_function.path: no such file {path}")
-        module_name = f"rewardkit_custom_{abs(hash(str(file.resolve())))}"
+        # The same name in every process (str hashes differ between processes): a value
+        # of a class from this file, pickled by a worker, is rebuilt by name in the parent.
+        digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:16]
+        module_name = f"rewardkit_custom_{digest}"
         if module_name in sys.modules:
             return sys.modules[module_name]
         spec = importlib.util.spec_from_file_location(module_name, file)

@@ -17,7 +17,9 @@ runs one on its own event loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import operator
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping, Sequence
@@ -74,6 +76,7 @@ class RewardEngine:
         self._cache: OrderedDict[Any, _Outcome] = OrderedDict()
         self._length_tokenizer: Any = None
         self.blocks = BlockLog()  # who blocked the event loop, for the rows that waited
+        self._abandoned: set[asyncio.Future[Any]] = set()  # past their deadline, still running
         self.stats = {"rows": 0, "cache_hits": 0, "deduplicated": 0, "quick": 0, "pool": 0}
 
     @classmethod
@@ -114,6 +117,7 @@ class RewardEngine:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     async def close(self) -> None:
+        await _end_abandoned(self._abandoned)
         for scorer in self.model_scorers:
             await scorer.close()
         await self._verifiers.aclose()
@@ -375,12 +379,18 @@ class RewardEngine:
         return pieces
 
     def _response_length(self, sample: Sample) -> int:
-        length = sample.extra_info.get("response_length")
-        if isinstance(length, int) and not isinstance(length, bool) and length >= 0:
+        given = sample.extra_info.get("response_length")
+        length = _token_count(given)
+        if length is not None:
             return length
         if self._length_tokenizer is not None:
             return len(
                 self._length_tokenizer(sample.response, add_special_tokens=False)["input_ids"]
+            )
+        if given is not None:
+            raise InvalidSampleError(
+                "extra_info.response_length must be a whole number of tokens >= 0, got "
+                f"{type(given).__name__} {str(given)[:40]}"
             )
         raise InvalidSampleError(
             "overlong_buffer is enabled but the row has no extra_info.response_length "
@@ -400,21 +410,33 @@ class RewardEngine:
             return Status.ERROR, str(exc)
 
     async def _guarded(self, awaitable: Awaitable[Any], timeout: float) -> _Outcome:
-        """Await something that waits on I/O, with a timeout as a second guard."""
+        """Await something that waits on I/O, with a timeout as a second guard.
+
+        It runs as its own task, which is cancelled at the deadline but not waited for:
+        a coroutine that swallows the cancellation (``except BaseException: pass`` in a
+        retry loop) cannot hold its row, as it would under ``asyncio.wait_for``.
+        """
         started = time.perf_counter()
+        task = asyncio.ensure_future(_contained(awaitable))
+        task.add_done_callback(_retrieve)  # an abandoned task's failure is not logged
         try:
-            return Status.OK, await asyncio.wait_for(awaitable, timeout)
-        except TimeoutError:
+            await asyncio.wait({task}, timeout=timeout)
+        finally:
+            if not task.done():
+                task.cancel()
+                self._abandoned.add(task)
+                task.add_done_callback(self._abandoned.discard)
+        if not task.done() or task.cancelled():
             blocked = self.blocks.during(started, time.perf_counter())
             return Status.TIMEOUT, f"timed out after {timeout:g}s" + (
                 f" ({blocked})" if blocked else ""
             )
-        except InvalidSampleError:
-            raise
-        except Exception as exc:
-            return Status.ERROR, exc if isinstance(
-                exc, ScorerError
-            ) else f"{type(exc).__name__}: {exc}"
+        exc = task.exception()
+        if exc is None:
+            return Status.OK, task.result()
+        if isinstance(exc, InvalidSampleError):
+            raise exc
+        return Status.ERROR, exc if isinstance(exc, ScorerError) else f"{type(exc).__name__}: {exc}"
 
     async def _shared(self, key: Any, compute: Callable[[], Awaitable[_Outcome]]) -> _Outcome:
         """Compute each key once: join an in-flight computation, or reuse a cached outcome.
@@ -449,6 +471,56 @@ class RewardEngine:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+async def _contained(awaitable: Awaitable[Any]) -> Any:
+    """Await user code in a task of its own; what it raises that is not an ``Exception``
+    (SystemExit, KeyboardInterrupt, a CancelledError of its own making) would otherwise
+    end the event loop's thread or the whole batch: here it fails its row only."""
+    try:
+        return await awaitable
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # cancelled by us (the deadline) or our caller: pass it on
+        raise ScorerError("CancelledError raised by the scorer itself") from None
+    except (SystemExit, KeyboardInterrupt) as exc:
+        raise ScorerError(f"{type(exc).__name__} raised by the scorer: {exc}") from None
+
+
+async def _end_abandoned(tasks: set[asyncio.Future[Any]]) -> None:
+    """Stop the scorer tasks left running past their deadline, so the event loop can
+    close (``asyncio.run`` waits for every task, for ever). One that swallowed its
+    cancellation gets a second one; one that swallows that too has its coroutine closed."""
+    pending = [task for task in tasks if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=2.0)
+    for task in pending:
+        if not task.done() and isinstance(task, asyncio.Task):
+            with contextlib.suppress(RuntimeError):  # it ignored GeneratorExit too
+                task.get_coro().close()
+            task.cancel()  # wakes it: the closed coroutine ends the task
+
+
+def _token_count(value: Any) -> int | None:
+    """A response length as given: an int (numpy's too) or a whole float (12.0 from a
+    JSON writer); None for anything else (a bool, a fraction, a negative, text)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and value >= 0 else None
+    try:
+        count = operator.index(value)
+    except TypeError:
+        return None
+    return count if count >= 0 else None
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 async def _store(result: Awaitable[Result], index: int, done: dict[int, Result]) -> None:

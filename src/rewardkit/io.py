@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import math
 import os
 import sys
 import tempfile
@@ -110,8 +111,19 @@ def _read_jsonl_handle(handle: _Binary, max_row_bytes: int) -> Iterator[Any]:
             continue
         try:
             yield json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            yield BadRow(f"line {number}: not valid JSON ({exc})")
+        except _UNREADABLE_JSON as exc:
+            yield BadRow(f"line {number}: not valid JSON ({_one_line(exc)})")
+
+
+# What json.loads raises for text it cannot read: a syntax or encoding error
+# (JSONDecodeError, UnicodeDecodeError), an integer over Python's 4,300-digit limit
+# (plain ValueError) or nesting too deep for its recursive parser (RecursionError).
+# Each is one bad row, never the end of the run.
+_UNREADABLE_JSON = (ValueError, RecursionError)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
 
 
 def _bounded_lines(handle: _Binary, limit: int) -> Iterator[bytes | BadRow]:
@@ -133,8 +145,8 @@ def _bounded_lines(handle: _Binary, limit: int) -> Iterator[bytes | BadRow]:
 def _read_json(path: Path) -> list[Any]:
     try:
         data = json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})") from exc
+    except _UNREADABLE_JSON as exc:
+        raise InputError(f"{path}: not valid JSON ({_one_line(exc)})") from exc
     if isinstance(data, Mapping) and isinstance(data.get("samples"), list):
         data = data["samples"]  # the body of POST /v1/score
     if not isinstance(data, list):
@@ -361,13 +373,30 @@ def _output_format(path: Path) -> str:
 
 
 def _dumps(row: Mapping[str, Any]) -> str:
-    """Compact UTF-8 JSON; escaped ASCII when the row holds text UTF-8 cannot encode (lone surrogates)."""
-    text = json.dumps(row, ensure_ascii=False, default=str)
+    """Compact UTF-8 JSON; escaped ASCII when the row holds text UTF-8 cannot encode (lone
+    surrogates); NaN and infinities as null (as the server sends them), never the bare
+    ``NaN`` that strict JSON readers (jq, JavaScript, Go) refuse, losing the whole file."""
+    try:
+        text = json.dumps(row, ensure_ascii=False, default=str, allow_nan=False)
+    except ValueError:  # a NaN in an echoed input or a user function's extra
+        row = _finite(row)
+        text = json.dumps(row, ensure_ascii=False, default=str)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         text = json.dumps(row, default=str)
     return text
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities as None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _parquet_ready(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -238,7 +238,12 @@ async def _cancel_others() -> None:
     others = [task for task in asyncio.all_tasks() if task is not current]
     for task in others:
         task.cancel()
-    await asyncio.gather(*others, return_exceptions=True)
+    if others:  # bounded: a user coroutine that swallows its cancellation is left behind
+        await asyncio.wait(others, timeout=_SETTLE_S)
+
+
+_SETTLE_S = 5.0
+"""How long closing waits for cancelled tasks to stop before leaving them behind."""
 
 
 def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:

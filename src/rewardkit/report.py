@@ -141,13 +141,15 @@ class ReportBuilder:
         status = str(row.get("status") or "error")
         score = row.get("score") if isinstance(row.get("score"), int | float) else None
         score = float(score) if score is not None and status == "ok" else None
+        score = score if score is not None and math.isfinite(score) else None
         raw_response, raw_extra = row.get("response"), row.get("extra")
         response = raw_response if isinstance(raw_response, str) else ""
         extra: Mapping[str, Any] = raw_extra if isinstance(raw_extra, Mapping) else {}
         shown = _Shown(index, source, status, score, response, "", _elapsed(row))
         self._count(source, status, score, row, extra)
         if status != "ok":
-            reason = error_reason(status, row.get("error"))
+            error = row.get("error")  # text in our files; anything in a file edited elsewhere
+            reason = error_reason(status, None if error is None else str(error))
             self.reasons[reason] += 1
             if reason not in self.reason_examples:
                 self.reason_examples[reason] = _with_note(shown, str(row.get("error")))
@@ -242,8 +244,8 @@ def write_report(rows: Iterable[Any], path: str | Path, *, title: str = "rewardk
     for row in rows:
         if isinstance(row, Mapping):
             builder.add(row)
-        elif not isinstance(row, BadRow):
-            raise RewardkitError(f"{path}: rows must be objects, got {type(row).__name__}")
+        elif not isinstance(row, BadRow):  # the input's fault: not the report's path
+            raise RewardkitError(f"scored rows must be objects, got {type(row).__name__}")
     builder.write(path, title=title)
     return builder.rows
 

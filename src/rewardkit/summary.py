@@ -143,7 +143,8 @@ class Summary:
         }
 
     def text(self, seconds: float, scored: int | None = None) -> str:
-        """Aligned plain-text table plus the commonest error reasons; nothing is cut.
+        """Aligned plain-text table plus the commonest error reasons; nothing is cut but
+        data_source names over 200 characters.
 
         ``scored``: rows scored in ``seconds`` when some rows were counted without being
         scored now (kept by --resume); the rate is over those.
@@ -156,7 +157,7 @@ class Summary:
             + (f", {kept:,} kept from the earlier run" if kept else "")
         ]
         header = ["data_source", "rows", "mean", "accuracy", *_STATUSES]
-        body = [[name, *_cells(t)] for name, t in sorted(self.by_source.items())]
+        body = [[_short(name), *_cells(t)] for name, t in sorted(self.by_source.items())]
         if len(self.by_source) > 1:
             body.append(["all", *_cells(self.total)])
         lines.extend(_aligned([header, *body]))
@@ -169,9 +170,15 @@ class Summary:
                 ex = item["example"]
                 lines.append(f"  {item['count']:>6,} x {item['reason']}")
                 lines.append(
-                    f"           e.g. row {ex['index']} ({ex['data_source']}): {ex['error']}"
+                    f"           e.g. row {ex['index']} ({_short(ex['data_source'])}): {ex['error']}"
                 )
         return "\n".join(lines)
+
+
+def _short(name: str, limit: int = 200) -> str:
+    """A data_source as the table shows it: a made-up name of 100,000 characters would
+    otherwise widen every line of the table to that (``--summary-json`` keeps it whole)."""
+    return name if len(name) <= limit else name[: limit - 1] + "\u2026"
 
 
 def _cells(t: _Totals) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,7 +57,9 @@ class Sample:
     def from_row(cls, row: Any, *, default_data_source: str | None = None) -> Sample:
         """Validate a mapping of the Sample shape; raise InvalidSampleError naming the field."""
         if isinstance(row, Sample):
-            return row
+            if row._well_typed():
+                return row
+            row = row._fields()  # built by hand with wrong types: checked as a dict is
         if not isinstance(row, Mapping):
             raise InvalidSampleError(f"row is {type(row).__name__}, expected an object")
         data_source = row.get("data_source") or default_data_source
@@ -88,14 +91,30 @@ class Sample:
         row: dict[str, Any] = {}
         if self.id is not None:
             row["id"] = self.id
+        extra_info = self.extra_info
         row.update(
             data_source=self.data_source,
             prompt=self.prompt,
             response=self.response,
             ground_truth=self.ground_truth,
-            extra_info=dict(self.extra_info),
+            extra_info=dict(extra_info) if isinstance(extra_info, Mapping) else extra_info,
         )
         return row
+
+    def _well_typed(self) -> bool:
+        """Whether the fields hold what they declare (a dataclass does not check)."""
+        return (
+            isinstance(self.data_source, str)
+            and bool(self.data_source)
+            and isinstance(self.response, str)
+            and isinstance(self.prompt, str | list)
+            and isinstance(self.extra_info, Mapping)
+            and (self.id is None or isinstance(self.id, str))
+        )
+
+    def _fields(self) -> dict[str, Any]:
+        names = ("data_source", "response", "prompt", "ground_truth", "extra_info", "id")
+        return {name: getattr(self, name) for name in names}
 
     @property
     def prompt_text(self) -> str:
@@ -126,6 +145,10 @@ class Result:
     elapsed_s: float | None = None
 
     def __post_init__(self) -> None:
+        if self.error is not None and (len(self.error) > _MAX_ERROR_CHARS or _BREAKS(self.error)):
+            # A reason from user code (an exception's message) may span lines or run to
+            # megabytes; the contract is one line, which summaries and logs rely on.
+            object.__setattr__(self, "error", _one_line(self.error))
         if self.status is Status.OK:
             if self.score is None or not math.isfinite(self.score):
                 raise ValueError(f"an ok Result needs a finite score, got {self.score!r}")
@@ -157,6 +180,19 @@ class Result:
         if self.score is not None:
             metrics[f"{prefix}/score"] = self.score
         return metrics
+
+
+_MAX_ERROR_CHARS = 2000
+"""The longest ``Result.error`` kept; a longer reason is cut, marked with an ellipsis."""
+
+_BREAKS = re.compile(r"[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]").search
+
+
+def _one_line(text: str, limit: int = _MAX_ERROR_CHARS) -> str:
+    """``text`` as one line of at most ``limit`` characters: line breaks (any that
+    ``str.splitlines`` knows) become spaces, runs of blanks one space."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
 
 
 def _check_prompt(prompt: Any) -> str | list[Message]:

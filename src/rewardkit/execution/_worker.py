@@ -28,6 +28,7 @@ def worker_main(conn: Connection, memory_mb: int | None) -> None:
     gc.freeze()
     # Ctrl-C reaches the whole process group; the parent decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _stdout_to_stderr()
     if memory_mb:
         limit = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -39,6 +40,17 @@ def worker_main(conn: Connection, memory_mb: int | None) -> None:
         if task is None:
             return
         conn.send(_run(task))
+
+
+def _stdout_to_stderr() -> None:
+    """Send what user code prints (``print``, ``os.write(1, ...)``, its children's output)
+    to stderr. Stdout belongs to the parent: ``rewardkit score ... -o -`` writes its JSONL
+    rows there, and a scorer's debug print would land between them."""
+    try:
+        sys.stdout.flush()
+        os.dup2(2, 1)
+    except (OSError, ValueError):  # no stderr (a closed descriptor): leave stdout as it is
+        pass
 
 
 _PR_SET_PDEATHSIG = 1

@@ -143,20 +143,73 @@ class _Worker:
         self.reply: asyncio.Future[tuple[bool, Any]] | None = None  # the task in flight
 
     def kill(self) -> None:
+        """SIGKILL the worker and the processes it started (a user function's forked or
+        spawned children, which would otherwise run on, orphaned, after it)."""
         pid = self.process.pid
+        children = _descendants(pid) if pid is not None else []
         if pid is not None and self.process.is_alive():
             os.kill(pid, signal.SIGKILL)
+        _kill_all(children)
         self.process.join(timeout=5)
         self.conn.close()
 
     def stop(self) -> None:
         """Ask politely (close the pipe), then insist."""
+        pid = self.process.pid
+        children = _descendants(pid) if pid is not None else []
         try:
             self.conn.send(None)
         except OSError:
             pass
         self.process.join(timeout=2)
         self.kill()
+        _kill_all(children)
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux: /proc/PID/task/TID/children); [] elsewhere."""
+    found: list[int] = []
+    stack = [pid]
+    while stack and len(found) < 10_000:  # bounded, whatever a fork bomb did
+        parent = stack.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{tid}/children") as handle:
+                    kids = [int(k) for k in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(kids)
+            stack.extend(kids)
+    return found
+
+
+def _running(pid: int | None) -> bool:
+    """Whether ``pid`` is a live process (not gone, not a zombie)."""
+    if pid is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):  # no /proc here: ask the kernel if the pid exists
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            pass
+        return True
+
+
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 class WorkerPool:
@@ -344,13 +397,30 @@ class WorkerPool:
                 except Exception as exc:
                     reply.set_exception(WorkerCrashed(f"unreadable reply from a worker: {exc}"))
 
+        def on_exit() -> None:
+            # The worker died, but a process it forked still holds its end of the pipe,
+            # so no EOF comes: read what it sent, else it crashed (not, later, a timeout).
+            # The sentinel also reads as ended when the fork server dies, before its
+            # workers do (the parent-death signal): then wait for the pipe's EOF.
+            loop.remove_reader(worker.process.sentinel)  # it stays readable: once is enough
+            if _running(worker.process.pid):
+                return
+            while not reply.done() and worker.conn.poll(0):
+                on_readable()
+            if not reply.done():
+                worker.process.join(timeout=1)
+                code = worker.process.exitcode
+                reply.set_exception(WorkerCrashed(f"worker process died (exit code {code})"))
+
         loop.add_reader(fd, on_readable)
+        loop.add_reader(worker.process.sentinel, on_exit)
         try:
             return await asyncio.wait_for(reply, timeout)
         except TimeoutError:
             raise ScorerTimeout(f"timed out after {timeout:g}s") from None
         finally:
             loop.remove_reader(fd)
+            loop.remove_reader(worker.process.sentinel)
 
     async def _replace(self, worker: _Worker) -> None:
         self._all.discard(worker)

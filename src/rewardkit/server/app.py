@@ -67,10 +67,43 @@ class SafeJSONResponse(JSONResponse):
     cannot be encoded as UTF-8 would otherwise fail the whole answer (500), not itself."""
 
     def render(self, content: Any) -> bytes:
-        try:  # pydantic's encoder: fast, UTF-8, NaN as null; it refuses lone surrogates
-            return to_json(content, inf_nan_mode="null", fallback=str)
-        except PydanticSerializationError:
-            return json.dumps(_finite(content), default=str, separators=(",", ":")).encode()
+        try:
+            return _encode(content)
+        except _UNENCODABLE:  # a row nested too deep for either encoder: that row only
+            results = content.get("results") if isinstance(content, dict) else None
+            if not isinstance(results, list):
+                raise
+            return _encode({**content, "results": [_encodable_row(r) for r in results]})
+
+
+_UNENCODABLE = (ValueError, RecursionError)  # what json.dumps raises past its depth
+
+
+def _encode(content: Any) -> bytes:
+    try:  # pydantic's encoder: fast, UTF-8, NaN as null; it refuses lone surrogates
+        return to_json(content, inf_nan_mode="null", fallback=str)
+    except PydanticSerializationError:
+        return json.dumps(_finite(content), default=str, separators=(",", ":")).encode()
+
+
+def _encodable_row(row: Any) -> Any:
+    """A result row whose fields can all be sent: a field that cannot (an echoed input
+    nested hundreds of levels deep) is replaced by a note saying so; the row's score,
+    status and error, and every other row of the answer, are sent as they are."""
+    try:
+        _encode(row)
+        return row
+    except _UNENCODABLE:
+        if not isinstance(row, dict):
+            return f"<not encodable as JSON: {type(row).__name__}>"
+    out = {}
+    for key, value in row.items():
+        try:
+            _encode(value)
+            out[key] = value
+        except _UNENCODABLE as exc:
+            out[key] = f"<not encodable as JSON: {type(exc).__name__}>"
+    return out
 
 
 def _finite(value: Any) -> Any:
