@@ -77,12 +77,48 @@ def prepare(answer: str) -> str | None:
 
     None when the answer holds a ``;`` of its own, or digits separated by spaces (``4 4/9``
     is a mixed number, ``1 000`` or ``1\\,000`` a thousand): normalising would glue them,
-    so their meaning is math-verify's call.
+    so their meaning is math-verify's call. None too when normalising glued digits across
+    anything else it drops (``1\\%2``, ``1^\\circ 2``, ``1\\>000``, ``1.\\,5``), when a
+    percent or degree sign stands inside the answer rather than after a value (``-\\%5``),
+    when ``\\left``/``\\right`` size no delimiter, or when the trailing "unit" is in a
+    wrapper math-verify keeps (``3\\mathsf{x}`` is 3x to it, not 3).
     """
     if ";" in answer.replace("\\;", "") or _SPACED_DIGITS.search(answer):
         return None
+    if _mark_inside(answer) or _BARE_LEFT_RIGHT.search(answer) or _KEPT_UNIT.search(answer):
+        return None
     text = _LIST_COMMA.sub(";", _LIST_WORD.sub(";", answer))
-    return _latex.normalise(text, strip_variable=False)
+    norm = _latex.normalise(text, strip_variable=False)
+    return None if _glued_digits(answer, norm) else norm
+
+
+_MARK = re.compile(r"\\?%|°|\\(?:degree|circ)(?![A-Za-z])")
+# What may follow a percent or degree sign that qualifies the value before it
+_AFTER_MARK = re.compile(r"[\s$}]*(?:$|[,;)\]]|\\(?:text|mbox|math|right|[,;:! }\])]|q?quad))")
+_BARE_LEFT_RIGHT = re.compile(
+    r"\\(?:left|right)(?!\s*(?:[()\[\]|{}]|\\[{}|]|\\[lr]?(?:vert|Vert|angle|floor|ceil|brace|brack)))"
+)
+_KEPT_UNIT = re.compile(r"\\(?:textsf|texttt|mathsf)\s?\{")
+_DIGIT_RUN = re.compile(r"[\d.,]+")
+
+
+def _mark_inside(answer: str) -> bool:
+    """A ``%`` or degree sign followed by more of the answer: ``-\\%5``, ``1^\\circ2``."""
+    return any(_AFTER_MARK.match(answer, mark.end()) is None for mark in _MARK.finditer(answer))
+
+
+def _glued_digits(answer: str, norm: str) -> bool:
+    """Whether the runs of digits in ``norm`` are not, in order, within runs of the raw
+    answer: what normalising dropped stood between digits (``1\\%2`` became ``12``).
+    ``\\frac12`` splits a run (``\\frac{1}{2}``), which is fine."""
+    raw = "|".join(_DIGIT_RUN.findall(answer.replace("{,}", ",")))
+    at = 0
+    for run in _DIGIT_RUN.findall(norm):
+        found = raw.find(run, at)
+        if found < 0:
+            return True
+        at = found + len(run)
+    return False
 
 
 def near_enough_to_defer(a: Fraction, b: Fraction) -> bool:
@@ -356,7 +392,7 @@ class _Shape:
 
 _MEMBERSHIP = re.compile(r"([a-zA-Z])\\in")
 _NAMED = re.compile(r"([a-zA-Z](?:_\{?[A-Za-z0-9]{1,4}\}?)?)=(.+)")
-_THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_THOUSANDS = re.compile(r"-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?")  # "0,001": a decimal comma?
 _THOUSANDS_INSIDE = re.compile(r"\d,\d{3}(?!\d)")
 _INFINITY = re.compile(r"([+-]?)\\infty")
 

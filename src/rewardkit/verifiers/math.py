@@ -162,11 +162,20 @@ def _decide(answer: str, gold: str) -> Decision:
     if reason:
         return pred == ref, reason
     decided = _decide_prepared(pred, ref)
-    if decided is False and answer.count("%") != gold.count("%"):
-        # "5%" against "0.05": normalising dropped a percent sign that only one side has.
-        # Percents on both sides ("45%" against "55%") compare as their numbers.
-        return None, None
+    if decided is not None and answer.count("%") != gold.count("%"):
+        # Normalising dropped a percent sign that only one side has. Percents on both sides
+        # ("45%" against "55%") compare as their numbers. "5%" against "0.05": math-verify
+        # decides. "0.5%" against "0.5" could be a probability misread: math-verify (0).
+        # "75.0%" against "75", "10%" against "10": a gold above 1 is no probability.
+        if decided is False or not _whole_percent(ref):
+            return None, None
     return decided, None
+
+
+def _whole_percent(gold: str) -> bool:
+    """A plain number above 1 in size, so that "N%" against it can only mean N percent."""
+    value = _latex.exact_number(gold)
+    return value is not None and abs(value) > 1
 
 
 @functools.lru_cache(maxsize=1024)
@@ -325,11 +334,29 @@ def _parse(answer: str) -> list[Any]:
 
 
 def _for_math_verify(answer: str) -> str:
-    """Undo what math-verify's own normalisation does not: AMC labels, ``{,}``, U+2212."""
+    """Undo what math-verify's own normalisation does not: AMC labels, ``{,}``, U+2212,
+    and the typesetting the inline path reads as TeX renders it (math-verify fails to
+    parse it, and so scored ``-~5`` and ``30°`` wrong): ``~``, ``\\>`` and other spaces,
+    ``\\big`` sizes, ``\\textstyle``, empty ``\\mbox{}``, ``°`` and ``\\degree``."""
     label, rest = _latex.choice_label(_latex.normalise(answer))
     if label and rest:
         return rest
-    return answer.replace("{,}", ",").replace("\u2212", "-")
+    text = answer.replace("{,}", ",").replace("\u2212", "-")
+    return _DEGREE_SIGN.sub("^{\\\\circ}", _TYPESETTING.sub(_typeset_as, text))
+
+
+_TYPESETTING = re.compile(
+    r"~(?!=)|\\>|[^\S\n\t ]"  # a tie (not "~=", math-verify's approx), \>, Unicode spaces
+    r"|\\(?:big|Big|bigg|Bigg|textstyle)(?![A-Za-z])"
+    r"|\\(?:text(?:bf|it|rm|normal)?|mbox|math(?:rm|bf|it))\s?\{\s*\}"
+)
+_DEGREE_SIGN = re.compile(r"(?:\^\s?)?(?:°|\\degree(?![A-Za-z]))")
+
+
+def _typeset_as(match: re.Match[str]) -> str:
+    """A space for spacing, nothing for a size or an empty wrapper."""
+    token = match.group()
+    return " " if token in ("~", "\\>") or token.isspace() else ""
 
 
 def _math_verify_equal(gold: str, answer: str) -> bool:

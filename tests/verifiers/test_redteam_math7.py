@@ -1,0 +1,87 @@
+"""Red team 7: the math verifier's inline fast path against math-verify, false positives first.
+
+Each row is ``(answer, gold, expected, why)``: ``answer`` is the boxed text, ``expected``
+what a careful grader says and never more generous than math-verify. The contract under
+test: ``quick_check`` either defers (None) or says what ``fast_paths=False`` (math-verify,
+after rewardkit's own pre-normalisation) says, and the full check scores ``expected``.
+``before`` in a reason is what the inline path said before the fix (``mv``: math-verify).
+
+Found by a generator of (answer, gold) pairs per family (noise between tokens, thousands
+groups, percents, degrees, text wrappers, ...) comparing the two paths.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from redteam_rows import row_ids
+from rewardkit.verifiers.base import Extracted
+from rewardkit.verifiers.math import MathVerifier
+
+V = MathVerifier()
+OFF = MathVerifier(fast_paths=False)
+
+# (answer, gold, expected, why)
+ROWS: list[tuple[str, str, float, str]] = [
+    # --- a percent sign on one side only (before: 1, mv: 0) ---
+    ("0.5\\%", "0.5", 0.0, "0.5% is 0.005: a gold of at most 1 may be a probability"),
+    ("0.25\\%", "0.25", 0.0, "0.25% against 0.25"),
+    ("0.5", "0.5\\%", 0.0, "the percent on the gold's side"),
+    ("5\\%", "5", 1.0, "a whole percent against a gold above 1 stays inline (mv: 1)"),
+    # --- a thousands group opening with 0 is a decimal comma to math-verify ---
+    ("0,001", "1", 0.0, "not one thousand and one, nor 1 (before: 1, mv: 0.001)"),
+    ("000,001", "1", 0.0, "leading zeros before a comma (before: 1)"),
+    ("0{,}001", "1", 0.0, "the same with {,} (before: 1)"),
+    ("00,005", "5", 0.0, "00,005 is no 5 (before: 1)"),
+    ("01,000", "1000", 0.0, "01,000 is no thousand (before: 1, mv: 1.000)"),
+    ("0,001", "0.001", 1.0, "a decimal comma, as mv reads it (before: 0)"),
+    ("1,000", "1000", 1.0, "a real thousands separator still reads inline"),
+    # --- a trailing wrapper that math-verify keeps as math, not as a unit (before: 1) ---
+    ("3\\mathsf{x}", "3", 0.0, "\\mathsf{x} is 3x to mv, not a unit"),
+    ("3\\texttt{x}", "3", 0.0, "\\texttt{x}: the same"),
+    ("3\\textsf{x}", "3", 0.0, "\\textsf{x}: the same"),
+    # --- normalising glued digits across what it drops (before: 1, mv: 0) ---
+    ("1\\%2", "12", 0.0, "a percent sign between digits"),
+    ("1^\\circ2", "12", 0.0, "a degree sign between digits"),
+    ("1°2", "12", 0.0, "a Unicode degree sign between digits"),
+    ("1\\degree2", "12", 0.0, "\\degree between digits"),
+    ("3\\%.5", "3.5", 0.0, "a percent sign before the decimal part"),
+    ("1.\\,5", "1.5", 0.0, "a space after the decimal point: '1. 5'"),
+    ("1\\>000", "1000", 0.0, "\\> is a space: two numbers (as mv reads '1 000')"),
+    ("1\\displaystyle 2", "12", 0.0, "\\displaystyle between digits: '1 2' to mv"),
+    ("1\\left2", "12", 0.0, "a \\left sizing no delimiter"),
+    ("-\\%5", "-5", 0.0, "a percent sign between the sign and the number"),
+    ("2\\%\\frac{1}{2}", "\\frac52", 0.0, "a percent sign inside a mixed number"),
+    ("-\\left5", "-5", 0.0, "a bare \\left: not LaTeX"),
+    ("45\\%, 55\\%", "45\\%, 55\\%", 1.0, "percents ending list items still read inline"),
+    ("(30^\\circ, 60^\\circ)", "(30, 60)", 1.0, "degrees ending tuple items still read inline"),
+    # --- typesetting math-verify could not parse, read now as TeX renders it (mv: 0) ---
+    ("30°", "30", 1.0, "a degree sign (mv could not parse it)"),
+    ("30\\degree", "30", 1.0, "\\degree (mv read a symbol)"),
+    ("30°", "30^\\circ", 1.0, "two spellings of degrees"),
+    ("-~5", "-5", 1.0, "a tie after the minus sign"),
+    ("x~+~1", "x+1", 1.0, "ties around an operator"),
+    ("5~\\text{cm}", "5", 1.0, "a tie before a unit"),
+    ("2~\\frac{1}{2}", "\\frac52", 1.0, "a tie inside a mixed number"),
+    ("-\u20095", "-5", 1.0, "a thin space (U+2009)"),
+    ("\\big(1,2\\big)", "(1,2)", 1.0, "\\big delimiters"),
+    ("\\Big(1,2\\Big]", "(1,2]", 1.0, "\\Big delimiters of an interval"),
+    ("\\mbox{}5", "5", 1.0, "an empty \\mbox"),
+    ("\\textstyle\\frac12", "\\frac12", 1.0, "\\textstyle"),
+    ("1\\textbf{}2", "12", 1.0, "an empty \\textbf renders nothing: '12' (mv now reads 12)"),
+]
+
+
+def _score(verifier: MathVerifier, answer: str, gold: str) -> float | None:
+    return verifier.check(Extracted(answer, {"source": "boxed"}), gold).score
+
+
+@pytest.mark.parametrize(("answer", "gold", "expected", "why"), ROWS, ids=row_ids(ROWS))
+def test_row(answer: str, gold: str, expected: float, why: str) -> None:
+    extracted = Extracted(answer, {"source": "boxed"})
+    quick = V.quick_check(extracted, gold)
+    math_verify = _score(OFF, answer, gold)
+    if quick is not None:
+        assert quick.score == math_verify, f"inline {quick.score}, math-verify {math_verify}: {why}"
+    assert V.check(extracted, gold).score == expected, why
+    assert math_verify == expected, f"fast_paths=False: {why}"
