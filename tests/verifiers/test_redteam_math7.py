@@ -55,6 +55,27 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("-\\left5", "-5", 0.0, "a bare \\left: not LaTeX"),
     ("45\\%, 55\\%", "45\\%, 55\\%", 1.0, "percents ending list items still read inline"),
     ("(30^\\circ, 60^\\circ)", "(30, 60)", 1.0, "degrees ending tuple items still read inline"),
+    # --- a number in a group before a fraction: a mixed number to math-verify (9/4) ---
+    (
+        "{2}\\frac{1}{4}",
+        "\\frac12",
+        0.0,
+        "'2 1/4' typeset with braces, not 2 times 1/4 (before: 1)",
+    ),
+    ("(2)\\frac{1}{4}", "\\frac12", 0.0, "the same in parentheses (before: 1)"),
+    ("\\left(2\\right)\\frac14", "\\frac12", 0.0, "the same with \\left( (before: 1)"),
+    ("{2}\\frac{1}{4}", "\\frac94", 1.0, "a mixed number, as mv reads it (before: 0)"),
+    ("2\\cdot\\frac{1}{4}", "\\frac12", 1.0, "an explicit product still reads inline"),
+    # --- a letter before one parenthesised token: a function's value to math-verify ---
+    ("x(2)", "2x", 0.0, "x(2) is x applied to 2 for mv (before: 1)"),
+    ("f(2)+1", "2f+1", 0.0, "f(2): a function value, not 2f (before: 1)"),
+    ("x(x)", "x^2", 0.0, "x(x): the same (before: 1)"),
+    ("x(x+1)", "x^2+x", 1.0, "a product with a sum still reads inline (mv: 1)"),
+    # --- option letters written loosely: math-verify reads the letter (before: 0, mv: 1) ---
+    ("[C]", "C", 1.0, "a letter in brackets"),
+    ("{(C)}", "(C)", 1.0, "a label in braces"),
+    ("\\boxed{C}", "C", 1.0, "a letter boxed twice"),
+    ("[D]", "C", 0.0, "another letter in brackets"),
     # --- typesetting math-verify could not parse, read now as TeX renders it (mv: 0) ---
     ("30°", "30", 1.0, "a degree sign (mv could not parse it)"),
     ("30\\degree", "30", 1.0, "\\degree (mv read a symbol)"),

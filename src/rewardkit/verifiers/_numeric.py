@@ -601,7 +601,7 @@ class _Parser:
 
     def peek(self, ahead: int = 0) -> str | None:
         at = self.at + ahead
-        return self.tokens[at] if at < len(self.tokens) else None
+        return self.tokens[at] if 0 <= at < len(self.tokens) else None
 
     def take(self, expected: str | None = None) -> str:
         token = self.peek()
@@ -635,9 +635,12 @@ class _Parser:
 
     def implicit(self, left: _Value, token: str, divided: bool) -> _Value:
         """``2\\sqrt{7}``, ``5\\pi``, ``(x+1)(x+2)``; refused where readers differ: ``1/2x``,
-        and ``(1)(2)`` (math-verify reads a product of constant groups otherwise)."""
+        ``(1)(2)`` (math-verify reads a product of constant groups otherwise) and a letter
+        before one parenthesised token (``x(2)``: a function's value to math-verify)."""
         if divided:
             raise _Undecided("implicit product after a division")
+        if token == "(" and (self.peek(-1) or "").isalpha() and self.peek(2) == ")":
+            raise _Undecided("x(2), f(x): math-verify reads a function applied to one token")
         right = self.power()
         if token == "(" and not (_symbols(left) | _symbols(right)) - {"pi"}:
             raise _Undecided("juxtaposed constant groups")
@@ -675,13 +678,17 @@ class _Parser:
 
     def atom(self) -> _Value:
         token = self.take()
-        if token == "(":
-            value = self.expr()
-            self.take(")")
+        if token in ("(", "{"):
+            if token == "(":
+                value = self.expr()
+                self.take(")")
+            else:
+                self.at -= 1
+                value = self.group()
+            if self.peek() == "\\frac" and _rational(value) is not None:
+                # "{2}\frac{1}{4}", "(2)\frac14": math-verify reads a mixed number (9/4)
+                raise _Undecided("a number in a group before a fraction")
             return value
-        if token == "{":
-            self.at -= 1
-            return self.group()
         if token == "\\frac":
             return _div(self.argument(), self.argument())
         if token == "\\sqrt":

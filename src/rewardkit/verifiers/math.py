@@ -231,8 +231,12 @@ def _offers_alternatives(answer: str) -> bool:
     return _ALTERNATIVE.search(answer) is not None
 
 
-_LOOSE_LABEL = re.compile(r"\(?[a-e]\)?|[A-E]|\\?\{[A-Ea-e]\\?\}")
-"""A letter written another way than ``(C)``: lower case, or in braces."""
+_LOOSE_LABEL = re.compile(
+    r"\(?[a-e]\)?|[A-E]|\\?\{[A-Ea-e]\\?\}|\[[A-Ea-e]\]|\{\([A-Ea-e]\)\}"
+    r"|\\(?:boxed|fbox)\{\(?[A-Ea-e]\)?\}|[a-zA-Z]=\(?[A-Ea-e]\)?"
+)
+"""A letter written another way than ``(C)``: lower case, in braces or brackets, boxed
+again, or named (``x=C``): math-verify reads the letter in these."""
 
 _OTHER_LABEL = re.compile(r"\([A-Ea-e]\)")
 """A second option label after the first: ``(A)or(B)``."""
