@@ -53,6 +53,13 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("-\\%5", "-5", 0.0, "a percent sign between the sign and the number"),
     ("2\\%\\frac{1}{2}", "\\frac52", 0.0, "a percent sign inside a mixed number"),
     ("-\\left5", "-5", 0.0, "a bare \\left: not LaTeX"),
+    # --- ... or inside a command name or a number word (before: 1, mv: 0) ---
+    ("6\\s~qrt{6}+6", "6+6\\sqrt{6}", 0.0, "a tie inside \\sqrt: not LaTeX"),
+    ("\\s\\ qrt{512}", "8\\sqrt8", 0.0, "a space inside \\sqrt"),
+    ("\\\\;frac{2}{7}\\pi", "\\frac{2\\pi}{7}", 0.0, "a line break, then ';frac': no \\frac"),
+    ("\\text{twel\\,ve}", "12", 0.0, "a space inside a number word"),
+    ("6\\sqrt\\;{7}+6", "6\\sqrt{7}+6", 0.0, "in TeX the space is \\sqrt's argument"),
+    ("2\\sqrt x", "2\\sqrt{x}", 1.0, "a space after \\sqrt still reads inline"),
     ("45\\%, 55\\%", "45\\%, 55\\%", 1.0, "percents ending list items still read inline"),
     ("(30^\\circ, 60^\\circ)", "(30, 60)", 1.0, "degrees ending tuple items still read inline"),
     # --- a number in a group before a fraction: a mixed number to math-verify (9/4) ---

@@ -77,11 +77,12 @@ def prepare(answer: str) -> str | None:
 
     None when the answer holds a ``;`` of its own, or digits separated by spaces (``4 4/9``
     is a mixed number, ``1 000`` or ``1\\,000`` a thousand): normalising would glue them,
-    so their meaning is math-verify's call. None too when normalising glued digits across
-    anything else it drops (``1\\%2``, ``1^\\circ 2``, ``1\\>000``, ``1.\\,5``), when a
+    so their meaning is math-verify's call. None too when normalising glued digits or
+    letters across anything else it drops (``1\\%2``, ``1\\>000``, ``\\s~qrt``), when a
     percent or degree sign stands inside the answer rather than after a value (``-\\%5``),
-    when ``\\left``/``\\right`` size no delimiter, or when the trailing "unit" is in a
-    wrapper math-verify keeps (``3\\mathsf{x}`` is 3x to it, not 3).
+    when ``\\left``/``\\right`` size no delimiter, when the trailing "unit" is in a
+    wrapper math-verify keeps (``3\\mathsf{x}`` is 3x to it, not 3), or when a space is a
+    command's argument (``\\sqrt\\;{7}``).
     """
     if ";" in answer.replace("\\;", "") or _SPACED_DIGITS.search(answer):
         return None
@@ -89,7 +90,7 @@ def prepare(answer: str) -> str | None:
         return None
     text = _LIST_COMMA.sub(";", _LIST_WORD.sub(";", answer))
     norm = _latex.normalise(text, strip_variable=False)
-    return None if _glued_digits(answer, norm) else norm
+    return None if _glued(answer, norm) else norm
 
 
 _MARK = re.compile(r"\\?%|°|\\(?:degree|circ)(?![A-Za-z])")
@@ -98,8 +99,13 @@ _AFTER_MARK = re.compile(r"[\s$}]*(?:$|[,;)\]]|\\(?:text|mbox|math|right|[,;:! }
 _BARE_LEFT_RIGHT = re.compile(
     r"\\(?:left|right)(?!\s*(?:[()\[\]|{}]|\\[{}|]|\\[lr]?(?:vert|Vert|angle|floor|ceil|brace|brack)))"
 )
-_KEPT_UNIT = re.compile(r"\\(?:textsf|texttt|mathsf)\s?\{")
-_DIGIT_RUN = re.compile(r"[\d.,]+")
+# \\mathsf{x}: a trailing "unit" math-verify keeps; \\sqrt\\;{7}: in TeX the space is the argument
+_KEPT_UNIT = re.compile(
+    r"\\(?:textsf|texttt|mathsf)\s?\{|\\(?:[dtc]?frac|sqrt)\s*(?:\\[,;:!> ]|~|\\q?quad)"
+)
+_RUN = re.compile(r"[\d.,]+|\\?[A-Za-z]+")
+_FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![A-Za-z])")
+_WORD_SPACE = re.compile(r"(?<=[A-Za-z])\s+(?=[A-Za-z])")  # "one hundred five", "\sqrt x"
 
 
 def _mark_inside(answer: str) -> bool:
@@ -107,14 +113,16 @@ def _mark_inside(answer: str) -> bool:
     return any(_AFTER_MARK.match(answer, mark.end()) is None for mark in _MARK.finditer(answer))
 
 
-def _glued_digits(answer: str, norm: str) -> bool:
-    """Whether the runs of digits in ``norm`` are not, in order, within runs of the raw
-    answer: what normalising dropped stood between digits (``1\\%2`` became ``12``).
+def _glued(answer: str, norm: str) -> bool:
+    """Whether the runs of digits and of letters in ``norm`` are not, in order, within runs
+    of the raw answer (spaces between letters aside): what normalising dropped stood inside a number or a
+    name (``1\\%2`` became ``12``, ``\\s~qrt`` became ``\\sqrt``, ``twel\\,ve`` twelve).
     ``\\frac12`` splits a run (``\\frac{1}{2}``), which is fine."""
-    raw = "|".join(_DIGIT_RUN.findall(answer.replace("{,}", ",")))
+    raw = _FRAC_VARIANT.sub(r"\\\\frac", _WORD_SPACE.sub("", answer.replace("{,}", ",")))
+    runs = "|".join(_RUN.findall(raw))
     at = 0
-    for run in _DIGIT_RUN.findall(norm):
-        found = raw.find(run, at)
+    for run in _RUN.findall(norm):
+        found = runs.find(run, at)
         if found < 0:
             return True
         at = found + len(run)
