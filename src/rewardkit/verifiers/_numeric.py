@@ -101,10 +101,12 @@ _BARE_LEFT_RIGHT = re.compile(
 )
 # \\mathsf{x}: a trailing "unit" math-verify keeps; \\sqrt\\;{7}: in TeX the space is the argument
 _KEPT_UNIT = re.compile(
-    r"\\(?:textsf|texttt|mathsf)\s?\{|\\(?:[dtc]?frac|sqrt)\s*(?:\\[,;:!> ]|~|\\q?quad)"
+    r"\\(?:textsf|texttt|mathsf)\s?\{"
+    r"|\\(?:[dtc]?frac|sqrt|text[a-z]*|mbox|math[a-z]+)\s*(?:\\[,;:!> ]|~|\\q?quad)"
 )
 _RUN = re.compile(r"[\d.,]+|\\?[A-Za-z]+")
 _FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![A-Za-z])")
+_COMMAND_NAME = re.compile(r"\\[A-Za-z]+")
 _WORD_SPACE = re.compile(r"(?<=[A-Za-z])\s+(?=[A-Za-z])")  # "one hundred five", "\sqrt x"
 
 
@@ -115,10 +117,12 @@ def _mark_inside(answer: str) -> bool:
 
 def _glued(answer: str, norm: str) -> bool:
     """Whether the runs of digits and of letters in ``norm`` are not, in order, within runs
-    of the raw answer (spaces between letters aside): what normalising dropped stood inside a number or a
-    name (``1\\%2`` became ``12``, ``\\s~qrt`` became ``\\sqrt``, ``twel\\,ve`` twelve).
+    of the raw answer (spaces between letters aside, but not after a command's name): what
+    normalising dropped stood inside a number or a name (``1\\%2`` became ``12``,
+    ``\\s~qrt`` and ``\\fra c`` became ``\\sqrt`` and ``\\frac``, ``twel\\,ve`` twelve).
     ``\\frac12`` splits a run (``\\frac{1}{2}``), which is fine."""
-    raw = _FRAC_VARIANT.sub(r"\\\\frac", _WORD_SPACE.sub("", answer.replace("{,}", ",")))
+    raw = _COMMAND_NAME.sub(r"\g<0>|", answer.replace("{,}", ","))  # "\fra c": no \frac
+    raw = _FRAC_VARIANT.sub(r"\\frac", _WORD_SPACE.sub("", raw))
     runs = "|".join(_RUN.findall(raw))
     at = 0
     for run in _RUN.findall(norm):
