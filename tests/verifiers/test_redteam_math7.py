@@ -115,3 +115,22 @@ def test_row(answer: str, gold: str, expected: float, why: str) -> None:
         assert quick.score == math_verify, f"inline {quick.score}, math-verify {math_verify}: {why}"
     assert V.check(extracted, gold).score == expected, why
     assert math_verify == expected, f"fast_paths=False: {why}"
+
+
+# math-verify's own false positives that the inline path now refuses (mv: 1). With
+# fast_paths=False math-verify's verdict stands (the user asked for it).
+STRICTER_ROWS: list[tuple[str, str, float, str]] = [
+    ("x=2x+1", "2x+1", 0.0, "an equation in x, not the value 2x+1"),
+    ("x=x+1", "x+1", 0.0, "an equation with no solution"),
+    ("y=2x+1", "2x+1", 1.0, "a named value is still its value (mv: 1)"),
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "expected", "why"), STRICTER_ROWS, ids=row_ids(STRICTER_ROWS)
+)
+def test_stricter_than_math_verify(answer: str, gold: str, expected: float, why: str) -> None:
+    extracted = Extracted(answer, {"source": "boxed"})
+    quick = V.quick_check(extracted, gold)
+    assert quick is not None and quick.score == expected, why
+    assert V.check(extracted, gold).score == expected, why

@@ -538,6 +538,10 @@ def _compare_named(pred: _Shape, gold: _Shape) -> bool | None:
         )
     named, other = (pred, gold) if pred.kind == "named" else (gold, pred)
     if len(named.items) == 1 and other.kind == "single":
+        item = named.items[0]
+        if isinstance(item, _Value) and named.names[0] in _symbols(item):
+            # "x = 2x + 1" is an equation in x, not the value 2x + 1 (math-verify: equal)
+            return False if named is pred else None
         return _same(pred.items[0], gold.items[0])  # x = 3 against 3
     return None  # x=1, y=2 against (1, 2): math-verify decides
 
