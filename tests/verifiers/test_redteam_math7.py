@@ -85,6 +85,11 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("{(C)}", "(C)", 1.0, "a label in braces"),
     ("\\boxed{C}", "C", 1.0, "a letter boxed twice"),
     ("[D]", "C", 0.0, "another letter in brackets"),
+    # --- another option's letter after the label (before: 1, mv: 0) ---
+    ("(A) B", "A", 0.0, "option A, then the letter B"),
+    ("(A)E", "A", 0.0, "option A, then E"),
+    ("(A)/B", "(A)", 0.0, "A over B"),
+    ("(A)\\text{ B}", "(A) 12", 0.0, "a second letter that normalising dropped as a unit"),
     # --- typesetting math-verify could not parse, read now as TeX renders it (mv: 0) ---
     ("30°", "30", 1.0, "a degree sign (mv could not parse it)"),
     ("30\\degree", "30", 1.0, "\\degree (mv read a symbol)"),

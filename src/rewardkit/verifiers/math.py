@@ -161,6 +161,9 @@ def _decide(answer: str, gold: str) -> Decision:
     reason = _latex.guard_reason(pred) or _latex.guard_reason(ref)
     if reason:
         return pred == ref, reason
+    label, rest = _latex.choice_label(pred)
+    if label and not rest and _letters(answer) > 1:
+        return None, None  # "(A)\text{ B}", "A\text{ or B}": a second letter dropped as a unit
     decided = _decide_prepared(pred, ref)
     if decided is not None and answer.count("%") != gold.count("%"):
         # Normalising dropped a percent sign that only one side has. Percents on both sides
@@ -170,6 +173,11 @@ def _decide(answer: str, gold: str) -> Decision:
         if decided is False or not _whole_percent(ref):
             return None, None
     return decided, None
+
+
+def _letters(answer: str) -> int:
+    """How many option letters (A-E) the raw answer holds outside command names."""
+    return len(_OPTION_LETTER.findall(_COMMAND.sub("", answer)))
 
 
 def _whole_percent(gold: str) -> bool:
@@ -192,6 +200,8 @@ def _decide_prepared(pred: str, gold: str) -> bool | None:
         return False  # "(A) or (B)", "(A)(B)": two options offered, a hedge
     if pred_letter and pred_rest[:1] in (";", ","):
         return None  # "(A), B": a list, math-verify decides
+    if pred_letter and _OPTION_LETTER.search(_COMMAND.sub("", pred_rest)):
+        return None  # "(A) B", "(A)E": another option's letter after the label
     if gold_letter and pred_letter and gold_letter != pred_letter:
         return False  # "(D) 12" against "(C) 12": another option, whatever its value
     if gold_letter and not gold_rest:  # a letter answer: only the letter counts
@@ -239,6 +249,8 @@ _LOOSE_LABEL = re.compile(
 again, or named (``x=C``): math-verify reads the letter in these."""
 
 _OTHER_LABEL = re.compile(r"\([A-Ea-e]\)")
+_OPTION_LETTER = re.compile(r"[A-E]")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
 """A second option label after the first: ``(A)or(B)``."""
 
 
