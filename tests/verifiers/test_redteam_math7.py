@@ -36,6 +36,7 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("01,000", "1000", 0.0, "01,000 is no thousand (before: 1, mv: 1.000)"),
     ("0,001", "0.001", 1.0, "a decimal comma, as mv reads it (before: 0)"),
     ("1,000", "1000", 1.0, "a real thousands separator still reads inline"),
+    ("11880", "11,\\!880", 1.0, "MATH's own thousands typesetting still reads inline"),
     # --- a trailing wrapper that math-verify keeps as math, not as a unit (before: 1) ---
     ("3\\mathsf{x}", "3", 0.0, "\\mathsf{x} is 3x to mv, not a unit"),
     ("3\\texttt{x}", "3", 0.0, "\\texttt{x}: the same"),
@@ -103,6 +104,7 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("\\Big(1,2\\Big]", "(1,2]", 1.0, "\\Big delimiters of an interval"),
     ("\\mbox{}5", "5", 1.0, "an empty \\mbox"),
     ("\\textstyle\\frac12", "\\frac12", 1.0, "\\textstyle"),
+    ("20 \\right", "20", 1.0, "a box cut inside \\left( ... \\right) (real output; mv: 0)"),
     ("1\\textbf{}2", "12", 1.0, "an empty \\textbf renders nothing: '12' (mv now reads 12)"),
 ]
 

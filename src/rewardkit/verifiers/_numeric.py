@@ -97,7 +97,7 @@ _MARK = re.compile(r"\\?%|°|\\(?:degree|circ)(?![A-Za-z])")
 # What may follow a percent or degree sign that qualifies the value before it
 _AFTER_MARK = re.compile(r"[\s$}]*(?:$|[,;)\]]|\\(?:text|mbox|math|right|[,;:! }\])]|q?quad))")
 _BARE_LEFT_RIGHT = re.compile(
-    r"\\(?:left|right)(?!\s*(?:[()\[\]|{}]|\\[{}|]|\\[lr]?(?:vert|Vert|angle|floor|ceil|brace|brack)))"
+    r"\\(?:left|right)(?!\s*(?:$|[()\[\]|{}]|\\[{}|]|\\[lr]?(?:vert|Vert|angle|floor|ceil|brace|brack)))"
 )
 # \\mathsf{x}: a trailing "unit" math-verify keeps; \\sqrt\\;{7}: in TeX the space is the argument
 _KEPT_UNIT = re.compile(
@@ -121,7 +121,8 @@ def _glued(answer: str, norm: str) -> bool:
     normalising dropped stood inside a number or a name (``1\\%2`` became ``12``,
     ``\\s~qrt`` and ``\\fra c`` became ``\\sqrt`` and ``\\frac``, ``twel\\,ve`` twelve).
     ``\\frac12`` splits a run (``\\frac{1}{2}``), which is fine."""
-    raw = _COMMAND_NAME.sub(r"\g<0>|", answer.replace("{,}", ","))  # "\fra c": no \frac
+    raw = answer.replace("{,}", ",").replace(",\\!", ",")  # 1,\!000: a thousand
+    raw = _COMMAND_NAME.sub(r"\g<0>|", raw)  # "\fra c": no \frac
     raw = _FRAC_VARIANT.sub(r"\\frac", _WORD_SPACE.sub("", raw))
     runs = "|".join(_RUN.findall(raw))
     at = 0

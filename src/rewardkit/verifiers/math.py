@@ -353,7 +353,8 @@ def _for_math_verify(answer: str) -> str:
     """Undo what math-verify's own normalisation does not: AMC labels, ``{,}``, U+2212,
     and the typesetting the inline path reads as TeX renders it (math-verify fails to
     parse it, and so scored ``-~5`` and ``30°`` wrong): ``~``, ``\\>`` and other spaces,
-    ``\\big`` sizes, ``\\textstyle``, empty ``\\mbox{}``, ``°`` and ``\\degree``."""
+    ``\\big`` sizes, ``\\textstyle``, empty ``\\mbox{}``, a trailing ``\\right``, ``°`` and
+    ``\\degree``."""
     label, rest = _latex.choice_label(_latex.normalise(answer))
     if label and rest:
         return rest
@@ -365,6 +366,7 @@ _TYPESETTING = re.compile(
     r"~(?!=)|\\>|[^\S\n\t ]"  # a tie (not "~=", math-verify's approx), \>, Unicode spaces
     r"|\\(?:big|Big|bigg|Bigg|textstyle)(?![A-Za-z])"
     r"|\\(?:text(?:bf|it|rm|normal)?|mbox|math(?:rm|bf|it))\s?\{\s*\}"
+    r"|\\right\s*$"  # "20 \right": a box cut inside \left( ... \right)
 )
 _DEGREE_SIGN = re.compile(r"(?:\^\s?)?(?:°|\\degree(?![A-Za-z]))")
 
