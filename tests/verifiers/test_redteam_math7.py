@@ -60,6 +60,8 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("\\\\;frac{2}{7}\\pi", "\\frac{2\\pi}{7}", 0.0, "a line break, then ';frac': no \\frac"),
     ("\\text{twel\\,ve}", "12", 0.0, "a space inside a number word"),
     ("6\\sqrt\\;{7}+6", "6\\sqrt{7}+6", 0.0, "in TeX the space is \\sqrt's argument"),
+    ("(6+\\sqrt{3})^\\text{\\,}2", "(6+\\sqrt{3})^2", 0.0, "the exponent is a space, then 2"),
+    ("2^{}3", "6", 0.0, "an empty exponent, then 3"),
     ("\\fra c{1}{2}", "\\frac12", 0.0, "a space inside \\frac: \\fra, then c"),
     ("\\text\\;{15}", "15", 0.0, "in TeX the space is \\text's argument"),
     ("2\\sqrt x", "2\\sqrt{x}", 1.0, "a space after \\sqrt still reads inline"),

@@ -99,10 +99,11 @@ _AFTER_MARK = re.compile(r"[\s$}]*(?:$|[,;)\]]|\\(?:text|mbox|math|right|[,;:! }
 _BARE_LEFT_RIGHT = re.compile(
     r"\\(?:left|right)(?!\s*(?:$|[()\[\]|{}]|\\[{}|]|\\[lr]?(?:vert|Vert|angle|floor|ceil|brace|brack)))"
 )
-# \\mathsf{x}: a trailing "unit" math-verify keeps; \\sqrt\\;{7}: in TeX the space is the argument
+# \mathsf{x}: a trailing "unit" math-verify keeps; \sqrt\;{7}, x^\,2: the space is the argument
 _KEPT_UNIT = re.compile(
     r"\\(?:textsf|texttt|mathsf)\s?\{"
-    r"|\\(?:[dtc]?frac|sqrt|text[a-z]*|mbox|math[a-z]+)\s*(?:\\[,;:!> ]|~|\\q?quad)"
+    r"|(?:\\(?:[dtc]?frac|sqrt|text[a-z]*|mbox|math[a-z]+)|\^)\s*(?:\\[,;:!> ]|~|\\q?quad)"
+    r"|\^\s*(?:\{\s*\}|\\(?:text|mbox|math)[a-z]*\s?\{[\s\\,;:!>~]*\})"  # x^\text{\,}2: no x^2
 )
 _RUN = re.compile(r"[\d.,]+|\\?[A-Za-z]+")
 _FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![A-Za-z])")
