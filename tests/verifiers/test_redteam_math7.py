@@ -107,6 +107,9 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("\\mbox{}5", "5", 1.0, "an empty \\mbox"),
     ("\\textstyle\\frac12", "\\frac12", 1.0, "\\textstyle"),
     ("20 \\right", "20", 1.0, "a box cut inside \\left( ... \\right) (real output; mv: 0)"),
+    ("3~.5", "1.5", 0.0, "a tie before a decimal point is no space math-verify reads as 0."),
+    ("x°2", "2x", 0.0, "a degree sign inside an expression: no unit"),
+    ("-\\big5", "-5", 0.0, "\\big sizing no delimiter"),
     ("1\\textbf{}2", "12", 1.0, "an empty \\textbf renders nothing: '12' (mv now reads 12)"),
 ]
 

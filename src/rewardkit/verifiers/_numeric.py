@@ -80,7 +80,7 @@ def prepare(answer: str) -> str | None:
     so their meaning is math-verify's call. None too when normalising glued digits or
     letters across anything else it drops (``1\\%2``, ``1\\>000``, ``\\s~qrt``), when a
     percent or degree sign stands inside the answer rather than after a value (``-\\%5``),
-    when ``\\left``/``\\right`` size no delimiter, when the trailing "unit" is in a
+    when ``\\left``/``\\right``/``\\big`` size no delimiter, when the trailing "unit" is in a
     wrapper math-verify keeps (``3\\mathsf{x}`` is 3x to it, not 3), or when a space is a
     command's argument (``\\sqrt\\;{7}``).
     """
@@ -97,7 +97,8 @@ _MARK = re.compile(r"\\?%|°|\\(?:degree|circ)(?![A-Za-z])")
 # What may follow a percent or degree sign that qualifies the value before it
 _AFTER_MARK = re.compile(r"[\s$}]*(?:$|[,;)\]]|\\(?:text|mbox|math|right|[,;:! }\])]|q?quad))")
 _BARE_LEFT_RIGHT = re.compile(
-    r"\\(?:left|right)(?!\s*(?:$|[()\[\]|{}]|\\[{}|]|\\[lr]?(?:vert|Vert|angle|floor|ceil|brace|brack)))"
+    r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])"
+    r"(?!\s*(?:$|[()\[\]|{}]|\\[{}|]|\\[lr]?(?:vert|Vert|angle|floor|ceil|brace|brack)))"
 )
 # \mathsf{x}: a trailing "unit" math-verify keeps; \sqrt\;{7}, x^\,2: the space is the argument
 _KEPT_UNIT = re.compile(

@@ -363,12 +363,17 @@ def _for_math_verify(answer: str) -> str:
 
 
 _TYPESETTING = re.compile(
-    r"~(?!=)|\\>|[^\S\n\t ]"  # a tie (not "~=", math-verify's approx), \>, Unicode spaces
-    r"|\\(?:big|Big|bigg|Bigg|textstyle)(?![A-Za-z])"
+    # a tie (not "~=", math-verify's approx), \>, Unicode spaces; not before a "." that
+    # math-verify would read as "0." ("3 .5" is 3 times 0.5 to it)
+    r"(?:~(?!=)|\\>|[^\S\n\t ])(?![\s~]*\.)"
+    r"|\\textstyle(?![A-Za-z])|\\(?:big|Big|bigg|Bigg)(?=\s*(?:[()\[\]|]|\\[{}|]))"  # \big(
     r"|\\(?:text(?:bf|it|rm|normal)?|mbox|math(?:rm|bf|it))\s?\{\s*\}"
     r"|\\right\s*$"  # "20 \right": a box cut inside \left( ... \right)
 )
-_DEGREE_SIGN = re.compile(r"(?:\^\s?)?(?:°|\\degree(?![A-Za-z]))")
+# A degree sign after a value (at the end, or ending an item): "x°2" is no x degrees times 2
+_DEGREE_SIGN = re.compile(
+    r"(?:\^\s?)?(?:°|\\degree(?![A-Za-z]))(?=\s*(?:$|[,;)\]}]|\\text|\\right))"
+)
 
 
 def _typeset_as(match: re.Match[str]) -> str:
