@@ -354,12 +354,23 @@ def _for_math_verify(answer: str) -> str:
     and the typesetting the inline path reads as TeX renders it (math-verify fails to
     parse it, and so scored ``-~5`` and ``30°`` wrong): ``~``, ``\\>`` and other spaces,
     ``\\big`` sizes, ``\\textstyle``, empty ``\\mbox{}``, a trailing ``\\right``, ``°`` and
-    ``\\degree``."""
+    ``\\degree`` after a value; and spacing before a decimal point, which math-verify read
+    as a product (``3\\,.5`` was 1.5)."""
     label, rest = _latex.choice_label(_latex.normalise(answer))
     if label and rest:
         return rest
-    text = answer.replace("{,}", ",").replace("\u2212", "-")
+    text = _BEFORE_POINT.sub("", answer.replace("{,}", ",").replace("\u2212", "-"))
+    text = _DEGREE_BEFORE_POINT.sub(r"\\text{deg}", text)
     return _DEGREE_SIGN.sub("^{\\\\circ}", _TYPESETTING.sub(_typeset_as, text))
+
+
+# Spacing between a digit and a decimal part: math-verify reads "3 .5" as 3 times 0.5 (it
+# writes " ." as " 0."), so "3\,.5" equalled 1.5; TeX shows 3 .5. A degree sign there
+# ("3^\circ.5") becomes a symbol, so that the value is no number at all.
+_BEFORE_POINT = re.compile(r"(?<=\d)(?:\s|\$|~|\\[,;:!> ]|\\q?quad(?![A-Za-z]))+(?=\.\d)")
+_DEGREE_BEFORE_POINT = re.compile(
+    r"(?<=\d)\s?(?:\^\s?\{?\s?\\circ\s?\}?|°|\\degree(?![A-Za-z]))\s?(?=\.\d)"
+)
 
 
 _TYPESETTING = re.compile(
@@ -377,9 +388,10 @@ _DEGREE_SIGN = re.compile(
 
 
 def _typeset_as(match: re.Match[str]) -> str:
-    """A space for spacing, nothing for a size or an empty wrapper."""
+    """A space for spacing or an empty wrapper (never gluing ``\\t\\mbox{}ext`` into
+    ``\\text``), nothing for a size."""
     token = match.group()
-    return " " if token in ("~", "\\>") or token.isspace() else ""
+    return " " if token in ("~", "\\>") or token.isspace() or token.endswith("}") else ""
 
 
 def _math_verify_equal(gold: str, answer: str) -> bool:
