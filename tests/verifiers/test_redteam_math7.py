@@ -111,9 +111,11 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("3\\,.5", "1.5", 0.0, "3 .5 is no 3 times 0.5 (mv: 1 before its input was fixed)"),
     ("3^\\circ.5", "1.5", 0.0, "nor with a degree sign (before: 0 inline, mv: 1)"),
     ("1523\\t\\mathrm{ }ext{ cm}", "1523", 0.0, "an empty wrapper glues no \\text for mv"),
+    ("3\\mbox{}.5", "1.5", 0.0, "an empty wrapper before a decimal point: 3.5"),
+    ("5\\text{ }6", "11", 0.0, "'5 6' is no 5 + 6"),
     ("x°2", "2x", 0.0, "a degree sign inside an expression: no unit"),
     ("-\\big5", "-5", 0.0, "\\big sizing no delimiter"),
-    ("1\\textbf{}2", "12", 0.0, "an empty wrapper between digits: two numbers to mv (before: 1)"),
+    ("1\\textbf{}2", "12", 1.0, "an empty \\textbf renders nothing: '12' (mv now reads 12)"),
 ]
 
 

@@ -359,9 +359,9 @@ def _for_math_verify(answer: str) -> str:
     label, rest = _latex.choice_label(_latex.normalise(answer))
     if label and rest:
         return rest
-    text = _BEFORE_POINT.sub("", answer.replace("{,}", ",").replace("\u2212", "-"))
-    text = _DEGREE_BEFORE_POINT.sub(r"\\text{deg}", text)
-    return _DEGREE_SIGN.sub("^{\\\\circ}", _TYPESETTING.sub(_typeset_as, text))
+    text = _TYPESETTING.sub(_typeset_as, answer.replace("{,}", ",").replace("\u2212", "-"))
+    text = _DEGREE_BEFORE_POINT.sub(r"\\text{deg}", _BEFORE_POINT.sub("", text))
+    return _DEGREE_SIGN.sub("^{\\\\circ}", text)
 
 
 # Spacing between a digit and a decimal part: math-verify reads "3 .5" as 3 times 0.5 (it
@@ -388,10 +388,16 @@ _DEGREE_SIGN = re.compile(
 
 
 def _typeset_as(match: re.Match[str]) -> str:
-    """A space for spacing or an empty wrapper (never gluing ``\\t\\mbox{}ext`` into
-    ``\\text``), nothing for a size."""
-    token = match.group()
-    return " " if token in ("~", "\\>") or token.isspace() or token.endswith("}") else ""
+    """A space for spacing, nothing for a size or an empty wrapper (as math-verify drops
+    ``\\text{ }``), but a space between letters (``\\t\\mbox{}ext`` is no ``\\text``)."""
+    token, text = match.group(), match.string
+    if token in ("~", "\\>") or token.isspace():
+        return " "
+    between_letters = (
+        text[match.start() - 1 : match.start()].isalpha()
+        and text[match.end() : match.end() + 1].isalpha()
+    )
+    return " " if between_letters else ""
 
 
 def _math_verify_equal(gold: str, answer: str) -> bool:
