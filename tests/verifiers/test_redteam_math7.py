@@ -12,11 +12,13 @@ groups, percents, degrees, text wrappers, ...) comparing the two paths.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from redteam_rows import row_ids
 from rewardkit.verifiers.base import Extracted
-from rewardkit.verifiers.math import MathVerifier
+from rewardkit.verifiers.math import MathVerifier, _for_math_verify
 
 V = MathVerifier()
 OFF = MathVerifier(fast_paths=False)
@@ -151,3 +153,26 @@ def test_stricter_than_math_verify(answer: str, gold: str, expected: float, why:
     quick = V.quick_check(extracted, gold)
     assert quick is not None and quick.score == expected, why
     assert V.check(extracted, gold).score == expected, why
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "~" * 4000,
+        "\u2009" * 4000,
+        "1" + " " * 4000 + ".5",
+        "\\%" * 2000,
+        "\\left" * 800,
+        "^\\text{ " * 500,
+        "1\\," * 1300,
+        "\\fra c" * 600,
+        "x(2)" * 1000,
+    ],
+    ids=lambda answer: repr(answer[:8]),
+)
+def test_hostile_noise_is_decided_quickly(answer: str) -> None:
+    """The new checks are linear: a long run of noise costs milliseconds, never a hang."""
+    started = time.perf_counter()
+    V.quick_check(Extracted(answer, {"source": "boxed"}), "1")
+    _for_math_verify(answer)
+    assert time.perf_counter() - started < 2.0

@@ -376,7 +376,7 @@ _DEGREE_BEFORE_POINT = re.compile(
 _TYPESETTING = re.compile(
     # a tie (not "~=", math-verify's approx), \>, Unicode spaces; not before a "." that
     # math-verify would read as "0." ("3 .5" is 3 times 0.5 to it)
-    r"(?:~(?!=)|\\>|[^\S\n\t ])(?![\s~]*\.)"
+    r"(?:~(?!=)|\\>|[^\S\n\t ])(?![\s~]{0,16}\.)"
     r"|\\textstyle(?![A-Za-z])|\\(?:big|Big|bigg|Bigg)(?=\s*(?:[()\[\]|]|\\[{}|]))"  # \big(
     r"|\\(?:text(?:bf|it|rm|normal)?|mbox|math(?:rm|bf|it))\s?\{\s*\}"
     r"|\\right\s*$"  # "20 \right": a box cut inside \left( ... \right)
