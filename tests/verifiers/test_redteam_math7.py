@@ -117,6 +117,8 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("5\\text{ }6", "11", 0.0, "'5 6' is no 5 + 6"),
     ("x°2", "2x", 0.0, "a degree sign inside an expression: no unit"),
     ("-\\big5", "-5", 0.0, "\\big sizing no delimiter"),
+    ("\\frac{4}\\big{2}", "2", 0.0, "\\big before a brace: no delimiter to mv"),
+    ("\\te^\\circxt{1756}", "1756", 0.0, "a degree sign inside \\text: no \\text"),
     ("1\\textbf{}2", "12", 1.0, "an empty \\textbf renders nothing: '12' (mv now reads 12)"),
 ]
 

@@ -93,12 +93,13 @@ def prepare(answer: str) -> str | None:
     return None if _glued(answer, norm) else norm
 
 
-_MARK = re.compile(r"\\?%|°|\\(?:degree|circ)(?![A-Za-z])")
+_MARK = re.compile(r"\\?%|°|\\degree(?![A-Za-z])|\\circ")  # "\circxt": normalise drops \circ
 # What may follow a percent or degree sign that qualifies the value before it
 _AFTER_MARK = re.compile(r"[\s$}]*(?:$|[,;)\]]|\\(?:text|mbox|math|right|[,;:! }\])]|q?quad))")
-_BARE_LEFT_RIGHT = re.compile(
-    r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])"
-    r"(?!\s*(?:$|[()\[\]|{}]|\\[{}|]|\\[lr]?(?:vert|Vert|angle|floor|ceil|brace|brack)))"
+_DELIMITER = r"(?:[()\[\]|{}]|\\[{}|]|\\[lr]?(?:vert|Vert|angle|floor|ceil|brace|brack))"
+_BARE_LEFT_RIGHT = re.compile(  # sizing with nothing to size; "20 \right": a box cut short
+    rf"\\left(?![A-Za-z])(?!\s*{_DELIMITER})|\\right(?![A-Za-z])(?!\s*(?:$|{_DELIMITER}))"
+    r"|\\(?:big|Big|bigg|Bigg)(?![A-Za-z])(?!\s*(?:[()\[\]|]|\\[{}|]))"  # as math.py maps it
 )
 # \mathsf{x}: a trailing "unit" math-verify keeps; \sqrt\;{7}, x^\,2: the space is the argument
 _KEPT_UNIT = re.compile(
