@@ -197,7 +197,6 @@ FAST_PATH_READS_MORE = [
     ("12", "\\text{twelve}", "a number word: math-verify reads a symbol"),
     ("\\frac{5}{3}", "1.\\overline{6}", "a repeating decimal: math-verify cannot parse it"),
     ("1", "0.\\overline{9}", "a repeating decimal: math-verify cannot parse it"),
-    ("50^\\circ", "50°", "the degree sign: math-verify cannot parse it"),
     ("3", "3.", "a sentence's full stop after the number: math-verify cannot parse it"),
     ("A", "(A) 5", "a choice label with its value: the letter is the answer"),
     ("75", "75.0\\%", "a decimal percent: math-verify equates 28\\% with 28, not 75.0\\% with 75"),

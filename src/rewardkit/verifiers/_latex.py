@@ -223,7 +223,8 @@ def _closing_brace(text: str, brace: int) -> int:
 
 # --- exact numbers ----------------------------------------------------------------
 
-_DECIMAL = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+|-?\d+\.")
+# Thousands groups never open with a 0: math-verify reads "0,001" and "01,000" as decimals
+_DECIMAL = re.compile(r"-?(?:[1-9]\d{0,2}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+|-?\d+\.")
 _FRACTION = re.compile(
     r"(-?)\\frac\{(-?\d{1,100}(?:\.\d{1,100})?)\}\{(-?\d{1,100}(?:\.\d{1,100})?)\}"
 )

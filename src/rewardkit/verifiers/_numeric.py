@@ -77,12 +77,64 @@ def prepare(answer: str) -> str | None:
 
     None when the answer holds a ``;`` of its own, or digits separated by spaces (``4 4/9``
     is a mixed number, ``1 000`` or ``1\\,000`` a thousand): normalising would glue them,
-    so their meaning is math-verify's call.
+    so their meaning is math-verify's call. None too when normalising glued digits or
+    letters across anything else it drops (``1\\%2``, ``1\\>000``, ``\\s~qrt``), when a
+    percent or degree sign stands inside the answer rather than after a value (``-\\%5``),
+    when ``\\left``/``\\right``/``\\big`` size no delimiter, when the trailing "unit" is in a
+    wrapper math-verify keeps (``3\\mathsf{x}`` is 3x to it, not 3), or when a space is a
+    command's argument (``\\sqrt\\;{7}``).
     """
     if ";" in answer.replace("\\;", "") or _SPACED_DIGITS.search(answer):
         return None
+    if _mark_inside(answer) or _BARE_LEFT_RIGHT.search(answer) or _KEPT_UNIT.search(answer):
+        return None
     text = _LIST_COMMA.sub(";", _LIST_WORD.sub(";", answer))
-    return _latex.normalise(text, strip_variable=False)
+    norm = _latex.normalise(text, strip_variable=False)
+    return None if _glued(answer, norm) else norm
+
+
+_MARK = re.compile(r"\\?%|°|\\degree(?![A-Za-z])|\\circ")  # "\circxt": normalise drops \circ
+# What may follow a percent or degree sign that qualifies the value before it
+_AFTER_MARK = re.compile(r"[\s$}]*(?:$|[,;)\]]|\\(?:text|mbox|math|right|[,;:! }\])]|q?quad))")
+_DELIMITER = r"(?:[()\[\]|{}]|\\[{}|]|\\[lr]?(?:vert|Vert|angle|floor|ceil|brace|brack))"
+_BARE_LEFT_RIGHT = re.compile(  # sizing with nothing to size; "20 \right": a box cut short
+    rf"\\left(?![A-Za-z])(?!\s*{_DELIMITER})|\\right(?![A-Za-z])(?!\s*(?:$|{_DELIMITER}))"
+    r"|\\(?:big|Big|bigg|Bigg)(?![A-Za-z])(?!\s*(?:[()\[\]|]|\\[{}|]))"  # as math.py maps it
+)
+# \mathsf{x}: a trailing "unit" math-verify keeps; \sqrt\;{7}, x^\,2: the space is the argument
+_KEPT_UNIT = re.compile(
+    r"\\(?:textsf|texttt|mathsf)\s?\{"
+    r"|(?:\\(?:[dtc]?frac|sqrt|text[a-z]*|mbox|math[a-z]+)|\^)\s*(?:\\[,;:!> ]|~|\\q?quad)"
+    r"|\^\s*(?:\{\s*\}|\\(?:text|mbox|math)[a-z]*\s?\{[\s\\,;:!>~]*\})"  # x^\text{\,}2: no x^2
+)
+_RUN = re.compile(r"[\d.,]+|\\?[A-Za-z]+")
+_FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![A-Za-z])")
+_COMMAND_NAME = re.compile(r"\\[A-Za-z]+")
+_WORD_SPACE = re.compile(r"(?<=[A-Za-z])\s+(?=[A-Za-z])")  # "one hundred five", "\sqrt x"
+
+
+def _mark_inside(answer: str) -> bool:
+    """A ``%`` or degree sign followed by more of the answer: ``-\\%5``, ``1^\\circ2``."""
+    return any(_AFTER_MARK.match(answer, mark.end()) is None for mark in _MARK.finditer(answer))
+
+
+def _glued(answer: str, norm: str) -> bool:
+    """Whether the runs of digits and of letters in ``norm`` are not, in order, within runs
+    of the raw answer (spaces between letters aside, but not after a command's name): what
+    normalising dropped stood inside a number or a name (``1\\%2`` became ``12``,
+    ``\\s~qrt`` and ``\\fra c`` became ``\\sqrt`` and ``\\frac``, ``twel\\,ve`` twelve).
+    ``\\frac12`` splits a run (``\\frac{1}{2}``), which is fine."""
+    raw = answer.replace("{,}", ",").replace(",\\!", ",")  # 1,\!000: a thousand
+    raw = _COMMAND_NAME.sub(r"\g<0>|", raw)  # "\fra c": no \frac
+    raw = _FRAC_VARIANT.sub(r"\\frac", _WORD_SPACE.sub("", raw))
+    runs = "|".join(_RUN.findall(raw))
+    at = 0
+    for run in _RUN.findall(norm):
+        found = runs.find(run, at)
+        if found < 0:
+            return True
+        at = found + len(run)
+    return False
 
 
 def near_enough_to_defer(a: Fraction, b: Fraction) -> bool:
@@ -356,7 +408,7 @@ class _Shape:
 
 _MEMBERSHIP = re.compile(r"([a-zA-Z])\\in")
 _NAMED = re.compile(r"([a-zA-Z](?:_\{?[A-Za-z0-9]{1,4}\}?)?)=(.+)")
-_THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_THOUSANDS = re.compile(r"-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?")  # "0,001": a decimal comma?
 _THOUSANDS_INSIDE = re.compile(r"\d,\d{3}(?!\d)")
 _INFINITY = re.compile(r"([+-]?)\\infty")
 
@@ -490,6 +542,10 @@ def _compare_named(pred: _Shape, gold: _Shape) -> bool | None:
         )
     named, other = (pred, gold) if pred.kind == "named" else (gold, pred)
     if len(named.items) == 1 and other.kind == "single":
+        item = named.items[0]
+        if isinstance(item, _Value) and named.names[0] in _symbols(item):
+            # "x = 2x + 1" is an equation in x, not the value 2x + 1 (math-verify: equal)
+            return False if named is pred else None
         return _same(pred.items[0], gold.items[0])  # x = 3 against 3
     return None  # x=1, y=2 against (1, 2): math-verify decides
 
@@ -565,7 +621,7 @@ class _Parser:
 
     def peek(self, ahead: int = 0) -> str | None:
         at = self.at + ahead
-        return self.tokens[at] if at < len(self.tokens) else None
+        return self.tokens[at] if 0 <= at < len(self.tokens) else None
 
     def take(self, expected: str | None = None) -> str:
         token = self.peek()
@@ -599,9 +655,12 @@ class _Parser:
 
     def implicit(self, left: _Value, token: str, divided: bool) -> _Value:
         """``2\\sqrt{7}``, ``5\\pi``, ``(x+1)(x+2)``; refused where readers differ: ``1/2x``,
-        and ``(1)(2)`` (math-verify reads a product of constant groups otherwise)."""
+        ``(1)(2)`` (math-verify reads a product of constant groups otherwise) and a letter
+        before one parenthesised token (``x(2)``: a function's value to math-verify)."""
         if divided:
             raise _Undecided("implicit product after a division")
+        if token == "(" and (self.peek(-1) or "").isalpha() and self.peek(2) == ")":
+            raise _Undecided("x(2), f(x): math-verify reads a function applied to one token")
         right = self.power()
         if token == "(" and not (_symbols(left) | _symbols(right)) - {"pi"}:
             raise _Undecided("juxtaposed constant groups")
@@ -639,13 +698,17 @@ class _Parser:
 
     def atom(self) -> _Value:
         token = self.take()
-        if token == "(":
-            value = self.expr()
-            self.take(")")
+        if token in ("(", "{"):
+            if token == "(":
+                value = self.expr()
+                self.take(")")
+            else:
+                self.at -= 1
+                value = self.group()
+            if self.peek() == "\\frac" and _rational(value) is not None:
+                # "{2}\frac{1}{4}", "(2)\frac14": math-verify reads a mixed number (9/4)
+                raise _Undecided("a number in a group before a fraction")
             return value
-        if token == "{":
-            self.at -= 1
-            return self.group()
         if token == "\\frac":
             return _div(self.argument(), self.argument())
         if token == "\\sqrt":

@@ -161,12 +161,29 @@ def _decide(answer: str, gold: str) -> Decision:
     reason = _latex.guard_reason(pred) or _latex.guard_reason(ref)
     if reason:
         return pred == ref, reason
+    label, rest = _latex.choice_label(pred)
+    if label and not rest and _letters(answer) > 1:
+        return None, None  # "(A)\text{ B}", "A\text{ or B}": a second letter dropped as a unit
     decided = _decide_prepared(pred, ref)
-    if decided is False and answer.count("%") != gold.count("%"):
-        # "5%" against "0.05": normalising dropped a percent sign that only one side has.
-        # Percents on both sides ("45%" against "55%") compare as their numbers.
-        return None, None
+    if decided is not None and answer.count("%") != gold.count("%"):
+        # Normalising dropped a percent sign that only one side has. Percents on both sides
+        # ("45%" against "55%") compare as their numbers. "5%" against "0.05": math-verify
+        # decides. "0.5%" against "0.5" could be a probability misread: math-verify (0).
+        # "75.0%" against "75", "10%" against "10": a gold above 1 is no probability.
+        if decided is False or not _whole_percent(ref):
+            return None, None
     return decided, None
+
+
+def _letters(answer: str) -> int:
+    """How many option letters (A-E) the raw answer holds outside command names."""
+    return len(_OPTION_LETTER.findall(_COMMAND.sub("", answer)))
+
+
+def _whole_percent(gold: str) -> bool:
+    """A plain number above 1 in size, so that "N%" against it can only mean N percent."""
+    value = _latex.exact_number(gold)
+    return value is not None and abs(value) > 1
 
 
 @functools.lru_cache(maxsize=1024)
@@ -183,6 +200,8 @@ def _decide_prepared(pred: str, gold: str) -> bool | None:
         return False  # "(A) or (B)", "(A)(B)": two options offered, a hedge
     if pred_letter and pred_rest[:1] in (";", ","):
         return None  # "(A), B": a list, math-verify decides
+    if pred_letter and _OPTION_LETTER.search(_COMMAND.sub("", pred_rest)):
+        return None  # "(A) B", "(A)E": another option's letter after the label
     if gold_letter and pred_letter and gold_letter != pred_letter:
         return False  # "(D) 12" against "(C) 12": another option, whatever its value
     if gold_letter and not gold_rest:  # a letter answer: only the letter counts
@@ -222,10 +241,16 @@ def _offers_alternatives(answer: str) -> bool:
     return _ALTERNATIVE.search(answer) is not None
 
 
-_LOOSE_LABEL = re.compile(r"\(?[a-e]\)?|[A-E]|\\?\{[A-Ea-e]\\?\}")
-"""A letter written another way than ``(C)``: lower case, or in braces."""
+_LOOSE_LABEL = re.compile(
+    r"\(?[a-e]\)?|[A-E]|\\?\{[A-Ea-e]\\?\}|\[[A-Ea-e]\]|\{\([A-Ea-e]\)\}"
+    r"|\\(?:boxed|fbox)\{\(?[A-Ea-e]\)?\}|[a-zA-Z]=\(?[A-Ea-e]\)?"
+)
+"""A letter written another way than ``(C)``: lower case, in braces or brackets, boxed
+again, or named (``x=C``): math-verify reads the letter in these."""
 
 _OTHER_LABEL = re.compile(r"\([A-Ea-e]\)")
+_OPTION_LETTER = re.compile(r"[A-E]")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
 """A second option label after the first: ``(A)or(B)``."""
 
 
@@ -325,11 +350,54 @@ def _parse(answer: str) -> list[Any]:
 
 
 def _for_math_verify(answer: str) -> str:
-    """Undo what math-verify's own normalisation does not: AMC labels, ``{,}``, U+2212."""
+    """Undo what math-verify's own normalisation does not: AMC labels, ``{,}``, U+2212,
+    and the typesetting the inline path reads as TeX renders it (math-verify fails to
+    parse it, and so scored ``-~5`` and ``30°`` wrong): ``~``, ``\\>`` and other spaces,
+    ``\\big`` sizes, ``\\textstyle``, empty ``\\mbox{}``, a trailing ``\\right``, ``°`` and
+    ``\\degree`` after a value; and spacing before a decimal point, which math-verify read
+    as a product (``3\\,.5`` was 1.5)."""
     label, rest = _latex.choice_label(_latex.normalise(answer))
     if label and rest:
         return rest
-    return answer.replace("{,}", ",").replace("\u2212", "-")
+    text = _TYPESETTING.sub(_typeset_as, answer.replace("{,}", ",").replace("\u2212", "-"))
+    text = _DEGREE_BEFORE_POINT.sub(r"\\text{deg}", _BEFORE_POINT.sub("", text))
+    return _DEGREE_SIGN.sub("^{\\\\circ}", text)
+
+
+# Spacing between a digit and a decimal part: math-verify reads "3 .5" as 3 times 0.5 (it
+# writes " ." as " 0."), so "3\,.5" equalled 1.5; TeX shows 3 .5. A degree sign there
+# ("3^\circ.5") becomes a symbol, so that the value is no number at all.
+_BEFORE_POINT = re.compile(r"(?<=\d)(?:\s|\$|~|\\[,;:!> ]|\\q?quad(?![A-Za-z]))+(?=\.\d)")
+_DEGREE_BEFORE_POINT = re.compile(
+    r"(?<=\d)\s?(?:\^\s?\{?\s?\\circ\s?\}?|°|\\degree(?![A-Za-z]))\s?(?=\.\d)"
+)
+
+
+_TYPESETTING = re.compile(
+    # a tie (not "~=", math-verify's approx), \>, Unicode spaces; not before a "." that
+    # math-verify would read as "0." ("3 .5" is 3 times 0.5 to it)
+    r"(?:~(?!=)|\\>|[^\S\n\t ])(?![\s~]{0,16}\.)"
+    r"|\\textstyle(?![A-Za-z])|\\(?:big|Big|bigg|Bigg)(?=\s*(?:[()\[\]|]|\\[{}|]))"  # \big(
+    r"|\\(?:text(?:bf|it|rm|normal)?|mbox|math(?:rm|bf|it))\s?\{\s*\}"
+    r"|\\right\s*$"  # "20 \right": a box cut inside \left( ... \right)
+)
+# A degree sign after a value (at the end, or ending an item): "x°2" is no x degrees times 2
+_DEGREE_SIGN = re.compile(
+    r"(?:\^\s?)?(?:°|\\degree(?![A-Za-z]))(?=\s*(?:$|[,;)\]}]|\\text|\\right))"
+)
+
+
+def _typeset_as(match: re.Match[str]) -> str:
+    """A space for spacing, nothing for a size or an empty wrapper (as math-verify drops
+    ``\\text{ }``), but a space between letters (``\\t\\mbox{}ext`` is no ``\\text``)."""
+    token, text = match.group(), match.string
+    if token in ("~", "\\>") or token.isspace():
+        return " "
+    between_letters = (
+        text[match.start() - 1 : match.start()].isalpha()
+        and text[match.end() : match.end() + 1].isalpha()
+    )
+    return " " if between_letters else ""
 
 
 def _math_verify_equal(gold: str, answer: str) -> bool:
