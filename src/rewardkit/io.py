@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
-import math
 import os
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any, TextIO
 
 from rewardkit.errors import InputError, OutputError
-from rewardkit.types import BadRow  # defined with the other row types; read here
+from rewardkit.types import BadRow, finite_json  # BadRow: defined with the other row types
 
 __all__ = [
     "BadRow",
@@ -379,24 +378,13 @@ def _dumps(row: Mapping[str, Any]) -> str:
     try:
         text = json.dumps(row, ensure_ascii=False, default=str, allow_nan=False)
     except ValueError:  # a NaN in an echoed input or a user function's extra
-        row = _finite(row)
+        row = finite_json(row)
         text = json.dumps(row, ensure_ascii=False, default=str)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         text = json.dumps(row, default=str)
     return text
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with NaN and infinities as None."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _parquet_ready(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -182,6 +182,19 @@ class Result:
         return metrics
 
 
+def finite_json(value: Any) -> Any:
+    """``value`` with NaN and infinities as None, in nested dicts and lists too: JSON has
+    no NaN, and a bare ``NaN`` makes jq, JavaScript and Go refuse the whole file. Used by
+    the JSONL writer and the server, so both write the same rows."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_json(v) for v in value]
+    return value
+
+
 _MAX_ERROR_CHARS = 2000
 """The longest ``Result.error`` kept; a longer reason is cut, marked with an ellipsis."""
 

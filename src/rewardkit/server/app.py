@@ -20,7 +20,6 @@ import gc
 import hmac
 import json
 import logging
-import math
 import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -38,7 +37,7 @@ from rewardkit.execution.health import engine_problem
 from rewardkit.server.metrics import EngineCollector, ServerMetrics, SourceLabels
 from rewardkit.server.protocol import uvicorn_config
 from rewardkit.trainer_rows import rows_from_request
-from rewardkit.types import Result, Status
+from rewardkit.types import Result, Status, finite_json
 
 __all__ = ["SafeJSONResponse", "create_app", "serve"]
 
@@ -83,7 +82,7 @@ def _encode(content: Any) -> bytes:
     try:  # pydantic's encoder: fast, UTF-8, NaN as null; it refuses lone surrogates
         return to_json(content, inf_nan_mode="null", fallback=str)
     except PydanticSerializationError:
-        return json.dumps(_finite(content), default=str, separators=(",", ":")).encode()
+        return json.dumps(finite_json(content), default=str, separators=(",", ":")).encode()
 
 
 def _encodable_row(row: Any) -> Any:
@@ -104,17 +103,6 @@ def _encodable_row(row: Any) -> Any:
         except _UNENCODABLE as exc:
             out[key] = f"<not encodable as JSON: {type(exc).__name__}>"
     return out
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with NaN and infinities as None (what the fast encoder does)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
 
 
 class _State:
