@@ -114,6 +114,19 @@ def test_verl_custom_function_reward_kwargs_are_honoured() -> None:
     assert cfg.reward.timeout_s == 3
 
 
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [
+        ("reward.reward_kwargs", "solution_str"),
+        ("reward.custom_reward_function.reward_kwargs", "extra_info"),
+    ],
+)
+def test_reward_kwargs_may_not_shadow_a_row_argument(where: str, key: str) -> None:
+    # Passed on, the key would fail every row with "got multiple values for argument".
+    with pytest.raises(ConfigError, match=rf"{where}: .*'{key}' is what the function gets"):
+        load_config(None, [f"+{where}.{key}=1"])
+
+
 def test_verl_rollout_lengths_move_to_the_reward_model() -> None:
     rm = {
         "rollout": {"prompt_length": 512, "response_length": 256, "tensor_model_parallel_size": 1}

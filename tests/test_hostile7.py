@@ -244,6 +244,26 @@ def test_a_row_too_deep_to_encode_costs_only_itself_on_the_server(depth: int) ->
         assert again.status_code == 200 and again.json()["results"][0]["score"] == 1.0
 
 
+def test_a_body_python_cannot_read_is_a_422_with_the_reason() -> None:
+    """Found: a body holding an integer of 5,000 digits (valid JSON, over Python's
+    4,300-digit limit) got FastAPI's 400 "There was an error parsing the body". A malformed
+    body gets 422 with the reason, like any other; the server answers the next request."""
+    huge = '{"samples": [{"data_source": "gsm8k", "response": "1", "ground_truth": '
+    body = (huge + "7" * 5000 + "}]}").encode()
+    config = {"reward": {"num_workers": 1, "timeout_s": 10}}
+    with running_server(config) as base, httpx.Client(base_url=base, timeout=60) as client:
+        answer = client.post(
+            "/v1/score", content=body, headers={"content-type": "application/json"}
+        )
+        assert answer.status_code == 422, answer.text[:300]
+        assert "not readable JSON" in answer.json()["detail"][0]
+        assert "4300 digits" in answer.json()["detail"][0]
+        assert client.get("/no/such/route").status_code == 404  # other HTTP errors unchanged
+        row = {"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": "4"}
+        again = client.post("/v1/score", json={"samples": [row]})
+        assert again.status_code == 200 and again.json()["results"][0]["score"] == 1.0
+
+
 def test_nan_is_not_a_number_a_float_check_can_miss() -> None:
     """The strict reader used above refuses NaN, so the tests' checks are real."""
     with pytest.raises(ValueError, match="not JSON"):

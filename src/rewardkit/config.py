@@ -92,6 +92,21 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
 
+_ROW_ARGUMENTS = ("data_source", "solution_str", "ground_truth", "extra_info")
+"""What the custom function gets from each row; a reward_kwargs key may not shadow them."""
+
+
+def _no_row_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Refuse at load what would otherwise fail every row ("got multiple values")."""
+    shadowed = [key for key in _ROW_ARGUMENTS if key in kwargs]
+    if shadowed:
+        raise ValueError(
+            f"{shadowed[0]!r} is what the function gets from each row; "
+            f"a reward_kwargs key may not be one of {', '.join(_ROW_ARGUMENTS)}"
+        )
+    return kwargs
+
+
 class CustomRewardFunctionConfig(_Section):
     path: str | None = None
     """A .py file or an importable module holding the function; null: built-in verifiers."""
@@ -100,6 +115,7 @@ class CustomRewardFunctionConfig(_Section):
     reward_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments for the function (verl's place for them); merged over
     reward.reward_kwargs, these win on a shared key."""
+    _kwargs_not_row = field_validator("reward_kwargs")(_no_row_arguments)
     cache: bool = False
     """Reuse a result for an identical (data_source, response, ground_truth, extra_info) row,
     within a batch and across batches. Off by default: a custom function may be
@@ -459,6 +475,7 @@ class RewardSection(_Section):
     reward_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments for the custom function (verl's legacy place; see
     custom_reward_function.reward_kwargs)."""
+    _kwargs_not_row = field_validator("reward_kwargs")(_no_row_arguments)
     reward_manager: RewardManagerConfig = RewardManagerConfig()
     overlong_buffer: OverlongBufferConfig = OverlongBufferConfig()
     format_reward: FormatRewardConfig = FormatRewardConfig()

@@ -26,10 +26,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError, to_json
+from starlette.exceptions import HTTPException
 
 from rewardkit.config import RewardConfig
 from rewardkit.engine import RewardEngine
@@ -159,6 +161,7 @@ def create_app(
     app = FastAPI(title="rewardkit", version="0.1.0", lifespan=lifespan)
     app.state.rewardkit = state
     app.exception_handler(RequestValidationError)(_validation_error)
+    app.exception_handler(HTTPException)(_unreadable_body)  # Starlette's: FastAPI raises it
     app.exception_handler(Busy)(_busy)
     # The last added runs first: the guard refuses (401, 503) before a body is read.
     app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)
@@ -391,6 +394,17 @@ async def _validation_error(request: Request, exc: RequestValidationError) -> JS
         for err in exc.errors()
     ]
     return SafeJSONResponse({"detail": problems}, status_code=422)
+
+
+async def _unreadable_body(request: Request, exc: HTTPException) -> Response:
+    """FastAPI answers 400 "There was an error parsing the body" for JSON that is valid but
+    that Python's reader refuses (an integer over 4,300 digits, nesting past the recursion
+    limit): a malformed body, so 422 with the reason, as for any other."""
+    cause = exc.__cause__
+    if exc.status_code == 400 and isinstance(cause, ValueError | RecursionError):
+        reason = str(cause).splitlines()[0][:200] if str(cause) else type(cause).__name__
+        return SafeJSONResponse({"detail": [f"body: not readable JSON: {reason}"]}, status_code=422)
+    return await http_exception_handler(request, exc)
 
 
 async def _busy(request: Request, exc: Busy) -> JSONResponse:
