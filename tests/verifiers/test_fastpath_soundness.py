@@ -14,7 +14,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rewardkit import RewardLoop, Status
@@ -289,6 +289,72 @@ def test_slow_fast_path_soundness_and_math_verify_agreement(case: Case) -> None:
     pred, gold, _ = case
     if _assert_sound(case) is True:
         assert _math_verify_equal(gold, pred), f"math-verify disagrees: {pred!r} vs {gold!r}"
+
+
+# TeX that renders as space, nothing, a sign or a size: a red team found the fast path
+# reading "1\\%2" as 12 and "\\sqrt\\;{7}" as \\sqrt{7} by normalising such tokens away.
+SPACING = [" ", "~", "\\,", "\\;", "\\!", "\\>", "\\ ", "\\quad", "{}", "\\left", "\\right",
+           "\\big", "\\mbox{}", "\\text{ }", "\\textstyle", "\\mathrm{}"]  # fmt: skip
+SIGNS = [
+    "\\%",
+    "°",
+    "^\\circ",
+    ",",
+    "{,}",
+    ".",
+    "\\$",
+    "\\phantom{0}",
+    "'",
+    "x",
+]
+
+
+@st.composite
+def typeset_noise(draw: st.DrawFn) -> tuple[str, str, str, int, str]:
+    """A number, a decimal, a fraction or a root with one token put inside it, against the
+    clean form, its digits, the part before or after the token, or a near number."""
+    digits = draw(st.text("0123456789", min_size=2, max_size=6))
+    body = draw(
+        st.sampled_from(
+            [
+                digits,
+                digits[:1] + "." + digits[1:],
+                f"\\frac{{{digits}}}{{7}}",
+                f"\\sqrt{{{digits}}}",
+            ]
+        )
+    )
+    cut, token = draw(st.integers(0, len(body))), draw(st.sampled_from(SPACING + SIGNS))
+    near = str(int(digits) + draw(st.sampled_from([-1, 1, 10])))
+    gold = draw(st.sampled_from([body, digits, digits[:cut] or "0", digits[cut:] or "0", near]))
+    return body[:cut] + token + body[cut:], gold, token, cut, body
+
+
+def _keeps_the_value(token: str, cut: int, body: str) -> bool:
+    """Tokens that leave the clean form's value as it is: spacing away from digits on both
+    sides (between digits, ``1\\,000`` may be a thousand), a bare decimal point (``37.``),
+    and the deliberate readings of a trailing ``.`` or ``\\%``."""
+    between_digits = body[cut - 1 : cut].isdigit() and body[cut : cut + 1].isdigit()
+    if token in SPACING:
+        return not between_digits
+    bare_point = token == "." and not body[cut : cut + 1].isdigit()
+    return bare_point or (token == "\\%" and cut == len(body))
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(typeset_noise())
+@example(("\\frac{41}{7\\%}", "\\frac{41}{7}", "\\%", 13, "\\frac{41}{7}"))  # 41 / 0.07
+def test_typesetting_noise_never_credits_another_value(
+    case: tuple[str, str, str, int, str],
+) -> None:
+    """Credit for a noisy answer needs math-verify's agreement, or a token that keeps the
+    clean form's value and credit for the clean form itself."""
+    pred, gold, token, cut, body = case
+    if _decide(pred, gold)[0] is not True or _math_verify_equal(gold, pred):
+        return
+    assert _keeps_the_value(token, cut, body) and _decide(body, gold)[0] is True, (
+        f"fast path credits {pred!r} against {gold!r}"
+    )
 
 
 def test_the_generators_reach_decisions_both_ways() -> None:

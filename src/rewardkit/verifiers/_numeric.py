@@ -114,8 +114,35 @@ _WORD_SPACE = re.compile(r"(?<=[A-Za-z])\s+(?=[A-Za-z])")  # "one hundred five",
 
 
 def _mark_inside(answer: str) -> bool:
-    """A ``%`` or degree sign followed by more of the answer: ``-\\%5``, ``1^\\circ2``."""
-    return any(_AFTER_MARK.match(answer, mark.end()) is None for mark in _MARK.finditer(answer))
+    """A ``%`` or degree sign followed by more of the answer (``-\\%5``, ``1^\\circ2``), or
+    ending a math group rather than the answer: ``\\frac{41}{7\\%}`` is 41 / 0.07, which
+    normalising would turn into 41/7."""
+    return any(
+        _AFTER_MARK.match(answer, mark.end()) is None or _in_math_group(answer, mark.start())
+        for mark in _MARK.finditer(answer)
+    )
+
+
+_TEXT_WRAPPER = re.compile(r"\\(?:text[a-z]*|mbox|mathrm|operatorname)\s*$")
+
+
+def _in_math_group(answer: str, at: int) -> bool:
+    """Whether ``at`` is inside a ``{...}`` after more of it, not a text wrapper's
+    (``\\text{5\\%}`` qualifies the value, ``^{\\circ}`` is a unit; ``\\frac{..}{7\\%}``
+    and ``{5\\%}`` are math)."""
+    depth = 0
+    for index in range(at - 1, -1, -1):
+        char = answer[index]
+        if char in "{}" and index and answer[index - 1] == "\\":
+            continue  # \{ and \} are set braces, not groups
+        if char == "}":
+            depth += 1
+        elif char == "{":
+            if depth == 0:  # "^{\circ}": the group holds only the sign, a unit
+                unit = not answer[index + 1 : at].strip()
+                return not unit and _TEXT_WRAPPER.search(answer, 0, index) is None
+            depth -= 1
+    return False
 
 
 def _glued(answer: str, norm: str) -> bool:
