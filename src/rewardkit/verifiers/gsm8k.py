@@ -61,7 +61,11 @@ _NUMBER = (
     r"((?>-?[ \t]{0,3}(?:\\\$|\$)?[ \t]{0,3}-?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)))"
     r"(?![ \t]{0,2}[-+*/×÷=^])"
 )
-_LAST_NUMBER = re.compile(r"(?<![\w.])(-?\$?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+))(?![\w])")
+# The lookahead first: re tries the lookbehind only where a number can start (4x faster
+# over a tail of braces with no number)
+_LAST_NUMBER = re.compile(
+    r"(?=[-$.0-9])(?<![\w.])(-?\$?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+))(?![\w])"
+)
 _LEAD = r"[ \t]{0,3}(?:\*\*)?[ \t]{0,3}(?:\\\(|\$)?[ \t]{0,3}"
 _AUTO = re.compile(
     r"####[ \t]{0,8}"
