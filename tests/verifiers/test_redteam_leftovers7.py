@@ -117,3 +117,67 @@ SPACED_ROWS: list[tuple[str, str, float, str]] = [
 )
 def test_spaced_integer_row(response: str, gold: str, expected: float, why: str) -> None:
     check_math_row(gold, response, expected, why)
+
+
+# Prose hedges after the final answer, in its paragraph: another value offered in words
+# is a hedge (score 0) only when it is a different value; a later paragraph corrects.
+GSM8K_ROWS: list[tuple[str, str, float, str]] = [
+    ("The answer is 18 but it could be 20", "18", 0.0, "a second value offered (before: 1)"),
+    ("The answer is 18 but it could be 20", "20", 0.0, "nor the offered one"),
+    ("The answer is 18.\nOr 20.", "18", 0.0, "a line opening 'Or 20' (before: 1)"),
+    ("#### 18\nOr 20.", "18", 0.0, "after a #### marker (before: 1)"),
+    ("The answer is 18. But it might be 20.", "18", 0.0, "'might be' (before: 1)"),
+    ("The answer is 18, but it could also be 20.", "18", 0.0, "'could also be' (before: 1)"),
+    ("The answer is 18. Perhaps 20.", "18", 0.0, "'perhaps' (before: 1)"),
+    ("The answer is $\\boxed{18}$, or maybe 20.", "18", 0.0, "after a box (before: 1)"),
+    ("18.\nOr 20.", "18", 0.0, "no marker: the last number, 'Or 20', is no number"),
+    ("18.\nOr 20.", "20", 0.0, "nor 20"),
+    ("The answer is 18 but it could be 18.0", "18", 1.0, "the same value restated"),
+    ("The answer is 18.\n\nOr 20? No: it is 18.", "18", 1.0, "a later paragraph decides"),
+    (
+        "It could be 20 at first sight.\n\nThe answer is 18.",
+        "18",
+        1.0,
+        "a doubt in an earlier paragraph is a step",
+    ),
+    ("The answer is 18. She has 3 boxes of 6.", "18", 1.0, "numbers that explain, no offer"),
+    ("The answer is 18 apples, 6 more than Tom.", "18", 1.0, "a comparison, no offer"),
+]
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "expected", "why"), GSM8K_ROWS, ids=row_ids(GSM8K_ROWS)
+)
+def test_gsm8k_row(response: str, gold: str, expected: float, why: str) -> None:
+    assert GSM8K.check(GSM8K.extract(response), gold).score == expected, why
+
+
+CHOICE_ROWS: list[tuple[str, str, float, str]] = [
+    ("The answer is A but C is also possible", "A", 0.0, "another letter offered (before: 1)"),
+    ("The answer is A but C is also possible", "C", 0.0, "nor the offered one"),
+    ("The answer is A. C is also possible.", "A", 0.0, "in the next sentence (before: 1)"),
+    ("Answer: A, but C might also work", "A", 0.0, "'might also work' (before: 1)"),
+    ("The answer is B. It could be D, though.", "B", 0.0, "'could be D' (before: 1)"),
+    ("The answer is B.\nOr maybe D.", "B", 0.0, "a line opening 'Or maybe D' (before: 1)"),
+    ("The answer is B. Perhaps option D.", "B", 0.0, "'perhaps option D' (before: 1)"),
+    ("The answer is B. Or I might be wrong.", "B", 1.0, "'I' before a word is a pronoun"),
+    ("The answer is B. A careful reader could be misled.", "B", 1.0, "'A' is an article"),
+    ("The answer is B, as B is correct.", "B", 1.0, "the same letter restated"),
+    ("The answer is B.\n\nC is also possible? No.\n\nThe answer is B.", "B", 1.0, "last wins"),
+    ("Maybe C is correct.\n\nThe answer is B.", "B", 1.0, "an earlier paragraph is a step"),
+]
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "expected", "why"), CHOICE_ROWS, ids=row_ids(CHOICE_ROWS)
+)
+def test_choice_row(response: str, gold: str, expected: float, why: str) -> None:
+    assert CHOICE.check(CHOICE.extract(response), gold).score == expected, why
+
+
+def test_a_prose_hedge_says_so() -> None:
+    """A hedge is marked ``hedged`` with the value read, never a silent 0."""
+    gsm8k = GSM8K.check(GSM8K.extract("The answer is 18 but it could be 20"), "18")
+    choice = CHOICE.check(CHOICE.extract("The answer is A but C is also possible"), "A")
+    assert gsm8k.extra["hedged"] and gsm8k.extra["pred"] == "18"
+    assert choice.extra["hedged"] and choice.extra["pred"] == "A"
