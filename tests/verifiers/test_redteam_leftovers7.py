@@ -52,6 +52,13 @@ MATH_ROWS: list[tuple[str, str, float, str]] = [
     ("$\\boxed4x$", "4", 0.0, "TeX: a boxed 4 times x; mv reads 4x"),
     ("\\boxed{3}\n\nSo $\\boxed4$.", "4", 1.0, "an earlier paragraph's box is a step"),
     ("So $\\boxed{3}$ or $\\boxed4$.", "4", 0.0, "two boxes offered: a hedge"),
+    # --- a wrapped number as the whole response (before: 0; mv finds nothing outside $) ---
+    ("\\text{4}", "4", 1.0, "a number in \\text and nothing else (mv: 0, no math mode)"),
+    ("\\textbf{4}.", "4", 1.0, "in bold, a full stop after it"),
+    ("$\\text{4}$", "4", 1.0, "in math mode, as before (mv: 1)"),
+    ("\\text{4}", "5", 0.0, "a wrapped 4 is no 5"),
+    ("\\text{4 or 5}", "4", 0.0, "words in the wrapper: math-verify's passage, as before"),
+    ("Maybe 5.\n\\text{4}", "4", 0.0, "prose before it: math-verify's passage, as before"),
 ]
 
 

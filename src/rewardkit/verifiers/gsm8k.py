@@ -18,10 +18,12 @@ In ``auto``, offering several different final numbers is *hedging*: no number
 (``hedged: True``, score 0). That is another marked or boxed number, not the same value,
 in the paragraph of the final one (from its last blank line or ``</think>`` on: ``####
 18`` then ``#### 20``; "The answer is 18. Wait, the answer is 20."), or a box offering
-several (``\\boxed{18 \\text{ or } 20}``, ``\\boxed{18 \\\\ 20}``, a box inside a box). A
-number stated in an earlier paragraph or in the thinking is a step on the way. Markers
-are looked for in the last ``MARKER_TAIL_CHARS`` of the response; ``#### 4.
-Verification`` is a markdown heading, not a marker.
+several (``\\boxed{18 \\text{ or } 20}``, ``\\boxed{18 \\\\ 20}``, a box inside a box), or
+words after the final number, in its paragraph, offering another value ("18 but it could
+be 20", "18.\\nOr 20.", "perhaps 20", "20 is also possible"). A number stated in an
+earlier paragraph or in the thinking is a step on the way. Markers are looked for in the
+last ``MARKER_TAIL_CHARS`` of the response; ``#### 4. Verification`` is a markdown
+heading, not a marker.
 
 All compare numerically after dropping ``,`` and ``$``: ``72.00``, ``$72`` and ``72`` are
 the same (verl compares the strings, so ``#### 72.00`` or ``18.`` earns it nothing). A
