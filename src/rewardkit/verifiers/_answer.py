@@ -28,7 +28,8 @@ boxed inside the thinking still counts when the summary gives none. First found 
    the whole response when the final part holds no digit or LaTeX), from which
    math-verify's own extraction (the rightmost LaTeX or number, after its "answer"
    anchored patterns, as verl's ``math_verify`` scorer reads it) picks the answer in a
-   worker.
+   worker. A final part that is only a number in a text wrapper (``\\text{4}``) is that
+   answer (``wrapped``): math-verify finds nothing outside math mode there.
 
 *Hedging* is offering several different final answers: no answer, ``hedged: True``,
 score 0. The *concluding section* of the answer found is the text from the start of the
@@ -745,10 +746,18 @@ def _expression(texts: Sequence[str]) -> Found:
     for text in texts:
         if last_match(_MATHY, _without_blank_boxes(text)) is not None:
             math = last_match(_MATHY, text)
-            return Found(
-                _passage(text, math.end() if math else len(text)), {"source": "expression"}
-            )
+            passage = _passage(text, math.end() if math else len(text))
+            if _WRAPPED_NUMBER.fullmatch(passage):  # "\text{4}" and nothing else: 4
+                return Found(passage.strip("$").rstrip("."), {"source": "wrapped"})
+            return Found(passage, {"source": "expression"})
     return Found(None, {"source": None})  # no digit and no LaTeX: math-verify finds nothing
+
+
+# A whole final part that is one plain number in a text wrapper, outside math mode:
+# math-verify's extraction finds nothing there (it reads "$\text{4}$" as 4)
+_WRAPPED_NUMBER = re.compile(
+    r"\$?\\(?:text(?:bf|rm)?|mbox|mathrm|mathbf)\s?\{\s{0,8}-?\d{1,100}(?:\.\d{1,100})?\s{0,8}\}\$?\.?"
+)
 
 
 def _passage(text: str, last_math: int) -> str:

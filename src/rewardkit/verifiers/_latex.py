@@ -21,6 +21,10 @@ MAX_BOXES = 64
 """Boxes looked at from the end of a response (more than this is hedging anyway)."""
 MAX_BOX_COMMANDS = 4096
 """``\\boxed`` commands looked at in all, closed or not: bounds the work on junk."""
+MAX_SCAN_CHARS = 16 * MAX_BOX_CHARS
+"""Characters brace-scanned in all by one ``find_boxes`` call: ``\\boxed{`` after
+``\\boxed{`` each followed by thousands of ``{`` cost a scan of up to MAX_BOX_CHARS each.
+When it is spent the scan stops; earlier boxes are not read (as past MAX_BOX_COMMANDS)."""
 MAX_NESTING = 50
 MAX_EXPONENT = 10_000
 
@@ -41,6 +45,8 @@ def find_boxes(text: str) -> list[Box]:
     """The closed boxes of ``text``, last first, at most MAX_BOXES.
 
     The last box is returned even when unclosed (content None: a truncated answer).
+    At most MAX_SCAN_CHARS are brace-scanned in all (the first box always gets its
+    MAX_BOX_CHARS): a megabyte of unclosed boxes costs milliseconds.
     An earlier box must close before the next box starts, or it is a box around that
     box (or unclosed) and is skipped. So each brace scan reads only the gap up to the
     next box, each ``rfind`` resumes below its previous hit, and the whole text is
@@ -48,16 +54,18 @@ def find_boxes(text: str) -> list[Box]:
     """
     boxes: list[Box] = []
     hits = {cmd: text.rfind(cmd) for cmd in _BOX_COMMANDS}
-    limit = len(text)
+    limit, budget = len(text), MAX_SCAN_CHARS
     for _ in range(MAX_BOX_COMMANDS):
-        if len(boxes) == MAX_BOXES:
+        if len(boxes) == MAX_BOXES or budget <= 0:
             break
         cmd = max(hits, key=lambda c: hits[c])
         start = hits[cmd]
         if start < 0:
             break
         hits[cmd] = text.rfind(cmd, 0, start)
-        box = _read_box(text, start, start + len(cmd), limit)
+        after = start + len(cmd)
+        box = _read_box(text, start, after, min(limit, after + budget))
+        budget -= (box.end if box else after) - after
         if box is None:
             continue  # "\boxedsymbol" and the like: not a box
         if box.content is not None or not boxes:
@@ -77,7 +85,14 @@ def _read_box(text: str, start: int, after: int, limit: int) -> Box | None:
     if pos > after:  # "\boxed 5": up to the next "$" or line end
         stop = min(_find(text, "$", pos), _find(text, "\n", pos), limit)
         return Box(start, stop, text[pos:stop].strip())
+    if _ONE_DIGIT.match(text, pos, limit):  # "\boxed4": TeX boxes the one token 4
+        return Box(start, pos + 1, text[pos])
     return None
+
+
+# One digit that ends the token run: "\boxed4." is a box of 4; "\boxed42" (TeX: a boxed 4,
+# then 2), "\boxed4x" and "\boxed4.5" are left alone, for math-verify reads them whole
+_ONE_DIGIT = re.compile(r"\d(?=$|[\s$]|[.,;:!?](?!\d))")
 
 
 def _braced(text: str, start: int, brace: int, limit: int) -> Box:

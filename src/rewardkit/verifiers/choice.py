@@ -11,8 +11,9 @@ Offering several letters is *hedging*, no letter (``hedged: True``, score 0): a 
 listed with another (``A, B, C, D``, ``C or D``, ``(C)(D)``, ``\\boxed{A, C}``, ``**A**
 **B**``, lone letters on the last lines), or, in the paragraph of the final answer (from
 its last blank line or ``</think>`` on), another stated answer with a different letter
-(``Answer: A`` then ``\\boxed{C}``). An answer stated in an earlier paragraph or in the
-thinking is a step on the way.
+(``Answer: A`` then ``\\boxed{C}``), or words after the stated letter offering another
+("A but C is also possible", "it could be C", "Or maybe C"). An answer stated in an
+earlier paragraph or in the thinking is a step on the way.
 
 Everything is decided in the main process; there is no slow path.
 """
@@ -85,7 +86,8 @@ class ChoiceVerifier:
         response = response.rstrip()[-TAIL_CHARS:]
         stated = _last_of(response, (_STATED, _BOXED, _TAGGED))
         if stated is not None:
-            return _unless_hedged(stated, "stated", _other_stated(response, stated))
+            hedged = _other_stated(response, stated) or _offered_after(response, stated)
+            return _unless_hedged(stated, "stated", hedged)
         option = _last_of(response, (_OPTION,))
         if option is not None:
             return _unless_hedged(option, "stated", False)
@@ -134,6 +136,38 @@ def _other_stated(text: str, final: re.Match[str]) -> bool:
         other.group("letter") != letter
         for pattern in (_STATED, _BOXED, _TAGGED)
         for other in pattern.finditer(text, start, final.start())
+    )
+
+
+# After the stated letter, in its paragraph: another letter offered in words ("but C is
+# also possible", "it could be C", a sentence opening "Or C", "perhaps C"). "A" and "I"
+# before a lower-case word are an article and a pronoun ("Or I might be wrong").
+_OFFERED_LETTER = r"[\(\[]?(?P<{name}>[B-HJ]|[AI](?![ \t]{{1,3}}[a-z]))[\)\]]?(?![A-Za-z0-9])"
+_OFFERED_AFTER = re.compile(
+    r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead))?[ \t]+(?i:be)"
+    r"|(?:^|[.,;!?\n])[ \t]*(?i:or)(?:[ \t]+(?i:maybe|perhaps|possibly|else))?"
+    r"|\b(?i:maybe|perhaps|possibly|alternatively))"
+    r"[ \t,:]{1,3}(?:(?i:option|choice)[ \t]+)?"
+    + _OFFERED_LETTER.format(name="offered")
+    + r"|(?<![A-Za-z0-9])(?:(?i:option|choice)[ \t]+)?"
+    + _OFFERED_LETTER.format(name="other")
+    + r"[ \t]+(?i:is|seems|looks|could|might|may)[ \t]+(?:(?i:also|be|equally)[ \t]+){0,2}"
+    r"(?i:possible|plausible|likely|correct|right|valid|true|acceptable|work)\b"
+)
+_AFTER_CHARS = 300
+"""How far after the stated letter its paragraph is read for another letter offered."""
+
+
+def _offered_after(text: str, final: re.Match[str]) -> bool:
+    """Whether the paragraph after the final stated letter offers another letter in
+    words: "The answer is A but C is also possible" is a hedge, not A."""
+    window = text[final.end() : final.end() + _AFTER_CHARS]
+    brk = _PARAGRAPH_BREAK.search(window)
+    window = window if brk is None else window[: brk.start()]
+    letter = final.group("letter")
+    return any(
+        (found.group("offered") or found.group("other")) != letter
+        for found in _OFFERED_AFTER.finditer(window)
     )
 
 

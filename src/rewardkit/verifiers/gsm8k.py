@@ -18,10 +18,12 @@ In ``auto``, offering several different final numbers is *hedging*: no number
 (``hedged: True``, score 0). That is another marked or boxed number, not the same value,
 in the paragraph of the final one (from its last blank line or ``</think>`` on: ``####
 18`` then ``#### 20``; "The answer is 18. Wait, the answer is 20."), or a box offering
-several (``\\boxed{18 \\text{ or } 20}``, ``\\boxed{18 \\\\ 20}``, a box inside a box). A
-number stated in an earlier paragraph or in the thinking is a step on the way. Markers
-are looked for in the last ``MARKER_TAIL_CHARS`` of the response; ``#### 4.
-Verification`` is a markdown heading, not a marker.
+several (``\\boxed{18 \\text{ or } 20}``, ``\\boxed{18 \\\\ 20}``, a box inside a box), or
+words after the final number, in its paragraph, offering another value ("18 but it could
+be 20", "18.\\nOr 20.", "perhaps 20", "20 is also possible"). A number stated in an
+earlier paragraph or in the thinking is a step on the way. Markers are looked for in the
+last ``MARKER_TAIL_CHARS`` of the response; ``#### 4. Verification`` is a markdown
+heading, not a marker.
 
 All compare numerically after dropping ``,`` and ``$``: ``72.00``, ``$72`` and ``72`` are
 the same (verl compares the strings, so ``#### 72.00`` or ``18.`` earns it nothing). A
@@ -61,7 +63,11 @@ _NUMBER = (
     r"((?>-?[ \t]{0,3}(?:\\\$|\$)?[ \t]{0,3}-?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)))"
     r"(?![ \t]{0,2}[-+*/×÷=^])"
 )
-_LAST_NUMBER = re.compile(r"(?<![\w.])(-?\$?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+))(?![\w])")
+# The lookahead first: re tries the lookbehind only where a number can start (4x faster
+# over a tail of braces with no number)
+_LAST_NUMBER = re.compile(
+    r"(?=[-$.0-9])(?<![\w.])(-?\$?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+))(?![\w])"
+)
 _LEAD = r"[ \t]{0,3}(?:\*\*)?[ \t]{0,3}(?:\\\(|\$)?[ \t]{0,3}"
 _AUTO = re.compile(
     r"####[ \t]{0,8}"
@@ -167,10 +173,12 @@ def _auto(response: str) -> tuple[str | None, bool]:
     boxes = _answer.final_boxes(response)
     if boxes and boxes[0].content is not None and boxes[0].start > marked_at:
         answer = _box_number(boxes[0].content)
-        return answer, _offered_other(response, boxes[0].start, answer, boxes)
+        hedged = _offered_other(response, boxes[0].start, answer, boxes)
+        return answer, hedged or _offered_after(response, boxes[0].end, answer)
     if marked is not None:
         answer = _qualified(marked.string, marked.start(), marked.end(), _group(marked) or "")
-        return answer, _offered_other(response, marked_at, answer, boxes)
+        hedged = _offered_other(response, marked_at, answer, boxes)
+        return answer, hedged or _offered_after(response, tail + marked.end(), answer)
     return _last_number(response), False
 
 
@@ -204,6 +212,37 @@ def _offered_other(response: str, at: int, answer: str | None, boxes: list[_late
     numbers = {plain_number(_latex.normalise(text)) for text in offered}
     numbers.discard(None)
     return bool(numbers - {plain_number(answer or "")})
+
+
+# After the final number, in its paragraph: another value offered in words ("but it
+# could be 20", "It might also be 20", a sentence opening "Or 20", "perhaps 20", "20 is
+# also possible"). A restatement of the same value is no other.
+_OFFERED_AFTER = re.compile(
+    r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead))?[ \t]+(?i:be)"
+    r"|(?:^|[.,;!?\n])[ \t]*(?i:or)(?:[ \t]+(?i:maybe|perhaps|possibly|else))?"
+    r"|\b(?i:maybe|perhaps|possibly|alternatively))"
+    r"[ \t,:]{1,3}(?:\\?\$)?[ \t]{0,2}(-?[0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9])"
+    r"|(?<![\w.])(-?[0-9][0-9,]*(?:\.[0-9]+)?)[ \t]+(?i:is|seems|looks)[ \t]+(?i:also[ \t]+)?"
+    r"(?i:possible|plausible|likely|correct|right|valid)\b"
+)
+_AFTER_CHARS = 300
+"""How far after the final number its paragraph is read for another value offered."""
+
+
+def _offered_after(response: str, end: int, answer: str | None) -> bool:
+    """Whether the paragraph after the final number (ending at ``end``) offers another
+    value in words: "The answer is 18 but it could be 20" is a hedge, not 18."""
+    value = plain_number(answer or "")
+    if value is None:
+        return False  # "18 or 19" is already no number, reported with its words
+    window = response[end : end + _AFTER_CHARS]
+    brk = _PARAGRAPH_BREAK.search(window)
+    window = window if brk is None else window[: brk.start()]
+    for found in _OFFERED_AFTER.finditer(window):
+        other = plain_number(found.group(1) or found.group(2))
+        if other is not None and other != value:
+            return True
+    return False
 
 
 def _last_number(response: str) -> str | None:

@@ -89,6 +89,8 @@ class MathVerifier:
             return verdict(False, None)
         if _offers_alternatives(answer) and not any(map(_offers_alternatives, golds)):
             return verdict(False, answer, hedged=True)  # "3 \vee 4": math-verify reads the 4
+        if _spaced_integers(answer) and not any(map(_spaced_integers, golds)):
+            return verdict(False, answer)  # "2\,3": two numbers shown; math-verify read 5
         if _RELATION_FIRST.match(answer) and not any(map(_RELATION.search, golds)):
             return verdict(False, answer)  # "\neq 12", "< 12": math-verify reads the 12
         if _latex.value_qualifier(answer) and not any(map(_latex.value_qualifier, golds)):
@@ -241,6 +243,22 @@ def _offers_alternatives(answer: str) -> bool:
     return _ALTERNATIVE.search(answer) is not None
 
 
+# Integers apart by a TeX space ("2\,3", "2~3", "2\quad 3") that are no thousands
+# groups nor a mixed number ("2\,3/4", "2\,\frac34"): two numbers shown, which
+# math-verify summed (2\,3 was 5) or multiplied (1\>000 was 0). Plain spaces are not
+# TeX spaces in math mode.
+_SPACED_INTEGERS = re.compile(
+    r"(?<![\d.,])\d+\s*(?:(?:\\[,;:> ]|~|\\q?quad(?![A-Za-z]))\s*)+\d+(?![\d.,/]|\s*\\[dt]?frac)"
+)
+
+
+def _spaced_integers(answer: str) -> bool:
+    """Whether ``answer`` shows two integers apart by a TeX space (see _SPACED_INTEGERS)."""
+    if len(answer) > _latex.MAX_BOX_CHARS:
+        return False
+    return _SPACED_INTEGERS.search(_THIN_THOUSANDS.sub(_ungrouped, answer)) is not None
+
+
 _LOOSE_LABEL = re.compile(
     r"\(?[a-e]\)?|[A-E]|\\?\{[A-Ea-e]\\?\}|\[[A-Ea-e]\]|\{\([A-Ea-e]\)\}"
     r"|\\(?:boxed|fbox)\{\(?[A-Ea-e]\)?\}|[a-zA-Z]=\(?[A-Ea-e]\)?"
@@ -359,7 +377,8 @@ def _for_math_verify(answer: str) -> str:
     label, rest = _latex.choice_label(_latex.normalise(answer))
     if label and rest:
         return rest
-    text = _TYPESETTING.sub(_typeset_as, answer.replace("{,}", ",").replace("\u2212", "-"))
+    text = _THIN_THOUSANDS.sub(_ungrouped, _EDGE_PHANTOM.sub("", answer))
+    text = _TYPESETTING.sub(_typeset_as, text.replace("{,}", ",").replace("\u2212", "-"))
     text = _DEGREE_BEFORE_POINT.sub(r"\\text{deg}", _BEFORE_POINT.sub("", text))
     return _DEGREE_SIGN.sub("^{\\\\circ}", text)
 
@@ -371,6 +390,20 @@ _BEFORE_POINT = re.compile(r"(?<=\d)(?:\s|\$|~|\\[,;:!> ]|\\q?quad(?![A-Za-z]))+
 _DEGREE_BEFORE_POINT = re.compile(
     r"(?<=\d)\s?(?:\^\s?\{?\s?\\circ\s?\}?|°|\\degree(?![A-Za-z]))\s?(?=\.\d)"
 )
+
+
+# "1\,000", "12\,345\,678": SI thin-space thousands groups (math-verify read 1*0); a
+# group needs three digits and a leading group no 0, so "3\,4" and "0\,001" stay its call
+_THIN_THOUSANDS = re.compile(r"(?<![\d.,\\])[1-9]\d{0,2}(?:\\,\d{3})+(?![\d,]|\\,)")
+# A \phantom first or last in an answer is blank padding (math-verify read \phantom{3}4
+# as 7); one between values is left alone: TeX shows a gap there, not nothing
+_EDGE_PHANTOM = re.compile(
+    r"^\s*\\[hv]?phantom\s?\{[^{}]{0,64}\}|\\[hv]?phantom\s?\{[^{}]{0,64}\}\s*$"
+)
+
+
+def _ungrouped(match: re.Match[str]) -> str:
+    return match.group().replace("\\,", "")
 
 
 _TYPESETTING = re.compile(
