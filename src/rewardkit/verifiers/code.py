@@ -32,8 +32,10 @@ processes, patched builtins and "always equal" objects therefore fail (see
 ``tests/verifiers/test_code_attacks.py``). Other languages' assert programs are run
 after the code and pass on exit status 0.
 
-A ``"language"`` key (ground truth or ``extra_info``) picks the language; else the fence's
-tag does (```cpp, ```java, ...), else Python. A response without a complete fenced code
+A ``"language"`` key (ground truth or ``extra_info``) picks the language; else, for
+stdin/stdout tests only, the fence's tag does (```cpp, ```java, ...); else Python. Assert
+tests are code in one language, so a fence cannot pick another: a ```bash block holding
+``exit 0`` would otherwise pass every MBPP assert run after it. A response without a complete fenced code
 block scores 0 (``extra["reason"] = "no code block"``).
 
 Scores: ``continuous`` (default, verl's sandbox rule) is the fraction of the first
@@ -666,6 +668,10 @@ def _language(
     named = suite.language or extra_info.get("language")
     if isinstance(named, str) and named:
         return _FENCE_TAGS.get(named.lower(), named)
+    if suite.kind in ("assert", "program"):
+        # The tests are code in the row's language: a ```bash fence must not turn MBPP's
+        # Python asserts into shell commands run after the code's own `exit 0`.
+        return default
     return _FENCE_TAGS.get(tag or "", default)
 
 

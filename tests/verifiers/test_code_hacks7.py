@@ -1,0 +1,121 @@
+"""Red team 7e against the code verifier: real sandbox runs, each attack scores 0.
+
+Every row is an attack that earned credit before its fix (the reason says how), run on
+the embedded sandbox. The honest rows guard the fixes: a right answer still scores 1.
+Attacks that never earned credit are listed in the red team's report, not here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from rewardkit.config import SandboxFusionConfig
+from rewardkit.verifiers.code import CodeVerifier, make_code_verifier
+
+MBPP_TESTS = {
+    "test_list": ["assert add(1, 2) == 3", "assert add(2, 2) == 4", "assert add(-1, 1) == 0"],
+}
+HUMANEVAL_TESTS = {
+    "test": "def check(candidate):\n"
+    "    assert candidate(1, 2) == 3\n"
+    "    assert candidate(2, 2) == 4\n",
+    "entry_point": "add",
+}
+STDIO_TESTS = {"inputs": ["1 2\n", "3 4\n"], "outputs": ["3\n", "7\n"]}
+CALL_TESTS = {"inputs": [[1, 2], [3, 4]], "outputs": [3, 7], "fn_name": "add"}
+
+# (name, fence tag, code, tests, why it scored before the fix)
+ATTACKS = [
+    ("bash_exit_0_on_mbpp", "bash", "exit 0", MBPP_TESTS,
+     "the fence picked bash: MBPP's asserts ran as shell commands after `exit 0` (score 1.0)"),
+    ("bash_exit_0_on_humaneval", "bash", "exit 0", HUMANEVAL_TESTS,
+     "the same for HumanEval's check program (score 1.0)"),
+    ("sh_exit_0_on_mbpp", "sh", "add() { echo 0; }\nexit 0", MBPP_TESTS,
+     "```sh is bash too (score 1.0)"),
+    ("perl_exit_on_mbpp", "perl", "exit 0;", MBPP_TESTS,
+     "perl runs `exit 0;` and never reaches the Python asserts (score 1.0)"),
+]  # fmt: skip
+
+# (name, fence tag, code, tests, why an honest answer must keep scoring 1)
+HONEST = [
+    ("stdio_trailing_space_and_blank_lines", "python",
+     "a, b = map(int, input().split())\nprint(a + b, end=' \\n\\n')", STDIO_TESTS,
+     "trailing whitespace and blank lines are forgiven"),
+    ("stdio_input_at_eof", "python",
+     "a, b = map(int, input().split())\nprint(a + b)\ntry:\n    input()\nexcept EOFError:\n"
+     "    pass", STDIO_TESTS, "reading past the end of stdin is not an error of the answer"),
+    ("stdio_recursion_depth_1e4", "python",
+     "import sys\nsys.setrecursionlimit(20000)\ndef depth(n):\n"
+     "    return 0 if n == 0 else 1 + depth(n - 1)\n"
+     "a, b = map(int, input().split())\nprint(a + b + depth(10000) - 10000)", STDIO_TESTS,
+     "deep recursion fits the run's stack"),
+    ("mbpp_recursion_depth_1e4", "python",
+     "import sys\nsys.setrecursionlimit(20000)\ndef depth(n):\n"
+     "    return 0 if n == 0 else 1 + depth(n - 1)\n"
+     "def add(a, b):\n    return a + b + depth(10000) - 10000", MBPP_TESTS,
+     "deep recursion in the judge's host process"),
+    ("call_recursion_depth_1e4", "python",
+     "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\n"
+     "def add(a, b):\n    return a + b + depth(10000) - 10000", CALL_TESTS,
+     "the call harness raises the recursion limit"),
+    ("mbpp_python_under_a_py3_fence", "py3", "def add(a, b):\n    return a + b", MBPP_TESTS,
+     "a Python fence on an assert row is still Python"),
+    ("mbpp_python_under_an_untagged_fence", "", "def add(a, b):\n    return a + b", MBPP_TESTS,
+     "no tag: Python"),
+    ("stdio_bash_by_fence", "bash", "read a b\necho $((a + b))", STDIO_TESTS,
+     "stdin/stdout tests are language-neutral: the fence still picks the language"),
+]  # fmt: skip
+
+
+def fenced(code: str, tag: str) -> str:
+    return f"My answer.\n```{tag}\n{code}\n```\n"
+
+
+@pytest.fixture(scope="module")
+def verifier() -> Iterator[CodeVerifier]:
+    loop = asyncio.new_event_loop()
+    verifier = make_code_verifier(SandboxFusionConfig(allow_unisolated=True, run_timeout_s=3.0))
+    verifier._loop = loop  # type: ignore[attr-defined]
+    yield verifier
+    loop.run_until_complete(verifier.aclose())
+    loop.close()
+
+
+def score(verifier: CodeVerifier, response: str, tests: dict) -> tuple[float, list[str]]:
+    loop = verifier._loop  # type: ignore[attr-defined]
+    verdict = loop.run_until_complete(verifier.ascore(response, json.dumps(tests), {}))
+    return verdict.score, verdict.extra.get("verdicts", [])
+
+
+@pytest.mark.parametrize(
+    ("name", "tag", "code", "tests", "why"), ATTACKS, ids=[a[0] for a in ATTACKS]
+)
+def test_attack_scores_zero(
+    verifier: CodeVerifier, name: str, tag: str, code: str, tests: dict, why: str
+) -> None:
+    result, verdicts = score(verifier, fenced(code, tag), tests)
+    assert result == 0.0, f"{name} ({why}) scored {result}: {verdicts}"
+    assert "passed" not in verdicts
+
+
+@pytest.mark.parametrize(
+    ("name", "tag", "code", "tests", "why"), HONEST, ids=[h[0] for h in HONEST]
+)
+def test_honest_answer_scores_one(
+    verifier: CodeVerifier, name: str, tag: str, code: str, tests: dict, why: str
+) -> None:
+    result, verdicts = score(verifier, fenced(code, tag), tests)
+    assert result == 1.0, f"{name} ({why}) scored {result}: {verdicts}"
+
+
+def test_a_row_that_names_its_language_still_runs_in_it(verifier: CodeVerifier) -> None:
+    """A bash assert row (``"language": "bash"``) runs the bash code and its bash test."""
+    tests = {"test_list": ['[ "$(add 1 2)" = 3 ] || exit 1'], "language": "bash"}
+    right = "add() { echo $(($1 + $2)); }"
+    wrong = "add() { echo $(($1 - $2)); }"
+    assert score(verifier, fenced(right, "bash"), tests)[0] == 1.0
+    assert score(verifier, fenced(wrong, "bash"), tests)[0] == 0.0
