@@ -91,6 +91,21 @@ def score(verifier: CodeVerifier, response: str, tests: dict) -> tuple[float, li
     return verdict.score, verdict.extra.get("verdicts", [])
 
 
+def missing_language(verifier: CodeVerifier) -> str:
+    """A fence language the embedded sandbox lacks here (skip if it has them all)."""
+
+    async def installed() -> tuple[str, ...]:
+        box = verifier._runner().sandbox  # type: ignore[attr-defined]
+        await box.start()
+        return box.languages
+
+    have = verifier._loop.run_until_complete(installed())  # type: ignore[attr-defined]
+    missing = [tag for tag in ("ruby", "lua", "php", "go", "rust") if tag not in have]
+    if not missing:
+        pytest.skip("every fence language is installed here")
+    return missing[0]
+
+
 @pytest.mark.parametrize(
     ("name", "tag", "code", "tests", "why"), ATTACKS, ids=[a[0] for a in ATTACKS]
 )
@@ -119,3 +134,23 @@ def test_a_row_that_names_its_language_still_runs_in_it(verifier: CodeVerifier) 
     wrong = "add() { echo $(($1 - $2)); }"
     assert score(verifier, fenced(right, "bash"), tests)[0] == 1.0
     assert score(verifier, fenced(wrong, "bash"), tests)[0] == 0.0
+
+
+def test_a_fence_language_the_sandbox_lacks_is_a_wrong_answer(verifier: CodeVerifier) -> None:
+    """Before: ```ruby on a stdin/stdout row raised ScorerError, a row error. A policy
+    could turn any wrong answer into "no reward" (TRL: zero advantage, not a negative
+    one) or stop a verl run. The response chose the language: it is a compile_error."""
+    missing = missing_language(verifier)
+    result, verdicts = score(verifier, fenced("puts 3", missing), STDIO_TESTS)
+    assert (result, verdicts) == (0.0, ["compile_error", "compile_error"])
+
+
+def test_a_row_naming_a_language_the_sandbox_lacks_is_still_an_error(
+    verifier: CodeVerifier,
+) -> None:
+    """The row's own language missing is the operator's problem: an error, never a 0."""
+    from rewardkit.errors import ScorerError
+
+    missing = missing_language(verifier)
+    with pytest.raises(ScorerError, match="not available"):
+        score(verifier, fenced("puts 3", missing), {**STDIO_TESTS, "language": missing})

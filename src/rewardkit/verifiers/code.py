@@ -43,8 +43,11 @@ Scores: ``continuous`` (default, verl's sandbox rule) is the fraction of the fir
 stops at the first failure. ``extra`` holds ``acc``, ``passed``, ``total`` and
 ``verdicts``, one of ``passed``, ``wrong_answer``, ``runtime_error``, ``timeout``,
 ``compile_error`` (or ``skipped``) per case. A sandbox that cannot run the code (down,
-queue full, language missing) raises :class:`~rewardkit.errors.ScorerError`, so the row
-becomes an error, never a silent 0.
+queue full, the row's language missing) raises :class:`~rewardkit.errors.ScorerError`, so
+the row becomes an error, never a silent 0. A language the *response's* fence picked and
+the embedded sandbox lacks is the answer's fault: every case is a ``compile_error`` (0),
+since a row error would spare a wrong answer its reward (TRL: no advantage; verl: the
+run stops).
 
 The runs go to the embedded :class:`~rewardkit.execution.sandbox.Sandbox` in this process
 when ``reward.sandbox_fusion.url`` is null, else to that SandboxFusion-compatible server.
@@ -369,6 +372,8 @@ def is_code_source(data_source: str) -> bool:
 class _Runner(Protocol):
     async def run(self, request: RunCodeRequest) -> RunCodeResponse: ...
 
+    async def supports(self, language: str) -> bool: ...
+
     async def aclose(self) -> None: ...
 
 
@@ -382,6 +387,15 @@ class _EmbeddedRunner:
 
     async def run(self, request: RunCodeRequest) -> RunCodeResponse:
         return await self.sandbox.run_code(request)
+
+    async def supports(self, language: str) -> bool:
+        """Whether this machine has ``language``; True if the sandbox cannot start (its
+        run then answers the reason as a sandbox error)."""
+        try:
+            await self.sandbox.start()
+        except RuntimeError:
+            return True
+        return language in self.sandbox.languages
 
     async def aclose(self) -> None:
         await self.sandbox.close()
@@ -405,6 +419,10 @@ class _RemoteRunner:
             return RunCodeResponse.model_validate(body)
         except ValidationError as exc:
             raise RemoteError(f"sandbox answered an unexpected body: {str(body)[:200]}") from exc
+
+    async def supports(self, language: str) -> bool:
+        """Unknown here: a language the server lacks is its error (SandboxError)."""
+        return True
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -462,6 +480,8 @@ class CodeVerifier:
             raise InvalidSampleError(
                 f"unknown language {language!r} (SandboxFusion's names: python, cpp, ...)"
             )
+        if _picked_by_fence(suite, extra_info) and not await self._runner().supports(language):
+            return _not_installed(language, self._case_count(suite))
         verdicts = await self._judge(suite, code, language)
         passed = sum(v == "passed" for v in verdicts)
         total = len(verdicts)
@@ -483,10 +503,14 @@ class CodeVerifier:
         if runner is not None:
             await runner.aclose()
 
-    async def _judge(self, suite: TestSuite, code: str, language: str) -> list[CaseVerdict]:
+    def _case_count(self, suite: TestSuite) -> int:
         count = len(suite.cases)
         if self.options.mode == "continuous" and self.options.max_cases is not None:
             count = min(count, self.options.max_cases)
+        return count
+
+    async def _judge(self, suite: TestSuite, code: str, language: str) -> list[CaseVerdict]:
+        count = self._case_count(suite)
         runner = self._runner()
         if suite.judged(language):
             return await self._judge_batches(runner, suite, code, count)
@@ -673,6 +697,21 @@ def _language(
         # Python asserts into shell commands run after the code's own `exit 0`.
         return default
     return _FENCE_TAGS.get(tag or "", default)
+
+
+def _picked_by_fence(suite: TestSuite, extra_info: Mapping[str, Any]) -> bool:
+    """Whether the response, not the row, chose the language (see :func:`_language`)."""
+    named = suite.language or extra_info.get("language")
+    return not (isinstance(named, str) and named) and suite.kind == "stdio"
+
+
+def _not_installed(language: str, count: int) -> Verdict:
+    """A fence naming a language this sandbox lacks: the answer's choice, so it cannot
+    run (compile_error, 0), not a row error that would spare it a wrong answer's reward."""
+    verdicts: list[CaseVerdict] = ["compile_error"] * count
+    reason = f"{language} is not installed in the sandbox"
+    extra = {"acc": False, "passed": 0, "total": count, "verdicts": verdicts, "reason": reason}
+    return Verdict(0.0, extra)
 
 
 def _b64(text: str) -> str:
