@@ -91,15 +91,20 @@ def score(verifier: CodeVerifier, response: str, tests: dict) -> tuple[float, li
     return verdict.score, verdict.extra.get("verdicts", [])
 
 
-def missing_language(verifier: CodeVerifier) -> str:
-    """A fence language the embedded sandbox lacks here (skip if it has them all)."""
+def installed(verifier: CodeVerifier) -> tuple[str, ...]:
+    """The languages the embedded sandbox has on this machine."""
 
-    async def installed() -> tuple[str, ...]:
+    async def languages() -> tuple[str, ...]:
         box = verifier._runner().sandbox  # type: ignore[attr-defined]
         await box.start()
         return box.languages
 
-    have = verifier._loop.run_until_complete(installed())  # type: ignore[attr-defined]
+    return verifier._loop.run_until_complete(languages())  # type: ignore[attr-defined]
+
+
+def missing_language(verifier: CodeVerifier) -> str:
+    """A fence language the embedded sandbox lacks here (skip if it has them all)."""
+    have = installed(verifier)
     missing = [tag for tag in ("ruby", "lua", "php", "go", "rust") if tag not in have]
     if not missing:
         pytest.skip("every fence language is installed here")
@@ -154,3 +159,31 @@ def test_a_row_naming_a_language_the_sandbox_lacks_is_still_an_error(
     missing = missing_language(verifier)
     with pytest.raises(ScorerError, match="not available"):
         score(verifier, fenced("puts 3", missing), {**STDIO_TESTS, "language": missing})
+
+
+# Left open (see the red team's report): a row that *names* a language other than Python
+# runs its assert program after the code and passes on exit status 0, so the code can
+# exit 0 first. Only a judge process apart from the solution (as _judge.py is for Python)
+# closes it: a completion line printed by the test can be read back from the program's
+# own source, binary, stdin or environment by the code that runs before it.
+DECLARED_EXITS = [
+    ("cpp_static_initializer_exits_0", "cpp",
+     "#include <cstdlib>\nint add(int a, int b) { return a - b; }\n"
+     "static int leave = (std::exit(0), 0);",
+     {"test": "#include <cassert>\nint main() {\n  assert(add(1, 2) == 3);\n  return 0;\n}\n",
+      "language": "cpp"}),
+    ("bash_exit_0_before_a_bash_test", "bash", "add() { echo 0; }\nexit 0",
+     {"test_list": ['[ "$(add 1 2)" = 3 ] || exit 1'], "language": "bash"}),
+]  # fmt: skip
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: non-Python assert programs judged by exit 0")
+@pytest.mark.parametrize(
+    ("name", "language", "code", "tests"), DECLARED_EXITS, ids=[d[0] for d in DECLARED_EXITS]
+)
+def test_declared_language_exit_0_scores_zero(
+    verifier: CodeVerifier, name: str, language: str, code: str, tests: dict
+) -> None:
+    if language not in installed(verifier):
+        pytest.skip(f"{language} is not installed here")
+    assert score(verifier, fenced(code, language), tests)[0] == 0.0, name
