@@ -38,6 +38,21 @@ ATTACKS = [
      "```sh is bash too (score 1.0)"),
     ("perl_exit_on_mbpp", "perl", "exit 0;", MBPP_TESTS,
      "perl runs `exit 0;` and never reaches the Python asserts (score 1.0)"),
+    ("contains_always_true", "python",
+     "class Bag:\n    def __contains__(self, x):\n        return True\n"
+     "    def __iter__(self):\n        return iter([])\n"
+     "def keys_of(d):\n    return Bag()",
+     {"test_list": ["assert 'b' in keys_of({'a': 1, 'b': 2})", "assert 'z' in keys_of({'z': 0})"]},
+     "the judge asked the solution's own __contains__ (score 1.0)"),
+    ("contains_always_false", "python",
+     "class Bag:\n    def __contains__(self, x):\n        return False\n"
+     "def odds(xs):\n    return Bag()",
+     {"test_list": ["assert 4 not in odds([1, 2, 3, 4])"]}, "the same for `not in` (score 1.0)"),
+    ("big_table_of_always_equal_items", "python",
+     "class Eq:\n    def __eq__(self, other):\n        return True\n"
+     "    __hash__ = object.__hash__\nTABLE = [Eq() for _ in range(1001)]",
+     {"test_list": ["assert 7 in TABLE and 9 in TABLE"]},
+     "a table over 1000 items stays in the solution: `in` ran its items' __eq__ (score 1.0)"),
 ]  # fmt: skip
 
 # (name, fence tag, code, tests, why an honest answer must keep scoring 1)
@@ -66,6 +81,16 @@ HONEST = [
      "a Python fence on an assert row is still Python"),
     ("mbpp_python_under_an_untagged_fence", "", "def add(a, b):\n    return a + b", MBPP_TESTS,
      "no tag: Python"),
+    ("membership_in_a_custom_container", "python",
+     "class Box:\n    def __init__(self, xs):\n        self.xs = list(xs)\n"
+     "    def __iter__(self):\n        return iter(self.xs)\n"
+     "    def __contains__(self, x):\n        return x in self.xs",
+     {"test_list": ["assert 3 in Box([1, 3])", "assert 4 not in Box([1, 3])"]},
+     "membership over a solution's iterable still works, decided by the judge"),
+    ("membership_in_a_big_table", "python",
+     "PRIMES = [p for p in range(2, 20000) if all(p % d for d in range(2, int(p**0.5) + 1))]",
+     {"test_list": ["assert 7 in PRIMES and 9 not in PRIMES"]},
+     "a table crossing by reference is iterated as data"),
     ("stdio_bash_by_fence", "bash", "read a b\necho $((a + b))", STDIO_TESTS,
      "stdin/stdout tests are language-neutral: the fence still picks the language"),
 ]  # fmt: skip

@@ -179,7 +179,6 @@ class Host:
             "bool": lambda: bool(target),
             "str": lambda: str(target),
             "item": lambda: target[arg],
-            "contains": lambda: arg in target,
         }
         return encode(operations[op](), self.handle)
 
@@ -259,8 +258,10 @@ class Remote:
     def __getitem__(self, key: object) -> Any:
         return self._rk("item", key)
 
-    def __contains__(self, key: object) -> Any:
-        return self._rk("contains", key)
+    def __contains__(self, key: object) -> bool:
+        # Decided here, over the items as data: the solution's own __contains__ (or items
+        # whose __eq__ is always True) would answer every `x in result` test with True.
+        return any(item is key or item == key for item in self)
 
     def __repr__(self) -> str:
         return f"<solution object {self._rk_id}>"
