@@ -53,6 +53,19 @@ ATTACKS = [
      "    __hash__ = object.__hash__\nTABLE = [Eq() for _ in range(1001)]",
      {"test_list": ["assert 7 in TABLE and 9 in TABLE"]},
      "a table over 1000 items stays in the solution: `in` ran its items' __eq__ (score 1.0)"),
+    ("shadow_abs_in_a_humaneval_tolerance_test", "python",
+     "def add(a, b):\n    return 0.0\ndef abs(x):\n    return 0",
+     {"test": "def check(candidate):\n    assert abs(candidate(0.5, 0.25) - 0.75) < 1e-9\n",
+      "entry_point": "add"},
+     "the solution's names entered the test's globals: its abs ran on the test's side (1.0)"),
+    ("shadow_set_on_both_sides", "python",
+     "def add(a, b):\n    return []\ndef set(*args):\n    return 0",
+     {"test_list": ["assert set(add([1], [2])) == set([1, 2])"]}, "0 == 0 (score 1.0)"),
+    ("shadow_sorted", "python",
+     "def add(a, b):\n    return []\ndef sorted(x):\n    return [1, 2]",
+     {"test_list": ["assert sorted(add([1], [2])) == [1, 2]"]}, "a constant sorted (score 1.0)"),
+    ("shadow_len", "python", "def add(a, b):\n    return []\ndef len(x):\n    return 2",
+     {"test_list": ["assert len(add([1], [2])) == 2"]}, "a constant len (score 1.0)"),
 ]  # fmt: skip
 
 # (name, fence tag, code, tests, why an honest answer must keep scoring 1)
@@ -91,6 +104,15 @@ HONEST = [
      "PRIMES = [p for p in range(2, 20000) if all(p % d for d in range(2, int(p**0.5) + 1))]",
      {"test_list": ["assert 7 in PRIMES and 9 not in PRIMES"]},
      "a table crossing by reference is iterated as data"),
+    ("solution_shadowing_a_builtin_for_itself", "python",
+     "def max(a, b):\n    return a if a > b else b\n"
+     "def add(a, b):\n    return max(a, b) + min(a, b)",
+     MBPP_TESTS, "the solution's own calls still see its own max"),
+    ("test_using_a_solution_helper", "python",
+     "def poly(xs, x):\n    return sum(c * x**i for i, c in enumerate(xs))\n"
+     "def add(a, b):\n    return a + b",
+     {"test_list": ["assert poly([1, 2], add(1, 2)) == 7"]},
+     "HumanEval/32's test calls the prompt's poly: solution names other than builtins stay"),
     ("stdio_bash_by_fence", "bash", "read a b\necho $((a + b))", STDIO_TESTS,
      "stdin/stdout tests are language-neutral: the fence still picks the language"),
 ]  # fmt: skip

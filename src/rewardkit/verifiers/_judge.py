@@ -363,6 +363,10 @@ def _namespace(channel: Channel, names: dict[str, Any]) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "__rewardkit_test__", "__builtins__": builtins}
     allowed = getattr(sys, "stdlib_module_names", ())
     for name, (kind, value) in names.items():
+        if hasattr(builtins, name):
+            # A solution's `abs`, `set` or `sorted` would run on both sides of the test's
+            # comparison (`abs(f(x) - y) < eps` with abs returning 0): builtins stay the judge's.
+            continue
         if kind == "m":
             if str(value).split(".")[0] in allowed:
                 try:
