@@ -66,6 +66,11 @@ ATTACKS = [
      {"test_list": ["assert sorted(add([1], [2])) == [1, 2]"]}, "a constant sorted (score 1.0)"),
     ("shadow_len", "python", "def add(a, b):\n    return []\ndef len(x):\n    return 2",
      {"test_list": ["assert len(add([1], [2])) == 2"]}, "a constant len (score 1.0)"),
+    ("fake_math_module", "python",
+     "def add(a, b):\n    return 0\nclass math:\n    @staticmethod\n"
+     "    def isclose(*args, **kwargs):\n        return True",
+     {"test_list": ["assert math.isclose(add(0.1, 0.2), 0.3)"]},
+     "full MBPP's tests use the solution's `import math`: a class named math answered (1.0)"),
 ]  # fmt: skip
 
 # (name, fence tag, code, tests, why an honest answer must keep scoring 1)
@@ -113,6 +118,10 @@ HONEST = [
      "def add(a, b):\n    return a + b",
      {"test_list": ["assert poly([1, 2], add(1, 2)) == 7"]},
      "HumanEval/32's test calls the prompt's poly: solution names other than builtins stay"),
+    ("test_using_the_solutions_math_import", "python",
+     "import math\ndef add(a, b):\n    return a + b",
+     {"test_list": ["assert math.isclose(add(0.1, 0.2), 0.3)"]},
+     "the solution's real stdlib imports still reach the test"),
     ("stdio_bash_by_fence", "bash", "read a b\necho $((a + b))", STDIO_TESTS,
      "stdin/stdout tests are language-neutral: the fence still picks the language"),
 ]  # fmt: skip

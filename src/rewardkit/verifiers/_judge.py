@@ -367,6 +367,10 @@ def _namespace(channel: Channel, names: dict[str, Any]) -> dict[str, Any]:
             # A solution's `abs`, `set` or `sorted` would run on both sides of the test's
             # comparison (`abs(f(x) - y) < eps` with abs returning 0): builtins stay the judge's.
             continue
+        if kind != "m" and name in allowed:
+            # A class named `math` with an `isclose` always True: MBPP tests that use the
+            # solution's `import math` get only a real module (or nothing) under that name.
+            continue
         if kind == "m":
             if str(value).split(".")[0] in allowed:
                 try:
