@@ -3,7 +3,9 @@
 verl's ``search_r1_like_qa_em`` semantics: the answer is the last ``<answer>...</answer>``
 span; it scores 1 when, after SQuAD normalisation (lower case, punctuation and the
 articles a/an/the removed, whitespace collapsed), it equals one of the ground truth's
-``target`` answers, and 0 otherwise (also when there is no answer). A response with
+``target`` answers, and 0 otherwise (also when there is no answer). Unlike verl, an
+answer that normalises to nothing (empty, "the", ".") never matches a target that
+normalises to nothing too (blood type "A"): such a target keeps its articles. A response with
 more than 10 opening or closing answer tags earns a quarter of a correct score, so
 spamming tags does not pay. Everything here is linear in the response: no regex with
 ``.*?`` spans, no worker needed.
@@ -54,9 +56,8 @@ class SearchQAVerifier:
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
         """Always decides: a string comparison."""
-        targets = [normalize_answer(t) for t in _targets(ground_truth)]
         answer = extracted.answer
-        correct = answer is not None and normalize_answer(answer) in targets
+        correct = answer is not None and _matches(answer, _targets(ground_truth))
         tags = int(extracted.extra.get("answer_tags", 0))
         score = (0.25 if tags > _MAX_TAGS else 1.0) if correct else 0.0
         pred = None if answer is None else answer[:MAX_ANSWER_CHARS]
@@ -64,6 +65,30 @@ class SearchQAVerifier:
 
     def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
         return self.quick_check(extracted, ground_truth)
+
+
+def _matches(answer: str, targets: list[str]) -> bool:
+    """SQuAD exact match, except that an answer normalised to nothing matches nothing.
+
+    A target of only articles or punctuation ("A", "The", "!!!") normalises to "" as
+    an empty ``<answer></answer>`` does, and verl credits that pair; here such a target
+    is compared with its articles kept, so "a" or "A." matches "A" and "the" does not.
+    """
+    normalized = normalize_answer(answer)
+    for target in targets:
+        gold = normalize_answer(target)
+        if gold:
+            if normalized == gold:
+                return True
+        elif _loose(target) and _loose(answer) == _loose(target):
+            return True
+    return False
+
+
+def _loose(text: str) -> str:
+    """Lower case, punctuation dropped unless that leaves nothing, spaces collapsed."""
+    lowered = text.lower()
+    return " ".join(lowered.translate(_PUNCTUATION).split()) or " ".join(lowered.split())
 
 
 def _last_answer(response: str) -> str | None:
