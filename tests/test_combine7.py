@@ -30,6 +30,9 @@ REFUSED = [
     (["algorithm.kl_ctrl.kl_coef=inf"], "algorithm.kl_ctrl.kl_coef"),
     (["algorithm.kl_ctrl.kl_coef=nan"], "algorithm.kl_ctrl.kl_coef"),  # clean: ge=0 refused it
     (["algorithm.kl_ctrl.target_kl=inf"], "algorithm.kl_ctrl.target_kl"),
+    # Found: a think_tag that is no tag name failed every row as an "internal error".
+    (["reward.format_reward.think_tag=a b"], "reward.format_reward.think_tag"),
+    (["reward.format_reward.think_tag=<think>"], "reward.format_reward.think_tag"),
     (
         [
             "reward.overlong_buffer.enable=true",

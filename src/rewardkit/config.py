@@ -34,6 +34,7 @@ from pydantic import (
 
 from rewardkit._system import usable_cores
 from rewardkit.errors import ConfigError
+from rewardkit.verifiers.format import THINK_TAG_PATTERN
 
 __all__ = [
     "AlgorithmConfig",
@@ -162,7 +163,8 @@ class FormatRewardConfig(_Section):
 
     enable: bool = False
     weight: float = Field(default=0.1, allow_inf_nan=False)
-    think_tag: str = "think"
+    think_tag: str = Field(default="think", pattern=f"^{THINK_TAG_PATTERN}$")
+    """A plain tag name (think, reasoning); checked here, not on every row."""
 
 
 class MathVerifierOptions(_Section):

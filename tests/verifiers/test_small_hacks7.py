@@ -10,6 +10,7 @@ them on purpose, the row says why.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rewardkit.verifiers.format import format_score
@@ -67,6 +68,16 @@ SEARCH_ROWS = [
 @pytest.mark.parametrize(("response", "targets", "expected", "why"), SEARCH_ROWS)
 def test_search_qa_attacks(response: str, targets: list[str], expected: float, why: str) -> None:
     assert _search(response, targets) == expected, why
+
+
+def test_search_qa_takes_numpy_targets_as_verl_does() -> None:
+    """Found: verl's Search-R1 parquet rows hold ``{"target": numpy array}``; verl's
+    em_check iterates it, rewardkit's Python API called the row invalid."""
+    targets = np.array(["Paris", "City of Light"])
+    for truth in ({"target": targets}, targets):
+        right = SEARCH.quick_check(SEARCH.extract("<answer>city of light</answer>"), truth)
+        wrong = SEARCH.quick_check(SEARCH.extract("<answer>London</answer>"), truth)
+        assert (right.score, wrong.score) == (1.0, 0.0)
 
 
 # (response, expected, why)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["format_score"]
+__all__ = ["THINK_TAG_PATTERN", "format_score"]
 
-_TAG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_:-]{0,31}")
+THINK_TAG_PATTERN = r"[A-Za-z][A-Za-z0-9_:-]{0,31}"
+"""What ``think_tag`` may be (config checks it at load, :func:`format_score` per call)."""
+_TAG_NAME = re.compile(THINK_TAG_PATTERN)
 
 
 def format_score(response: str, think_tag: str = "think") -> float:
