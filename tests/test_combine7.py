@@ -186,3 +186,27 @@ def test_adaptive_beta_refuses_poison_and_ignores_empty_batches() -> None:
     empty = torch.zeros(0, 3)
     _, metrics = apply_kl_penalty(empty, empty, empty, empty, ctrl, "kl")
     assert metrics["actor/reward_kl_penalty"] == 0.0 and ctrl.value == 0.1
+
+
+def test_an_adaptive_beta_never_turns_negative() -> None:
+    """Found: verl's update multiplies beta by ``1 + error * n_steps / horizon``; with a low
+    KL (error -0.2) and a batch over five horizons the factor is negative, and a negative
+    beta pays the policy for drifting (64 rows, horizon 10: beta 0.1 -> -0.028); at
+    exactly five horizons beta became 0 and never moved again."""
+    ctrl = AdaptiveKLController(init_kl_coef=0.1, target_kl=0.1, horizon=10)
+    for rows in (64, 50):  # 50: exactly five horizons, beta 0 for good
+        with pytest.raises(ValueError, match=r"horizon \(10\) must exceed n_steps / 5"):
+            ctrl.update(0.0, rows)
+    assert ctrl.value == 0.1
+    ctrl.update(0.0, 40)  # four horizons: x0.2, still positive
+    assert ctrl.value == pytest.approx(0.02)
+
+
+def test_an_adaptive_beta_must_start_above_zero() -> None:
+    """Found: ``type: adaptive`` with ``kl_coef: 0`` was accepted; beta is multiplied, so
+    it stays 0 and target_kl and horizon are ignored. Refused, naming the keys."""
+    with pytest.raises(ConfigError, match=r"kl_ctrl\.type adaptive needs kl_coef > 0"):
+        load_config({"algorithm": {"kl_ctrl": {"type": "adaptive", "kl_coef": 0}}})
+    with pytest.raises(ValueError, match="init_kl_coef must be > 0"):
+        AdaptiveKLController(0.0, 0.1, 10)
+    assert load_config({"algorithm": {"kl_ctrl": {"kl_coef": 0}}}).algorithm.kl_ctrl.kl_coef == 0

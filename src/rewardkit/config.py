@@ -538,6 +538,15 @@ class KLControllerConfig(_Section):
     target_kl: float = Field(default=0.1, gt=0, allow_inf_nan=False)
     horizon: int = Field(default=10_000, gt=0)
 
+    @model_validator(mode="after")
+    def _adaptive_needs_a_start(self) -> KLControllerConfig:
+        if self.type == "adaptive" and self.kl_coef == 0:
+            raise ValueError(
+                "kl_ctrl.type adaptive needs kl_coef > 0: beta is only ever multiplied, so "
+                "from 0 it never moves and target_kl and horizon would be ignored"
+            )
+        return self
+
 
 class AlgorithmConfig(_Section):
     use_kl_in_reward: bool = False

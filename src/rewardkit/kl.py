@@ -106,8 +106,8 @@ class AdaptiveKLController:
     __slots__ = ("_value", "horizon", "target_kl")
 
     def __init__(self, init_kl_coef: float, target_kl: float, horizon: int) -> None:
-        if init_kl_coef < 0:
-            raise ValueError(f"init_kl_coef must be >= 0, got {init_kl_coef}")
+        if not init_kl_coef > 0:  # beta only ever multiplies: from 0 it never moves
+            raise ValueError(f"init_kl_coef must be > 0 for an adaptive beta, got {init_kl_coef}")
         if target_kl <= 0:
             raise ValueError(f"target_kl must be > 0, got {target_kl}")
         if horizon <= 0:
@@ -123,16 +123,23 @@ class AdaptiveKLController:
     def update(self, current_kl: float, n_steps: int) -> None:
         """Adapt the coefficient after ``n_steps`` samples whose mean KL was ``current_kl``.
 
-        ValueError for a non-finite ``current_kl`` or a negative ``n_steps``: either would
-        set beta to NaN or 0 for the rest of training (``n_steps=0``, an empty batch, is a
-        no-op).
+        ValueError for a non-finite ``current_kl`` or a negative ``n_steps`` (either would
+        set beta to NaN or 0 for the rest of training), and for a batch over five horizons
+        with low KL, which verl's formula would turn into a beta <= 0. ``n_steps=0``,
+        an empty batch, is a no-op.
         """
         if not math.isfinite(current_kl):
             raise ValueError(f"current_kl must be finite, got {current_kl}")
         if n_steps < 0:
             raise ValueError(f"n_steps must be >= 0, got {n_steps}")
         error = min(max(current_kl / self.target_kl - 1.0, -0.2), 0.2)
-        self._value *= 1.0 + error * n_steps / self.horizon
+        factor = 1.0 + error * n_steps / self.horizon
+        if factor <= 0:  # beta < 0 pays the policy for drifting; beta 0 never moves again
+            raise ValueError(
+                f"a batch of {n_steps} with KL {current_kl:.3g} would make beta <= 0: "
+                f"algorithm.kl_ctrl.horizon ({self.horizon}) must exceed n_steps / 5"
+            )
+        self._value *= factor
 
     def __repr__(self) -> str:
         return (
