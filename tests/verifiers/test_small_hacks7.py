@@ -41,6 +41,15 @@ SEARCH_ROWS = [
     ("<answer>The  the</answer>", ["The The"], 1.0, "whitespace collapsed"),
     ("<answer>!!!</answer>", ["!!!"], 1.0, "an all-punctuation answer matches itself"),
     ("<answer></answer>", [""], 0.0, "found too: an empty target matches nothing"),
+    # Found: SQuAD drops every article, so a last-word letter vanished: "Vitamin" matched
+    # "Vitamin A" and "Type the" matched "Type A" (was 1.0; verl too).
+    ("<answer>Vitamin</answer>", ["Vitamin A"], 0.0, "a letter is not an article"),
+    ("<answer>Type the</answer>", ["Type A"], 0.0, "another article in its place"),
+    ("<answer>Hepatitis</answer>", ["hepatitis A", "hepatitis B"], 0.0, "which one?"),
+    ("<answer>The</answer>", ["The The"], 0.0, "half a band name"),
+    ("<answer>vitamin a.</answer>", ["Vitamin A"], 1.0, "the letter, normalised"),
+    ("<answer>the Vitamin A</answer>", ["Vitamin A"], 1.0, "a leading article still drops"),
+    ("<answer>Catherine Great</answer>", ["Catherine the Great"], 1.0, "inner articles drop"),
     # Clean: tag games (verl: the last complete <answer>...</answer>, non-greedy).
     ("<answer>Paris</answer><answer>London</answer>", ["Paris"], 0.0, "last answer counts"),
     ("<answer>London</answer><answer>Paris</answer>", ["Paris"], 1.0, "last answer counts"),

@@ -5,7 +5,9 @@ span; it scores 1 when, after SQuAD normalisation (lower case, punctuation and t
 articles a/an/the removed, whitespace collapsed), it equals one of the ground truth's
 ``target`` answers, and 0 otherwise (also when there is no answer). Unlike verl, an
 answer that normalises to nothing (empty, "the", ".") never matches a target that
-normalises to nothing too (blood type "A"): such a target keeps its articles. A response with
+normalises to nothing too (blood type "A"): such a target keeps its articles; and a
+target's last word "a"/"an"/"the" is a letter or name, not an article ("Vitamin A" is
+not "Vitamin"). A response with
 more than 10 opening or closing answer tags earns a quarter of a correct score, so
 spamming tags does not pay. Everything here is linear in the response: no regex with
 ``.*?`` spans, no worker needed.
@@ -28,6 +30,8 @@ __all__ = ["SearchQAVerifier", "normalize_answer"]
 _OPEN, _CLOSE = "<answer>", "</answer>"
 _MAX_TAGS = 10  # verl: more tags than this earn score / 4
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+# An article needs a word after it: a last "a" is a letter ("Vitamin A", "Type A").
+_INNER_ARTICLES = re.compile(r"\b(a|an|the)\b(?=\W*\w)")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
@@ -68,21 +72,33 @@ class SearchQAVerifier:
 
 
 def _matches(answer: str, targets: list[str]) -> bool:
-    """SQuAD exact match, except that an answer normalised to nothing matches nothing.
+    """SQuAD exact match, stricter in two ways (it never credits what verl would not).
+
+    A last-word article is kept (:func:`_keep_last_article`), and an answer normalised
+    to nothing matches nothing.
 
     A target of only articles or punctuation ("A", "The", "!!!") normalises to "" as
     an empty ``<answer></answer>`` does, and verl credits that pair; here such a target
     is compared with its articles kept, so "a" or "A." matches "A" and "the" does not.
     """
-    normalized = normalize_answer(answer)
+    normalized, tail_kept = normalize_answer(answer), _keep_last_article(answer)
     for target in targets:
         gold = normalize_answer(target)
         if gold:
-            if normalized == gold:
+            if normalized == gold and tail_kept == _keep_last_article(target):
                 return True
         elif _loose(target) and _loose(answer) == _loose(target):
             return True
     return False
+
+
+def _keep_last_article(text: str) -> str:
+    """SQuAD's normalisation, but a last word "a", "an" or "the" stays: it names something.
+
+    Required as well as the SQuAD match (so never credits more than verl): "Vitamin"
+    is not "Vitamin A", though SQuAD reads both as "vitamin".
+    """
+    return " ".join(_INNER_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())
 
 
 def _loose(text: str) -> str:
