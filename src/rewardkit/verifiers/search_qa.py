@@ -123,8 +123,9 @@ def _last_answer(response: str) -> str | None:
 
 def _targets(ground_truth: Any) -> list[str]:
     value = ground_truth.get("target") if isinstance(ground_truth, Mapping) else ground_truth
-    if callable(getattr(value, "tolist", None)):  # verl's parquet rows hold numpy arrays
-        value = value.tolist()
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):  # verl's parquet rows hold numpy arrays
+        value = tolist()
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list | tuple) or not items:
         raise InvalidSampleError(
