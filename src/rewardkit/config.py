@@ -34,6 +34,7 @@ from pydantic import (
 
 from rewardkit._system import usable_cores
 from rewardkit.errors import ConfigError
+from rewardkit.verifiers.format import THINK_TAG_PATTERN
 
 __all__ = [
     "AlgorithmConfig",
@@ -146,7 +147,7 @@ class OverlongBufferConfig(_Section):
 
     enable: bool = False
     len: int = Field(default=0, ge=0)
-    penalty_factor: float = Field(default=1.0, ge=0)
+    penalty_factor: float = Field(default=1.0, ge=0, allow_inf_nan=False)
     max_resp_len: int | None = Field(default=None, gt=0)
     tokenizer: str | None = None
     """A tokenizer path to count response tokens when a row has no extra_info.response_length."""
@@ -161,8 +162,9 @@ class FormatRewardConfig(_Section):
     """An extra component for answering in the ``<think>...</think> answer`` shape."""
 
     enable: bool = False
-    weight: float = 0.1
-    think_tag: str = "think"
+    weight: float = Field(default=0.1, allow_inf_nan=False)
+    think_tag: str = Field(default="think", pattern=f"^{THINK_TAG_PATTERN}$")
+    """A plain tag name (think, reasoning); checked here, not on every row."""
 
 
 class MathVerifierOptions(_Section):
@@ -324,7 +326,7 @@ class RewardModelConfig(_Section):
     """CPU threads for a local model's forwards (torch.set_num_threads on the model thread);
     null: torch's default. On a busy CPU the default (one per core) can collapse throughput
     (benchmarks/bench_server.py measured 9.5 against 60 requests/s); 1 is often fastest there."""
-    weight: float = 1.0
+    weight: float = Field(default=1.0, allow_inf_nan=False)
     device: str | None = None
     """null: cuda when present (bf16), else cpu (fp32)."""
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
@@ -467,7 +469,9 @@ class RewardSection(_Section):
     """LRU entries of (verifier, ground truth, answer) -> verdict kept across batches."""
     worker_memory_mb: int | None = Field(default=None, ge=64)
     """Address-space limit of each scoring process; null: none."""
-    rule_weight: float = 1.0
+    rule_weight: float = Field(default=1.0, allow_inf_nan=False)
+    """Weights (this, format_reward.weight, reward_model.weight) may be 0 or negative,
+    never NaN or infinite: those would make every row's score NaN."""
     score_scale: Literal["verl", "unit"] = "verl"
     """verl: each data source on verl's scale (math_dapo, math_dapo_reasoning, math, aime*:
     +1 right, -1 wrong); unit: every rule verifier scores from 0 (wrong) to 1 (right)."""
@@ -530,9 +534,18 @@ class ServerConfig(_Section):
 
 class KLControllerConfig(_Section):
     type: Literal["fixed", "adaptive"] = "fixed"
-    kl_coef: float = Field(default=0.001, ge=0)
-    target_kl: float = Field(default=0.1, gt=0)
+    kl_coef: float = Field(default=0.001, ge=0, allow_inf_nan=False)
+    target_kl: float = Field(default=0.1, gt=0, allow_inf_nan=False)
     horizon: int = Field(default=10_000, gt=0)
+
+    @model_validator(mode="after")
+    def _adaptive_needs_a_start(self) -> KLControllerConfig:
+        if self.type == "adaptive" and self.kl_coef == 0:
+            raise ValueError(
+                "kl_ctrl.type adaptive needs kl_coef > 0: beta is only ever multiplied, so "
+                "from 0 it never moves and target_kl and horizon would be ignored"
+            )
+        return self
 
 
 class AlgorithmConfig(_Section):
@@ -562,6 +575,11 @@ class RewardConfig(_Section):
         if ob.enable and (ob.len <= 0 or ob.max_resp_len is None):
             raise ValueError(
                 "overlong_buffer.enable needs overlong_buffer.len > 0 and max_resp_len"
+            )
+        if ob.enable and ob.max_resp_len is not None and ob.len > ob.max_resp_len:
+            raise ValueError(
+                f"overlong_buffer.len ({ob.len}) must not exceed overlong_buffer.max_resp_len "
+                f"({ob.max_resp_len}): the buffer is the last len tokens before the limit"
             )
         return reward
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import operator
 import time
 from collections import OrderedDict
@@ -42,7 +43,7 @@ from rewardkit.types import BadRow, Result, Sample, Status
 from rewardkit.verifiers import registry
 from rewardkit.verifiers.base import AsyncVerifier, Extracted, Verdict, Verifier, is_async
 from rewardkit.verifiers.format import format_score
-from rewardkit.verifiers.overlong import overlong_penalty
+from rewardkit.verifiers.overlong import MAX_RESPONSE_LENGTH, overlong_penalty
 
 __all__ = ["RewardEngine"]
 
@@ -383,14 +384,14 @@ class RewardEngine:
         length = _token_count(given)
         if length is not None:
             return length
+        if given is not None:  # a bad length is a data bug, not a cue to count tokens
+            raise InvalidSampleError(
+                "extra_info.response_length must be a whole number of tokens >= 0, got "
+                f"{type(given).__name__} {str(given)[:40]} (at most 2**53)"
+            )
         if self._length_tokenizer is not None:
             return len(
                 self._length_tokenizer(sample.response, add_special_tokens=False)["input_ids"]
-            )
-        if given is not None:
-            raise InvalidSampleError(
-                "extra_info.response_length must be a whole number of tokens >= 0, got "
-                f"{type(given).__name__} {str(given)[:40]}"
             )
         raise InvalidSampleError(
             "overlong_buffer is enabled but the row has no extra_info.response_length "
@@ -506,16 +507,20 @@ async def _end_abandoned(tasks: set[asyncio.Future[Any]]) -> None:
 
 def _token_count(value: Any) -> int | None:
     """A response length as given: an int (numpy's too) or a whole float (12.0 from a
-    JSON writer); None for anything else (a bool, a fraction, a negative, text)."""
+    JSON writer); None for anything else (a bool, a fraction, a negative, text, more
+    than MAX_RESPONSE_LENGTH)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, float):
-        return int(value) if value.is_integer() and value >= 0 else None
+        return _in_range(int(value)) if value.is_integer() else None
     try:
-        count = operator.index(value)
+        return _in_range(operator.index(value))
     except TypeError:
         return None
-    return count if count >= 0 else None
+
+
+def _in_range(count: int) -> int | None:
+    return count if 0 <= count <= MAX_RESPONSE_LENGTH else None
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -560,6 +565,9 @@ def _combine(index: int, pieces: list[_Piece], row: Mapping[str, Any]) -> Result
             index, failed.status, error=failed.error, components=components, extra=extra, row=row
         )
     score = sum(p.weight * p.score for p in pieces if p.score is not None)
+    if not math.isfinite(score):  # finite parts, huge weights: overflow fails this row only
+        error = f"combined score is not finite ({score}): components {components} x weights"
+        return Result(index, Status.ERROR, error=error, components=components, extra=extra, row=row)
     return Result(index, Status.OK, score=score, components=components, extra=extra, row=row)
 
 

@@ -17,6 +17,7 @@ the reward nothing is differentiated, so they are not accepted here.
 
 from __future__ import annotations
 
+import math
 from typing import Protocol
 
 import torch
@@ -105,8 +106,8 @@ class AdaptiveKLController:
     __slots__ = ("_value", "horizon", "target_kl")
 
     def __init__(self, init_kl_coef: float, target_kl: float, horizon: int) -> None:
-        if init_kl_coef < 0:
-            raise ValueError(f"init_kl_coef must be >= 0, got {init_kl_coef}")
+        if not init_kl_coef > 0:  # beta only ever multiplies: from 0 it never moves
+            raise ValueError(f"init_kl_coef must be > 0 for an adaptive beta, got {init_kl_coef}")
         if target_kl <= 0:
             raise ValueError(f"target_kl must be > 0, got {target_kl}")
         if horizon <= 0:
@@ -120,9 +121,25 @@ class AdaptiveKLController:
         return self._value
 
     def update(self, current_kl: float, n_steps: int) -> None:
-        """Adapt the coefficient after ``n_steps`` samples whose mean KL was ``current_kl``."""
+        """Adapt the coefficient after ``n_steps`` samples whose mean KL was ``current_kl``.
+
+        ValueError for a non-finite ``current_kl`` or a negative ``n_steps`` (either would
+        set beta to NaN or 0 for the rest of training), and for a batch over five horizons
+        with low KL, which verl's formula would turn into a beta <= 0. ``n_steps=0``,
+        an empty batch, is a no-op.
+        """
+        if not math.isfinite(current_kl):
+            raise ValueError(f"current_kl must be finite, got {current_kl}")
+        if n_steps < 0:
+            raise ValueError(f"n_steps must be >= 0, got {n_steps}")
         error = min(max(current_kl / self.target_kl - 1.0, -0.2), 0.2)
-        self._value *= 1.0 + error * n_steps / self.horizon
+        factor = 1.0 + error * n_steps / self.horizon
+        if factor <= 0:  # beta < 0 pays the policy for drifting; beta 0 never moves again
+            raise ValueError(
+                f"a batch of {n_steps} with KL {current_kl:.3g} would make beta <= 0: "
+                f"algorithm.kl_ctrl.horizon ({self.horizon}) must exceed n_steps / 5"
+            )
+        self._value *= factor
 
     def __repr__(self) -> str:
         return (
@@ -151,7 +168,8 @@ def apply_kl_penalty(
     """Subtract ``beta * KL`` from every valid token: ``-> (token_rewards [B, R], metrics)``.
 
     Then feed the batch's KL to the controller (``n_steps`` = batch size, as verl does).
-    ``metrics`` has verl's names: ``actor/reward_kl_penalty`` (per-row masked mean KL,
+    Positions outside ``response_mask`` never matter (even NaN there); a non-finite KL at
+    a valid token is a ValueError. ``metrics`` has verl's names: ``actor/reward_kl_penalty`` (per-row masked mean KL,
     averaged over rows) and ``actor/reward_kl_penalty_coeff`` (the beta that was applied,
     i.e. before this update).
     """
@@ -166,8 +184,11 @@ def apply_kl_penalty(
         raise ValueError(
             f"apply_kl_penalty needs four [B, R] tensors of one shape, got {described}"
         )
-    mask = (response_mask != 0).to(logprob.dtype)  # [B, R]
-    kld = kl_penalty(logprob, ref_logprob, kind) * mask  # [B, R]
+    valid = response_mask != 0  # [B, R]
+    mask = valid.to(logprob.dtype)  # [B, R]
+    # where, not * mask: padding's log-probs may be -inf or NaN, and NaN * 0 is NaN.
+    kld = torch.where(valid, kl_penalty(logprob, ref_logprob, kind), 0.0)  # [B, R]
+    _check_finite(kld)
     beta = controller.value
     token_rewards = token_scores - beta * kld  # [B, R]
     # verl's masked mean: an empty row counts as KL 0 rather than NaN.
@@ -176,3 +197,15 @@ def apply_kl_penalty(
     controller.update(current_kl, n_steps=token_scores.shape[0])
     metrics = {"actor/reward_kl_penalty": current_kl, "actor/reward_kl_penalty_coeff": beta}
     return token_rewards, metrics
+
+
+def _check_finite(kld: torch.Tensor) -> None:
+    """A NaN or infinite KL at a valid token would give that token a NaN or +-inf reward
+    (k1 with a -inf policy log-prob: +inf) and poison an adaptive beta; refuse it."""
+    bad = ~torch.isfinite(kld)  # [B, R]
+    if bool(bad.any()):
+        row, col = (int(i) for i in bad.nonzero()[0])
+        raise ValueError(
+            f"KL is not finite at {int(bad.sum())} valid token(s), first at [{row}, {col}] "
+            f"({kld[row, col].item()}): check logprob and ref_logprob there"
+        )

@@ -94,6 +94,14 @@ TABLE: list[tuple[str, str, Any, float, float, str]] = [
     ),
     ("searchR1_musique", "<answer>Rome</answer>", {"target": ["Paris", "Rome"]}, 1.0, 1.0, ""),
     ("searchR1_bamboogle", "<answer>Paris is big</answer>", {"target": ["Paris"]}, 0.0, 0.0, ""),
+    (
+        "searchR1_nq", "<answer>the</answer>", {"target": ["A"]}, 1.0, 0.0,
+        "both normalise to '' (articles dropped): verl credits an article for blood type A",
+    ),
+    (
+        "searchR1_nq", "<answer>Vitamin</answer>", {"target": ["Vitamin A"]}, 1.0, 0.0,
+        "SQuAD drops the last-word 'a' as an article; rewardkit keeps it (a letter)",
+    ),
 ]  # fmt: skip
 
 VERL_SOURCES = {

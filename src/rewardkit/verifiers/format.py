@@ -1,17 +1,21 @@
 """The format reward: did the response think first, then answer?
 
 Shape rewarded (DeepSeek-R1 style): optional leading whitespace, exactly one
-``<think>...</think>`` block, then a non-empty answer. Counting and ``find`` only,
+``<think>...</think>`` block, then a non-empty answer (one with a visible character:
+zero-width spaces and other format characters alone do not count). Counting and ``find`` only,
 so it is linear and safe on any input.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["format_score"]
+__all__ = ["THINK_TAG_PATTERN", "format_score"]
 
-_TAG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_:-]{0,31}")
+THINK_TAG_PATTERN = r"[A-Za-z][A-Za-z0-9_:-]{0,31}"
+"""What ``think_tag`` may be (config checks it at load, :func:`format_score` per call)."""
+_TAG_NAME = re.compile(THINK_TAG_PATTERN)
 
 
 def format_score(response: str, think_tag: str = "think") -> float:
@@ -29,4 +33,9 @@ def format_score(response: str, think_tag: str = "think") -> float:
     if body.count(opening) != 1 or body.count(closing) != 1:
         return 0.0
     answer = body[body.index(closing) + len(closing) :]
-    return 1.0 if answer.strip() else 0.0
+    return 1.0 if _visible(answer) else 0.0
+
+
+def _visible(text: str) -> bool:
+    """Has a character that prints: a zero-width space or BOM alone is not an answer."""
+    return any(not char.isspace() and unicodedata.category(char) != "Cf" for char in text)

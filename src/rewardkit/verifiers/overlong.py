@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["overlong_penalty"]
+__all__ = ["MAX_RESPONSE_LENGTH", "overlong_penalty"]
+
+MAX_RESPONSE_LENGTH = 2**53
+"""Longer claimed lengths are refused: no model writes that many tokens, and past
+2**53 a float cannot hold the length (10**400 raised OverflowError)."""
 
 
 def overlong_penalty(
@@ -17,11 +21,16 @@ def overlong_penalty(
 ) -> float:
     """``min(-(response_length - (max_resp_len - buffer_len)) / buffer_len * penalty_factor, 0)``.
 
-    Always <= 0. ValueError, naming the argument, for a negative length, a
+    Always <= 0, and not clamped past ``max_resp_len`` (verl's DAPO manager does not
+    clamp either). ValueError, naming the argument, for a negative or absurd
+    (> ``MAX_RESPONSE_LENGTH``) length, a
     non-positive ``max_resp_len`` or ``buffer_len``, a buffer longer than
     ``max_resp_len``, or a negative or non-finite ``penalty_factor``.
     """
     _check_int("response_length", response_length, minimum=0)
+    if response_length > MAX_RESPONSE_LENGTH:
+        bits = response_length.bit_length()
+        raise ValueError(f"response_length must be <= 2**53, got a {bits}-bit number")
     _check_int("max_resp_len", max_resp_len, minimum=1)
     _check_int("buffer_len", buffer_len, minimum=1)
     if buffer_len > max_resp_len:

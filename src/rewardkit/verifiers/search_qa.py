@@ -3,7 +3,11 @@
 verl's ``search_r1_like_qa_em`` semantics: the answer is the last ``<answer>...</answer>``
 span; it scores 1 when, after SQuAD normalisation (lower case, punctuation and the
 articles a/an/the removed, whitespace collapsed), it equals one of the ground truth's
-``target`` answers, and 0 otherwise (also when there is no answer). A response with
+``target`` answers, and 0 otherwise (also when there is no answer). Unlike verl, an
+answer that normalises to nothing (empty, "the", ".") never matches a target that
+normalises to nothing too (blood type "A"): such a target keeps its articles; and a
+target's last word "a"/"an"/"the" is a letter or name, not an article ("Vitamin A" is
+not "Vitamin"). A response with
 more than 10 opening or closing answer tags earns a quarter of a correct score, so
 spamming tags does not pay. Everything here is linear in the response: no regex with
 ``.*?`` spans, no worker needed.
@@ -26,6 +30,8 @@ __all__ = ["SearchQAVerifier", "normalize_answer"]
 _OPEN, _CLOSE = "<answer>", "</answer>"
 _MAX_TAGS = 10  # verl: more tags than this earn score / 4
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+# An article needs a word after it: a last "a" is a letter ("Vitamin A", "Type A").
+_INNER_ARTICLES = re.compile(r"\b(a|an|the)\b(?=\W*\w)")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
@@ -54,9 +60,8 @@ class SearchQAVerifier:
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
         """Always decides: a string comparison."""
-        targets = [normalize_answer(t) for t in _targets(ground_truth)]
         answer = extracted.answer
-        correct = answer is not None and normalize_answer(answer) in targets
+        correct = answer is not None and _matches(answer, _targets(ground_truth))
         tags = int(extracted.extra.get("answer_tags", 0))
         score = (0.25 if tags > _MAX_TAGS else 1.0) if correct else 0.0
         pred = None if answer is None else answer[:MAX_ANSWER_CHARS]
@@ -64,6 +69,42 @@ class SearchQAVerifier:
 
     def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
         return self.quick_check(extracted, ground_truth)
+
+
+def _matches(answer: str, targets: list[str]) -> bool:
+    """SQuAD exact match, stricter in two ways (it never credits what verl would not).
+
+    A last-word article is kept (:func:`_keep_last_article`), and an answer normalised
+    to nothing matches nothing.
+
+    A target of only articles or punctuation ("A", "The", "!!!") normalises to "" as
+    an empty ``<answer></answer>`` does, and verl credits that pair; here such a target
+    is compared with its articles kept, so "a" or "A." matches "A" and "the" does not.
+    """
+    normalized, tail_kept = normalize_answer(answer), _keep_last_article(answer)
+    for target in targets:
+        gold = normalize_answer(target)
+        if gold:
+            if normalized == gold and tail_kept == _keep_last_article(target):
+                return True
+        elif _loose(target) and _loose(answer) == _loose(target):
+            return True
+    return False
+
+
+def _keep_last_article(text: str) -> str:
+    """SQuAD's normalisation, but a last word "a", "an" or "the" stays: it names something.
+
+    Required as well as the SQuAD match (so never credits more than verl): "Vitamin"
+    is not "Vitamin A", though SQuAD reads both as "vitamin".
+    """
+    return " ".join(_INNER_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())
+
+
+def _loose(text: str) -> str:
+    """Lower case, punctuation dropped unless that leaves nothing, spaces collapsed."""
+    lowered = text.lower()
+    return " ".join(lowered.translate(_PUNCTUATION).split()) or " ".join(lowered.split())
 
 
 def _last_answer(response: str) -> str | None:
@@ -82,6 +123,9 @@ def _last_answer(response: str) -> str | None:
 
 def _targets(ground_truth: Any) -> list[str]:
     value = ground_truth.get("target") if isinstance(ground_truth, Mapping) else ground_truth
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):  # verl's parquet rows hold numpy arrays
+        value = tolist()
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list | tuple) or not items:
         raise InvalidSampleError(
