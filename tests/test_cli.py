@@ -105,6 +105,11 @@ def test_hostile_rows_get_results_and_exit_zero(tmp_path: Path) -> None:
         (["score", "examples/grpo_math.jsonl", "reward.timeout_s=never"], "reward.timeout_s"),
         (["score", "examples/grpo_math.jsonl", "reward.nope=1"], "reward.nope: unknown key"),
         (["score", "examples/grpo_math.jsonl", "not-an-override"], "key=value"),
+        (  # accepted, it would be ignored: rows carry no log-probs to compute a KL from
+            ["score", "examples/grpo_math.jsonl", "algorithm.use_kl_in_reward=true"],
+            "algorithm.use_kl_in_reward: `rewardkit score` returns scores before any KL",
+        ),
+        (["serve", "algorithm.use_kl_in_reward=true"], "apply rewardkit.kl.apply_kl_penalty"),
     ],
 )
 def test_bad_input_or_config_exits_2_with_one_message(

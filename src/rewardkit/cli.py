@@ -220,11 +220,13 @@ def _split_overrides(args: argparse.Namespace) -> list[str]:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from rewardkit.config import refuse_kl_in_reward
     from rewardkit.loop import RewardLoop
     from rewardkit.scoring_run import ScoringRun
 
     run = ScoringRun(args)  # every path and flag checked before any worker starts
     loop = RewardLoop(args.config, _split_overrides(args))  # validates the config first
+    refuse_kl_in_reward(loop.config, "score")
     return run.execute(loop)
 
 
@@ -264,7 +266,7 @@ def _mask_secrets(tree: Any) -> Any:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from rewardkit.config import load_config
+    from rewardkit.config import load_config, refuse_kl_in_reward
 
     overrides = _split_overrides(args)
     if args.host:
@@ -272,6 +274,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.port is not None:
         overrides.append(f"server.port={args.port}")
     config = load_config(args.config, overrides)
+    refuse_kl_in_reward(config, "serve")
     from rewardkit.server.app import serve  # a required part: an ImportError is a bug to see
 
     return serve(config) or 0

@@ -550,6 +550,9 @@ class KLControllerConfig(_Section):
 
 class AlgorithmConfig(_Section):
     use_kl_in_reward: bool = False
+    """Read by the trainer, which then calls :func:`rewardkit.kl.apply_kl_penalty` (verl
+    reads its own flag). ``rewardkit score`` and ``serve`` refuse true: they return scores
+    before any KL penalty, since rows carry no log-probs (:func:`refuse_kl_in_reward`)."""
     kl_penalty: Literal["kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3"] = "kl"
     kl_ctrl: KLControllerConfig = KLControllerConfig()
 
@@ -585,6 +588,18 @@ class RewardConfig(_Section):
 
 
 ConfigSource = RewardConfig | Mapping[str, Any] | str | os.PathLike[str] | None
+
+
+def refuse_kl_in_reward(config: RewardConfig, command: str) -> None:
+    """``score`` and ``serve`` cannot honour ``algorithm.use_kl_in_reward``: the KL penalty
+    needs the policy's and the reference model's per-token log-probs, which rows do not
+    carry. Refused by name rather than accepted and ignored."""
+    if config.algorithm.use_kl_in_reward:
+        raise ConfigError(
+            f"algorithm.use_kl_in_reward: `rewardkit {command}` returns scores before any KL "
+            "penalty (rows carry no log-probs); apply rewardkit.kl.apply_kl_penalty in the "
+            "trainer and leave this false here"
+        )
 
 
 def load_config(source: ConfigSource = None, overrides: Iterable[str] = ()) -> RewardConfig:
