@@ -34,7 +34,6 @@ from pydantic import (
 
 from rewardkit._system import usable_cores
 from rewardkit.errors import ConfigError
-from rewardkit.verifiers.format import THINK_TAG_PATTERN
 
 __all__ = [
     "AlgorithmConfig",
@@ -87,6 +86,11 @@ def _check_local_dir(value: str | None, enabled: bool) -> str | None:
             f"`huggingface-cli download {value} --local-dir DIR`, and give DIR)"
         )
     return value
+
+
+THINK_TAG_PATTERN = r"[A-Za-z][A-Za-z0-9_:-]{0,31}"
+"""What ``format_reward.think_tag`` may be: checked here at load, and by the format
+verifier per call (a caller may pass its own)."""
 
 
 class _Section(BaseModel):

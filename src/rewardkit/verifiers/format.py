@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["THINK_TAG_PATTERN", "format_score"]
+from rewardkit.config import THINK_TAG_PATTERN
 
-THINK_TAG_PATTERN = r"[A-Za-z][A-Za-z0-9_:-]{0,31}"
-"""What ``think_tag`` may be (config checks it at load, :func:`format_score` per call)."""
+__all__ = ["format_score"]
+
 _TAG_NAME = re.compile(THINK_TAG_PATTERN)
 
 
