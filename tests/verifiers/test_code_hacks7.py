@@ -7,14 +7,12 @@ Attacks that never earned credit are listed in the red team's report, not here.
 
 from __future__ import annotations
 
-import asyncio
-import json
 from collections.abc import Iterator
 
 import pytest
 
-from rewardkit.config import SandboxFusionConfig
-from rewardkit.verifiers.code import CodeVerifier, make_code_verifier
+from code_sandbox import embedded_code_verifier, score_response
+from rewardkit.verifiers.code import CodeVerifier
 
 MBPP_TESTS = {
     "test_list": ["assert add(1, 2) == 3", "assert add(2, 2) == 4", "assert add(-1, 1) == 0"],
@@ -133,18 +131,11 @@ def fenced(code: str, tag: str) -> str:
 
 @pytest.fixture(scope="module")
 def verifier() -> Iterator[CodeVerifier]:
-    loop = asyncio.new_event_loop()
-    verifier = make_code_verifier(SandboxFusionConfig(allow_unisolated=True, run_timeout_s=3.0))
-    verifier._loop = loop  # type: ignore[attr-defined]
-    yield verifier
-    loop.run_until_complete(verifier.aclose())
-    loop.close()
+    yield from embedded_code_verifier()
 
 
 def score(verifier: CodeVerifier, response: str, tests: dict) -> tuple[float, list[str]]:
-    loop = verifier._loop  # type: ignore[attr-defined]
-    verdict = loop.run_until_complete(verifier.ascore(response, json.dumps(tests), {}))
-    return verdict.score, verdict.extra.get("verdicts", [])
+    return score_response(verifier, response, tests)
 
 
 def installed(verifier: CodeVerifier) -> tuple[str, ...]:
