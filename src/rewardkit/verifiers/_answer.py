@@ -100,6 +100,7 @@ from typing import Any, Literal
 from rewardkit.verifiers import _latex, _numeric
 from rewardkit.verifiers._common import (
     MAX_ANSWER_CHARS,
+    PARAGRAPH_BREAK,
     SEARCH_TAIL_CHARS,
     last_match,
 )
@@ -115,7 +116,6 @@ EXPRESSION_CHARS = 16_000
 """The fallback hands math-verify at most this many characters (the end of the final part):
 a whole response, as verl's scorer gives it, for all but the longest."""
 
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 # "Answer: X", "answer is X", "**Answer:** X", "**Final Answer**" (then X on a later line)
 _ANSWER_MARKER = re.compile(
     r"(?i:\banswer\b)(?P<bold>\*\*)?[ \t]{0,3}(?P<sep>:|(?i:is\b))?[ \t]{0,3}:?(?:\*\*)?[ \t]{0,3}:?"
@@ -266,7 +266,7 @@ def _final_run(boxes: Sequence[_latex.Box], text: str) -> tuple[int, bool]:
 def _section_start(text: str, box_start: int) -> int:
     """Where the paragraph holding the final box begins (its *final section*)."""
     floor = max(0, box_start - SEARCH_TAIL_CHARS)
-    found = last_match(_PARAGRAPH_BREAK, text[floor:box_start])
+    found = last_match(PARAGRAPH_BREAK, text[floor:box_start])
     return floor if found is None else floor + found.end()
 
 

@@ -21,6 +21,20 @@ SEARCH_TAIL_CHARS = 1 << 18
 """Answers are looked for in the last 256K characters only: text after an answer that
 long is junk, and the cap keeps the worst case (no match at all) to milliseconds."""
 
+PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+"""A blank line: where a paragraph (a step, or the concluding section) ends."""
+
+OFFER_CUE = (
+    r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead))?[ \t]+(?i:be)"
+    r"|(?:^|[.,;!?\n])[ \t]*(?i:or)(?:[ \t]+(?i:maybe|perhaps|possibly|else))?"
+    r"|\b(?i:maybe|perhaps|possibly|alternatively))"
+)
+"""Words that offer another value after a final answer: "it could be", "might also be",
+a sentence opening "Or", "perhaps". The verifiers follow it with their own value."""
+
+AFTER_ANSWER_CHARS = 300
+"""How far after a final answer its paragraph is read for another value offered."""
+
 _SEARCH_WINDOW = 4096
 _MAX_INT_GOLD = 10**999
 _PLAIN_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
@@ -73,6 +87,13 @@ def last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
         if start == floor or (found is not None and found.start() > start):
             return found
         window *= 2
+
+
+def rest_of_paragraph(text: str, start: int) -> str:
+    """Up to AFTER_ANSWER_CHARS of ``text`` from ``start``, cut at the next blank line."""
+    window = text[start : start + AFTER_ANSWER_CHARS]
+    brk = PARAGRAPH_BREAK.search(window)
+    return window if brk is None else window[: brk.start()]
 
 
 def plain_number(text: str) -> Fraction | None:

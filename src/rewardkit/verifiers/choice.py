@@ -25,7 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.errors import InvalidSampleError
-from rewardkit.verifiers._common import gold_strings, last_match, verdict
+from rewardkit.verifiers._common import (
+    OFFER_CUE,
+    PARAGRAPH_BREAK,
+    gold_strings,
+    last_match,
+    rest_of_paragraph,
+    verdict,
+)
 from rewardkit.verifiers.base import Extracted, Verdict
 
 __all__ = ["ChoiceVerifier"]
@@ -62,7 +69,6 @@ _LISTED_BEFORE = re.compile(
 TAIL_CHARS = 16_000
 """The letter is looked for in this many characters at the end of a response: a chosen
 letter followed by more text than this is junk, and the cap bounds the work."""
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _SECTION_CHARS = 4000
 """How far back the paragraph of the final answer is searched for other stated answers."""
 _GOLD = re.compile(r"[\(\[]?(?P<letter>[A-Ja-j])(?:[\)\].:\s]|$)")
@@ -128,7 +134,7 @@ def _other_stated(text: str, final: re.Match[str]) -> bool:
     """Whether the paragraph of the final stated answer (after the last ``</think>``
     before it) states another letter before it."""
     floor = max(0, final.start() - _SECTION_CHARS)
-    section = last_match(_PARAGRAPH_BREAK, text[floor : final.start()])
+    section = last_match(PARAGRAPH_BREAK, text[floor : final.start()])
     start = floor if section is None else floor + section.end()
     start = max(start, text.rfind("</think>", start, final.start()))  # thinking is no answer
     letter = final.group("letter")
@@ -144,26 +150,20 @@ def _other_stated(text: str, final: re.Match[str]) -> bool:
 # before a lower-case word are an article and a pronoun ("Or I might be wrong").
 _OFFERED_LETTER = r"[\(\[]?(?P<{name}>[B-HJ]|[AI](?![ \t]{{1,3}}[a-z]))[\)\]]?(?![A-Za-z0-9])"
 _OFFERED_AFTER = re.compile(
-    r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead))?[ \t]+(?i:be)"
-    r"|(?:^|[.,;!?\n])[ \t]*(?i:or)(?:[ \t]+(?i:maybe|perhaps|possibly|else))?"
-    r"|\b(?i:maybe|perhaps|possibly|alternatively))"
-    r"[ \t,:]{1,3}(?:(?i:option|choice)[ \t]+)?"
+    OFFER_CUE
+    + r"[ \t,:]{1,3}(?:(?i:option|choice)[ \t]+)?"
     + _OFFERED_LETTER.format(name="offered")
     + r"|(?<![A-Za-z0-9])(?:(?i:option|choice)[ \t]+)?"
     + _OFFERED_LETTER.format(name="other")
     + r"[ \t]+(?i:is|seems|looks|could|might|may)[ \t]+(?:(?i:also|be|equally)[ \t]+){0,2}"
     r"(?i:possible|plausible|likely|correct|right|valid|true|acceptable|work)\b"
 )
-_AFTER_CHARS = 300
-"""How far after the stated letter its paragraph is read for another letter offered."""
 
 
 def _offered_after(text: str, final: re.Match[str]) -> bool:
     """Whether the paragraph after the final stated letter offers another letter in
     words: "The answer is A but C is also possible" is a hedge, not A."""
-    window = text[final.end() : final.end() + _AFTER_CHARS]
-    brk = _PARAGRAPH_BREAK.search(window)
-    window = window if brk is None else window[: brk.start()]
+    window = rest_of_paragraph(text, final.end())
     letter = final.group("letter")
     return any(
         (found.group("offered") or found.group("other")) != letter

@@ -41,9 +41,12 @@ from typing import Any, Literal
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
 from rewardkit.verifiers._common import (
+    OFFER_CUE,
+    PARAGRAPH_BREAK,
     gold_strings,
     last_match,
     plain_number,
+    rest_of_paragraph,
     verdict,
 )
 from rewardkit.verifiers.base import Extracted, Verdict
@@ -91,7 +94,6 @@ MARKER_TAIL_CHARS = 16_000
 (verl's own rules read only the last 300): bounded work on a 1 MB response of markers."""
 _SECTION_CHARS = 4000
 """How far back the paragraph of the final number is read for other final numbers."""
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 # a box's words, kept as words: "18 \text{ or } 20" reads "18  or  20"
 _BOX_WORDS = re.compile(r"\\(?:text(?:bf|rm|it)?|mbox|mathrm)\s?\{([^{}]{0,200})\}")
 
@@ -202,7 +204,7 @@ def _offered_other(response: str, at: int, answer: str | None, boxes: list[_late
     ``</think>`` before it) offers another final number that is not the same value: a
     marked one or a box."""
     floor = max(0, at - _SECTION_CHARS)
-    brk = last_match(_PARAGRAPH_BREAK, response[floor:at])
+    brk = last_match(PARAGRAPH_BREAK, response[floor:at])
     start = floor if brk is None else floor + brk.end()
     think_end = response.rfind("</think>", start, at)
     start = start if think_end < 0 else think_end  # the thinking offers no final answer
@@ -218,15 +220,10 @@ def _offered_other(response: str, at: int, answer: str | None, boxes: list[_late
 # could be 20", "It might also be 20", a sentence opening "Or 20", "perhaps 20", "20 is
 # also possible"). A restatement of the same value is no other.
 _OFFERED_AFTER = re.compile(
-    r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead))?[ \t]+(?i:be)"
-    r"|(?:^|[.,;!?\n])[ \t]*(?i:or)(?:[ \t]+(?i:maybe|perhaps|possibly|else))?"
-    r"|\b(?i:maybe|perhaps|possibly|alternatively))"
-    r"[ \t,:]{1,3}(?:\\?\$)?[ \t]{0,2}(-?[0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9])"
+    OFFER_CUE + r"[ \t,:]{1,3}(?:\\?\$)?[ \t]{0,2}(-?[0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9])"
     r"|(?<![\w.])(-?[0-9][0-9,]*(?:\.[0-9]+)?)[ \t]+(?i:is|seems|looks)[ \t]+(?i:also[ \t]+)?"
     r"(?i:possible|plausible|likely|correct|right|valid)\b"
 )
-_AFTER_CHARS = 300
-"""How far after the final number its paragraph is read for another value offered."""
 
 
 def _offered_after(response: str, end: int, answer: str | None) -> bool:
@@ -235,10 +232,7 @@ def _offered_after(response: str, end: int, answer: str | None) -> bool:
     value = plain_number(answer or "")
     if value is None:
         return False  # "18 or 19" is already no number, reported with its words
-    window = response[end : end + _AFTER_CHARS]
-    brk = _PARAGRAPH_BREAK.search(window)
-    window = window if brk is None else window[: brk.start()]
-    for found in _OFFERED_AFTER.finditer(window):
+    for found in _OFFERED_AFTER.finditer(rest_of_paragraph(response, end)):
         other = plain_number(found.group(1) or found.group(2))
         if other is not None and other != value:
             return True
