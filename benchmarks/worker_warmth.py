@@ -17,6 +17,12 @@ after the fork server's whole warm-up, which also parses
 and ``frozen`` as a worker runs: warmed, then ``gc.freeze()`` first thing in the child
 (``rewardkit.execution._worker``), so that the collector leaves the inherited heap alone.
 BENCHMARKS.md cites the figures (Scoring engine on real model outputs).
+
+``--transfer`` asks how much *any* warm-up corpus could give. It splits the rows in two
+halves (even and odd positions) and measures one worker's CPU on the second half after the
+fork server's warm-up, then after also checking the first half (a corpus drawn from the
+very same outputs, the best a corpus written apart could hope for), then after checking
+the second half itself (a parser that has seen these exact rows: the floor).
 """
 
 from __future__ import annotations
@@ -51,9 +57,7 @@ def children_cpu(
         if pid == 0:
             if freeze:
                 gc.freeze()
-            for row in rows[part::workers]:
-                verifier = table.pick(row["data_source"])
-                verifier.check(verifier.extract(row["response"]), row["ground_truth"])
+            _check(table, rows[part::workers])
             os._exit(0)
         os.waitpid(pid, 0)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -84,12 +88,49 @@ def measure(
     return figures
 
 
+def transfer(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """One worker's CPU on the odd rows after warming on nothing, the even rows, the odd rows."""
+    first, second = rows[0::2], rows[1::2]
+    table = VerifierTable(load_config({}).reward)
+    math_verifier.warm_up()
+    figures = {}
+    for name, warm in (("warm-up only", []), ("+ other half", first), ("+ same rows", second)):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            gc.freeze()
+            _check(table, warm)
+            started = time.process_time()
+            _check(table, second)
+            os.write(write, json.dumps(time.process_time() - started).encode())
+            os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as fh:
+            figures[name] = json.loads(fh.read())
+        os.waitpid(pid, 0)
+    return figures
+
+
+def _check(table: VerifierTable, rows: list[dict[str, Any]]) -> None:
+    for row in rows:
+        verifier = table.pick(row["data_source"])
+        verifier.check(verifier.extract(row["response"]), row["ground_truth"])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16])
+    parser.add_argument("--transfer", action="store_true", help="see the module docstring")
     args = parser.parse_args(argv)
     corpus = real_outputs.load_corpus()
     rows = [row for row, left in zip(corpus, _deferred(corpus), strict=True) if left]
+    if args.transfer:
+        figures = transfer(rows)
+        print(f"CPU seconds of one worker on {len(rows) // 2} of the {len(rows)} rows, warmed on:")
+        for name, seconds in figures.items():
+            print(f"  {name}: {seconds:.2f} ({seconds / figures['warm-up only']:.2f})")
+        return
     print(f"{len(rows)} rows left to math-verify; CPU seconds of N workers checking them")
     print("| workers | cold | warmed | frozen | frozen / cold |\n|---:|---:|---:|---:|---:|")
     for workers in args.workers:
