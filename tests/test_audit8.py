@@ -336,3 +336,38 @@ def test_gsm8k_strict_reads_only_the_end_as_verl_does() -> None:
     with RewardLoop(config) as loop:
         [result] = loop.score([row])
     assert result.score == 0.0
+
+
+# (response, ground truth, why it must score 0): in the default `auto` mode a LaTeX
+# expression after an answer cue is read as one of its numbers, which credits a wrong
+# answer whenever that number is the ground truth.
+GSM8K_EXPRESSIONS = [
+    (r"The answer is \frac{1}{2}", "2", "one half read as its denominator (verl's flexible too)"),
+    (r"#### \frac{1}{2}", "2", "the same after '####' (verl's strict rule finds no answer)"),
+    (r"The answer is $\frac{3}{4}$.", "4", "three quarters read as 4"),
+    (r"<answer>\frac{1}{2}</answer>", "2", "an answer tag holding a fraction"),
+    (r"The answer is \sqrt{4}", "4", "sqrt(4) is 2, read as 4"),
+    (r"The answer is 2^{2}", "2", "2^2 is 4, read as its exponent"),
+    (r"The answer is $5 \times 4$", "5", "5 x 4 is 20, read as 5: verl's flexible rule gives 0"),
+    (r"The answer is $18 \div 2$", "18", "18 / 2 is 9, read as 18: verl's flexible rule gives 0"),
+]
+
+
+@pytest.fixture(scope="module")
+def default_loop() -> Iterator[RewardLoop]:
+    with RewardLoop({"reward": {"num_workers": 1}}) as loop:
+        yield loop
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="gsm8k.py (other owner): auto reads one number out of a LaTeX expression "
+    "(\\frac, \\sqrt, ^{}, \\times, \\div) after an answer cue and credits it",
+)
+@pytest.mark.parametrize(("response", "ground_truth", "why"), GSM8K_EXPRESSIONS)
+def test_gsm8k_auto_does_not_credit_one_number_read_out_of_an_expression(
+    default_loop: RewardLoop, response: str, ground_truth: str, why: str
+) -> None:
+    row = {"data_source": "openai/gsm8k", "response": response, "ground_truth": ground_truth}
+    [result] = default_loop.score([row])
+    assert (result.status.value, result.score) == ("ok", 0.0), why
