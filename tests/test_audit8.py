@@ -371,3 +371,35 @@ def test_gsm8k_auto_does_not_credit_one_number_read_out_of_an_expression(
     row = {"data_source": "openai/gsm8k", "response": response, "ground_truth": ground_truth}
     [result] = default_loop.score([row])
     assert (result.status.value, result.score) == ("ok", 0.0), why
+
+
+# --- the CLI's stdout belongs to the result rows ------------------------------------
+
+PRINTING = """
+def sync_print(data_source, solution_str, ground_truth, extra_info, **kw):
+    print("debug: scoring", solution_str)
+    return 1.0
+
+async def async_print(data_source, solution_str, ground_truth, extra_info, **kw):
+    print("debug: scoring", solution_str)
+    return 1.0
+"""
+
+
+@pytest.mark.parametrize("name", ["sync_print", "async_print"])
+def test_a_printing_function_does_not_break_the_jsonl_on_stdout(tmp_path: Path, name: str) -> None:
+    """Before: `rewardkit score rows.jsonl -o - | trainer` got "debug: scoring a" lines
+    between the rows when an async function printed (it runs on the loop, in the CLI's
+    own process; sync functions' workers already sent stdout to stderr)."""
+    (tmp_path / "printing.py").write_text(PRINTING)
+    rows = [{"data_source": "x", "response": r, "ground_truth": "1"} for r in "ab"]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    proc = _cli(
+        "score", "rows.jsonl", "-o", "-", "--no-progress",
+        "reward.custom_reward_function.path=printing.py",
+        f"reward.custom_reward_function.name={name}", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(line) for line in proc.stdout.splitlines()]  # every line is a row
+    assert [(r["response"], r["score"]) for r in results] == [("a", 1.0), ("b", 1.0)]
+    assert "debug: scoring a" in proc.stderr and "debug: scoring b" in proc.stderr
