@@ -373,6 +373,19 @@ def test_gsm8k_auto_does_not_credit_one_number_read_out_of_an_expression(
     assert (result.status.value, result.score) == ("ok", 0.0), why
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="gsm8k.py (other owner): with no marker, auto falls back to the last number of "
+    "the whole response when the part after </think> has none; README ('Data sources', "
+    "gsm8k row) says the last number after the last </think>",
+)
+def test_gsm8k_auto_takes_no_number_from_the_thinking_alone(default_loop: RewardLoop) -> None:
+    row = {"data_source": "openai/gsm8k", "response": "<think>so 18</think> I cannot answer.",
+           "ground_truth": "18"}  # fmt: skip
+    [result] = default_loop.score([row])
+    assert (result.status.value, result.score) == ("ok", 0.0)
+
+
 # --- the CLI's stdout belongs to the result rows ------------------------------------
 
 PRINTING = """
