@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures.thread  # noqa: F401  its exit hook must be registered before ours (_at_exit)
+import contextlib
 import json
 import logging
 import os
@@ -181,7 +182,8 @@ def _at_exit(hook: Any) -> None:
     """
     register = getattr(threading, "_register_atexit", None)
     if register is not None:
-        register(hook)
+        with contextlib.suppress(RuntimeError):  # imported while the interpreter shuts down
+            register(hook)
     atexit.register(hook)
 
 
