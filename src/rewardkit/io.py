@@ -230,8 +230,13 @@ class RowWriter:
         self._temp: str | None = None
         self._closed = False
         self.count = 0
+        self._stdout: TextIO | None = None
         if self.path == "-":
-            self._text = sys.stdout
+            self._text = self._stdout = sys.stdout
+            # The rows own stdout while the writer is open: anything else this process
+            # prints (an async reward function's print, running on the loop) would land
+            # between them and break the JSONL stream, so it goes to stderr instead.
+            sys.stdout = sys.stderr
             return
         self._sink = self._open_sink(Path(self.path))
         if self.kind in (".jsonl", ".json"):
@@ -290,6 +295,8 @@ class RowWriter:
         except BaseException:
             self._discard()
             raise
+        finally:
+            self._give_back_stdout()
         temp = self._temp
         if temp is not None:
             self._guard(lambda: os.replace(temp, self.path))
@@ -306,20 +313,25 @@ class RowWriter:
         assert text is not None
         if self.kind == ".json":
             self._guard(lambda: text.write("]\n"))
-        self._guard(text.flush if text is sys.stdout else text.close)
+        self._guard(text.flush if text is self._stdout else text.close)
 
     def discard(self) -> None:
         """Close without moving anything into place: the target keeps what it held before."""
         if self._closed:
             return
         self._closed = True
-        if self._text is not None and self._text is not sys.stdout:
+        self._give_back_stdout()
+        if self._text is not None and self._text is not self._stdout:
             with contextlib.suppress(OSError):
                 self._text.close()
         if self._parquet is not None:
             with contextlib.suppress(Exception):
                 self._parquet.close()
         self._discard()
+
+    def _give_back_stdout(self) -> None:
+        if self._stdout is not None and sys.stdout is sys.stderr:
+            sys.stdout = self._stdout
 
     def _discard(self) -> None:
         if self._temp is not None:

@@ -15,6 +15,8 @@ function that a trainer imports by file path and calls with its own arguments on
 from __future__ import annotations
 
 import atexit
+import concurrent.futures.thread  # noqa: F401  its exit hook must be registered before ours (_at_exit)
+import contextlib
 import json
 import logging
 import os
@@ -167,7 +169,25 @@ def close_backends() -> None:
             logger.warning("rewardkit: closing a scorer failed: %s", exc)
 
 
-atexit.register(close_backends)
+def _at_exit(hook: Any) -> None:
+    """Run ``hook`` at interpreter exit while thread pools still take work.
+
+    Closing a loop stops its worker pool through ``asyncio.to_thread``; by the time
+    ``atexit`` hooks run, ``concurrent.futures`` refuses new work ("cannot schedule new
+    futures after shutdown"), so the pool was not stopped cleanly and every trainer run
+    ended with a warning. Hooks of ``threading._register_atexit`` run earlier, in
+    reverse order of registration: ours, registered after concurrent.futures' own, runs
+    before it. ``atexit`` runs it again (it is idempotent) for a scorer that a
+    non-daemon thread started after the main thread ended, and where that hook is absent.
+    """
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        with contextlib.suppress(RuntimeError):  # imported while the interpreter shuts down
+            register(hook)
+    atexit.register(hook)
+
+
+_at_exit(close_backends)
 
 
 def _raw_key(config: ConfigSource) -> str:
