@@ -57,6 +57,19 @@ def _hop(log):
             time.sleep(0.005)
     return body
 
+def _tree(log, depth):
+    \"\"\"A bounded fork bomb: each process its own session, two children each.\"\"\"
+    def body():
+        for _ in range(2 if depth else 0):
+            if os.fork() == 0:
+                os.setsid()
+                _tree(log, depth - 1)()
+                os._exit(0)
+        with open(log, "a") as handle:
+            handle.write(f"{os.getpid()}\\n")
+        time.sleep(300)
+    return body
+
 def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
     mode, _, path = solution_str.partition(":")
     if mode == "daemon_then_hang":
@@ -68,6 +81,10 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
         return 1.0
     if mode == "hopper_then_hang":
         _daemonize(path, _hop(path + ".log"))
+        while True:
+            time.sleep(0.05)
+    if mode == "tree_then_hang":
+        _daemonize(path, _tree(path + ".log", 6))
         while True:
             time.sleep(0.05)
     if mode == "exit_status":  # an orphan exits while the function's own child runs
@@ -157,3 +174,20 @@ def test_adopted_orphans_never_take_the_functions_own_exit_statuses(write_module
     with RewardLoop(_config(path)) as loop:
         result = loop.score([_row(f"exit_status:{tmp_path / 'orphan.pid'}")])[0]
     assert (result.status, result.score) == (Status.OK, 3.0)
+
+
+def test_a_tree_of_setsid_processes_is_killed_in_bounded_time(write_module, tmp_path) -> None:
+    """127 processes, each in its own session: all found below the worker and killed,
+    and the row's answer is not held up by the kill for long."""
+    path = write_module("daemons8", DAEMONS)
+    pid_file = tmp_path / "tree.pid"
+    log = Path(f"{pid_file}.log")
+    with RewardLoop(_config(path, timeout_s=4)) as loop:
+        started = time.monotonic()
+        results = loop.score([_row(f"tree_then_hang:{pid_file}"), _row("42")])
+        elapsed = time.monotonic() - started
+        assert [r.status for r in results] == [Status.TIMEOUT, Status.OK]
+        tree = [int(p) for p in log.read_text().split()]
+        assert len(tree) > 10  # the bomb did go off before the timeout
+        assert _wait_gone(tree) == [], "processes of the tree outlived their worker"
+    assert elapsed < 4 + 20  # the timeout, then a bounded kill and a fresh worker
