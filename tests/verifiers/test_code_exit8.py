@@ -33,6 +33,11 @@ CPP_RETURNS_1 = {  # a test that reports failure by its status, not an abort
 }
 BASH_TESTS = {"test_list": ['[ "$(add 1 2)" = 3 ] || exit 1', '[ "$(add 2 2)" = 4 ] || exit 1'],
               "language": "bash"}  # fmt: skip
+MULTIPL_E_BASH = {  # MultiPL-E's layout
+    "test": 'candidate() {\n    add "$@"\n}\n\nset -e\nrun_test() {\n'
+    '    [[ $(candidate "1" "2") = "3" ]]\n    [[ $(candidate "2" "2") = "4" ]]\n}\n\nrun_test\n',
+    "language": "bash",
+}
 WRONG_BASH = "add() { echo $(($1 - $2)); }\n"
 RIGHT_BASH = "add() { echo $(($1 + $2)); }\n"
 NODE_TESTS = {
@@ -74,6 +79,8 @@ HACKS = [
      "add() { exit 0; }\n",
      {"test_list": ['add 1 2 > out.txt; [ "$(cat out.txt)" = 3 ] || exit 1'], "language": "bash"},
      "the test called the code's function in its own shell: `exit 0` ended the test"),
+    ("bash_heredoc_swallows_the_test", "bash", "add() { echo 0; }\n: <<'run_test'",
+     MULTIPL_E_BASH, "an open here-document swallowed the test up to its last line, `run_test`"),
     ("nodejs_process_exit_0", "nodejs", WRONG_NODE + "process.exit(0);\n", NODE_TESTS,
      "process.exit(0) before the test"),
     ("nodejs_exit_listener_rewrites_the_status", "nodejs",
@@ -91,6 +98,7 @@ HONEST = [
               "  /* } */ assert(add(1, 2) == 3 && s[0] == c);\n  return 0;\n}\n",
       "language": "cpp"}),
     ("bash_asserts", "bash", RIGHT_BASH, BASH_TESTS),
+    ("bash_multipl_e_layout", "bash", RIGHT_BASH, MULTIPL_E_BASH),
     ("bash_test_ending_with_exit_0", "bash", RIGHT_BASH,
      {"test": '[ "$(add 1 2)" = 3 ] || exit 1\nexit 0\n', "language": "bash"}),
     ("nodejs_asserts", "nodejs", "function add(a, b) { return a + b; }\n", NODE_TESTS),

@@ -357,12 +357,14 @@ def _run_to_the_end(language: str, code: str, test: str, nonce: str) -> str | No
 
 
 def _bash_program(code: str, test: str, nonce: str) -> str:
-    """The line follows the test, and only a test whose last status is 0 prints it; a
-    test's own ``exit 0`` prints it first. ``case`` is a reserved word: the code cannot
-    redefine it as it can ``[`` or ``test``."""
-    done = f"printf '\\n%s\\n' '{_DONE_MARKER}{nonce}'"
+    """The line follows the test, printed only if its last status is 0 (or by the test's
+    own ``exit 0``) and if the line set just before the test ran: code that ends in an
+    open here-document or quote, to skip the test up to a line it guessed, skips that too.
+    ``case`` is a reserved word: the code cannot redefine it as it can ``[`` or ``test``."""
+    started = f"rewardkit_started_{nonce}"
+    done = f"case ${{{started}-}} in 1) printf '\\n%s\\n' '{_DONE_MARKER}{nonce}' ;; esac"
     test = re.sub(r"\bexit\s+0\b", lambda _: f"{{ {done}; exit 0; }}", test)
-    return f"{code}{test}\ncase $? in 0) {done} ;; *) exit 1 ;; esac\n"
+    return f"{code}\n{started}=1\n{test}\ncase $? in 0) {done} ;; *) exit 1 ;; esac\n"
 
 
 def _nodejs_program(code: str, test: str, nonce: str) -> str:
