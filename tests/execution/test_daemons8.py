@@ -10,6 +10,7 @@ now child subreapers: such orphans are adopted by the worker and killed with it.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from rewardkit import RewardLoop, Status
+from rewardkit.execution import pool as pool_module
+from rewardkit.execution.pool import WorkerPool
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="subreapers and /proc are Linux's"
@@ -94,6 +97,17 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
         return float(child.wait())
     return float(solution_str == str(ground_truth))
 """
+
+
+def _orphan_that_exits() -> int:
+    """Leave an orphan that exits at once (a zombie of the worker, which adopts it)."""
+    middle = os.fork()
+    if middle == 0:
+        if os.fork() == 0:
+            os._exit(0)
+        os._exit(0)
+    os.waitpid(middle, 0)
+    return os.getpid()
 
 
 def _row(response: str) -> dict:
@@ -191,3 +205,19 @@ def test_a_tree_of_setsid_processes_is_killed_in_bounded_time(write_module, tmp_
         assert len(tree) > 10  # the bomb did go off before the timeout
         assert _wait_gone(tree) == [], "processes of the tree outlived their worker"
     assert elapsed < 4 + 20  # the timeout, then a bounded kill and a fresh worker
+
+
+async def test_a_worker_holding_too_many_processes_is_replaced(monkeypatch) -> None:
+    """Adopted orphans that exit stay zombies of the worker (reaping them could steal a
+    status the user's code waits for): a worker past the bound is replaced, ending them."""
+    monkeypatch.setattr(pool_module, "_CENSUS_EVERY", 4)
+    monkeypatch.setattr(pool_module, "_MAX_BELOW", 5)
+    pool = WorkerPool(1)
+    await pool.start()
+    try:
+        workers = [await pool.run(_orphan_that_exits, timeout=30) for _ in range(12)]
+    finally:
+        await pool.close()
+    # Counted after tasks 4 (4 zombies: kept), 8 (8: replaced) and 12 (4 more: kept).
+    assert workers[:8] == [workers[0]] * 8 and workers[8:] == [workers[8]] * 4
+    assert workers[0] != workers[8] and pool.stats["restarts"] == 1

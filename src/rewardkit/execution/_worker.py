@@ -102,7 +102,8 @@ def _adopt_orphans() -> None:
     killing it after each task would break that. The worker's end (timeout, pool close,
     replacement) takes them all. An adopted orphan that exits stays a zombie (no CPU, one
     pid) until then: reaping it here could steal the exit status of a child the user's
-    code waits for, which Python reads as 0.
+    code waits for, which Python reads as 0. The pool replaces a worker that holds too
+    many (``pool._MAX_BELOW``), so they cannot pile up either.
     """
     if not sys.platform.startswith("linux"):
         return
@@ -152,6 +153,13 @@ def _kill_round(pid: int, dead: set[int]) -> bool:
         except OSError:
             pass
     return fresh
+
+
+def holds_more_than(pid: int | None, count: int) -> bool:
+    """Whether more than ``count`` processes (live or zombies) are below ``pid``."""
+    if pid is None:
+        return False
+    return any(seen > count for seen, _ in enumerate(_below(pid), 1))
 
 
 def _below(pid: int) -> Iterator[int]:

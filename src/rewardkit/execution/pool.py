@@ -40,7 +40,12 @@ from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from rewardkit.errors import ScorerError, ScorerTimeout, WorkerCrashed
-from rewardkit.execution._worker import kill_descendants, running, worker_main
+from rewardkit.execution._worker import (
+    holds_more_than,
+    kill_descendants,
+    running,
+    worker_main,
+)
 from rewardkit.execution.health import PoolHealth
 
 __all__ = ["WorkerPool", "fair_share"]
@@ -105,6 +110,12 @@ def _main_module_left_alone() -> Iterator[None]:
 
 
 _INLINE_SEND_BYTES = 64 * 1024  # tasks up to this are sent from the loop thread
+
+# A worker keeps the processes its tasks leave (see _worker._adopt_orphans), the dead ones
+# as zombies: one that holds more than _MAX_BELOW is replaced, which ends them all. Counted
+# every _CENSUS_EVERY tasks, as a count reads /proc (tens of microseconds).
+_CENSUS_EVERY = 256
+_MAX_BELOW = 1024
 
 
 class _Frames:
@@ -246,7 +257,13 @@ class WorkerPool:
             await asyncio.shield(self._replace(worker))
             raise
         self._finished(owner)
-        self._release(worker)
+        worker.tasks_done += 1
+        if worker.tasks_done % _CENSUS_EVERY == 0 and holds_more_than(
+            worker.process.pid, _MAX_BELOW
+        ):
+            await asyncio.shield(self._replace(worker))
+        else:
+            self._release(worker)
         if not ok:
             raise ScorerError(value)
         return value
