@@ -208,11 +208,10 @@ def test_a_row_naming_a_language_the_sandbox_lacks_is_still_an_error(
         score(verifier, fenced("puts 3", missing), {**STDIO_TESTS, "language": missing})
 
 
-# Left open (see the red team's report): a row that *names* a language other than Python
-# runs its assert program after the code and passes on exit status 0, so the code can
-# exit 0 first. Only a judge process apart from the solution (as _judge.py is for Python)
-# closes it: a completion line printed by the test can be read back from the program's
-# own source, binary, stdin or environment by the code that runs before it.
+# Found by red team 7 and closed by red8c: a row that *names* a language other than Python
+# ran its assert program after the code and passed on exit status 0, so the code could
+# exit 0 first. The test now ends by printing a per-run nonce, required for a pass (more
+# cases in test_code_exit8.py; what remains is said in code.py, "completion lines").
 DECLARED_EXITS = [
     ("cpp_static_initializer_exits_0", "cpp",
      "#include <cstdlib>\nint add(int a, int b) { return a - b; }\n"
@@ -224,7 +223,6 @@ DECLARED_EXITS = [
 ]  # fmt: skip
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: non-Python assert programs judged by exit 0")
 @pytest.mark.parametrize(
     ("name", "language", "code", "tests"), DECLARED_EXITS, ids=[d[0] for d in DECLARED_EXITS]
 )

@@ -14,13 +14,16 @@ import os
 import resource
 import signal
 import sys
+import time
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
 
 def worker_main(conn: Connection, memory_mb: int | None) -> None:
-    """Serve tasks until the parent closes the pipe."""
+    """Serve tasks until the parent closes the pipe, then end every process it started."""
     _die_with_parent()
+    _adopt_orphans()
     # What the fork server loaded (math-verify, sympy, the parser's warm-up) lives as long
     # as this worker: out of the cyclic collector's reach, a full collection neither
     # walks it nor writes to its pages (which would copy them out of the shared memory).
@@ -32,6 +35,13 @@ def worker_main(conn: Connection, memory_mb: int | None) -> None:
     if memory_mb:
         limit = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        _serve(conn)
+    finally:
+        kill_descendants(os.getpid())  # before we exit, while the orphans are still ours
+
+
+def _serve(conn: Connection) -> None:
     while True:
         try:
             task = conn.recv()
@@ -54,6 +64,7 @@ def _stdout_to_stderr() -> None:
 
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 def _die_with_parent() -> None:
@@ -76,6 +87,120 @@ def _die_with_parent() -> None:
         return
     if armed and os.getppid() != parent:
         os._exit(1)  # the parent died before the signal was armed
+
+
+def _adopt_orphans() -> None:
+    """Make this worker the parent of every orphan below it (Linux's child subreaper).
+
+    A user function that double-forks a daemon (fork, setsid, fork, the middle one exits)
+    leaves a process whose parent is gone: it would go to init, out of the pool's sight,
+    and outlive the worker's kill (a busy loop would eat a core for the whole run). As a
+    subreaper the worker adopts it, so :func:`kill_descendants` finds it under us.
+
+    Such processes live as long as the worker, not one task: a task that returned may
+    have started a helper it reuses on its next call (a module-level REPL or server), and
+    killing it after each task would break that. The worker's end (timeout, pool close,
+    replacement) takes them all. An adopted orphan that exits stays a zombie (no CPU, one
+    pid) until then: reaping it here could steal the exit status of a child the user's
+    code waits for, which Python reads as 0. The pool replaces a worker that holds too
+    many (``pool._MAX_BELOW``), so they cannot pile up either.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+_KILL_ROUNDS = 50
+_KILL_BUDGET_S = 3.0
+
+
+def kill_descendants(pid: int) -> None:
+    """SIGKILL every live process below ``pid``, round after round until none can be left.
+
+    Each is killed the moment it is listed, so that it has no time to fork first. Its
+    children, and a child forked or handed down just before it died, are adopted by
+    ``pid`` (a subreaper) and found next round. ``pid`` must not reap meanwhile (stopped
+    is best: it starts nothing either), so the dead stay listed as zombies and the list
+    below it only grows. The end is a round that lists nothing but processes already seen
+    dead in an earlier one: nothing then lives below ``pid`` that could hand it another.
+    (A round that merely finds none alive is not enough: a process seen alive as it
+    exits hands its child over after its parent's list was read.) Bounded in rounds and
+    time, whatever a fork bomb does.
+    """
+    deadline = time.monotonic() + _KILL_BUDGET_S
+    dead: set[int] = set()
+    for _ in range(_KILL_ROUNDS):
+        if not _kill_round(pid, dead) or time.monotonic() > deadline:
+            return
+
+
+def _kill_round(pid: int, dead: set[int]) -> bool:
+    """One pass over the processes below ``pid``, adding the dead it sees to ``dead``;
+    whether it listed any process not already seen dead."""
+    fresh = False
+    for child in _below(pid):
+        if child in dead:
+            continue
+        fresh = True
+        if not running(child):
+            dead.add(child)
+            continue
+        try:
+            os.kill(child, signal.SIGKILL)
+        except OSError:
+            pass
+    return fresh
+
+
+def holds_more_than(pid: int | None, count: int) -> bool:
+    """Whether more than ``count`` processes (live or zombies) are below ``pid``."""
+    if pid is None:
+        return False
+    return any(seen > count for seen, _ in enumerate(_below(pid), 1))
+
+
+def _below(pid: int) -> Iterator[int]:
+    """Every process below ``pid``, each as soon as it is found (Linux:
+    /proc/PID/task/TID/children); nothing elsewhere. Bounded, whatever a fork bomb did."""
+    stack, found = [pid], 0
+    while stack and found < 10_000:
+        parent = stack.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{tid}/children") as handle:
+                    kids = [int(k) for k in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            for kid in kids:
+                found += 1
+                yield kid
+                stack.append(kid)
+
+
+def running(pid: int | None) -> bool:
+    """Whether ``pid`` is a live process (not gone, not a zombie)."""
+    if pid is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):  # no /proc here: ask the kernel if the pid exists
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            pass
+        return True
 
 
 def _release_forkserver_alive_fd() -> None:

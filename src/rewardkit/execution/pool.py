@@ -10,7 +10,9 @@ batch barrier: a worker takes the next task the moment it is free.
 Workers fork from a fork server that has already imported the verifiers, so a
 replacement is ready in milliseconds instead of re-importing sympy. A worker dies with
 its parent (Linux's parent-death signal), and the fork server with this process: killing
-either never leaves workers running on their own.
+either never leaves workers running on their own. A worker is a child subreaper (Linux):
+the daemons a user function double-forks are adopted by it and killed with it (on a
+timeout, a replacement, the pool's close), never left to init.
 
 Free workers are shared fairly between requesters (:func:`fair_share`, one per
 ``RewardEngine.score_many`` call, so one per HTTP request): a free worker goes to the
@@ -38,7 +40,12 @@ from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from rewardkit.errors import ScorerError, ScorerTimeout, WorkerCrashed
-from rewardkit.execution._worker import worker_main
+from rewardkit.execution._worker import (
+    holds_more_than,
+    kill_descendants,
+    running,
+    worker_main,
+)
 from rewardkit.execution.health import PoolHealth
 
 __all__ = ["WorkerPool", "fair_share"]
@@ -104,6 +111,12 @@ def _main_module_left_alone() -> Iterator[None]:
 
 _INLINE_SEND_BYTES = 64 * 1024  # tasks up to this are sent from the loop thread
 
+# A worker keeps the processes its tasks leave (see _worker._adopt_orphans), the dead ones
+# as zombies: one that holds more than _MAX_BELOW is replaced, which ends them all. Counted
+# every _CENSUS_EVERY tasks, as a count reads /proc (tens of microseconds).
+_CENSUS_EVERY = 256
+_MAX_BELOW = 1024
+
 
 class _Frames:
     """One ``multiprocessing.Connection`` message (a 4-byte size, or -1 and an 8-byte size,
@@ -143,73 +156,29 @@ class _Worker:
         self.reply: asyncio.Future[tuple[bool, Any]] | None = None  # the task in flight
 
     def kill(self) -> None:
-        """SIGKILL the worker and the processes it started (a user function's forked or
-        spawned children, which would otherwise run on, orphaned, after it)."""
+        """SIGKILL the worker and every process below it: a user function's children, and
+        the daemons it double-forked, which the worker adopted (a child subreaper)."""
         pid = self.process.pid
-        children = _descendants(pid) if pid is not None else []
         if pid is not None and self.process.is_alive():
-            os.kill(pid, signal.SIGKILL)
-        _kill_all(children)
+            # Stopped, it starts nothing more and stays alive to adopt the orphans of what
+            # we kill (dead, it would hand them to init, out of our sight).
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGSTOP)
+            kill_descendants(pid)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
         self.process.join(timeout=5)
         self.conn.close()
 
     def stop(self) -> None:
-        """Ask politely (close the pipe), then insist."""
-        pid = self.process.pid
-        children = _descendants(pid) if pid is not None else []
+        """Ask politely (close the pipe: the worker ends its processes and exits), then
+        insist (a busy worker)."""
         try:
             self.conn.send(None)
         except OSError:
             pass
         self.process.join(timeout=2)
         self.kill()
-        _kill_all(children)
-
-
-def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (Linux: /proc/PID/task/TID/children); [] elsewhere."""
-    found: list[int] = []
-    stack = [pid]
-    while stack and len(found) < 10_000:  # bounded, whatever a fork bomb did
-        parent = stack.pop()
-        try:
-            tasks = os.listdir(f"/proc/{parent}/task")
-        except OSError:
-            continue
-        for tid in tasks:
-            try:
-                with open(f"/proc/{parent}/task/{tid}/children") as handle:
-                    kids = [int(k) for k in handle.read().split()]
-            except (OSError, ValueError):
-                continue
-            found.extend(kids)
-            stack.extend(kids)
-    return found
-
-
-def _running(pid: int | None) -> bool:
-    """Whether ``pid`` is a live process (not gone, not a zombie)."""
-    if pid is None:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except FileNotFoundError:
-        return False
-    except (OSError, IndexError):  # no /proc here: ask the kernel if the pid exists
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except OSError:
-            pass
-        return True
-
-
-def _kill_all(pids: list[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
 
 
 class WorkerPool:
@@ -288,7 +257,13 @@ class WorkerPool:
             await asyncio.shield(self._replace(worker))
             raise
         self._finished(owner)
-        self._release(worker)
+        worker.tasks_done += 1
+        if worker.tasks_done % _CENSUS_EVERY == 0 and holds_more_than(
+            worker.process.pid, _MAX_BELOW
+        ):
+            await asyncio.shield(self._replace(worker))
+        else:
+            self._release(worker)
         if not ok:
             raise ScorerError(value)
         return value
@@ -403,7 +378,7 @@ class WorkerPool:
             # The sentinel also reads as ended when the fork server dies, before its
             # workers do (the parent-death signal): then wait for the pipe's EOF.
             loop.remove_reader(worker.process.sentinel)  # it stays readable: once is enough
-            if _running(worker.process.pid):
+            if running(worker.process.pid):
                 return
             while not reply.done() and worker.conn.poll(0):
                 on_readable()

@@ -29,8 +29,11 @@ Python assert-style tests are never appended to the code: the judge harness
 another process and comparing plain-data results with its own builtins, and a case
 passes only on the judge's verdict line carrying that run's nonce. Early exits, killed
 processes, patched builtins and "always equal" objects therefore fail (see
-``tests/verifiers/test_code_attacks.py``). Other languages' assert programs are run
-after the code and pass on exit status 0.
+``tests/verifiers/test_code_attacks.py``). Other languages' assert programs run after
+the code in one program; for cpp, bash and nodejs the test ends by printing a fresh
+nonce, and a case passes only with that line and exit status 0, so code that exits 0
+first scores 0 (``tests/verifiers/test_code_exit8.py``; what remains: "completion
+lines" below). Other languages pass on exit status 0.
 
 A ``"language"`` key (ground truth or ``extra_info``) picks the language; else, for
 stdin/stdout tests only, the fence's tag does (```cpp, ```java, ...); else Python. Assert
@@ -205,7 +208,11 @@ class TestSuite:
             harness = _CALL_HARNESS.format(name=self.fn_name, marker=_RESULT_MARKER)
             return _Case(code=harness, files=files, expected=expected, judge="call")
         prefix = f"{self.setup}\n" if self.setup else ""
-        return _Case(code=f"{prefix}{code}\n\n{case}\n")
+        nonce = secrets.token_hex(16)
+        program = _run_to_the_end(language, f"{prefix}{code}\n\n", case, nonce)
+        if program is None:  # no completion line for this language: its exit status alone
+            return _Case(code=f"{prefix}{code}\n\n{case}\n")
+        return _Case(code=program, expected=nonce)
 
     def judged(self, language: str) -> bool:
         """Whether these tests run in the judge harness (Python assert-style tests)."""
@@ -321,6 +328,137 @@ def _nonempty(suite: TestSuite) -> TestSuite:
     if not suite.cases:
         raise InvalidSampleError("code ground truth has no test cases")
     return suite
+
+
+# ---------------------------------------------------------------------- completion lines
+
+# A non-Python assert program is the code, then the row's test, in one program: code that
+# exits 0 before the test (a C++ static initializer calling exit, bash `exit 0`) used to
+# pass on the exit status. The test now ends by printing a fresh nonce (never in the
+# response, so the code cannot print it) and a case passes only with that line and exit
+# status 0. What remains: the code runs in the same program as the test, so it can read
+# the nonce from its own source or binary and print it, or rewrite the test (a C++ macro,
+# a bash function named like a command the test uses); only a judge process apart from
+# the solution, as _judge.py is for Python, closes that. Languages without a completion
+# line here (java, go, rust, perl, ruby, php, lua, ...) are still judged by exit status.
+_DONE_MARKER = "\x1erewardkit-done:"
+
+
+def _run_to_the_end(language: str, code: str, test: str, nonce: str) -> str | None:
+    """The program: ``code``, then ``test`` ending with the nonce's completion line; None
+    for a language without one."""
+    if language == "cpp":
+        return _cpp_program(code, test, nonce)
+    if language == "bash":
+        return _bash_program(code, test, nonce)
+    if language == "nodejs":
+        return _nodejs_program(code, test, nonce)
+    return None
+
+
+def _bash_program(code: str, test: str, nonce: str) -> str:
+    """The line follows the test, printed only if its last status is 0 (or by the test's
+    own ``exit 0``) and if the line set just before the test ran: code that ends in an
+    open here-document or quote, to skip the test up to a line it guessed, skips that too.
+    ``case`` is a reserved word: the code cannot redefine it as it can ``[`` or ``test``."""
+    started = f"rewardkit_started_{nonce}"
+    done = f"case ${{{started}-}} in 1) printf '\\n%s\\n' '{_DONE_MARKER}{nonce}' ;; esac"
+    test = re.sub(r"\bexit\s+0\b", lambda _: f"{{ {done}; exit 0; }}", test)
+    return f"{code}\n{started}=1\n{test}\ncase $? in 0) {done} ;; *) exit 1 ;; esac\n"
+
+
+def _nodejs_program(code: str, test: str, nonce: str) -> str:
+    """The line is written as the process exits with status 0, if the test's synchronous
+    part ran to its end (a failed asynchronous assert still sets a non-zero status) or
+    the test itself called ``process.exit(0)``."""
+    flag = f"__rewardkit_done_{nonce}"
+    line = json.dumps(f"\n{_DONE_MARKER}{nonce}\n")
+    test = re.sub(
+        r"\bprocess\.exit\(\s*0?\s*\)", lambda _: f"({flag} = true, process.exit(0))", test
+    )
+    return (
+        f"{code}\n;var {flag} = false;\n"
+        f"process.on('exit', (c) => {{ if (c === 0 && {flag}) process.stdout.write({line}); }});\n"
+        f"{test}\n;{flag} = true;\n"
+    )
+
+
+def _cpp_program(code: str, test: str, nonce: str) -> str:
+    """The test's ``main`` renamed and called by ours, which prints the line when it
+    returns 0 (an exit from a constructor, ``atexit``, ``_exit`` or a signal handler
+    never gets there). ``NDEBUG`` and ``assert`` are reset before the test, so the code
+    cannot switch the test's asserts off."""
+    body = _cpp_main(test)
+    if body is None:
+        raise InvalidSampleError(
+            "a cpp assert test needs an `int main(...) { ... }` the verifier can find, "
+            "to check that it ran to its end"
+        )
+    name, close_brace = body
+    renamed = f"rewardkit_main_{nonce}"
+    head = test[:name] + renamed + test[name + len("main") : close_brace]
+    test = f"{head}\nreturn 0;\n{test[close_brace:]}"  # main's implicit return, kept
+    guard = "\n#undef NDEBUG\n#undef assert\n#include <cassert>\n"
+    return f"{code}{guard}{test}\n{_CPP_MAIN_WRAPPER.format(main=renamed, nonce=nonce)}"
+
+
+_CPP_MAIN_WRAPPER = """\
+#include <cstdio>
+#include <type_traits>
+template <class F> static int rewardkit_call_{nonce}(F f, int argc, char** argv) {{
+  if constexpr (std::is_invocable_v<F, int, char**>) return f(argc, argv);
+  else return f();
+}}
+int main(int argc, char** argv) {{
+  int status = rewardkit_call_{nonce}({main}, argc, argv);
+  if (status != 0) return status;
+  std::fputs("\\n\\x1e" "rewardkit-done:{nonce}\\n", stdout);
+  std::fflush(stdout);
+  return 0;
+}}
+"""
+
+_CPP_MAIN_NAME = re.compile(r"\bmain\s*\(")
+
+
+def _cpp_main(test: str) -> tuple[int, int] | None:
+    """Where the test defines ``main``: its name and its body's closing ``}``; None if
+    not found (the test is the row's, trusted, but not parsed beyond this)."""
+    code = _blank_comments_and_literals(test)
+    for match in _CPP_MAIN_NAME.finditer(code):
+        close = _matching(code, match.end() - 1)
+        if close is None:
+            return None
+        after = close + 1
+        while after < len(code) and code[after].isspace():
+            after += 1
+        if after < len(code) and code[after] == "{":
+            end = _matching(code, after)
+            return None if end is None else (match.start(), end)
+    return None
+
+
+def _matching(code: str, start: int) -> int | None:
+    """The index of the bracket closing ``code[start]`` (comments and literals blanked)."""
+    opener, closer = code[start], {"(": ")", "{": "}"}[code[start]]
+    depth = 0
+    for i in range(start, len(code)):
+        depth += (code[i] == opener) - (code[i] == closer)
+        if depth == 0:
+            return i
+    return None
+
+
+_CPP_SKIPPED = re.compile(
+    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|(?<![0-9A-Za-z_])'(?:\\.|[^'\\\n])*'?", re.S
+)
+
+
+def _blank_comments_and_literals(text: str) -> str:
+    """``text`` with comments and string/char literals turned to spaces (same length),
+    so that a ``main(`` or brace inside them is not taken for code. A ``'`` after a
+    digit or letter is a digit separator (``1'000``) or a prefix, not a literal."""
+    return _CPP_SKIPPED.sub(lambda m: " " * len(m.group()), text)
 
 
 # ---------------------------------------------------------------------- extraction
@@ -620,6 +758,10 @@ def _verdict(response: RunCodeResponse, case: _Case) -> CaseVerdict:
         return "passed" if _same_output(run.stdout or "", case.expected) else "wrong_answer"
     if case.judge == "call":
         return "passed" if _same_value(run.stdout or "", case.expected) else "wrong_answer"
+    if case.expected is not None and f"{_DONE_MARKER}{case.expected}" not in _lines(
+        run.stdout or ""
+    ):
+        return "runtime_error"  # exit status 0, but the test never reached its end
     return "passed"
 
 
