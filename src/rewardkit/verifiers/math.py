@@ -157,6 +157,8 @@ def _decide(answer: str, gold: str) -> Decision:
     Sound by construction: True only when both sides read completely into equal values.
     Cached: a group's rollouts share the gold and often the answer.
     """
+    if (letters := _same_letters(answer, gold)) is not None:
+        return letters, None
     pred, ref = _prepare(answer), _prepare(gold)
     if pred is None or ref is None:
         return _guarded(answer, gold)
@@ -175,6 +177,39 @@ def _decide(answer: str, gold: str) -> Decision:
         if decided is False or not _whole_percent(ref):
             return None, None
     return decided, None
+
+
+def _same_letters(answer: str, gold: str) -> bool | None:
+    """A multi-select gold (``\\text{A,B,C,D}``: MATH's "enter the letters, separated by
+    commas") against an answer listing letters: the same set of letters, in any order, is
+    right; a subset, a superset or other letters are wrong. None (the other rules decide)
+    unless the gold lists at least two distinct letters and the answer is a list of
+    distinct letters and nothing else (``A B C D``, ``ABCD`` or added words are not)."""
+    ref = _letter_list(gold)
+    if ref is None or len(ref) < 2 or len(set(ref)) != len(ref):
+        return None
+    pred = _letter_list(answer)
+    if pred is None or len(set(pred)) != len(pred):
+        return None
+    return set(pred) == set(ref)
+
+
+def _letter_list(text: str) -> list[str] | None:
+    """``A, B, C, D``, ``$A$, $B$``, ``\\text{A,B}``, ``(A), (C)``, ``A, B and C``: the
+    letters; None for anything else."""
+    if len(text) > 200:
+        return None
+    plain = _LETTER_NOISE.sub(" ", _LETTER_WRAPPER.sub(r"\1", text.replace("$", "")))
+    items = _LETTER_SEPARATOR.split(plain.strip().rstrip(".").strip())
+    matches = [_LETTER_ITEM.fullmatch(item) for item in items]
+    letters = [match.group(1) or match.group(2) for match in matches if match]
+    return letters if len(letters) == len(items) else None
+
+
+_LETTER_WRAPPER = re.compile(r"\\(?:text(?:bf|rm|normal)?|mbox|mathrm)\s?\{([^{}]*)\}")
+_LETTER_NOISE = re.compile(r"\\[,;: ]|~|\\q?quad(?![A-Za-z])")
+_LETTER_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+_LETTER_ITEM = re.compile(r"\(([A-Z])\)|([A-Z])\)?")  # "(A)", "A)", "A"
 
 
 def _letters(answer: str) -> int:
@@ -372,17 +407,22 @@ def _for_math_verify(answer: str) -> str:
     and the typesetting the inline path reads as TeX renders it (math-verify fails to
     parse it, and so scored ``-~5`` and ``30°`` wrong): ``~``, ``\\>`` and other spaces,
     ``\\big`` sizes, ``\\textstyle``, empty ``\\mbox{}``, a trailing ``\\right``, ``°`` and
-    ``\\degree`` after a value; and spacing before a decimal point, which math-verify read
-    as a product (``3\\,.5`` was 1.5)."""
+    ``\\degree`` after a value; spacing before a decimal point, which math-verify read
+    as a product (``3\\,.5`` was 1.5); a degree or percent sign after a whole group, put
+    on each item (it read ``(99, 60)\\%`` as 60); ``\\textendash`` as the dash it shows."""
     label, rest = _latex.choice_label(_latex.normalise(answer))
     if label and rest:
         return rest
     text = _THIN_THOUSANDS.sub(_ungrouped, _EDGE_PHANTOM.sub("", answer))
     text = _TYPESETTING.sub(_typeset_as, text.replace("{,}", ",").replace("\u2212", "-"))
     text = _DEGREE_BEFORE_POINT.sub(r"\\text{deg}", _BEFORE_POINT.sub("", text))
-    return _DEGREE_SIGN.sub("^{\\\\circ}", text)
+    text = _TEXT_DASH_COMMAND.sub(r"\\text{--}", _DEGREE_SIGN.sub("^{\\\\circ}", text))
+    return _latex.distribute_marks(text)
 
 
+# "\textendash 3" shows "–3": math-verify dropped the command and read 3 (as it reads
+# "\text{--}3", the same dash, as no number)
+_TEXT_DASH_COMMAND = re.compile(r"\\text(?:en|em)dash(?![A-Za-z])")
 # Spacing between a digit and a decimal part: math-verify reads "3 .5" as 3 times 0.5 (it
 # writes " ." as " 0."), so "3\,.5" equalled 1.5; TeX shows 3 .5. A degree sign there
 # ("3^\circ.5") becomes a symbol, so that the value is no number at all.
