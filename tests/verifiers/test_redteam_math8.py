@@ -82,12 +82,13 @@ def test_row(answer: str, gold: str, expected: float, why: str) -> None:
     assert math_verify == expected, f"fast_paths=False: {why}"
 
 
-# math-verify's own false positives that the inline path refuses (mv: 1, it reads only the
-# ASCII digits; the inline path reads Unicode digits as their numbers, as
+# math-verify's own false positives that the inline path refuses (mv: 1; it reads only the
+# ASCII digits, where the inline path reads Unicode digits as their numbers, as
 # test_redteam_qualifiers settles). With fast_paths=False math-verify's verdict stands.
 STRICTER_ROWS: list[tuple[str, str, float, str]] = [
     ("１２, 5", "5", 0.0, "two values, one in full width, are no 5"),
     ("(１, 5)", "5", 0.0, "a pair is no 5"),
+    ("A or C", "A, C", 0.0, "two options offered as alternatives are no choice of both"),
 ]
 
 
@@ -158,6 +159,11 @@ LETTER_ROWS: list[tuple[str, str, float, str]] = [
     ("\\text{A,B,C,D}", box("D, C, B, A"), 1.0, "another order: the same set of true statements"),
     ("\\text{A,C}", box("C, A"), 1.0, "another order, two letters"),
     ("A, C", box("A, C"), 1.0, "a gold without \\text"),
+    ("\\text{A,C}", box("\\{A, C\\}"), 1.0, "a set of letters"),
+    ("\\text{A,C}", box("A; C"), 1.0, "semicolons"),
+    ("\\text{A,C}", box("A or C"), 0.0, "letters offered as alternatives: a hedge"),
+    ("\\text{A,C}", box("A \\text{ or } C"), 0.0, "the same in text"),
+    ("\\text{A,C}", box("A, C, or D"), 0.0, "a hedge on a third letter"),
     ("\\text{A,B,C,D}", box("A, B, C"), 0.0, "a subset"),
     ("\\text{A,B,C,D}", box("A, B, C, D, E"), 0.0, "a superset"),
     ("\\text{A,B,C,D}", box("A, B, C, E"), 0.0, "another letter"),

@@ -182,25 +182,31 @@ def _decide(answer: str, gold: str) -> Decision:
 def _same_letters(answer: str, gold: str) -> bool | None:
     """A multi-select gold (``\\text{A,B,C,D}``: MATH's "enter the letters, separated by
     commas") against an answer listing letters: the same set of letters, in any order, is
-    right; a subset, a superset or other letters are wrong. None (the other rules decide)
+    right; a subset, a superset, other letters or letters offered as alternatives (``A or
+    C``: a hedge, which math-verify credited) are wrong. None (the other rules decide)
     unless the gold lists at least two distinct letters and the answer is a list of
     distinct letters and nothing else (``A B C D``, ``ABCD`` or added words are not)."""
     ref = _letter_list(gold)
     if ref is None or len(ref) < 2 or len(set(ref)) != len(ref):
         return None
+    if _letter_list(answer, _LETTER_ALTERNATIVES) is not None and " or " in answer:
+        return False
     pred = _letter_list(answer)
     if pred is None or len(set(pred)) != len(pred):
         return None
     return set(pred) == set(ref)
 
 
-def _letter_list(text: str) -> list[str] | None:
-    """``A, B, C, D``, ``$A$, $B$``, ``\\text{A,B}``, ``(A), (C)``, ``A, B and C``: the
-    letters; None for anything else."""
+def _letter_list(text: str, separator: re.Pattern[str] | None = None) -> list[str] | None:
+    """``A, B, C, D``, ``$A$; $B$``, ``\\text{A,B}``, ``(A), (C)``, ``\\{A, C\\}``, ``A, B
+    and C``: the letters; None for anything else. ``separator``: another list separator."""
     if len(text) > 200:
         return None
     plain = _LETTER_NOISE.sub(" ", _LETTER_WRAPPER.sub(r"\1", text.replace("$", "")))
-    items = _LETTER_SEPARATOR.split(plain.strip().rstrip(".").strip())
+    plain = plain.strip().rstrip(".").strip()
+    if plain.startswith("\\{") and plain.endswith("\\}"):
+        plain = plain[2:-2]  # a set of letters
+    items = (separator or _LETTER_SEPARATOR).split(plain.strip())
     matches = [_LETTER_ITEM.fullmatch(item) for item in items]
     letters = [match.group(1) or match.group(2) for match in matches if match]
     return letters if len(letters) == len(items) else None
@@ -208,7 +214,8 @@ def _letter_list(text: str) -> list[str] | None:
 
 _LETTER_WRAPPER = re.compile(r"\\(?:text(?:bf|rm|normal)?|mbox|mathrm)\s?\{([^{}]*)\}")
 _LETTER_NOISE = re.compile(r"\\[,;: ]|~|\\q?quad(?![A-Za-z])")
-_LETTER_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+_LETTER_SEPARATOR = re.compile(r"\s*[,;]\s*(?:and\s+)?|\s+and\s+")
+_LETTER_ALTERNATIVES = re.compile(r"\s*[,;]\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+")
 _LETTER_ITEM = re.compile(r"\(([A-Z])\)|([A-Z])\)?")  # "(A)", "A)", "A"
 
 
