@@ -10,7 +10,8 @@ math-verify's verdict before the fix).
 Found by a generator of (answer, gold) pairs per family (scientific notation, repeating
 decimals, ``\\pm``, complex numbers, matrices, intervals and sets, roots, logs, factorials,
 bases, infinity, decimals, signs, products, fractions, ratios, signs after a group,
-Unicode look-alikes) and a random mutation fuzzer, comparing the two paths.
+Unicode look-alikes, spaced numbers) and a random mutation fuzzer, comparing the two
+paths.
 
 ``LETTER_ROWS`` are the exception the brief allows: a multi-select gold
 (``\\text{A,B,C,D}``, MATH's "enter the letters of the true statements, separated by
@@ -28,7 +29,12 @@ import pytest
 
 from redteam_rows import box, check_math_row, row_ids
 from rewardkit.verifiers.base import Extracted
-from rewardkit.verifiers.math import MathVerifier, _for_math_verify, _letter_list
+from rewardkit.verifiers.math import (
+    MathVerifier,
+    _for_math_verify,
+    _letter_list,
+    _spaced_integers,
+)
 
 V = MathVerifier()
 OFF = MathVerifier(fast_paths=False)
@@ -67,6 +73,19 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("\\textendash 3", "3", 0.0, "'–3' (before: mv 1, the command dropped)"),
     ("\\textemdash 3", "3", 0.0, "'—3' (before: mv 1)"),
     ("--3", "3", 1.0, "two minus signs in math mode still read inline (mv 1)"),
+    # --- numbers apart by plain spaces: math-verify summed or multiplied them ---
+    ("2 3", "5", 0.0, "'2 3' shows 23 in math mode, two numbers in text (before: mv 1, a sum)"),
+    ("2 3", "23", 0.0, "nor 23: the space is shown"),
+    ("12 0", "0", 0.0, "no product (before: mv 1)"),
+    ("1.5 2", "3.5", 0.0, "decimals too (before: mv 1)"),
+    ("12 1 000", "0", 0.0, "a number before a thousands group (before: mv 1)"),
+    ("2 \\frac{1}{2}", "\\frac52", 1.0, "a mixed number is no two numbers"),
+    # --- ... but thousands groups apart by plain spaces are one number (mv 0: 200*000) ---
+    ("200 000", "200000", 1.0, "real output (math_qwen25math15b_ei iter_5:729, hand verdict 1)"),
+    ("12 345 678", "12345678", 1.0, "several groups"),
+    ("x = 1 000", "1000", 1.0, "after a name"),
+    ("1 000, 2 000", "1000, 2000", 1.0, "list items (before: mv 0)"),
+    ("200 000", "200", 0.0, "not its first group"),
 ]
 
 
@@ -208,6 +227,9 @@ def test_letters_with_fast_paths_off_are_math_verifys() -> None:
         "A, " * 1500 + "B",
         "\\text{--}" * 1000 + "3",
         "１" * 4000,
+        "1 " * 2000,
+        "1" + " " * 4000 + "x",
+        "1 000" * 800,
     ],
     ids=lambda answer: repr(answer[:8]),
 )
@@ -218,4 +240,5 @@ def test_hostile_input_is_decided_quickly(answer: str) -> None:
     V.quick_check(Extracted(answer, {"source": "boxed"}), "12")
     _for_math_verify(answer)
     _letter_list(answer)
+    _spaced_integers(answer)
     assert time.perf_counter() - started < 2.0

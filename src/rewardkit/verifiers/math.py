@@ -295,10 +295,20 @@ _SPACED_INTEGERS = re.compile(
 
 
 def _spaced_integers(answer: str) -> bool:
-    """Whether ``answer`` shows two integers apart by a TeX space (see _SPACED_INTEGERS)."""
+    """Whether ``answer`` shows two integers apart by a TeX space (see _SPACED_INTEGERS),
+    or two numbers apart by plain spaces (see _PLAIN_SPACED_NUMBERS)."""
     if len(answer) > _latex.MAX_BOX_CHARS:
         return False
-    return _SPACED_INTEGERS.search(_THIN_THOUSANDS.sub(_ungrouped, answer)) is not None
+    ungrouped = _SPACE_THOUSANDS.sub(_ungrouped, _THIN_THOUSANDS.sub(_ungrouped, answer))
+    return bool(_SPACED_INTEGERS.search(ungrouped) or _PLAIN_SPACED_NUMBERS.search(ungrouped))
+
+
+# Numbers apart by plain spaces that are no thousands groups ("200 000") nor a mixed number
+# ("4 4/9", "2 \frac12"): "2 3" shows 23 in math mode and two numbers in text, never the
+# 5 that math-verify read (it summed them; "12 0" was 0, a product)
+_PLAIN_SPACED_NUMBERS = re.compile(
+    r"(?<![\d.,])\d+(?:\.\d+)? +\d+(?:\.\d+)?(?![\d.,/]| *\\[dt]?frac)"
+)
 
 
 _LOOSE_LABEL = re.compile(
@@ -421,6 +431,7 @@ def _for_math_verify(answer: str) -> str:
     if label and rest:
         return rest
     text = _THIN_THOUSANDS.sub(_ungrouped, _EDGE_PHANTOM.sub("", answer))
+    text = _SPACE_THOUSANDS.sub(_ungrouped, text)
     text = _TYPESETTING.sub(_typeset_as, text.replace("{,}", ",").replace("\u2212", "-"))
     text = _DEGREE_BEFORE_POINT.sub(r"\\text{deg}", _BEFORE_POINT.sub("", text))
     text = _TEXT_DASH_COMMAND.sub(r"\\text{--}", _DEGREE_SIGN.sub("^{\\\\circ}", text))
@@ -442,6 +453,10 @@ _DEGREE_BEFORE_POINT = re.compile(
 # "1\,000", "12\,345\,678": SI thin-space thousands groups (math-verify read 1*0); a
 # group needs three digits and a leading group no 0, so "3\,4" and "0\,001" stay its call
 _THIN_THOUSANDS = re.compile(r"(?<![\d.,\\])[1-9]\d{0,2}(?:\\,\d{3})+(?![\d,]|\\,)")
+# "200 000": the same groups apart by plain spaces, as a real output wrote 200000 (mv read
+# 0); math mode shows them joined, a text reader as a number. Only ASCII spaces: "1\>000"
+# stays two numbers, and so does a group after a space ("12 1 000")
+_SPACE_THOUSANDS = re.compile(r"(?<![\d.,\\])(?<![\d.] )[1-9]\d{0,2}(?: \d{3})+(?!\d|,\d| \d)")
 # A \phantom first or last in an answer is blank padding (math-verify read \phantom{3}4
 # as 7); one between values is left alone: TeX shows a gap there, not nothing
 _EDGE_PHANTOM = re.compile(
@@ -450,7 +465,7 @@ _EDGE_PHANTOM = re.compile(
 
 
 def _ungrouped(match: re.Match[str]) -> str:
-    return match.group().replace("\\,", "")
+    return match.group().replace("\\,", "").replace(" ", "")
 
 
 _TYPESETTING = re.compile(
