@@ -80,6 +80,7 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("1.5 2", "3.5", 0.0, "decimals too (before: mv 1)"),
     ("12 1 000", "0", 0.0, "a number before a thousands group (before: mv 1)"),
     ("2 \\frac{1}{2}", "\\frac52", 1.0, "a mixed number is no two numbers"),
+    ("3 1 / 2", "3", 0.0, "nor a spaced mixed number (math-verify's reading)"),
     # --- ... but thousands groups apart by plain spaces are one number (mv 0: 200*000) ---
     ("200 000", "200000", 1.0, "real output (math_qwen25math15b_ei iter_5:729, hand verdict 1)"),
     ("12 345 678", "12345678", 1.0, "several groups"),

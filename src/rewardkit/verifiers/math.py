@@ -307,7 +307,7 @@ def _spaced_integers(answer: str) -> bool:
 # ("4 4/9", "2 \frac12"): "2 3" shows 23 in math mode and two numbers in text, never the
 # 5 that math-verify read (it summed them; "12 0" was 0, a product)
 _PLAIN_SPACED_NUMBERS = re.compile(
-    r"(?<![\d.,])\d+(?:\.\d+)? +\d+(?:\.\d+)?(?![\d.,/]| *\\[dt]?frac)"
+    r"(?<![\d.,])\d+(?:\.\d+)? +\d+(?:\.\d+)?(?![\d.,/]| *(?:/|\\[dt]?frac))"
 )
 
 
