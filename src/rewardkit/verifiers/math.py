@@ -12,6 +12,7 @@ Phases (see :mod:`rewardkit.verifiers.base`):
   math-verify would read the last value; equal after normalisation -> 1; plain numbers
   compared exactly as fractions (so ``0.333`` is not ``1/3``); multiple-choice labels
   (two labels offered, or another label than the gold's, is wrong whatever the value);
+  a multi-select gold's letters (``\\text{A,B,D}``) against listed letters, as sets;
   then :mod:`~rewardkit.verifiers._numeric`'s exact reading of expressions, sets,
   tuples and named values. It decides only what both sides read completely; anything
   else goes to ``check`` (never "unequal because unreadable"). Pathological answers
