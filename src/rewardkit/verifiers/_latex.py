@@ -236,6 +236,99 @@ def _closing_brace(text: str, brace: int) -> int:
     return -1
 
 
+# --- a sign after a group ------------------------------------------------------------
+
+# A degree or percent sign after a closing bracket: "(30, 60)^\circ". math-verify read it
+# as a power of the group and kept the group's last item (60): a wrong "(99, 60)\%"
+# equalled 60, and "(30, 60)^\circ" was no (30, 60).
+_MARK_AFTER_GROUP = re.compile(
+    r"(?P<close>(?:\\right\s*)?(?:\)|\]|\\\}))(?:\s|\\[,;:! ])*"
+    r"(?P<mark>\^\s?\{\s?\\circ\s?\}|\^\s?\\circ(?![A-Za-z])|°|\\degree(?![A-Za-z])|\\%)"
+    r"(?P<tail>\s*(?:\\text\s?\{[^{}]*\})?\s*\.?\s*)$"
+)
+
+
+def sign_after_group(text: str) -> bool:
+    """Whether a degree or percent sign ends ``text`` right after a closing bracket."""
+    return len(text) <= MAX_BOX_CHARS and _MARK_AFTER_GROUP.search(text) is not None
+
+
+def distribute_marks(text: str) -> str:
+    """``(30, 60)^\\circ`` as ``(30^\\circ, 60^\\circ)``: the sign on every item of the group
+    it follows (and of the tuples in it), as each item means it. ``text`` unchanged when
+    that group lists no items: ``2(3+4)\\%`` is no ``2(3+4\\%)``."""
+    mark = _MARK_AFTER_GROUP.search(text) if len(text) <= MAX_BOX_CHARS else None
+    if mark is None:
+        return text
+    opening = _opening(text, mark.end("close") - 1)
+    group = text[opening : mark.end("close")] if opening is not None else ""
+    if len(_items(group)) < 2:
+        return text
+    signed = _signed_items(group, mark.group("mark"), MAX_NESTING)
+    return text[:opening] + signed + mark.group("tail")
+
+
+def _opening(text: str, close: int) -> int | None:
+    """The index of the bracket that the one at ``close`` closes (any of ``([{``)."""
+    depth = 0
+    for at in range(close, -1, -1):
+        depth += text[at] in ")]}"
+        depth -= text[at] in "([{"
+        if depth == 0:
+            return at
+    return None
+
+
+_GROUP_CLOSE = re.compile(r"(?:\\right\s*)?\\?[)\]}]$")
+
+
+def _items(group: str) -> list[str]:
+    """The top-level items of ``(a, b)``, ``\\{a, b\\}``, ``\\left(a, b\\right)`` (the group
+    starts at its bracket): split at commas of depth 0 inside it."""
+    close = _GROUP_CLOSE.search(group)
+    if not group or group[0] not in "([{" or close is None:
+        return []
+    items, depth, start = [], 0, 1
+    for at in range(1, close.start()):
+        depth += group[at] in "([{"
+        depth -= group[at] in ")]}"
+        if group[at] == "," and depth == 0 and group[at - 1] != "\\":  # not "\,"
+            items.append(group[start:at])
+            start = at + 1
+    return [*items, group[start : close.start()]]
+
+
+def _signed_items(group: str, sign: str, depth: int) -> str:
+    """``group`` with ``sign`` after each item; an item that is itself a tuple gets it on
+    each of its items instead (``((1, 2), (3, 4))^\\circ``)."""
+    close = _GROUP_CLOSE.search(group)
+    assert close is not None  # _items found it
+    out = []
+    for item in _items(group):
+        core = item.strip()
+        nested = depth > 0 and core[:1] in "([" and _opening(core, len(core) - 1) == 0
+        if nested and len(_items(core)) > 1:
+            out.append(item.replace(core, _signed_items(core, sign, depth - 1), 1))
+        else:
+            end = _spacing_start(item)
+            out.append(item[:end] + sign + item[end:])
+    return group[0] + ",".join(out) + close.group()
+
+
+def _spacing_start(item: str) -> int:
+    """Where the spacing that ends ``item`` starts (``-1\\ `` has ``\\ ``): the sign goes
+    before it, for a backslash left alone would make ``\\^``."""
+    end = len(item)
+    while end:
+        if end >= 2 and item[end - 2] == "\\" and item[end - 1] in ",;:! ":
+            end -= 2
+        elif item[end - 1].isspace():
+            end -= 1
+        else:
+            break
+    return end
+
+
 # --- exact numbers ----------------------------------------------------------------
 
 # Thousands groups never open with a 0: math-verify reads "0,001" and "01,000" as decimals

@@ -77,20 +77,30 @@ def prepare(answer: str) -> str | None:
 
     None when the answer holds a ``;`` of its own, or digits separated by spaces (``4 4/9``
     is a mixed number, ``1 000`` or ``1\\,000`` a thousand): normalising would glue them,
-    so their meaning is math-verify's call. None too when normalising glued digits or
-    letters across anything else it drops (``1\\%2``, ``1\\>000``, ``\\s~qrt``), when a
-    percent or degree sign stands inside the answer rather than after a value (``-\\%5``),
-    when ``\\left``/``\\right``/``\\big`` size no delimiter, when the trailing "unit" is in a
-    wrapper math-verify keeps (``3\\mathsf{x}`` is 3x to it, not 3), or when a space is a
-    command's argument (``\\sqrt\\;{7}``).
+    so their meaning is math-verify's call. None when it holds a text-mode dash
+    (``\\text{--}3`` shows an en dash, not a double minus) or a degree or percent sign
+    after a group that lists no items (``(30)^\\circ``, ``2(3+4)\\%``). None too when
+    normalising glued digits or letters across anything else it drops (``1\\%2``,
+    ``1\\>000``, ``\\s~qrt``), when a percent or degree sign stands inside the answer
+    rather than after a value (``-\\%5``), when ``\\left``/``\\right``/``\\big`` size no
+    delimiter, when the trailing "unit" is in a wrapper math-verify keeps (``3\\mathsf{x}``
+    is 3x to it, not 3), or when a space is a command's argument (``\\sqrt\\;{7}``).
     """
     if ";" in answer.replace("\\;", "") or _SPACED_DIGITS.search(answer):
         return None
+    if _TEXT_DASH.search(answer):
+        return None
+    if _latex.sign_after_group(answer) and _latex.distribute_marks(answer) == answer:
+        return None  # "2(3+4)\%": math-verify reads it, not spread over items
     if _mark_inside(answer) or _BARE_LEFT_RIGHT.search(answer) or _KEPT_UNIT.search(answer):
         return None
     text = _LIST_COMMA.sub(";", _LIST_WORD.sub(";", answer))
     norm = _latex.normalise(text, strip_variable=False)
     return None if _glued(answer, norm) else norm
+
+
+# "--" in text mode is an en dash ("\\text{--}3" shows "–3", no double negation of 3)
+_TEXT_DASH = re.compile(r"\\(?:text(?:bf|rm|it|normal|sf|tt)?|mbox)\s?\{[^{}]*--")
 
 
 _MARK = re.compile(r"\\?%|°|\\degree(?![A-Za-z])|\\circ")  # "\circxt": normalise drops \circ

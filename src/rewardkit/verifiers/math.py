@@ -12,6 +12,7 @@ Phases (see :mod:`rewardkit.verifiers.base`):
   math-verify would read the last value; equal after normalisation -> 1; plain numbers
   compared exactly as fractions (so ``0.333`` is not ``1/3``); multiple-choice labels
   (two labels offered, or another label than the gold's, is wrong whatever the value);
+  a multi-select gold's letters (``\\text{A,B,D}``) against listed letters, as sets;
   then :mod:`~rewardkit.verifiers._numeric`'s exact reading of expressions, sets,
   tuples and named values. It decides only what both sides read completely; anything
   else goes to ``check`` (never "unequal because unreadable"). Pathological answers
@@ -157,6 +158,8 @@ def _decide(answer: str, gold: str) -> Decision:
     Sound by construction: True only when both sides read completely into equal values.
     Cached: a group's rollouts share the gold and often the answer.
     """
+    if (letters := _same_letters(answer, gold)) is not None:
+        return letters, None
     pred, ref = _prepare(answer), _prepare(gold)
     if pred is None or ref is None:
         return _guarded(answer, gold)
@@ -175,6 +178,46 @@ def _decide(answer: str, gold: str) -> Decision:
         if decided is False or not _whole_percent(ref):
             return None, None
     return decided, None
+
+
+def _same_letters(answer: str, gold: str) -> bool | None:
+    """A multi-select gold (``\\text{A,B,C,D}``: MATH's "enter the letters, separated by
+    commas") against an answer listing letters: the same set of letters, in any order, is
+    right; a subset, a superset, other letters or letters offered as alternatives (``A or
+    C``: a hedge, which math-verify credited) are wrong. None (the other rules decide)
+    unless the gold lists at least two distinct letters and the answer is a list of
+    distinct letters and nothing else (``A B C D``, ``ABCD`` or added words are not)."""
+    ref = _letter_list(gold)
+    if ref is None or len(ref) < 2 or len(set(ref)) != len(ref):
+        return None
+    if _letter_list(answer, _LETTER_ALTERNATIVES) is not None and " or " in answer:
+        return False
+    pred = _letter_list(answer)
+    if pred is None or len(set(pred)) != len(pred):
+        return None
+    return set(pred) == set(ref)
+
+
+def _letter_list(text: str, separator: re.Pattern[str] | None = None) -> list[str] | None:
+    """``A, B, C, D``, ``$A$; $B$``, ``\\text{A,B}``, ``(A), (C)``, ``\\{A, C\\}``, ``A, B
+    and C``: the letters; None for anything else. ``separator``: another list separator."""
+    if len(text) > 200:
+        return None
+    plain = _LETTER_NOISE.sub(" ", _LETTER_WRAPPER.sub(r"\1", text.replace("$", "")))
+    plain = plain.strip().rstrip(".").strip()
+    if plain.startswith("\\{") and plain.endswith("\\}"):
+        plain = plain[2:-2]  # a set of letters
+    items = (separator or _LETTER_SEPARATOR).split(plain.strip())
+    matches = [_LETTER_ITEM.fullmatch(item) for item in items]
+    letters = [match.group(1) or match.group(2) for match in matches if match]
+    return letters if len(letters) == len(items) else None
+
+
+_LETTER_WRAPPER = re.compile(r"\\(?:text(?:bf|rm|normal)?|mbox|mathrm)\s?\{([^{}]*)\}")
+_LETTER_NOISE = re.compile(r"\\[,;: ]|~|\\q?quad(?![A-Za-z])")
+_LETTER_SEPARATOR = re.compile(r"\s*[,;]\s*(?:and\s+)?|\s+and\s+")
+_LETTER_ALTERNATIVES = re.compile(r"\s*[,;]\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+")
+_LETTER_ITEM = re.compile(r"\(([A-Z])\)|([A-Z])\)?")  # "(A)", "A)", "A"
 
 
 def _letters(answer: str) -> int:
@@ -253,10 +296,20 @@ _SPACED_INTEGERS = re.compile(
 
 
 def _spaced_integers(answer: str) -> bool:
-    """Whether ``answer`` shows two integers apart by a TeX space (see _SPACED_INTEGERS)."""
+    """Whether ``answer`` shows two integers apart by a TeX space (see _SPACED_INTEGERS),
+    or two numbers apart by plain spaces (see _PLAIN_SPACED_NUMBERS)."""
     if len(answer) > _latex.MAX_BOX_CHARS:
         return False
-    return _SPACED_INTEGERS.search(_THIN_THOUSANDS.sub(_ungrouped, answer)) is not None
+    ungrouped = _SPACE_THOUSANDS.sub(_ungrouped, _THIN_THOUSANDS.sub(_ungrouped, answer))
+    return bool(_SPACED_INTEGERS.search(ungrouped) or _PLAIN_SPACED_NUMBERS.search(ungrouped))
+
+
+# Numbers apart by plain spaces that are no thousands groups ("200 000") nor a mixed number
+# ("4 4/9", "2 \frac12"): "2 3" shows 23 in math mode and two numbers in text, never the
+# 5 that math-verify read (it summed them; "12 0" was 0, a product)
+_PLAIN_SPACED_NUMBERS = re.compile(
+    r"(?<![\d.,])\d+(?:\.\d+)? +\d+(?:\.\d+)?(?![\d.,/]| *(?:/|\\[dt]?frac))"
+)
 
 
 _LOOSE_LABEL = re.compile(
@@ -372,17 +425,23 @@ def _for_math_verify(answer: str) -> str:
     and the typesetting the inline path reads as TeX renders it (math-verify fails to
     parse it, and so scored ``-~5`` and ``30°`` wrong): ``~``, ``\\>`` and other spaces,
     ``\\big`` sizes, ``\\textstyle``, empty ``\\mbox{}``, a trailing ``\\right``, ``°`` and
-    ``\\degree`` after a value; and spacing before a decimal point, which math-verify read
-    as a product (``3\\,.5`` was 1.5)."""
+    ``\\degree`` after a value; spacing before a decimal point, which math-verify read
+    as a product (``3\\,.5`` was 1.5); a degree or percent sign after a whole group, put
+    on each item (it read ``(99, 60)\\%`` as 60); ``\\textendash`` as the dash it shows."""
     label, rest = _latex.choice_label(_latex.normalise(answer))
     if label and rest:
         return rest
     text = _THIN_THOUSANDS.sub(_ungrouped, _EDGE_PHANTOM.sub("", answer))
+    text = _SPACE_THOUSANDS.sub(_ungrouped, text)
     text = _TYPESETTING.sub(_typeset_as, text.replace("{,}", ",").replace("\u2212", "-"))
     text = _DEGREE_BEFORE_POINT.sub(r"\\text{deg}", _BEFORE_POINT.sub("", text))
-    return _DEGREE_SIGN.sub("^{\\\\circ}", text)
+    text = _TEXT_DASH_COMMAND.sub(r"\\text{--}", _DEGREE_SIGN.sub("^{\\\\circ}", text))
+    return _latex.distribute_marks(text)
 
 
+# "\textendash 3" shows "–3": math-verify dropped the command and read 3 (as it reads
+# "\text{--}3", the same dash, as no number)
+_TEXT_DASH_COMMAND = re.compile(r"\\text(?:en|em)dash(?![A-Za-z])")
 # Spacing between a digit and a decimal part: math-verify reads "3 .5" as 3 times 0.5 (it
 # writes " ." as " 0."), so "3\,.5" equalled 1.5; TeX shows 3 .5. A degree sign there
 # ("3^\circ.5") becomes a symbol, so that the value is no number at all.
@@ -395,6 +454,10 @@ _DEGREE_BEFORE_POINT = re.compile(
 # "1\,000", "12\,345\,678": SI thin-space thousands groups (math-verify read 1*0); a
 # group needs three digits and a leading group no 0, so "3\,4" and "0\,001" stay its call
 _THIN_THOUSANDS = re.compile(r"(?<![\d.,\\])[1-9]\d{0,2}(?:\\,\d{3})+(?![\d,]|\\,)")
+# "200 000": the same groups apart by plain spaces, as a real output wrote 200000 (mv read
+# 0); math mode shows them joined, a text reader as a number. Only ASCII spaces: "1\>000"
+# stays two numbers, and so does a group after a space ("12 1 000")
+_SPACE_THOUSANDS = re.compile(r"(?<![\d.,\\])(?<![\d.] )[1-9]\d{0,2}(?: \d{3})+(?!\d|,\d| \d)")
 # A \phantom first or last in an answer is blank padding (math-verify read \phantom{3}4
 # as 7); one between values is left alone: TeX shows a gap there, not nothing
 _EDGE_PHANTOM = re.compile(
@@ -403,7 +466,7 @@ _EDGE_PHANTOM = re.compile(
 
 
 def _ungrouped(match: re.Match[str]) -> str:
-    return match.group().replace("\\,", "")
+    return match.group().replace("\\,", "").replace(" ", "")
 
 
 _TYPESETTING = re.compile(
