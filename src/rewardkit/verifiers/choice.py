@@ -27,10 +27,13 @@ from typing import Any
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers._common import (
     OFFER_CUE,
-    PARAGRAPH_BREAK,
+    OFFER_PREDICATE,
+    SECTION_CHARS,
     gold_strings,
     last_match,
     rest_of_paragraph,
+    section_start,
+    unread_answer,
     verdict,
 )
 from rewardkit.verifiers.base import Extracted, Verdict
@@ -69,8 +72,6 @@ _LISTED_BEFORE = re.compile(
 TAIL_CHARS = 16_000
 """The letter is looked for in this many characters at the end of a response: a chosen
 letter followed by more text than this is junk, and the cap bounds the work."""
-_SECTION_CHARS = 4000
-"""How far back the paragraph of the final answer is searched for other stated answers."""
 _GOLD = re.compile(r"[\(\[]?(?P<letter>[A-Ja-j])(?:[\)\].:\s]|$)")
 
 
@@ -89,10 +90,12 @@ class ChoiceVerifier:
     def extract(self, response: str) -> Extracted:
         """The chosen letter (None when several are offered); bounded: every search
         starts from the end and reads at most a few KB around the letter found."""
-        response = response.rstrip()[-TAIL_CHARS:]
+        full = response.rstrip()
+        offset = max(0, len(full) - TAIL_CHARS)
+        response = full[offset:]
         stated = _last_of(response, (_STATED, _BOXED, _TAGGED))
         if stated is not None:
-            hedged = _other_stated(response, stated) or _offered_after(response, stated)
+            hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
             return _unless_hedged(stated, "stated", hedged)
         option = _last_of(response, (_OPTION,))
         if option is not None:
@@ -130,18 +133,21 @@ def _unless_hedged(found: re.Match[str], pattern: str, hedged: bool) -> Extracte
     return Extracted(letter, {"pattern": pattern})
 
 
-def _other_stated(text: str, final: re.Match[str]) -> bool:
-    """Whether the paragraph of the final stated answer (after the last ``</think>``
-    before it) states another letter before it."""
-    floor = max(0, final.start() - _SECTION_CHARS)
-    section = last_match(PARAGRAPH_BREAK, text[floor : final.start()])
-    start = floor if section is None else floor + section.end()
-    start = max(start, text.rfind("</think>", start, final.start()))  # thinking is no answer
+def _other_stated(text: str, offset: int, final: re.Match[str]) -> bool:
+    """Whether the paragraph of the final stated answer (found at ``offset`` +
+    ``final.start()`` of ``text``; after the last ``</think>`` before it) states another
+    letter before it, or is longer than is read and may state one where it is not."""
+    at = offset + final.start()
+    start = section_start(text, at)
+    start = max(start, text.rfind("</think>", start, at))  # thinking is no answer
+    read_from = max(start, at - SECTION_CHARS)
+    if unread_answer(text, start, read_from):
+        return True
     letter = final.group("letter")
     return any(
         other.group("letter") != letter
         for pattern in (_STATED, _BOXED, _TAGGED)
-        for other in pattern.finditer(text, start, final.start())
+        for other in pattern.finditer(text, read_from, at)
     )
 
 
@@ -157,6 +163,9 @@ _OFFERED_AFTER = re.compile(
     + _OFFERED_LETTER.format(name="other")
     + r"[ \t]+(?i:is|seems|looks|could|might|may)[ \t]+(?:(?i:also|be|equally)[ \t]+){0,2}"
     r"(?i:possible|plausible|likely|correct|right|valid|true|acceptable|work)\b"
+    + r"|(?<![A-Za-z0-9])(?:(?i:option|choice)[ \t]+)?"
+    + _OFFERED_LETTER.format(name="also")
+    + OFFER_PREDICATE  # "D would also work", "D is also a valid answer", "D works too"
 )
 
 
@@ -166,7 +175,7 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
     window = rest_of_paragraph(text, final.end())
     letter = final.group("letter")
     return any(
-        (found.group("offered") or found.group("other")) != letter
+        (found.group("offered") or found.group("other") or found.group("also")) != letter
         for found in _OFFERED_AFTER.finditer(window)
     )
 

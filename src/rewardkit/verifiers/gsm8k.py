@@ -42,11 +42,14 @@ from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
 from rewardkit.verifiers._common import (
     OFFER_CUE,
-    PARAGRAPH_BREAK,
+    OFFER_PREDICATE,
+    SECTION_CHARS,
     gold_strings,
     last_match,
     plain_number,
     rest_of_paragraph,
+    section_start,
+    unread_answer,
     verdict,
 )
 from rewardkit.verifiers.base import Extracted, Verdict
@@ -92,8 +95,6 @@ _AUTO = re.compile(
 MARKER_TAIL_CHARS = 16_000
 """``auto`` looks for marked answers in this many characters at the end of a response
 (verl's own rules read only the last 300): bounded work on a 1 MB response of markers."""
-_SECTION_CHARS = 4000
-"""How far back the paragraph of the final number is read for other final numbers."""
 # a box's words, kept as words: "18 \text{ or } 20" reads "18  or  20"
 _BOX_WORDS = re.compile(r"\\(?:text(?:bf|rm|it)?|mbox|mathrm)\s?\{([^{}]{0,200})\}")
 
@@ -172,14 +173,14 @@ def _auto(response: str) -> tuple[str | None, bool]:
     tail = max(0, len(response) - MARKER_TAIL_CHARS)
     marked = last_match(_AUTO, response[tail:])
     marked_at = -1 if marked is None else tail + marked.start()
-    boxes = _answer.final_boxes(response)
+    boxes, read_from = _answer.final_boxes_read(response)
     if boxes and boxes[0].content is not None and boxes[0].start > marked_at:
         answer = _box_number(boxes[0].content)
-        hedged = _offered_other(response, boxes[0].start, answer, boxes)
+        hedged = _offered_other(response, boxes[0].start, answer, (boxes, read_from))
         return answer, hedged or _offered_after(response, boxes[0].end, answer)
     if marked is not None:
         answer = _qualified(marked.string, marked.start(), marked.end(), _group(marked) or "")
-        hedged = _offered_other(response, marked_at, answer, boxes)
+        hedged = _offered_other(response, marked_at, answer, (boxes, read_from))
         return answer, hedged or _offered_after(response, tail + marked.end(), answer)
     return _last_number(response), False
 
@@ -199,17 +200,26 @@ def _box_number(content: str) -> str:
     return _qualified(words, found.start(), found.end(), found.group(1))
 
 
-def _offered_other(response: str, at: int, answer: str | None, boxes: list[_latex.Box]) -> bool:
+def _offered_other(
+    response: str, at: int, answer: str | None, read: tuple[list[_latex.Box], int]
+) -> bool:
     """Whether the paragraph of the final number (at ``at``; after the last
     ``</think>`` before it) offers another final number that is not the same value: a
-    marked one or a box."""
-    floor = max(0, at - _SECTION_CHARS)
-    brk = last_match(PARAGRAPH_BREAK, response[floor:at])
-    start = floor if brk is None else floor + brk.end()
+    marked one or a box, or a box the bounded scan did not read (``read``: the boxes
+    and where reading stopped, from :func:`_answer.final_boxes_read`)."""
+    boxes, read_from = read
+    start = section_start(response, at)
     think_end = response.rfind("</think>", start, at)
     start = start if think_end < 0 else think_end  # the thinking offers no final answer
+    marks_from = max(start, at - SECTION_CHARS)  # markers are read this far back
+    if unread_answer(response, start, marks_from, boxes=False):
+        return True  # a paragraph longer than is read, with answers in what is not
+    final = boxes[0] if boxes and boxes[0].start == at else None
+    box_end, written = (final.end, [response[at : final.end]]) if final else (-1, [])
+    if _answer.unread_box(response, start, min(read_from, at), box_end, written):
+        return True  # a box the bounded scan did not read may offer another number
     # the final number is the last one: the others start before it
-    offered = [_group(found) or "" for found in _AUTO.finditer(response, start, at)]
+    offered = [_group(found) or "" for found in _AUTO.finditer(response, marks_from, at)]
     offered += [box.content or "" for box in boxes if start <= box.start < at]
     numbers = {plain_number(_latex.normalise(text)) for text in offered}
     numbers.discard(None)
@@ -217,12 +227,16 @@ def _offered_other(response: str, at: int, answer: str | None, boxes: list[_late
 
 
 # After the final number, in its paragraph: another value offered in words ("but it
-# could be 20", "It might also be 20", a sentence opening "Or 20", "perhaps 20", "20 is
-# also possible"). A restatement of the same value is no other.
+# could be 20", "It might also be 20", a sentence opening "Or 20", "perhaps 20", "20 would
+# also work", "another possible answer is 20"). A restatement of the same value is no
+# other; a number that starts a calculation ("Alternatively, 3 x 6 = 18") is no value.
+_OFFERED_NUMBER = r"(-?[0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9])(?![ \t]{0,2}[-+*/×÷=^x])"
 _OFFERED_AFTER = re.compile(
-    OFFER_CUE + r"[ \t,:]{1,3}(?:\\?\$)?[ \t]{0,2}(-?[0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9])"
-    r"|(?<![\w.])(-?[0-9][0-9,]*(?:\.[0-9]+)?)[ \t]+(?i:is|seems|looks)[ \t]+(?i:also[ \t]+)?"
-    r"(?i:possible|plausible|likely|correct|right|valid)\b"
+    OFFER_CUE
+    + r"[ \t,:]{1,3}(?:\\?\$)?[ \t]{0,2}"
+    + _OFFERED_NUMBER
+    + r"|(?<![\w.=+*/×÷^-])(?<![=+*/×÷^-][ \t])\$?(-?[0-9][0-9,]*(?:\.[0-9]+)?)\$?"
+    + OFFER_PREDICATE
 )
 
 
