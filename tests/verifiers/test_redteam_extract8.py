@@ -242,6 +242,74 @@ def test_an_answer_whose_section_was_not_read_says_so() -> None:
     assert extracted.extra["scan_cut"] is True and extracted.extra["hedged"] is True
 
 
+# --- 2. attacks from outside: markup, scripts, corrections -------------------------------
+
+# (response, gold, expected, why); the same row checked with MATH and GSM8K
+OUTSIDE_ROWS: list[tuple[str, str, float, str]] = [
+    ("The answer is **18** or **20**", "20", 0.0, "bold around two values (before: 1, both)"),
+    ("The answer is **18** or **20**", "18", 0.0, "nor the first"),
+    ("The answer is **18**", "18", 1.0, "bold around one value"),
+    ("The answer is 18 &amp; 20", "18", 0.0, "an HTML-escaped '&' joins two (before: GSM8K 1)"),
+    ("The answer is $\\boxed{18}$ or maybe ２０", "18", 0.0, "fullwidth digits (before: 1, both)"),
+    ("#### 18, or maybe ٢٠", "18", 0.0, "Arabic-Indic digits offered (as before)"),
+    ("The answer isn't 18.", "18", 0.0, "ruled out (before: GSM8K 1)"),
+    ("The answer is 18‰", "18", 0.0, "per mille: 0.018 (before: GSM8K 1)"),
+    ("Final answer: 18 (if we count Tom) or 20", "18", 0.0, "')' then 'or' (before: 1, both)"),
+    ("The answer is 18? No, 20.", "18", 0.0, "taken back (before: 1, both)"),
+    ("The answer is 18. Wait, no: 20.", "18", 0.0, "taken back (before: 1, both)"),
+    ("The answer is 18. Actually, 20.", "18", 0.0, "taken back (before: 1, both)"),
+    ("The answer is 18. Sorry, I mean 20.", "18", 0.0, "taken back (before: 1, both)"),
+    (
+        "$\\boxed{18}$\n\nWait, actually it is 20.",
+        "18",
+        0.0,
+        "taken back in a new paragraph (before: 1)",
+    ),
+    (
+        "#### 18\n\nWait, actually it's 20.",
+        "18",
+        0.0,
+        "taken back in a new paragraph (before: GSM8K 1)",
+    ),
+    # --- not hedging ---
+    ("The answer is 18, not 20", "18", 1.0, "the other value ruled out"),
+    ("The answer is 18.\n\nActually, 18 checks out: 3 boxes of 6.", "18", 1.0, "the same value"),
+    ("The answer is 18. There are no 20-year-olds here.", "18", 1.0, "'no' before a word"),
+    ("$\\boxed{3}$ % \\boxed{4}", "4", 0.0, "a LaTeX comment hides a second box: hedged"),
+]
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "expected", "why"), OUTSIDE_ROWS, ids=row_ids(OUTSIDE_ROWS)
+)
+def test_an_attack_from_outside(response: str, gold: str, expected: float, why: str) -> None:
+    check_math_row(gold, response, expected, why)
+    assert GSM8K.check(GSM8K.extract(response), gold).score == expected, f"gsm8k: {why}"
+
+
+CHOICE_OUTSIDE: list[tuple[str, str, float, str]] = [
+    ("The answer is A? No, B.", "A", 0.0, "taken back (before: 1)"),
+    ("The answer is A. Wait, no: B.", "A", 0.0, "taken back (before: 1)"),
+    ("The answer is A. Actually, B.", "A", 0.0, "taken back (before: 1)"),
+    ("Answer: A\n\nActually, B.", "A", 0.0, "taken back in a new paragraph (before: 1)"),
+    ("The answer is B. Option A would also work", "B", 0.0, "'Option A': a letter (before: 1)"),
+    ("The answer is (A) and (C)", "A", 0.0, "two letters, as before"),
+    ("The answer is not A", "A", 0.0, "ruled out, as before"),
+    ("A is wrong, so B", "A", 0.0, "ruled out, as before"),
+    # --- not hedging ---
+    ("The answer is A. Option A would also work", "A", 1.0, "the same letter"),
+    ("The answer is B. No, A careful reader agrees.", "B", 1.0, "'A' is an article"),
+    ("The answer is option A, not B", "A", 1.0, "the other letter ruled out"),
+]
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "expected", "why"), CHOICE_OUTSIDE, ids=row_ids(CHOICE_OUTSIDE)
+)
+def test_a_choice_attack_from_outside(response: str, gold: str, expected: float, why: str) -> None:
+    assert CHOICE.check(CHOICE.extract(response), gold).score == expected, why
+
+
 _MB = 1_000_000
 HOSTILE = {
     "junk-boxes": "\\boxed{3} " + _JUNK_BOX * (_MB // len(_JUNK_BOX)) + "\\boxed{4}",

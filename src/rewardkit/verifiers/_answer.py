@@ -99,12 +99,14 @@ from typing import Any, Literal
 
 from rewardkit.verifiers import _latex, _numeric
 from rewardkit.verifiers._common import (
+    CORRECTION_CUE,
     MAX_ANSWER_CHARS,
     OFFER_CUE,
     OFFER_PREDICATE,
     PARAGRAPH_BREAK,
     SECTION_CHARS,
     last_match,
+    later_paragraphs,
     rest_of_paragraph,
     section_start,
     unread_answer,
@@ -137,6 +139,7 @@ _SPAN_JOIN = re.compile(
     r"|\\text\{\s{0,3}(?:and|or)\s{0,3}\}|\\?&|/|\||\\mid\b|\\\||~|\\q?quad\b|\\[ ,;]|\\\\)\s{0,3}"
 )
 _SPACES = re.compile(r"[ \t]{1,8}")
+_BOLD = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")  # markdown bold, not "2**3" (a power)
 _SENTENCE_END = re.compile(r"\.(?:\s|$)|[;?](?:\s|$)")  # not "!": 5! is a factorial
 _TAG_PASSAGE = "<answer> {} </answer>"  # the word "answer" anchors math-verify's patterns
 _INLINE_DELIMITER = re.compile(r"\\[()\[\]]")  # "4\(\sqrt{30}\)", a stray "108\)"
@@ -492,7 +495,8 @@ def clean_answer(line: str) -> str | None:
 
     None when nothing is left or the line reads as a sentence rather than a value.
     """
-    line = _strip_tags(_HOPE.sub("", line[: MAX_ANSWER_CHARS + 100])).strip(_OUTER_NOISE)
+    line = _strip_tags(_HOPE.sub("", line[: MAX_ANSWER_CHARS + 100]))
+    line = _BOLD.sub(r"\1", line).strip(_OUTER_NOISE)  # "**18** or **20**": both values
     spans, end = _leading_spans(line)
     if spans:
         return _qualified(spans, _first_sentence(line[end:]))[:MAX_ANSWER_CHARS]
@@ -606,8 +610,13 @@ def _unless_hedged(found: Found, text: str) -> Found:
     for value, raw in _offered(text[read_from:]):
         if _offers_two(raw) or same_value(value, found.answer) is False:
             return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
-    after = rest_of_paragraph(text, found.end if found.end >= 0 else found.start)
-    if any(same_value(value, found.answer) is False for _, value in _offered_in_words(after)):
+    end = found.end if found.end >= 0 else found.start
+    offers = _offered_in_words(rest_of_paragraph(text, end))
+    offers += [
+        (m, _prose_value(m.group("value")))
+        for m in _CORRECTED.finditer(later_paragraphs(text, end))
+    ]
+    if any(same_value(value, found.answer) is False for _, value in offers):
         return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
     return found
 
@@ -619,6 +628,7 @@ _PROSE_VALUE = (
     r"(?![ \t]{0,2}(?:[-+*/×÷=^]|\\(?:times|cdot|div)(?![A-Za-z])))"
 )
 _CUED = re.compile(OFFER_CUE + r"[ \t,:]{1,3}" + _PROSE_VALUE)  # "Alternatively, 20"
+_CORRECTED = re.compile(CORRECTION_CUE + r"[ \t,:]{1,3}(?:\*\*)?" + _PROSE_VALUE)  # "Wait, it's 20"
 _PREDICATED = re.compile(  # "20 would also work", "$x = 20$ is also a solution"
     r"(?<![\w.=+*/^\\-])(?<![=+*/^-][ \t])" + _PROSE_VALUE + OFFER_PREDICATE
 )

@@ -24,19 +24,35 @@ long is junk, and the cap keeps the worst case (no match at all) to milliseconds
 PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 """A blank line: where a paragraph (a step, or the concluding section) ends."""
 
+_CORRECTION = (
+    r"(?i:actually|wait|no(?=[ \t]*[,:;!.\u2014-])|sorry|oops|correction|i[ \t]+mean"
+    r"|i[ \t]+meant|make[ \t]+that|scratch[ \t]+that|on[ \t]+second[ \t]+thought)"
+)
+_CORRECTION_FILL = (
+    r"(?i:it(?:'s|[ \t]+is|[ \t]+should[ \t]+be)|should[ \t]+be|that[ \t]+is|the[ \t]+"
+    r"(?:final[ \t]+)?answer[ \t]+is|i[ \t]+get|we[ \t]+get)"
+)
+CORRECTION_CUE = (
+    rf"\b{_CORRECTION}(?:[ \t]*[,:;!.\u2014-]?[ \t]*\b(?:{_CORRECTION}|{_CORRECTION_FILL})){{0,3}}"
+)
+"""Words that take a final answer back and give another: "Wait, no: 20", "Actually,
+it's 20", "Sorry, I mean 20", "No, 20" ("no" only before a stop: "no 20-year-old" is
+no correction). Also read past the answer's paragraph (:func:`after_answer`)."""
+
 OFFER_CUE = (
     r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead|equally|possibly))?"
     r"[ \t]+(?i:be)(?:[ \t]+(?i:also|even))?"
     # "or" opening a clause, a parenthesis or the text right after the answer: "18 or maybe
     # 20", "18 (or possibly 20)", "18. Or 20." (not "x or y" inside a sentence)
-    r"|(?:^[ \t$*)\\}]{0,4}|[.,;:!?\n(\[\u2013\u2014-])[ \t]*(?i:or)"
+    r"|(?:^[ \t$*)\\}]{0,4}|[.,;:!?\n()\[\u2013\u2014\u2026-])[ \t]*(?i:or)"
     r"(?:[ \t]+(?i:maybe|perhaps|possibly|else|even|rather|alternatively))?"
     r"|\b(?i:maybe|perhaps|possibly|alternatively|alternately|otherwise|conceivably)"
     # "another possible answer is", "an alternative value would be", "other solutions:"
     r"|\b(?i:another|other|alternative|second)(?:[ \t]+(?i:possible|valid|plausible|potential"
     r"|acceptable|correct))?[ \t]+(?i:answer|value|solution|option|choice|possibility|candidate)s?"
     r"(?:[ \t]+(?i:is|would[ \t]+be|could[ \t]+be|might[ \t]+be))?"
-    r"|\b(?i:unless)[ \t]+(?i:it(?:'s|[ \t]+is)|the[ \t]+answer[ \t]+is))"
+    r"|\b(?i:unless)[ \t]+(?i:it(?:'s|[ \t]+is)|the[ \t]+answer[ \t]+is)"
+    r"|" + CORRECTION_CUE + ")"
 )
 """Words that offer another value after a final answer: "it could be", "might also be",
 "or" opening a clause ("Or 20", "(or possibly 20)"), "perhaps", "alternatively",
@@ -148,6 +164,14 @@ def rest_of_paragraph(text: str, start: int) -> str:
     window = text[start : start + AFTER_ANSWER_CHARS]
     brk = PARAGRAPH_BREAK.search(window)
     return window if brk is None else window[: brk.start()]
+
+
+def later_paragraphs(text: str, start: int) -> str:
+    """Up to AFTER_ANSWER_CHARS of ``text`` after the paragraph that ``start`` is in:
+    where a correction ("Wait, actually it's 20.") takes the final answer back."""
+    window = text[start : start + 2 * AFTER_ANSWER_CHARS]
+    brk = PARAGRAPH_BREAK.search(window)
+    return "" if brk is None else window[brk.end() : brk.end() + AFTER_ANSWER_CHARS]
 
 
 def plain_number(text: str) -> Fraction | None:

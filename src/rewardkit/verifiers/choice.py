@@ -26,11 +26,13 @@ from typing import Any
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers._common import (
+    CORRECTION_CUE,
     OFFER_CUE,
     OFFER_PREDICATE,
     SECTION_CHARS,
     gold_strings,
     last_match,
+    later_paragraphs,
     rest_of_paragraph,
     section_start,
     unread_answer,
@@ -155,6 +157,8 @@ def _other_stated(text: str, offset: int, final: re.Match[str]) -> bool:
 # also possible", "it could be C", a sentence opening "Or C", "perhaps C"). "A" and "I"
 # before a lower-case word are an article and a pronoun ("Or I might be wrong").
 _OFFERED_LETTER = r"[\(\[]?(?P<{name}>[B-HJ]|[AI](?![ \t]{{1,3}}[a-z]))[\)\]]?(?![A-Za-z0-9])"
+# after "option"/"choice", "A" and "I" are letters whatever follows ("Option A would also work")
+_NAMED_LETTER = r"(?i:option|choice)[ \t]+[\(\[]?(?P<{name}>[A-J])[\)\]]?(?![A-Za-z0-9])"
 _OFFERED_AFTER = re.compile(
     OFFER_CUE
     + r"[ \t,:]{1,3}(?:(?i:option|choice)[ \t]+)?"
@@ -163,9 +167,18 @@ _OFFERED_AFTER = re.compile(
     + _OFFERED_LETTER.format(name="other")
     + r"[ \t]+(?i:is|seems|looks|could|might|may)[ \t]+(?:(?i:also|be|equally)[ \t]+){0,2}"
     r"(?i:possible|plausible|likely|correct|right|valid|true|acceptable|work)\b"
-    + r"|(?<![A-Za-z0-9])(?:(?i:option|choice)[ \t]+)?"
+    + r"|(?<![A-Za-z0-9])(?:"
+    + _NAMED_LETTER.format(name="named")
+    + "|"
     + _OFFERED_LETTER.format(name="also")
+    + ")"
     + OFFER_PREDICATE  # "D would also work", "D is also a valid answer", "D works too"
+)
+# in a later paragraph: the answer taken back ("Answer: A\n\nActually, B.")
+_CORRECTED = re.compile(
+    CORRECTION_CUE
+    + r"[ \t,:]{1,3}(?:(?i:the[ \t]+answer[ \t]+is|option|choice)[ \t]+)?(?:\*\*)?"
+    + _OFFERED_LETTER.format(name="offered")
 )
 
 
@@ -173,11 +186,15 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
     """Whether the paragraph after the final stated letter offers another letter in
     words: "The answer is A but C is also possible" is a hedge, not A."""
     window = rest_of_paragraph(text, final.end())
+    offers = [*_OFFERED_AFTER.finditer(window)]
+    offers += _CORRECTED.finditer(later_paragraphs(text, final.end()))
     letter = final.group("letter")
-    return any(
-        (found.group("offered") or found.group("other") or found.group("also")) != letter
-        for found in _OFFERED_AFTER.finditer(window)
-    )
+    return any(_offered_letter(found) != letter for found in offers)
+
+
+def _offered_letter(found: re.Match[str]) -> str:
+    groups = found.groupdict()
+    return next(groups[name] for name in ("offered", "other", "named", "also") if groups.get(name))
 
 
 def _last_of(text: str, patterns: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:

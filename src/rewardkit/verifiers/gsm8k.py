@@ -41,11 +41,13 @@ from typing import Any, Literal
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
 from rewardkit.verifiers._common import (
+    CORRECTION_CUE,
     OFFER_CUE,
     OFFER_PREDICATE,
     SECTION_CHARS,
     gold_strings,
     last_match,
+    later_paragraphs,
     plain_number,
     rest_of_paragraph,
     section_start,
@@ -67,7 +69,7 @@ _VERL_FLEXIBLE = re.compile(r"(\-[0-9.,]+|[0-9,][0-9.,]*|\.[0-9.,]+)")
 # The number is atomic and must not start a calculation ("answer is 5 * 2 = 10").
 _NUMBER = (
     r"((?>-?[ \t]{0,3}(?:\\\$|\$)?[ \t]{0,3}-?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)))"
-    r"(?![ \t]{0,2}[-+*/×÷=^])"
+    r"(?![ \t]{0,2}(?:[-+/×÷=^]|\*(?!\*(?![ \t]{0,2}[0-9]))))"  # "**18**": bold, "2**3": a power
 )
 # The lookahead first: re tries the lookbehind only where a number can start (4x faster
 # over a tail of braces with no number)
@@ -230,13 +232,16 @@ def _offered_other(
 # could be 20", "It might also be 20", a sentence opening "Or 20", "perhaps 20", "20 would
 # also work", "another possible answer is 20"). A restatement of the same value is no
 # other; a number that starts a calculation ("Alternatively, 3 x 6 = 18") is no value.
-_OFFERED_NUMBER = r"(-?[0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9])(?![ \t]{0,2}[-+*/×÷=^x])"
+_OFFERED_NUMBER = r"(-?\d[\d,]*(?:\.\d+)?)(?!\d)(?![ \t]{0,2}[-+*/×÷=^x])"
 _OFFERED_AFTER = re.compile(
     OFFER_CUE
     + r"[ \t,:]{1,3}(?:\\?\$)?[ \t]{0,2}"
     + _OFFERED_NUMBER
-    + r"|(?<![\w.=+*/×÷^-])(?<![=+*/×÷^-][ \t])\$?(-?[0-9][0-9,]*(?:\.[0-9]+)?)\$?"
+    + r"|(?<![\w.=+*/×÷^-])(?<![=+*/×÷^-][ \t])\$?(-?\d[\d,]*(?:\.\d+)?)\$?"
     + OFFER_PREDICATE
+)
+_CORRECTED = re.compile(
+    CORRECTION_CUE + r"[ \t,:]{1,3}(?:\*\*)?(?:\\?\$)?[ \t]{0,2}" + _OFFERED_NUMBER
 )
 
 
@@ -246,7 +251,9 @@ def _offered_after(response: str, end: int, answer: str | None) -> bool:
     value = plain_number(answer or "")
     if value is None:
         return False  # "18 or 19" is already no number, reported with its words
-    for found in _OFFERED_AFTER.finditer(rest_of_paragraph(response, end)):
+    offers = [*_OFFERED_AFTER.finditer(rest_of_paragraph(response, end))]
+    offers += _CORRECTED.finditer(later_paragraphs(response, end))  # "\n\nWait, it's 20."
+    for found in offers:
         other = plain_number(found.group(1) or found.group(2))
         if other is not None and other != value:
             return True
@@ -266,9 +273,9 @@ def _last_number(response: str) -> str | None:
 
 # after the number: another one listed or offered, a range, a power
 _LIST_AFTER = re.compile(
-    r"[ \t]{0,3}(?:[,;/]|\(?[ \t]{0,3}(?:and/)?or\b|and\b|to\b|through\b|[-–—~])"
-    r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$)?-?[0-9]"
-    r"|[ \t]{0,2}(?:[²³+]|[xX][ \t]{0,2}[0-9])"
+    r"[ \t]{0,3}(?:[,;/]|\(?[ \t]{0,3}(?:and/)?or\b|and\b|to\b|through\b|[-–—~]|&(?:amp;)?)"
+    r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$)?-?\d"  # any script's digits
+    r"|[ \t]{0,2}(?:[²³+‰‱]|[xX][ \t]{0,2}[0-9])"
     # "18 | 20", "18 \lor 20", "18 \pm 2", "18 ± 2": two values offered, or a range
     r"|[ \t]{0,2}(?:[|±∓]|\\(?:lor|vee|mid|vert|pm|mp)(?![A-Za-z]))"
     # "18 20", "18 1/2", "18 \frac12": another number right after it, a mixed number
@@ -277,11 +284,11 @@ _LIST_AFTER = re.compile(
 )
 # before the number: a bound, a negation, or another value offered as an alternative
 _QUALIFIED_BEFORE = re.compile(
-    r"\b(?:not|never|at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
-    r"|between|or(?:[ \t]+(?:maybe|perhaps|possibly|else))?|maybe|perhaps|possibly)"
+    r"(?:\b(?:not|never)|n[’']t(?:[ \t]+be)?|\b(?:at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
+    r"|between|or(?:[ \t]+(?:maybe|perhaps|possibly|else))?|maybe|perhaps|possibly))"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
     # "18 and 19", "18, or 19"
-    r"|(?P<offered>-?[0-9][0-9.,]*(?:/[0-9]+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|or|to)[ \t]{1,3}(?:\\?\$)?$"
+    r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|or|to|&(?:amp;)?)[ \t]{1,3}(?:\\?\$)?$"
     r"|[0-9]+[ \t]{0,2}[-–—/^*×÷+][ \t]{0,2}(?:\\?\$)?$",  # "18/19", "18-19": in an expression
     re.IGNORECASE,
 )
@@ -291,12 +298,13 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     """``number`` (matched at ``start:end`` of ``text``), or the number with the words
     around it that qualify it (see :func:`_auto`): then it reads as no number."""
     end -= text[start:end].endswith(",")  # "18, 19": the comma is the number's separator
-    after = text[end : end + 60].split("\n", 1)[0]
+    after = text[end : end + 60].split("\n", 1)[0].replace("**", "")  # "**18** or **20**"
     words = re.split(r"[.!?;]", after, maxsplit=1)[0]
     if _LIST_AFTER.match(after) or _latex.qualifying_words(words):
         return f"{number} {words.strip()}"
     digit = re.search(r"[0-9.]", text[start:end])
     before = text[max(0, end - 60) : start + (digit.start() if digit else 0)].split("\n")[-1]
+    before = before.replace("**", "")
     qualifier = _QUALIFIED_BEFORE.search(before)
     if qualifier is None or _restated(qualifier.group("offered"), number):
         return number
