@@ -271,7 +271,10 @@ OUTSIDE_ROWS: list[tuple[str, str, float, str]] = [
         0.0,
         "taken back in a new paragraph (before: GSM8K 1)",
     ),
+    ("$\\boxed{18}$\n\nOr maybe 20.", "18", 0.0, "offered in the next paragraph (before: 1)"),
+    ("#### 18\n\nPerhaps 20.", "18", 0.0, "offered in the next paragraph (before: GSM8K 1)"),
     # --- not hedging ---
+    ("$\\boxed{18}$\n\nOr 20? No: it is $\\boxed{18}$.", "18", 1.0, "the next paragraph decides"),
     ("The answer is 18, not 20", "18", 1.0, "the other value ruled out"),
     ("The answer is 18.\n\nActually, 18 checks out: 3 boxes of 6.", "18", 1.0, "the same value"),
     ("The answer is 18. There are no 20-year-olds here.", "18", 1.0, "'no' before a word"),
@@ -292,6 +295,7 @@ CHOICE_OUTSIDE: list[tuple[str, str, float, str]] = [
     ("The answer is A. Wait, no: B.", "A", 0.0, "taken back (before: 1)"),
     ("The answer is A. Actually, B.", "A", 0.0, "taken back (before: 1)"),
     ("Answer: A\n\nActually, B.", "A", 0.0, "taken back in a new paragraph (before: 1)"),
+    ("Answer: A\n\nOr maybe C.", "A", 0.0, "offered in the next paragraph (before: 1)"),
     ("The answer is B. Option A would also work", "B", 0.0, "'Option A': a letter (before: 1)"),
     ("The answer is (A) and (C)", "A", 0.0, "two letters, as before"),
     ("The answer is not A", "A", 0.0, "ruled out, as before"),

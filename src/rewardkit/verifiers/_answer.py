@@ -612,10 +612,11 @@ def _unless_hedged(found: Found, text: str) -> Found:
             return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
     end = found.end if found.end >= 0 else found.start
     offers = _offered_in_words(rest_of_paragraph(text, end))
-    offers += [
-        (m, _prose_value(m.group("value")))
-        for m in _CORRECTED.finditer(later_paragraphs(text, end))
-    ]
+    later = later_paragraphs(text, end)  # the next paragraph offers or takes back too
+    values = [m.group() for m in _PREVIOUS_VALUE.finditer(later)]
+    if not values or same_value(_prose_value(values[-1]), found.answer) is not True:
+        offers += _offered_in_words(later)  # unless its last value is the answer again
+        offers += [(m, _prose_value(m.group("value"))) for m in _CORRECTED.finditer(later)]
     if any(same_value(value, found.answer) is False for _, value in offers):
         return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
     return found

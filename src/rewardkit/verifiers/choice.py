@@ -187,7 +187,8 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
     words: "The answer is A but C is also possible" is a hedge, not A."""
     window = rest_of_paragraph(text, final.end())
     offers = [*_OFFERED_AFTER.finditer(window)]
-    offers += _CORRECTED.finditer(later_paragraphs(text, final.end()))
+    later = later_paragraphs(text, final.end())  # the next paragraph offers or takes back too
+    offers += [*_OFFERED_AFTER.finditer(later), *_CORRECTED.finditer(later)]
     letter = final.group("letter")
     return any(_offered_letter(found) != letter for found in offers)
 

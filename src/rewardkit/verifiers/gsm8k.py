@@ -252,7 +252,10 @@ def _offered_after(response: str, end: int, answer: str | None) -> bool:
     if value is None:
         return False  # "18 or 19" is already no number, reported with its words
     offers = [*_OFFERED_AFTER.finditer(rest_of_paragraph(response, end))]
-    offers += _CORRECTED.finditer(later_paragraphs(response, end))  # "\n\nWait, it's 20."
+    later = later_paragraphs(response, end)  # "\n\nOr maybe 20.", "\n\nWait, it's 20."
+    last = last_match(_LAST_NUMBER, later)
+    if last is None or plain_number(last.group(1)) != value:  # "Or 20? No: it is 18." decides
+        offers += [*_OFFERED_AFTER.finditer(later), *_CORRECTED.finditer(later)]
     for found in offers:
         other = plain_number(found.group(1) or found.group(2))
         if other is not None and other != value:
