@@ -41,7 +41,7 @@ part, else the whole response). In both modes, the answer is hedged when:
   shown to be the same value (a box is a deliberate answer: only a value shown equal,
   ``\\boxed{0.5}`` then ``\\boxed{\\frac12}``, is a restatement);
 * an ``<answer>`` tag, or an answer line holding math or an option label, in the
-  concluding section (its last ``LINE_TAIL_CHARS``) is *surely* a different value
+  concluding section (its last ``SECTION_CHARS``) is *surely* a different value
   (:func:`same_value` is False):
   ``\\boxed{9}`` then "Answer: 10", ``<answer>3</answer> The answer is 4``, "The answer
   is 3." then "The answer is 4." in one paragraph. When that cannot be told inline
@@ -63,6 +63,20 @@ part, else the whole response). In both modes, the answer is hedged when:
   4``, ``3 and/or 4``, ``3 apples or 4 apples``, ``$3 \\vee 4$``): math-verify would
   read the last alone, as verl's scorer does.
   Math spans joined by "or" (``$-5$ or $4$``) stay math-verify's: it reads them as a set.
+* another value, surely different, is offered or taken back in words after the answer
+  (a box's end, a tag's content, an answer line), in its paragraph or the next (unless
+  the next one ends on the answer again), or at the end of a passage for math-verify
+  after a different value: a word of possibility, alternative or correction right
+  before a value (``or maybe 4``, ``(or possibly 4)``, "Alternatively, $4$", "another
+  possible answer is 4", "unless it is 4", "Wait, no: 4", "Actually, it's 4"), or words
+  offering a value as another answer right after it ("4 would also work", "4 is also a
+  valid answer", "4 works too"; not "$x = 4$ is valid", a check). See
+  :data:`~rewardkit.verifiers._common.OFFER_CUE`;
+* the concluding section is longer than is read and may hold another answer where it is
+  not (``scan_cut``): a box command before the boxes the bounded scan read (junk past
+  its brace budget, more than ``MAX_BOXES`` boxes; copies of the final boxes and a deep
+  nest of boxes around the last are no other value), or an "answer" before the last
+  ``SECTION_CHARS``.
 
 Nor is there an answer when a later ``<answer>`` is left open holding math
 (``<answer>3</answer> <answer>4``: ``unclosed``, as an open last box is), when the last

@@ -37,7 +37,7 @@ CORRECTION_CUE = (
 )
 """Words that take a final answer back and give another: "Wait, no: 20", "Actually,
 it's 20", "Sorry, I mean 20", "No, 20" ("no" only before a stop: "no 20-year-old" is
-no correction). Also read past the answer's paragraph (:func:`after_answer`)."""
+no correction). Also read past the answer's paragraph (:func:`later_paragraphs`)."""
 
 OFFER_CUE = (
     r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead|equally|possibly))?"
@@ -167,8 +167,9 @@ def rest_of_paragraph(text: str, start: int) -> str:
 
 
 def later_paragraphs(text: str, start: int) -> str:
-    """Up to AFTER_ANSWER_CHARS of ``text`` after the paragraph that ``start`` is in:
-    where a correction ("Wait, actually it's 20.") takes the final answer back."""
+    """Up to AFTER_ANSWER_CHARS of ``text`` after the paragraph that ``start`` is in (or
+    "" when it does not end within AFTER_ANSWER_CHARS): where a correction ("Wait,
+    actually it's 20.") or an offer ("Or maybe 20.") follows a final answer."""
     window = text[start : start + 2 * AFTER_ANSWER_CHARS]
     brk = PARAGRAPH_BREAK.search(window)
     return "" if brk is None else window[brk.end() : brk.end() + AFTER_ANSWER_CHARS]

@@ -11,9 +11,11 @@ Offering several letters is *hedging*, no letter (``hedged: True``, score 0): a 
 listed with another (``A, B, C, D``, ``C or D``, ``(C)(D)``, ``\\boxed{A, C}``, ``**A**
 **B**``, lone letters on the last lines), or, in the paragraph of the final answer (from
 its last blank line or ``</think>`` on), another stated answer with a different letter
-(``Answer: A`` then ``\\boxed{C}``), or words after the stated letter offering another
-("A but C is also possible", "it could be C", "Or maybe C"). An answer stated in an
-earlier paragraph or in the thinking is a step on the way.
+(``Answer: A`` then ``\\boxed{C}``), or words after the stated letter, in its paragraph
+or the next, offering another or taking it back ("A but C is also possible", "it could
+be C", "Or maybe C", "Option D would also work", "Actually, B"), or a paragraph longer
+than is read with an answer in the part not read. An answer stated in an earlier
+paragraph or in the thinking is a step on the way.
 
 Everything is decided in the main process; there is no slow path.
 """

@@ -19,9 +19,12 @@ In ``auto``, offering several different final numbers is *hedging*: no number
 in the paragraph of the final one (from its last blank line or ``</think>`` on: ``####
 18`` then ``#### 20``; "The answer is 18. Wait, the answer is 20."), or a box offering
 several (``\\boxed{18 \\text{ or } 20}``, ``\\boxed{18 \\\\ 20}``, a box inside a box), or
-words after the final number, in its paragraph, offering another value ("18 but it could
-be 20", "18.\\nOr 20.", "perhaps 20", "20 is also possible"). A number stated in an
-earlier paragraph or in the thinking is a step on the way. Markers are looked for in the
+words after the final number, in its paragraph or the next, offering another value or
+taking the number back ("18 but it could be 20", "18.\\nOr 20.", "perhaps 20", "20 would
+also work", "Alternatively, 20", "Wait, no: 20"; see ``_common.OFFER_CUE``), unless
+the next paragraph ends on the number again; or a paragraph longer than is read with a
+box or marker in the part not read. A number stated in an earlier paragraph or in the
+thinking is a step on the way. Markers are looked for in the
 last ``MARKER_TAIL_CHARS`` of the response; ``#### 4. Verification`` is a markdown
 heading, not a marker.
 
