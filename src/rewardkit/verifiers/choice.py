@@ -14,7 +14,8 @@ its last blank line or ``</think>`` on), another stated answer with a different 
 (``Answer: A`` then ``\\boxed{C}``), or words after the stated letter, in its paragraph
 or the next, offering another or taking it back ("A but C is also possible", "it could
 be C", "Or maybe C", "Option D would also work", "Actually, B"), or a paragraph longer
-than is read with an answer in the part not read. An answer stated in an earlier
+than is read with an answer in the part not read, or the options restated with their
+texts (``(A) 18 (B) 20 (C) 22 (D) 24``, after "Answer:" too): every option, no choice. An answer stated in an earlier
 paragraph or in the thinking is a step on the way.
 
 Everything is decided in the main process; there is no slow path.
@@ -100,6 +101,7 @@ class ChoiceVerifier:
         stated = _last_of(response, (_STATED, _BOXED, _TAGGED))
         if stated is not None:
             hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
+            hedged = hedged or _options_follow(response, stated)
             return _unless_hedged(stated, "stated", hedged)
         option = _last_of(response, (_OPTION,))
         if option is not None:
@@ -112,7 +114,8 @@ class ChoiceVerifier:
         marked = _last_of(response, (_BOLD, _PARENTHESISED))
         if marked is not None:
             before = response[max(0, marked.start() - 16) : marked.start()]
-            return _unless_hedged(marked, "marked", _LISTED_BEFORE.search(before) is not None)
+            listed = _LISTED_BEFORE.search(before) is not None or _options_restated(marked)
+            return _unless_hedged(marked, "marked", listed)
         return Extracted(None, {"pattern": None})
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
@@ -198,6 +201,47 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
 def _offered_letter(found: re.Match[str]) -> str:
     groups = found.groupdict()
     return next(groups[name] for name in ("offered", "other", "named", "also") if groups.get(name))
+
+
+def _options_restated(final: re.Match[str]) -> bool:
+    """Whether the last marked letter ends the options restated in its paragraph:
+    ``(A) 18 (B) 20 (C) 22 (D) 24`` lists every option, it chooses none (before, the D
+    was read). That is the letters A, B, C... in order up to the last one, at least
+    three, the last followed by its option's text, not a full stop ("(A) is wrong, (B)
+    fails, (C) too, so (D)." eliminates, then chooses)."""
+    text, at = final.string, final.start()
+    start = section_start(text, at)
+    labels = [
+        found.group("letter")
+        for pattern in (_BOLD, _PARENTHESISED)
+        for found in pattern.finditer(text, max(start, at - _LIST_CHARS), final.end())
+    ]
+    letter = final.group("letter")
+    if letter < "C" or sorted(set(labels)) != [chr(c) for c in range(ord("A"), ord(letter) + 1)]:
+        return False
+    return _OPTION_TEXT.match(text, final.end()) is not None
+
+
+def _options_follow(text: str, final: re.Match[str]) -> bool:
+    """Whether the stated letter starts the options restated ("Answer: (A) 18 (B) 20
+    (C) 22 (D) 24"): two labels or more follow it, the next letters in order, each
+    after a short option text with no sentence end ("Answer: (A) 18. (B) is wrong"
+    discusses another option after choosing)."""
+    pos, expected, seen = final.end(), ord(final.group("letter")) + 1, 0
+    while seen < 10:
+        found = _LABEL.search(text, pos, pos + 80)
+        if found is None or ord(found.group("letter")) != expected:
+            break
+        if _STOP.search(text, pos, found.start()):
+            break
+        pos, expected, seen = found.end(), expected + 1, seen + 1
+    return seen >= 2
+
+
+_LABEL = re.compile(r"(?:\(|\*\*)(?P<letter>[A-J])(?:\)|\*\*)")
+_STOP = re.compile(r"[.!?](?:\s|$)|\n[ \t]*\n")
+_LIST_CHARS = 2000  # how far back a restated list of options is looked for
+_OPTION_TEXT = re.compile(r"[ \t]{0,3}:?[ \t]{0,3}[\w$\\-]")  # "(D) 24", "**D**: 24", "(D) Paris"
 
 
 def _last_of(text: str, patterns: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:
