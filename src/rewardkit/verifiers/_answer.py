@@ -823,7 +823,10 @@ def _unless_alternatives(found: Found) -> Found:
     value alone, as verl's scorer does; two values offered is hedging."""
     if found.answer is None or found.extra.get("tag"):
         return found
-    line = found.answer[-LINE_TAIL_CHARS:].rstrip().rpartition("\n")[2]
+    tail = found.answer[-LINE_TAIL_CHARS:].rstrip()
+    line = tail.rpartition("\n")[2]
+    if _OPEN_OR.search(tail, 0, len(tail) - len(line)):  # "18 or\n20" is one line
+        line = tail[: len(tail) - len(line)].rstrip().rpartition("\n")[2] + " " + line
     matches = [last_match(pattern, line) for pattern in (_TWO_VALUES, _TWO_PLAIN_VALUES)]
     last = max(filter(None, matches), key=lambda match: match.end(), default=None)
     if last is None or _MATHY.search(_CLOSERS.sub("", line[last.end() :])):
@@ -834,6 +837,7 @@ def _unless_alternatives(found: Found) -> Found:
 
 
 _CLOSERS = re.compile(r"\$|\\[)\]]")
+_OPEN_OR = re.compile(r"(?i)\b(?:or|maybe|perhaps|possibly)[ \t]*\n\s*$")
 
 # a value ruled out or bounded, not stated: "not $3$", "isn't 3", "less than $3$", "not \boxed{3}"
 _NEGATION = (

@@ -279,7 +279,7 @@ def _last_number(response: str) -> str | None:
 
 # after the number: another one listed or offered, a range, a power
 _LIST_AFTER = re.compile(
-    r"[ \t]{0,3}(?:[,;/]|\(?[ \t]{0,3}(?:and/)?or\b|and\b|to\b|through\b|[-–—~]|&(?:amp;)?)"
+    r"[ \t]{0,3}(?:[,;/]|[\(\[]?[ \t]{0,3}(?:and/)?or\b|and\b|to\b|through\b|[-–—~或]|&(?:amp;)?)"
     r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$)?-?\d"  # any script's digits
     r"|[ \t]{0,2}(?:[²³+‰‱]|[xX][ \t]{0,2}[0-9])"
     # "18 | 20", "18 \lor 20", "18 \pm 2", "18 ± 2": two values offered, or a range
@@ -291,7 +291,7 @@ _LIST_AFTER = re.compile(
 # before the number: a bound, a negation, or another value offered as an alternative
 _QUALIFIED_BEFORE = re.compile(
     r"(?:\b(?:not|never)|n[’']t(?:[ \t]+be)?|\b(?:at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
-    r"|between|or(?:[ \t]+(?:maybe|perhaps|possibly|else))?|maybe|perhaps|possibly))"
+    r"|between|or(?:[ \t]+(?:maybe|perhaps|possibly|else))?|maybe|perhaps|possibly)|或)"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
     # "18 and 19", "18, or 19"
     r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|or|to|&(?:amp;)?)[ \t]{1,3}(?:\\?\$)?$"
@@ -309,8 +309,10 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     if _LIST_AFTER.match(after) or _latex.qualifying_words(words):
         return f"{number} {words.strip()}"
     digit = re.search(r"[0-9.]", text[start:end])
-    before = text[max(0, end - 60) : start + (digit.start() if digit else 0)].split("\n")[-1]
-    before = before.replace("**", "")
+    before = text[max(0, end - 60) : start + (digit.start() if digit else 0)]
+    before = _MARKUP.sub(
+        "", _LINE_JOIN.sub(r"\1 ", before).split("\n")[-1]
+    )  # "18 or\n20": one line
     qualifier = _QUALIFIED_BEFORE.search(before)
     if qualifier is None or _restated(qualifier.group("offered"), number):
         return number
@@ -330,6 +332,13 @@ def _restated(offered: str | None, number: str) -> bool:
     return value is not None and first == value
 
 
+# Markup around a number hides nothing: "<b>18</b> or <b>20</b>", "\textbf{18} or
+# \textbf{20}", "*18* or `20`" offer two numbers as plainly as "18 or 20" does
+_MARKUP = re.compile(
+    r"</?(?i:b|i|u|em|strong|code|span|mark|tt)>|\\(?:text|math)[a-z]{0,4}\{|[_`{}]|\*\*|(?<![^\s(\[])\*$"
+)  # inline markup only: "</think> <answer>" separates, and "5 * 14" is a product
+# a line ending in "or" (or "maybe"...) goes on to the next: "18 or\n20"
+_LINE_JOIN = re.compile(r"(?i)\b(or|maybe|perhaps|possibly)[ \t]*(?:\n[ \t]*){1,2}(?=(?:\\?\$)?$)")
 _GROUPED = re.compile(r"^[^0-9]*[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?[.,]?$")
 """A number whose commas group thousands (``1,000``, ``$12,345.50``)."""
 
