@@ -281,6 +281,7 @@ OUTSIDE_ROWS: list[tuple[str, str, float, str]] = [
     ("So $18$ or maybe\n$20$", "20", 0.0, "'or maybe' ends a line (before: 1, both)"),
     ("So 18 [or 20]", "20", 0.0, "'[or' (before: MATH 1)"),
     ("So 18 或 20", "20", 0.0, "Chinese 'or' (before: GSM8K 1)"),
+    ("The answer is 18 (20?)", "18", 0.0, "a doubt in parentheses (before: GSM8K 1)"),
     # --- not hedging ---
     ("So 5*14", "14", 0.0, "a product is no 14, as before"),
     ("She has **18** apples.", "18", 1.0, "bold around one value"),
@@ -307,6 +308,7 @@ CHOICE_OUTSIDE: list[tuple[str, str, float, str]] = [
     ("The answer is A. Actually, B.", "A", 0.0, "taken back (before: 1)"),
     ("Answer: A\n\nActually, B.", "A", 0.0, "taken back in a new paragraph (before: 1)"),
     ("Answer: A\n\nOr maybe C.", "A", 0.0, "offered in the next paragraph (before: 1)"),
+    ("Answer: **A**, or maybe **C**", "A", 0.0, "a bold letter offered (before: 1)"),
     ("The answer is B. Option A would also work", "B", 0.0, "'Option A': a letter (before: 1)"),
     ("The answer is (A) and (C)", "A", 0.0, "two letters, as before"),
     ("The answer is not A", "A", 0.0, "ruled out, as before"),

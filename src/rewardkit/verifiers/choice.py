@@ -166,7 +166,7 @@ _OFFERED_LETTER = r"[\(\[]?(?P<{name}>[B-HJ]|[AI](?![ \t]{{1,3}}[a-z]))[\)\]]?(?
 _NAMED_LETTER = r"(?i:option|choice)[ \t]+[\(\[]?(?P<{name}>[A-J])[\)\]]?(?![A-Za-z0-9])"
 _OFFERED_AFTER = re.compile(
     OFFER_CUE
-    + r"[ \t,:]{1,3}(?:(?i:option|choice)[ \t]+)?"
+    + r"[ \t,:]{1,3}(?:(?i:option|choice)[ \t]+)?(?:\*\*|\\boxed\{)?"  # "or maybe **C**"
     + _OFFERED_LETTER.format(name="offered")
     + r"|(?<![A-Za-z0-9])(?:(?i:option|choice)[ \t]+)?"
     + _OFFERED_LETTER.format(name="other")

@@ -282,6 +282,7 @@ _LIST_AFTER = re.compile(
     r"[ \t]{0,3}(?:[,;/]|[\(\[]?[ \t]{0,3}(?:and/)?or\b|and\b|to\b|through\b|[-–—~或]|&(?:amp;)?)"
     r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$)?-?\d"  # any script's digits
     r"|[ \t]{0,2}(?:[²³+‰‱]|[xX][ \t]{0,2}[0-9])"
+    r"|[ \t]{0,3}\([ \t]{0,3}(?:or[ \t]{1,3})?-?\d[\d.,]*[ \t]{0,3}\?"  # "18 (20?)": a doubt
     # "18 | 20", "18 \lor 20", "18 \pm 2", "18 ± 2": two values offered, or a range
     r"|[ \t]{0,2}(?:[|±∓]|\\(?:lor|vee|mid|vert|pm|mp)(?![A-Za-z]))"
     # "18 20", "18 1/2", "18 \frac12": another number right after it, a mixed number
