@@ -211,6 +211,13 @@ JUNK_ROWS: list[tuple[str, str, float, str]] = [
     ("\\boxed{" * 70_000 + "4" + "}" * 70_000, "4", 1.0, "a deep nest holds one value"),
     ("\\boxedx\\fboxy" * 70_000 + "\\boxed{4}", "4", 1.0, "no box commands before it"),
     ("x " * 20_000 + "So \\boxed{4}.", "4", 1.0, "a long final paragraph with no other answer"),
+    (
+        "To find the answer, we count.\n" + "and so on.\n" * 2000 + "So \\boxed{4}.",
+        "4",
+        1.0,
+        "20 KB of steps, one a line, naming 'the answer' in prose: no answer unread",
+    ),
+    ("The answer is 3.\n" + "and so on.\n" * 2000 + "So \\boxed{4}.", "4", 0.0, "an answer unread"),
 ]
 
 
@@ -225,6 +232,7 @@ CHOICE_JUNK: list[tuple[str, str, float, str]] = [
     ("Answer: A. " + _PAD * 4 + " Answer: B", "B", 0.0, "past the 16 KB tail (before: 1)"),
     ("\\boxed{A} " + _JUNK_BOX * 17 + " \\boxed{B}", "B", 0.0, "a box behind junk (before: 1)"),
     ("x " * 20_000 + "Answer: B", "B", 1.0, "a long final paragraph with no other answer"),
+    ("To find the answer:\n" + "and so on.\n" * 2000 + "Answer: B", "B", 1.0, "prose 'answer'"),
     ("Answer: A.\n\n" + _PAD * 4 + "\n\nAnswer: B", "B", 1.0, "an earlier paragraph is a step"),
 ]
 

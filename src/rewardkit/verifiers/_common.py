@@ -81,7 +81,12 @@ SECTION_CHARS = 16_000
 """How much of the concluding section (the paragraph of the final answer, up to the
 end) the verifiers read for other final answers; see :func:`unread_answer` for the rest."""
 
-_MAYBE_ANSWER = re.compile(r"(?i:answer)|####")
+# an answer stating a value ("answer is 5", "Answer: $5$", "<answer> 5", "#### 5"), not
+# the word in prose ("to find the answer, ..."): a long paragraph of steps may say that
+_MAYBE_ANSWER = re.compile(
+    r"(?i:\banswer\b(?:[ \t]+is)?|<answer>)[ \t]{0,3}[:=]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+    r"(?:\$|\\[(\[]|\\boxed)?[ \t]{0,3}(?:-?\d|\\|\(?[A-J]\b)|####[ \t]{0,8}-?\$?\d"
+)
 _MAYBE_BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 
 _SEARCH_WINDOW = 4096
@@ -148,8 +153,8 @@ def section_start(text: str, at: int) -> int:
 
 def unread_answer(text: str, section: int, read_from: int, *, boxes: bool = True) -> bool:
     """Whether ``text[section:read_from]``, the start of a concluding section longer than
-    what was read for other answers, holds anything that may be one (the word "answer",
-    ``####``, with ``boxes`` a box). Then the final answer cannot be vouched for: a hedge
+    what was read for other answers, holds anything that may be one (an answer stating
+    a value or a letter, ``#### n``, with ``boxes`` a box). Then the final answer cannot be vouched for: a hedge
     hidden behind a few KB of filler in one paragraph is still a hedge, never the last
     value. (The MATH rules read a section's boxes further back, so pass ``boxes=False``.)"""
     if section >= read_from:
