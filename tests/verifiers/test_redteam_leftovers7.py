@@ -94,9 +94,15 @@ def test_a_megabyte_of_braces_extracts_fast(response: str) -> None:
 
 
 def test_the_box_after_a_bomb_is_still_the_answer() -> None:
-    response = BOMBS["brace-bomb"]
-    assert MathVerifier().check(MathVerifier().extract(response), "4").score == 1.0
-    assert GSM8K.check(GSM8K.extract(response), "4").score == 1.0
+    """A bomb in an earlier paragraph is a step; in the final paragraph it hides boxes the
+    bounded scan cannot read, which may offer other values (red team 8 changed this row:
+    it scored 1, and ``\\boxed{3}`` before the bomb was not seen either)."""
+    earlier = BOMBS["brace-bomb"].replace("\\boxed{4}", "\n\nSo \\boxed{4}")
+    assert MathVerifier().check(MathVerifier().extract(earlier), "4").score == 1.0
+    assert GSM8K.check(GSM8K.extract(earlier), "4").score == 1.0
+    same = BOMBS["brace-bomb"]
+    assert MathVerifier().extract(same).extra["scan_cut"] is True
+    assert GSM8K.check(GSM8K.extract(same), "4").extra["hedged"] is True
 
 
 def test_a_hedge_before_a_short_bomb_is_still_seen() -> None:

@@ -41,7 +41,7 @@ part, else the whole response). In both modes, the answer is hedged when:
   shown to be the same value (a box is a deliberate answer: only a value shown equal,
   ``\\boxed{0.5}`` then ``\\boxed{\\frac12}``, is a restatement);
 * an ``<answer>`` tag, or an answer line holding math or an option label, in the
-  concluding section (its last ``LINE_TAIL_CHARS``) is *surely* a different value
+  concluding section (its last ``SECTION_CHARS``) is *surely* a different value
   (:func:`same_value` is False):
   ``\\boxed{9}`` then "Answer: 10", ``<answer>3</answer> The answer is 4``, "The answer
   is 3." then "The answer is 4." in one paragraph. When that cannot be told inline
@@ -63,6 +63,20 @@ part, else the whole response). In both modes, the answer is hedged when:
   4``, ``3 and/or 4``, ``3 apples or 4 apples``, ``$3 \\vee 4$``): math-verify would
   read the last alone, as verl's scorer does.
   Math spans joined by "or" (``$-5$ or $4$``) stay math-verify's: it reads them as a set.
+* another value, surely different, is offered or taken back in words after the answer
+  (a box's end, a tag's content, an answer line), in its paragraph or the next (unless
+  the next one ends on the answer again), or at the end of a passage for math-verify
+  after a different value: a word of possibility, alternative or correction right
+  before a value (``or maybe 4``, ``(or possibly 4)``, "Alternatively, $4$", "another
+  possible answer is 4", "unless it is 4", "Wait, no: 4", "Actually, it's 4"), or words
+  offering a value as another answer right after it ("4 would also work", "4 is also a
+  valid answer", "4 works too"; not "$x = 4$ is valid", a check). See
+  :data:`~rewardkit.verifiers._common.OFFER_CUE`;
+* the concluding section is longer than is read and may hold another answer where it is
+  not (``scan_cut``): a box command before the boxes the bounded scan read (junk past
+  its brace budget, more than ``MAX_BOXES`` boxes; copies of the final boxes and a deep
+  nest of boxes around the last are no other value), or an "answer" before the last
+  ``SECTION_CHARS``.
 
 Nor is there an answer when a later ``<answer>`` is left open holding math
 (``<answer>3</answer> <answer>4``: ``unclosed``, as an open last box is), when the last
@@ -99,10 +113,17 @@ from typing import Any, Literal
 
 from rewardkit.verifiers import _latex, _numeric
 from rewardkit.verifiers._common import (
+    CORRECTION_CUE,
     MAX_ANSWER_CHARS,
+    OFFER_CUE,
+    OFFER_PREDICATE,
     PARAGRAPH_BREAK,
-    SEARCH_TAIL_CHARS,
+    SECTION_CHARS,
     last_match,
+    later_paragraphs,
+    rest_of_paragraph,
+    section_start,
+    unread_answer,
 )
 
 __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
@@ -132,6 +153,7 @@ _SPAN_JOIN = re.compile(
     r"|\\text\{\s{0,3}(?:and|or)\s{0,3}\}|\\?&|/|\||\\mid\b|\\\||~|\\q?quad\b|\\[ ,;]|\\\\)\s{0,3}"
 )
 _SPACES = re.compile(r"[ \t]{1,8}")
+_BOLD = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")  # markdown bold, not "2**3" (a power)
 _SENTENCE_END = re.compile(r"\.(?:\s|$)|[;?](?:\s|$)")  # not "!": 5! is a factorial
 _TAG_PASSAGE = "<answer> {} </answer>"  # the word "answer" anchors math-verify's patterns
 _INLINE_DELIMITER = re.compile(r"\\[()\[\]]")  # "4\(\sqrt{30}\)", a stray "108\)"
@@ -157,6 +179,9 @@ class Found:
     start: int = field(default=-1, compare=False)
     """Where the answer begins in the text it was found in (-1: not an answer to check
     against the rest of its concluding section: none, or a passage for math-verify)."""
+    end: int = field(default=-1, compare=False)
+    """Where the text read for values offered after the answer begins (a box's end, a
+    tag's content; -1: ``start``)."""
 
 
 def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
@@ -170,9 +195,9 @@ def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
         for rule in rules:
             found = rule(text)
             if found is not None:
-                return _unless_hedged(found, text)
+                return _unless_offered(_unless_hedged(found, text))
     if mode == "default":
-        return _unless_negated(_unless_alternatives(_expression(texts)))
+        return _unless_negated(_unless_offered(_unless_alternatives(_expression(texts))))
     return Found(None, {"source": None})
 
 
@@ -180,7 +205,7 @@ def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
 
 
 def _boxed(text: str) -> Found | None:
-    boxes = final_boxes(text)
+    boxes, read_from = final_boxes_read(text)
     if not boxes:
         return None
     if boxes[0].content is None:
@@ -191,7 +216,10 @@ def _boxed(text: str) -> Found | None:
     parts = {canonical(box.content or ""): box.content or "" for box in reversed(boxes[:run])}
     final = ", ".join(parts.values())
     start = boxes[run - 1].start
-    section = _section_start(text, start)
+    section = section_start(text, start)
+    written = {text[box.start : box.end] for box in boxes[:run]}
+    if unread_box(text, section, read_from, boxes[0].end, written):  # boxes not read
+        return Found(None, {"source": "boxed", "hedged": True, "scan_cut": True, "pred": final})
     others = {
         canonical(box.content or ""): box.content or ""
         for box in boxes[run:]
@@ -201,8 +229,8 @@ def _boxed(text: str) -> Found | None:
     if _offers_two(final) or any(same_value(other, final) is not True for other in others.values()):
         return Found(None, {"source": "boxed", "hedged": True, "pred": final, "boxes": len(boxes)})
     if with_or and len(parts) > 1:  # "x = \boxed{-5} or x = \boxed{4}": a set, never a scalar
-        return Found(final, {"source": "boxed", "alternatives": True}, start)
-    return Found(final, {"source": "boxed"}, start)
+        return Found(final, {"source": "boxed", "alternatives": True}, start, boxes[0].end)
+    return Found(final, {"source": "boxed"}, start, boxes[0].end)
 
 
 def final_boxes(text: str) -> list[_latex.Box]:
@@ -210,11 +238,53 @@ def final_boxes(text: str) -> list[_latex.Box]:
     another box (``\\boxed{3 \\text{ or } \\boxed{4}}``) is replaced by that outer box,
     the inner commands dropped: the outer box is what the response answers, never the
     inner value alone (the boxes inside it are not listed)."""
-    boxes = [box for box in _latex.find_boxes(text) if box.content is None or not is_blank(box)]
+    return final_boxes_read(text)[0]
+
+
+def final_boxes_read(text: str) -> tuple[list[_latex.Box], int]:
+    """:func:`final_boxes`, and where reading stopped: every box command from there on
+    was read. ``find_boxes`` is bounded (MAX_BOXES, MAX_BOX_COMMANDS, MAX_SCAN_CHARS), so
+    junk can hide an earlier box; a command before that point, in the concluding
+    section, is a box not read (see :func:`unread_box`)."""
+    found = _latex.find_boxes(text)
+    read_from = found[-1].start if found else len(text)
+    boxes = [box for box in found if box.content is None or not is_blank(box)]
     outer = _enclosing(text, boxes[0]) if boxes and boxes[0].content is not None else None
     if outer is None:
-        return boxes
-    return [outer, *(box for box in boxes[1:] if box.start < outer.start)]
+        return boxes, read_from
+    boxes = [outer, *(box for box in boxes[1:] if box.start < outer.start)]
+    return boxes, min(read_from, outer.start)
+
+
+_BOX_WORD = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")  # not "\boxedx": no box
+_OPENERS = re.compile(
+    r"(?:[a-z]{0,5}\{)?(?:\\(?:boxed|fbox)\s{0,8}\{|\s)*"
+)  # may start mid-command
+_CLOSERS_ONLY = re.compile(r"[\s}$.]*")
+_MAX_KNOWN = 4  # distinct final boxes removed from an unread part: each is one pass over it
+
+
+def unread_box(
+    text: str, start: int, read_from: int, box_end: int = -1, known: Sequence[str] = ()
+) -> bool:
+    """Whether ``text[start:read_from]`` holds a box command that was not read (past the
+    scan's budget, or junk such as an unclosed ``\\boxed{``). A section whose boxes
+    were not all read may offer another value: its answer is no answer, never the last
+    box alone (a hedge hidden behind 64 KB of ``{`` is still a hedge). Only box openers
+    there, and only closers after the final box (ending at ``box_end``), is a deep nest
+    of boxes around it: the nest holds nothing else (``\\boxed{\\boxed{...5...}}``).
+    Copies of the ``known`` boxes (the final run, written out) are no other value: a
+    model looping on ``\\boxed{1}`` a thousand times answers 1."""
+    if start >= read_from or _BOX_WORD.search(text, start, read_from) is None:
+        return False
+    if known:
+        unread = text[start:read_from]
+        for box in list(known)[:_MAX_KNOWN]:
+            unread = unread.replace(box, " ")
+        if _BOX_WORD.search(unread) is None:
+            return False
+    nest = box_end >= 0 and _OPENERS.fullmatch(text, start, read_from) is not None
+    return not (nest and _CLOSERS_ONLY.fullmatch(text, box_end) is not None)
 
 
 _BOX_COMMAND = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])\s{0,8}")
@@ -261,13 +331,6 @@ def _final_run(boxes: Sequence[_latex.Box], text: str) -> tuple[int, bool]:
         with_or = with_or or kind == "or"
         run += 1
     return run, with_or
-
-
-def _section_start(text: str, box_start: int) -> int:
-    """Where the paragraph holding the final box begins (its *final section*)."""
-    floor = max(0, box_start - SEARCH_TAIL_CHARS)
-    found = last_match(PARAGRAPH_BREAK, text[floor:box_start])
-    return floor if found is None else floor + found.end()
 
 
 def is_blank(box: _latex.Box) -> bool:
@@ -331,7 +394,8 @@ def _tagged(text: str) -> Found | None:
     if passage:
         # a sentence or a derivation: math-verify reads it, anchored by the word "answer"
         return Found(_TAG_PASSAGE.format(content), {"source": "expression", "tag": True})
-    return Found(answer, {"source": "answer_tag"}, open_) if answer else None
+    inside = open_ + len("<answer>")  # words after the value, in the tag or after it, offer
+    return Found(answer, {"source": "answer_tag"}, open_, inside) if answer else None
 
 
 def _tag_alternatives(content: str, *, plain: bool) -> str | None:
@@ -445,7 +509,8 @@ def clean_answer(line: str) -> str | None:
 
     None when nothing is left or the line reads as a sentence rather than a value.
     """
-    line = _strip_tags(_HOPE.sub("", line[: MAX_ANSWER_CHARS + 100])).strip(_OUTER_NOISE)
+    line = _strip_tags(_HOPE.sub("", line[: MAX_ANSWER_CHARS + 100]))
+    line = _BOLD.sub(r"\1", line).strip(_OUTER_NOISE)  # "**18** or **20**": both values
     spans, end = _leading_spans(line)
     if spans:
         return _qualified(spans, _first_sentence(line[end:]))[:MAX_ANSWER_CHARS]
@@ -552,12 +617,77 @@ def _unless_hedged(found: Found, text: str) -> Found:
     final answer that is surely a different value, or one value offers two."""
     if found.answer is None or found.start < 0:
         return found
-    section = _section_start(text, found.start)
-    window = text[max(section, len(text) - LINE_TAIL_CHARS) :]
-    for value, raw in _offered(window):
+    section = section_start(text, found.start)
+    read_from = max(section, len(text) - SECTION_CHARS)
+    if unread_answer(text, section, read_from, boxes=False):
+        return Found(None, {**found.extra, "hedged": True, "scan_cut": True, "pred": found.answer})
+    for value, raw in _offered(text[read_from:]):
         if _offers_two(raw) or same_value(value, found.answer) is False:
             return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
+    end = found.end if found.end >= 0 else found.start
+    offers = _offered_in_words(rest_of_paragraph(text, end))
+    later = later_paragraphs(text, end)  # the next paragraph offers or takes back too
+    values = [m.group() for m in _PREVIOUS_VALUE.finditer(later)]
+    if not values or same_value(_prose_value(values[-1]), found.answer) is not True:
+        offers += _offered_in_words(later)  # unless its last value is the answer again
+        offers += [(m, _prose_value(m.group("value"))) for m in _CORRECTED.finditer(later)]
+    if any(same_value(value, found.answer) is False for _, value in offers):
+        return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
     return found
+
+
+# A value in prose: a math span, or a number that does not start a calculation
+_PROSE_VALUE = (
+    r"(?P<value>\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)"
+    r"|-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?(?![\d.]*\d))"
+    r"(?![ \t]{0,2}(?:[-+*/×÷=^]|\\(?:times|cdot|div)(?![A-Za-z])))"
+)
+_CUED = re.compile(OFFER_CUE + r"[ \t,:]{1,3}" + _PROSE_VALUE)  # "Alternatively, 20"
+_CORRECTED = re.compile(CORRECTION_CUE + r"[ \t,:]{1,3}(?:\*\*)?" + _PROSE_VALUE)  # "Wait, it's 20"
+_PREDICATED = re.compile(  # "20 would also work", "$x = 20$ is also a solution"
+    r"(?<![\w.=+*/^\\-])(?<![=+*/^-][ \t])" + _PROSE_VALUE + OFFER_PREDICATE
+)
+
+
+def _offered_in_words(window: str) -> list[tuple[re.Match[str], str]]:
+    """The values ``window`` (a short paragraph tail) offers in words, as (match, value):
+    a word of possibility or alternative then a value ("or maybe 20", "Alternatively,
+    $20$", "another possible answer is 20"), or a value then words offering it too ("20
+    would also work"). See :data:`~rewardkit.verifiers._common.OFFER_CUE`."""
+    found = [*_CUED.finditer(window), *_PREDICATED.finditer(window)]
+    return [(match, _prose_value(match.group("value"))) for match in found]
+
+
+def _unless_offered(found: Found) -> Found:
+    """A passage for math-verify (a tag's text too) whose last paragraph ends by offering
+    a value in words after a different one ("I think $18$. Alternatively, $20$.", "18,
+    though 20 could also be right"): math-verify would read one of them alone."""
+    if found.answer is None or found.extra.get("source") != "expression":
+        return found
+    tail = found.answer[-LINE_TAIL_CHARS:]
+    brk = last_match(PARAGRAPH_BREAK, tail)
+    paragraph = tail if brk is None else tail[brk.end() :]
+    offers = _offered_in_words(paragraph)
+    if not offers:
+        return found
+    match, offered = max(offers, key=lambda offer: offer[0].end())
+    if _MATHY.search(_CLOSERS.sub("", paragraph[match.end() :])):
+        return found  # a value comes after the offer: it is no last word
+    before = [m.group() for m in _PREVIOUS_VALUE.finditer(paragraph, 0, match.start())]
+    if not before or same_value(_prose_value(before[-1]), offered) is not False:
+        return found
+    return Found(None, {**found.extra, "hedged": True, "pred": match.group().strip()[:200]})
+
+
+_PREVIOUS_VALUE = re.compile(
+    r"\$[^$\n]{1,80}\$|(?<![\w.])-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?![\d.]*\d)"
+)
+
+
+def _prose_value(text: str) -> str:
+    if text.startswith("\\("):
+        return text[2:-2].strip()
+    return text.strip("$").strip().rstrip(",")  # "18, 20 works too": the 18
 
 
 def _offered(window: str) -> list[tuple[str, str]]:
@@ -693,7 +823,10 @@ def _unless_alternatives(found: Found) -> Found:
     value alone, as verl's scorer does; two values offered is hedging."""
     if found.answer is None or found.extra.get("tag"):
         return found
-    line = found.answer[-LINE_TAIL_CHARS:].rstrip().rpartition("\n")[2]
+    tail = found.answer[-LINE_TAIL_CHARS:].rstrip()
+    line = tail.rpartition("\n")[2]
+    if _OPEN_OR.search(tail, 0, len(tail) - len(line)):  # "18 or\n20" is one line
+        line = tail[: len(tail) - len(line)].rstrip().rpartition("\n")[2] + " " + line
     matches = [last_match(pattern, line) for pattern in (_TWO_VALUES, _TWO_PLAIN_VALUES)]
     last = max(filter(None, matches), key=lambda match: match.end(), default=None)
     if last is None or _MATHY.search(_CLOSERS.sub("", line[last.end() :])):
@@ -704,6 +837,7 @@ def _unless_alternatives(found: Found) -> Found:
 
 
 _CLOSERS = re.compile(r"\$|\\[)\]]")
+_OPEN_OR = re.compile(r"(?i)\b(?:or|maybe|perhaps|possibly)[ \t]*\n\s*$")
 
 # a value ruled out or bounded, not stated: "not $3$", "isn't 3", "less than $3$", "not \boxed{3}"
 _NEGATION = (

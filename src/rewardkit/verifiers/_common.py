@@ -24,16 +24,70 @@ long is junk, and the cap keeps the worst case (no match at all) to milliseconds
 PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 """A blank line: where a paragraph (a step, or the concluding section) ends."""
 
+_CORRECTION = (
+    r"(?i:actually|wait|no(?=[ \t]*[,:;!.\u2014-])|sorry|oops|correction|i[ \t]+mean"
+    r"|i[ \t]+meant|make[ \t]+that|scratch[ \t]+that|on[ \t]+second[ \t]+thought)"
+)
+_CORRECTION_FILL = (
+    r"(?i:it(?:'s|[ \t]+is|[ \t]+should[ \t]+be)|should[ \t]+be|that[ \t]+is|the[ \t]+"
+    r"(?:final[ \t]+)?answer[ \t]+is|i[ \t]+get|we[ \t]+get)"
+)
+CORRECTION_CUE = (
+    rf"\b{_CORRECTION}(?:[ \t]*[,:;!.\u2014-]?[ \t]*\b(?:{_CORRECTION}|{_CORRECTION_FILL})){{0,3}}"
+)
+"""Words that take a final answer back and give another: "Wait, no: 20", "Actually,
+it's 20", "Sorry, I mean 20", "No, 20" ("no" only before a stop: "no 20-year-old" is
+no correction). Also read past the answer's paragraph (:func:`later_paragraphs`)."""
+
 OFFER_CUE = (
-    r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead))?[ \t]+(?i:be)"
-    r"|(?:^|[.,;!?\n])[ \t]*(?i:or)(?:[ \t]+(?i:maybe|perhaps|possibly|else))?"
-    r"|\b(?i:maybe|perhaps|possibly|alternatively))"
+    r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead|equally|possibly))?"
+    r"[ \t]+(?i:be)(?:[ \t]+(?i:also|even))?"
+    # "or" opening a clause, a parenthesis or the text right after the answer: "18 or maybe
+    # 20", "18 (or possibly 20)", "18. Or 20." (not "x or y" inside a sentence)
+    r"|(?:^[ \t$*)\\}]{0,4}|[.,;:!?\n()\[\u2013\u2014\u2026-])[ \t]*(?i:or)"
+    r"(?:[ \t]+(?i:maybe|perhaps|possibly|else|even|rather|alternatively))?"
+    r"|\b(?i:maybe|perhaps|possibly|alternatively|alternately|otherwise|conceivably)"
+    # "another possible answer is", "an alternative value would be", "other solutions:"
+    r"|\b(?i:another|other|alternative|second)(?:[ \t]+(?i:possible|valid|plausible|potential"
+    r"|acceptable|correct))?[ \t]+(?i:answer|value|solution|option|choice|possibility|candidate)s?"
+    r"(?:[ \t]+(?i:is|would[ \t]+be|could[ \t]+be|might[ \t]+be))?"
+    r"|\b(?i:unless)[ \t]+(?i:it(?:'s|[ \t]+is)|the[ \t]+answer[ \t]+is)"
+    r"|" + CORRECTION_CUE + ")"
 )
 """Words that offer another value after a final answer: "it could be", "might also be",
-a sentence opening "Or", "perhaps". The verifiers follow it with their own value."""
+"or" opening a clause ("Or 20", "(or possibly 20)"), "perhaps", "alternatively",
+"another possible answer is", "unless it is". The verifiers follow it with their own value.
+The rule is the shape, not a list of phrasings: a word of possibility or alternative,
+then a value right after it (never "could be verified", "alternatively, using ...")."""
+
+OFFER_PREDICATE = (
+    r"[ \t]+(?:(?i:is|are|seems|looks|would|could|might|may|can|be)[ \t]+){0,2}(?:"
+    r"(?i:possible|plausible|likely)"
+    r"|(?i:also|too|equally)[ \t]+(?:(?i:be|is)[ \t]+)?(?:(?i:an?)[ \t]+)?"
+    r"(?i:possible|plausible|likely|correct|right|valid|acceptable|works?|answer|solution)"
+    r"|(?i:works?|correct|right|valid|acceptable)[ \t]*,?[ \t]+(?i:too|also|as[ \t]+well)"
+    r"|(?:(?i:an?)[ \t]+)?(?i:another|alternative|other|second|possible|plausible)[ \t]+"
+    r"(?:(?i:valid|possible|plausible|correct)[ \t]+)?(?i:answer|solution|option|choice))\b"
+)
+"""Words after a value that offer it as another answer: "20 would also work", "20 could
+also be right", "20 is also a valid answer", "20 is plausible", "20 works too", "20 is
+another answer". A value said to be valid without "also" ("$x = 5$ is valid", after a
+root ruled out) is a check, not an offer; "20 is not possible" rules it out."""
 
 AFTER_ANSWER_CHARS = 300
 """How far after a final answer its paragraph is read for another value offered."""
+
+SECTION_CHARS = 16_000
+"""How much of the concluding section (the paragraph of the final answer, up to the
+end) the verifiers read for other final answers; see :func:`unread_answer` for the rest."""
+
+# an answer stating a value ("answer is 5", "Answer: $5$", "<answer> 5", "#### 5"), not
+# the word in prose ("to find the answer, ..."): a long paragraph of steps may say that
+_MAYBE_ANSWER = re.compile(
+    r"(?i:\banswer\b(?:[ \t]+is)?|<answer>)[ \t]{0,3}[:=]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+    r"(?:\$|\\[(\[]|\\boxed)?[ \t]{0,3}(?:-?\d|\\|\(?[A-J]\b)|####[ \t]{0,8}-?\$?\d"
+)
+_MAYBE_BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 
 _SEARCH_WINDOW = 4096
 _MAX_INT_GOLD = 10**999
@@ -89,11 +143,41 @@ def last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
         window *= 2
 
 
+def section_start(text: str, at: int) -> int:
+    """Where the paragraph holding ``text[at]`` begins (after its last blank line, at
+    most SEARCH_TAIL_CHARS back): the concluding section of an answer found at ``at``."""
+    floor = max(0, at - SEARCH_TAIL_CHARS)
+    found = last_match(PARAGRAPH_BREAK, text[floor:at])
+    return floor if found is None else floor + found.end()
+
+
+def unread_answer(text: str, section: int, read_from: int, *, boxes: bool = True) -> bool:
+    """Whether ``text[section:read_from]``, the start of a concluding section longer than
+    what was read for other answers, holds anything that may be one (an answer stating
+    a value or a letter, ``#### n``, with ``boxes`` a box). Then the final answer cannot be vouched for: a hedge
+    hidden behind a few KB of filler in one paragraph is still a hedge, never the last
+    value. (The MATH rules read a section's boxes further back, so pass ``boxes=False``.)"""
+    if section >= read_from:
+        return False
+    if _MAYBE_ANSWER.search(text, section, read_from) is not None:
+        return True
+    return boxes and _MAYBE_BOX.search(text, section, read_from) is not None
+
+
 def rest_of_paragraph(text: str, start: int) -> str:
     """Up to AFTER_ANSWER_CHARS of ``text`` from ``start``, cut at the next blank line."""
     window = text[start : start + AFTER_ANSWER_CHARS]
     brk = PARAGRAPH_BREAK.search(window)
     return window if brk is None else window[: brk.start()]
+
+
+def later_paragraphs(text: str, start: int) -> str:
+    """Up to AFTER_ANSWER_CHARS of ``text`` after the paragraph that ``start`` is in (or
+    "" when it does not end within AFTER_ANSWER_CHARS): where a correction ("Wait,
+    actually it's 20.") or an offer ("Or maybe 20.") follows a final answer."""
+    window = text[start : start + 2 * AFTER_ANSWER_CHARS]
+    brk = PARAGRAPH_BREAK.search(window)
+    return "" if brk is None else window[brk.end() : brk.end() + AFTER_ANSWER_CHARS]
 
 
 def plain_number(text: str) -> Fraction | None:

@@ -11,9 +11,12 @@ Offering several letters is *hedging*, no letter (``hedged: True``, score 0): a 
 listed with another (``A, B, C, D``, ``C or D``, ``(C)(D)``, ``\\boxed{A, C}``, ``**A**
 **B**``, lone letters on the last lines), or, in the paragraph of the final answer (from
 its last blank line or ``</think>`` on), another stated answer with a different letter
-(``Answer: A`` then ``\\boxed{C}``), or words after the stated letter offering another
-("A but C is also possible", "it could be C", "Or maybe C"). An answer stated in an
-earlier paragraph or in the thinking is a step on the way.
+(``Answer: A`` then ``\\boxed{C}``), or words after the stated letter, in its paragraph
+or the next, offering another or taking it back ("A but C is also possible", "it could
+be C", "Or maybe C", "Option D would also work", "Actually, B"), or a paragraph longer
+than is read with an answer in the part not read, or the options restated with their
+texts (``(A) 18 (B) 20 (C) 22 (D) 24``, after "Answer:" too): every option, no choice. An answer stated in an earlier
+paragraph or in the thinking is a step on the way.
 
 Everything is decided in the main process; there is no slow path.
 """
@@ -26,11 +29,16 @@ from typing import Any
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers._common import (
+    CORRECTION_CUE,
     OFFER_CUE,
-    PARAGRAPH_BREAK,
+    OFFER_PREDICATE,
+    SECTION_CHARS,
     gold_strings,
     last_match,
+    later_paragraphs,
     rest_of_paragraph,
+    section_start,
+    unread_answer,
     verdict,
 )
 from rewardkit.verifiers.base import Extracted, Verdict
@@ -69,8 +77,6 @@ _LISTED_BEFORE = re.compile(
 TAIL_CHARS = 16_000
 """The letter is looked for in this many characters at the end of a response: a chosen
 letter followed by more text than this is junk, and the cap bounds the work."""
-_SECTION_CHARS = 4000
-"""How far back the paragraph of the final answer is searched for other stated answers."""
 _GOLD = re.compile(r"[\(\[]?(?P<letter>[A-Ja-j])(?:[\)\].:\s]|$)")
 
 
@@ -89,10 +95,13 @@ class ChoiceVerifier:
     def extract(self, response: str) -> Extracted:
         """The chosen letter (None when several are offered); bounded: every search
         starts from the end and reads at most a few KB around the letter found."""
-        response = response.rstrip()[-TAIL_CHARS:]
+        full = response.rstrip()
+        offset = max(0, len(full) - TAIL_CHARS)
+        response = full[offset:]
         stated = _last_of(response, (_STATED, _BOXED, _TAGGED))
         if stated is not None:
-            hedged = _other_stated(response, stated) or _offered_after(response, stated)
+            hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
+            hedged = hedged or _options_follow(response, stated)
             return _unless_hedged(stated, "stated", hedged)
         option = _last_of(response, (_OPTION,))
         if option is not None:
@@ -105,7 +114,8 @@ class ChoiceVerifier:
         marked = _last_of(response, (_BOLD, _PARENTHESISED))
         if marked is not None:
             before = response[max(0, marked.start() - 16) : marked.start()]
-            return _unless_hedged(marked, "marked", _LISTED_BEFORE.search(before) is not None)
+            listed = _LISTED_BEFORE.search(before) is not None or _options_restated(marked)
+            return _unless_hedged(marked, "marked", listed)
         return Extracted(None, {"pattern": None})
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
@@ -130,18 +140,21 @@ def _unless_hedged(found: re.Match[str], pattern: str, hedged: bool) -> Extracte
     return Extracted(letter, {"pattern": pattern})
 
 
-def _other_stated(text: str, final: re.Match[str]) -> bool:
-    """Whether the paragraph of the final stated answer (after the last ``</think>``
-    before it) states another letter before it."""
-    floor = max(0, final.start() - _SECTION_CHARS)
-    section = last_match(PARAGRAPH_BREAK, text[floor : final.start()])
-    start = floor if section is None else floor + section.end()
-    start = max(start, text.rfind("</think>", start, final.start()))  # thinking is no answer
+def _other_stated(text: str, offset: int, final: re.Match[str]) -> bool:
+    """Whether the paragraph of the final stated answer (found at ``offset`` +
+    ``final.start()`` of ``text``; after the last ``</think>`` before it) states another
+    letter before it, or is longer than is read and may state one where it is not."""
+    at = offset + final.start()
+    start = section_start(text, at)
+    start = max(start, text.rfind("</think>", start, at))  # thinking is no answer
+    read_from = max(start, at - SECTION_CHARS)
+    if unread_answer(text, start, read_from):
+        return True
     letter = final.group("letter")
     return any(
         other.group("letter") != letter
         for pattern in (_STATED, _BOXED, _TAGGED)
-        for other in pattern.finditer(text, start, final.start())
+        for other in pattern.finditer(text, read_from, at)
     )
 
 
@@ -149,14 +162,28 @@ def _other_stated(text: str, final: re.Match[str]) -> bool:
 # also possible", "it could be C", a sentence opening "Or C", "perhaps C"). "A" and "I"
 # before a lower-case word are an article and a pronoun ("Or I might be wrong").
 _OFFERED_LETTER = r"[\(\[]?(?P<{name}>[B-HJ]|[AI](?![ \t]{{1,3}}[a-z]))[\)\]]?(?![A-Za-z0-9])"
+# after "option"/"choice", "A" and "I" are letters whatever follows ("Option A would also work")
+_NAMED_LETTER = r"(?i:option|choice)[ \t]+[\(\[]?(?P<{name}>[A-J])[\)\]]?(?![A-Za-z0-9])"
 _OFFERED_AFTER = re.compile(
     OFFER_CUE
-    + r"[ \t,:]{1,3}(?:(?i:option|choice)[ \t]+)?"
+    + r"[ \t,:]{1,3}(?:(?i:option|choice)[ \t]+)?(?:\*\*|\\boxed\{)?"  # "or maybe **C**"
     + _OFFERED_LETTER.format(name="offered")
     + r"|(?<![A-Za-z0-9])(?:(?i:option|choice)[ \t]+)?"
     + _OFFERED_LETTER.format(name="other")
     + r"[ \t]+(?i:is|seems|looks|could|might|may)[ \t]+(?:(?i:also|be|equally)[ \t]+){0,2}"
     r"(?i:possible|plausible|likely|correct|right|valid|true|acceptable|work)\b"
+    + r"|(?<![A-Za-z0-9])(?:"
+    + _NAMED_LETTER.format(name="named")
+    + "|"
+    + _OFFERED_LETTER.format(name="also")
+    + ")"
+    + OFFER_PREDICATE  # "D would also work", "D is also a valid answer", "D works too"
+)
+# in a later paragraph: the answer taken back ("Answer: A\n\nActually, B.")
+_CORRECTED = re.compile(
+    CORRECTION_CUE
+    + r"[ \t,:]{1,3}(?:(?i:the[ \t]+answer[ \t]+is|option|choice)[ \t]+)?(?:\*\*)?"
+    + _OFFERED_LETTER.format(name="offered")
 )
 
 
@@ -164,11 +191,57 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
     """Whether the paragraph after the final stated letter offers another letter in
     words: "The answer is A but C is also possible" is a hedge, not A."""
     window = rest_of_paragraph(text, final.end())
+    offers = [*_OFFERED_AFTER.finditer(window)]
+    later = later_paragraphs(text, final.end())  # the next paragraph offers or takes back too
+    offers += [*_OFFERED_AFTER.finditer(later), *_CORRECTED.finditer(later)]
     letter = final.group("letter")
-    return any(
-        (found.group("offered") or found.group("other")) != letter
-        for found in _OFFERED_AFTER.finditer(window)
-    )
+    return any(_offered_letter(found) != letter for found in offers)
+
+
+def _offered_letter(found: re.Match[str]) -> str:
+    groups = found.groupdict()
+    return next(groups[name] for name in ("offered", "other", "named", "also") if groups.get(name))
+
+
+def _options_restated(final: re.Match[str]) -> bool:
+    """Whether the last marked letter ends the options restated in its paragraph:
+    ``(A) 18 (B) 20 (C) 22 (D) 24`` lists every option, it chooses none (before, the D
+    was read). That is the letters A, B, C... in order up to the last one, at least
+    three, the last followed by its option's text, not a full stop ("(A) is wrong, (B)
+    fails, (C) too, so (D)." eliminates, then chooses)."""
+    text, at = final.string, final.start()
+    start = section_start(text, at)
+    labels = [
+        found.group("letter")
+        for pattern in (_BOLD, _PARENTHESISED)
+        for found in pattern.finditer(text, max(start, at - _LIST_CHARS), final.end())
+    ]
+    letter = final.group("letter")
+    if letter < "C" or sorted(set(labels)) != [chr(c) for c in range(ord("A"), ord(letter) + 1)]:
+        return False
+    return _OPTION_TEXT.match(text, final.end()) is not None
+
+
+def _options_follow(text: str, final: re.Match[str]) -> bool:
+    """Whether the stated letter starts the options restated ("Answer: (A) 18 (B) 20
+    (C) 22 (D) 24"): two labels or more follow it, the next letters in order, each
+    after a short option text with no sentence end ("Answer: (A) 18. (B) is wrong"
+    discusses another option after choosing)."""
+    pos, expected, seen = final.end(), ord(final.group("letter")) + 1, 0
+    while seen < 10:
+        found = _LABEL.search(text, pos, pos + 80)
+        if found is None or ord(found.group("letter")) != expected:
+            break
+        if _STOP.search(text, pos, found.start()):
+            break
+        pos, expected, seen = found.end(), expected + 1, seen + 1
+    return seen >= 2
+
+
+_LABEL = re.compile(r"(?:\(|\*\*)(?P<letter>[A-J])(?:\)|\*\*)")
+_STOP = re.compile(r"[.!?](?:\s|$)|\n[ \t]*\n")
+_LIST_CHARS = 2000  # how far back a restated list of options is looked for
+_OPTION_TEXT = re.compile(r"[ \t]{0,3}:?[ \t]{0,3}[\w$\\-]")  # "(D) 24", "**D**: 24", "(D) Paris"
 
 
 def _last_of(text: str, patterns: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:

@@ -19,9 +19,12 @@ In ``auto``, offering several different final numbers is *hedging*: no number
 in the paragraph of the final one (from its last blank line or ``</think>`` on: ``####
 18`` then ``#### 20``; "The answer is 18. Wait, the answer is 20."), or a box offering
 several (``\\boxed{18 \\text{ or } 20}``, ``\\boxed{18 \\\\ 20}``, a box inside a box), or
-words after the final number, in its paragraph, offering another value ("18 but it could
-be 20", "18.\\nOr 20.", "perhaps 20", "20 is also possible"). A number stated in an
-earlier paragraph or in the thinking is a step on the way. Markers are looked for in the
+words after the final number, in its paragraph or the next, offering another value or
+taking the number back ("18 but it could be 20", "18.\\nOr 20.", "perhaps 20", "20 would
+also work", "Alternatively, 20", "Wait, no: 20"; see ``_common.OFFER_CUE``), unless
+the next paragraph ends on the number again; or a paragraph longer than is read with a
+box or marker in the part not read. A number stated in an earlier paragraph or in the
+thinking is a step on the way. Markers are looked for in the
 last ``MARKER_TAIL_CHARS`` of the response; ``#### 4. Verification`` is a markdown
 heading, not a marker.
 
@@ -41,12 +44,17 @@ from typing import Any, Literal
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
 from rewardkit.verifiers._common import (
+    CORRECTION_CUE,
     OFFER_CUE,
-    PARAGRAPH_BREAK,
+    OFFER_PREDICATE,
+    SECTION_CHARS,
     gold_strings,
     last_match,
+    later_paragraphs,
     plain_number,
     rest_of_paragraph,
+    section_start,
+    unread_answer,
     verdict,
 )
 from rewardkit.verifiers.base import Extracted, Verdict
@@ -64,7 +72,7 @@ _VERL_FLEXIBLE = re.compile(r"(\-[0-9.,]+|[0-9,][0-9.,]*|\.[0-9.,]+)")
 # The number is atomic and must not start a calculation ("answer is 5 * 2 = 10").
 _NUMBER = (
     r"((?>-?[ \t]{0,3}(?:\\\$|\$)?[ \t]{0,3}-?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)))"
-    r"(?![ \t]{0,2}[-+*/×÷=^])"
+    r"(?![ \t]{0,2}(?:[-+/×÷=^]|\*(?!\*(?![ \t]{0,2}[0-9]))))"  # "**18**": bold, "2**3": a power
 )
 # The lookahead first: re tries the lookbehind only where a number can start (4x faster
 # over a tail of braces with no number)
@@ -92,8 +100,6 @@ _AUTO = re.compile(
 MARKER_TAIL_CHARS = 16_000
 """``auto`` looks for marked answers in this many characters at the end of a response
 (verl's own rules read only the last 300): bounded work on a 1 MB response of markers."""
-_SECTION_CHARS = 4000
-"""How far back the paragraph of the final number is read for other final numbers."""
 # a box's words, kept as words: "18 \text{ or } 20" reads "18  or  20"
 _BOX_WORDS = re.compile(r"\\(?:text(?:bf|rm|it)?|mbox|mathrm)\s?\{([^{}]{0,200})\}")
 
@@ -172,14 +178,14 @@ def _auto(response: str) -> tuple[str | None, bool]:
     tail = max(0, len(response) - MARKER_TAIL_CHARS)
     marked = last_match(_AUTO, response[tail:])
     marked_at = -1 if marked is None else tail + marked.start()
-    boxes = _answer.final_boxes(response)
+    boxes, read_from = _answer.final_boxes_read(response)
     if boxes and boxes[0].content is not None and boxes[0].start > marked_at:
         answer = _box_number(boxes[0].content)
-        hedged = _offered_other(response, boxes[0].start, answer, boxes)
+        hedged = _offered_other(response, boxes[0].start, answer, (boxes, read_from))
         return answer, hedged or _offered_after(response, boxes[0].end, answer)
     if marked is not None:
         answer = _qualified(marked.string, marked.start(), marked.end(), _group(marked) or "")
-        hedged = _offered_other(response, marked_at, answer, boxes)
+        hedged = _offered_other(response, marked_at, answer, (boxes, read_from))
         return answer, hedged or _offered_after(response, tail + marked.end(), answer)
     return _last_number(response), False
 
@@ -199,17 +205,26 @@ def _box_number(content: str) -> str:
     return _qualified(words, found.start(), found.end(), found.group(1))
 
 
-def _offered_other(response: str, at: int, answer: str | None, boxes: list[_latex.Box]) -> bool:
+def _offered_other(
+    response: str, at: int, answer: str | None, read: tuple[list[_latex.Box], int]
+) -> bool:
     """Whether the paragraph of the final number (at ``at``; after the last
     ``</think>`` before it) offers another final number that is not the same value: a
-    marked one or a box."""
-    floor = max(0, at - _SECTION_CHARS)
-    brk = last_match(PARAGRAPH_BREAK, response[floor:at])
-    start = floor if brk is None else floor + brk.end()
+    marked one or a box, or a box the bounded scan did not read (``read``: the boxes
+    and where reading stopped, from :func:`_answer.final_boxes_read`)."""
+    boxes, read_from = read
+    start = section_start(response, at)
     think_end = response.rfind("</think>", start, at)
     start = start if think_end < 0 else think_end  # the thinking offers no final answer
+    marks_from = max(start, at - SECTION_CHARS)  # markers are read this far back
+    if unread_answer(response, start, marks_from, boxes=False):
+        return True  # a paragraph longer than is read, with answers in what is not
+    final = boxes[0] if boxes and boxes[0].start == at else None
+    box_end, written = (final.end, [response[at : final.end]]) if final else (-1, [])
+    if _answer.unread_box(response, start, min(read_from, at), box_end, written):
+        return True  # a box the bounded scan did not read may offer another number
     # the final number is the last one: the others start before it
-    offered = [_group(found) or "" for found in _AUTO.finditer(response, start, at)]
+    offered = [_group(found) or "" for found in _AUTO.finditer(response, marks_from, at)]
     offered += [box.content or "" for box in boxes if start <= box.start < at]
     numbers = {plain_number(_latex.normalise(text)) for text in offered}
     numbers.discard(None)
@@ -217,12 +232,19 @@ def _offered_other(response: str, at: int, answer: str | None, boxes: list[_late
 
 
 # After the final number, in its paragraph: another value offered in words ("but it
-# could be 20", "It might also be 20", a sentence opening "Or 20", "perhaps 20", "20 is
-# also possible"). A restatement of the same value is no other.
+# could be 20", "It might also be 20", a sentence opening "Or 20", "perhaps 20", "20 would
+# also work", "another possible answer is 20"). A restatement of the same value is no
+# other; a number that starts a calculation ("Alternatively, 3 x 6 = 18") is no value.
+_OFFERED_NUMBER = r"(-?\d[\d,]*(?:\.\d+)?)(?!\d)(?![ \t]{0,2}[-+*/×÷=^x])"
 _OFFERED_AFTER = re.compile(
-    OFFER_CUE + r"[ \t,:]{1,3}(?:\\?\$)?[ \t]{0,2}(-?[0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9])"
-    r"|(?<![\w.])(-?[0-9][0-9,]*(?:\.[0-9]+)?)[ \t]+(?i:is|seems|looks)[ \t]+(?i:also[ \t]+)?"
-    r"(?i:possible|plausible|likely|correct|right|valid)\b"
+    OFFER_CUE
+    + r"[ \t,:]{1,3}(?:\\?\$)?[ \t]{0,2}"
+    + _OFFERED_NUMBER
+    + r"|(?<![\w.=+*/×÷^-])(?<![=+*/×÷^-][ \t])\$?(-?\d[\d,]*(?:\.\d+)?)\$?"
+    + OFFER_PREDICATE
+)
+_CORRECTED = re.compile(
+    CORRECTION_CUE + r"[ \t,:]{1,3}(?:\*\*)?(?:\\?\$)?[ \t]{0,2}" + _OFFERED_NUMBER
 )
 
 
@@ -232,7 +254,12 @@ def _offered_after(response: str, end: int, answer: str | None) -> bool:
     value = plain_number(answer or "")
     if value is None:
         return False  # "18 or 19" is already no number, reported with its words
-    for found in _OFFERED_AFTER.finditer(rest_of_paragraph(response, end)):
+    offers = [*_OFFERED_AFTER.finditer(rest_of_paragraph(response, end))]
+    later = later_paragraphs(response, end)  # "\n\nOr maybe 20.", "\n\nWait, it's 20."
+    last = last_match(_LAST_NUMBER, later)
+    if last is None or plain_number(last.group(1)) != value:  # "Or 20? No: it is 18." decides
+        offers += [*_OFFERED_AFTER.finditer(later), *_CORRECTED.finditer(later)]
+    for found in offers:
         other = plain_number(found.group(1) or found.group(2))
         if other is not None and other != value:
             return True
@@ -252,9 +279,10 @@ def _last_number(response: str) -> str | None:
 
 # after the number: another one listed or offered, a range, a power
 _LIST_AFTER = re.compile(
-    r"[ \t]{0,3}(?:[,;/]|\(?[ \t]{0,3}(?:and/)?or\b|and\b|to\b|through\b|[-–—~])"
-    r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$)?-?[0-9]"
-    r"|[ \t]{0,2}(?:[²³+]|[xX][ \t]{0,2}[0-9])"
+    r"[ \t]{0,3}(?:[,;/]|[\(\[]?[ \t]{0,3}(?:and/)?or\b|and\b|to\b|through\b|[-–—~或]|&(?:amp;)?)"
+    r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$)?-?\d"  # any script's digits
+    r"|[ \t]{0,2}(?:[²³+‰‱]|[xX][ \t]{0,2}[0-9])"
+    r"|[ \t]{0,3}\([ \t]{0,3}(?:or[ \t]{1,3})?-?\d[\d.,]*[ \t]{0,3}\?"  # "18 (20?)": a doubt
     # "18 | 20", "18 \lor 20", "18 \pm 2", "18 ± 2": two values offered, or a range
     r"|[ \t]{0,2}(?:[|±∓]|\\(?:lor|vee|mid|vert|pm|mp)(?![A-Za-z]))"
     # "18 20", "18 1/2", "18 \frac12": another number right after it, a mixed number
@@ -263,11 +291,11 @@ _LIST_AFTER = re.compile(
 )
 # before the number: a bound, a negation, or another value offered as an alternative
 _QUALIFIED_BEFORE = re.compile(
-    r"\b(?:not|never|at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
-    r"|between|or(?:[ \t]+(?:maybe|perhaps|possibly|else))?|maybe|perhaps|possibly)"
+    r"(?:\b(?:not|never)|n[’']t(?:[ \t]+be)?|\b(?:at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
+    r"|between|or(?:[ \t]+(?:maybe|perhaps|possibly|else))?|maybe|perhaps|possibly)|或)"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
     # "18 and 19", "18, or 19"
-    r"|(?P<offered>-?[0-9][0-9.,]*(?:/[0-9]+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|or|to)[ \t]{1,3}(?:\\?\$)?$"
+    r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|or|to|&(?:amp;)?)[ \t]{1,3}(?:\\?\$)?$"
     r"|[0-9]+[ \t]{0,2}[-–—/^*×÷+][ \t]{0,2}(?:\\?\$)?$",  # "18/19", "18-19": in an expression
     re.IGNORECASE,
 )
@@ -277,12 +305,15 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     """``number`` (matched at ``start:end`` of ``text``), or the number with the words
     around it that qualify it (see :func:`_auto`): then it reads as no number."""
     end -= text[start:end].endswith(",")  # "18, 19": the comma is the number's separator
-    after = text[end : end + 60].split("\n", 1)[0]
+    after = text[end : end + 60].split("\n", 1)[0].replace("**", "")  # "**18** or **20**"
     words = re.split(r"[.!?;]", after, maxsplit=1)[0]
     if _LIST_AFTER.match(after) or _latex.qualifying_words(words):
         return f"{number} {words.strip()}"
     digit = re.search(r"[0-9.]", text[start:end])
-    before = text[max(0, end - 60) : start + (digit.start() if digit else 0)].split("\n")[-1]
+    before = text[max(0, end - 60) : start + (digit.start() if digit else 0)]
+    before = _MARKUP.sub(
+        "", _LINE_JOIN.sub(r"\1 ", before).split("\n")[-1]
+    )  # "18 or\n20": one line
     qualifier = _QUALIFIED_BEFORE.search(before)
     if qualifier is None or _restated(qualifier.group("offered"), number):
         return number
@@ -302,6 +333,13 @@ def _restated(offered: str | None, number: str) -> bool:
     return value is not None and first == value
 
 
+# Markup around a number hides nothing: "<b>18</b> or <b>20</b>", "\textbf{18} or
+# \textbf{20}", "*18* or `20`" offer two numbers as plainly as "18 or 20" does
+_MARKUP = re.compile(
+    r"</?(?i:b|i|u|em|strong|code|span|mark|tt)>|\\(?:text|math)[a-z]{0,4}\{|[_`{}]|\*\*|(?<![^\s(\[])\*$"
+)  # inline markup only: "</think> <answer>" separates, and "5 * 14" is a product
+# a line ending in "or" (or "maybe"...) goes on to the next: "18 or\n20"
+_LINE_JOIN = re.compile(r"(?i)\b(or|maybe|perhaps|possibly)[ \t]*(?:\n[ \t]*){1,2}(?=(?:\\?\$)?$)")
 _GROUPED = re.compile(r"^[^0-9]*[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?[.,]?$")
 """A number whose commas group thousands (``1,000``, ``$12,345.50``)."""
 
