@@ -323,12 +323,6 @@ def test_gsm8k_formats_score_one_in_auto_and_only_hashes_in_strict(method: str) 
     assert scores == ([1.0] * 4 if method == "auto" else [0.0, 0.0, 0.0, 1.0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gsm8k.py (other owner): strict reads the whole response; verl's strict rule "
-    "reads only its last 300 characters, so '#### 18' followed by 300+ characters is 1.0 "
-    "here and 0.0 in verl (README says strict 'is verl's rule')",
-)
 def test_gsm8k_strict_reads_only_the_end_as_verl_does() -> None:
     row = {"data_source": "openai/gsm8k", "response": "#### 18" + " and so on" * 40,
            "ground_truth": "18"}  # fmt: skip
@@ -351,6 +345,14 @@ GSM8K_EXPRESSIONS = [
     (r"The answer is $5 \times 4$", "5", "5 x 4 is 20, read as 5: verl's flexible rule gives 0"),
     (r"The answer is $18 \div 2$", "18", "18 / 2 is 9, read as 18: verl's flexible rule gives 0"),
 ]
+# and the numbers next to LaTeX that are still the answer (response, why it is 18)
+GSM8K_NOT_EXPRESSIONS = [
+    (r"\textbf{Answer:} 18", "a bold label before the number"),
+    (r"The answer is \textbf{18}.", "a bold number: a text wrapper, not an argument"),
+    (r"Total: $3 \times 6 = 18$", "the result of a product"),
+    (r"$\frac{36}{2} = 18$ dollars", "the result of a fraction"),
+    (r"<think>so 17</think> The answer is 18!", "an exclamation mark is no factorial here"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -359,11 +361,6 @@ def default_loop() -> Iterator[RewardLoop]:
         yield loop
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gsm8k.py (other owner): auto reads one number out of a LaTeX expression "
-    "(\\frac, \\sqrt, ^{}, \\times, \\div) after an answer cue and credits it",
-)
 @pytest.mark.parametrize(("response", "ground_truth", "why"), GSM8K_EXPRESSIONS)
 def test_gsm8k_auto_does_not_credit_one_number_read_out_of_an_expression(
     default_loop: RewardLoop, response: str, ground_truth: str, why: str
@@ -373,17 +370,26 @@ def test_gsm8k_auto_does_not_credit_one_number_read_out_of_an_expression(
     assert (result.status.value, result.score) == ("ok", 0.0), why
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gsm8k.py (other owner): with no marker, auto falls back to the last number of "
-    "the whole response when the part after </think> has none; README ('Data sources', "
-    "gsm8k row) says the last number after the last </think>",
-)
-def test_gsm8k_auto_takes_no_number_from_the_thinking_alone(default_loop: RewardLoop) -> None:
+@pytest.mark.parametrize(("response", "why"), GSM8K_NOT_EXPRESSIONS)
+def test_gsm8k_auto_still_reads_a_number_beside_latex(
+    default_loop: RewardLoop, response: str, why: str
+) -> None:
+    row = {"data_source": "openai/gsm8k", "response": response, "ground_truth": "18"}
+    [result] = default_loop.score([row])
+    assert (result.status.value, result.score) == ("ok", 1.0), why
+
+
+def test_gsm8k_auto_falls_back_to_the_thinking_when_the_reply_has_no_number(
+    default_loop: RewardLoop,
+) -> None:
+    """README's gsm8k row: the last number after the last ``</think>``, else of the whole
+    response. Real outputs close their thinking twice (``<think> 24 x 3 = 72 </think>
+    72 </think>``, tests/verifiers/test_extraction_real.py), so the reply alone would
+    lose right answers; a reply with no number gains the policy nothing over one with it."""
     row = {"data_source": "openai/gsm8k", "response": "<think>so 18</think> I cannot answer.",
            "ground_truth": "18"}  # fmt: skip
     [result] = default_loop.score([row])
-    assert (result.status.value, result.score) == ("ok", 0.0)
+    assert (result.status.value, result.score) == ("ok", 1.0)
 
 
 # --- the CLI's stdout belongs to the result rows ------------------------------------

@@ -97,6 +97,8 @@ _AUTO = re.compile(
 )
 
 
+VERL_CLIP_CHARS = 300
+"""verl's gsm8k rules read only this many characters at the end of a response."""
 MARKER_TAIL_CHARS = 16_000
 """``auto`` looks for marked answers in this many characters at the end of a response
 (verl's own rules read only the last 300): bounded work on a 1 MB response of markers."""
@@ -126,8 +128,8 @@ class GSM8KVerifier:
 
     def extract(self, response: str) -> Extracted:
         """The final number as written, found by :attr:`method` (bounded: the tail only)."""
-        if self.method == "strict":
-            answer = _group(last_match(_VERL_STRICT, response))
+        if self.method == "strict":  # verl reads the last 300 characters only
+            answer = _group(last_match(_VERL_STRICT, response[-VERL_CLIP_CHARS:]))
         elif self.method == "flexible":
             answer = _last_flexible(response)
         else:
@@ -162,8 +164,9 @@ def _group(found: re.Match[str] | None) -> str | None:
 
 
 def _last_flexible(response: str) -> str | None:
-    """verl's flexible rule: the last ``-?[0-9.,]+`` that is not ``.`` alone."""
-    found = last_match(_VERL_FLEXIBLE, response)
+    """verl's flexible rule: the last ``-?[0-9.,]+`` that is not ``.`` alone, in the last
+    300 characters."""
+    found = last_match(_VERL_FLEXIBLE, response[-VERL_CLIP_CHARS:])
     return None if found is None else found.group(1)
 
 
@@ -270,6 +273,8 @@ def _last_number(response: str) -> str | None:
     """The last number after the last ``</think>`` (else of the whole response), read
     with what qualifies it."""
     think_end = response.rfind("</think>")
+    # the reply after a closed thinking first; with no number there, the whole response:
+    # real outputs close their thinking twice ("<think> 3 x 24 = 72 </think> 72 </think>")
     final = last_match(_LAST_NUMBER, response[think_end:]) if think_end >= 0 else None
     final = final or last_match(_LAST_NUMBER, response)
     if final is None:
@@ -305,12 +310,15 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     """``number`` (matched at ``start:end`` of ``text``), or the number with the words
     around it that qualify it (see :func:`_auto`): then it reads as no number."""
     end -= text[start:end].endswith(",")  # "18, 19": the comma is the number's separator
+    digit = re.search(r"[0-9.]", text[start:end])
+    first_digit = start + (digit.start() if digit else 0)
+    if _in_expression(text, first_digit, end):
+        return f"{text[max(0, first_digit - 20) : end + 20].strip()}"
     after = text[end : end + 60].split("\n", 1)[0].replace("**", "")  # "**18** or **20**"
     words = re.split(r"[.!?;]", after, maxsplit=1)[0]
     if _LIST_AFTER.match(after) or _latex.qualifying_words(words):
         return f"{number} {words.strip()}"
-    digit = re.search(r"[0-9.]", text[start:end])
-    before = text[max(0, end - 60) : start + (digit.start() if digit else 0)]
+    before = text[max(0, end - 60) : first_digit]
     before = _MARKUP.sub(
         "", _LINE_JOIN.sub(r"\1 ", before).split("\n")[-1]
     )  # "18 or\n20": one line
@@ -318,6 +326,28 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     if qualifier is None or _restated(qualifier.group("offered"), number):
         return number
     return f"{qualifier.group().strip()} {number}"
+
+
+# A number that is part of a LaTeX expression: an argument of \frac, \sqrt or \binom (not
+# of a text wrapper: \textbf{18} is 18), an exponent or index, an operand of \times,
+# \div or \cdot. "\frac{1}{2}" holds no 2 and "5 \times 4" no 4 (verl's flexible rule
+# reads neither a 5 nor a 4 there either).
+_EXPRESSION_BEFORE = re.compile(
+    r"(?:\\(?:[dt]?frac|sqrt|[dt]?binom|times|div|cdot|pm|mp)(?![A-Za-z])[ \t]{0,3}"
+    r"(?:\[[^\]\n]{0,20}\])?\{?|\}[ \t]{0,3}\{|[\^_][ \t]{0,3}\{?)"  # "}{": a second argument
+    r"[ \t]{0,3}-?[ \t]{0,3}$"
+)
+_EXPRESSION_AFTER = re.compile(
+    r"[ \t]{0,3}(?:\}[ \t]{0,3}\{|[\^_]|\\(?:times|div|cdot|pm|mp|over)(?![A-Za-z]))"
+)
+
+
+def _in_expression(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``start:end`` of ``text`` is inside a LaTeX expression."""
+    return bool(
+        _EXPRESSION_BEFORE.search(text, max(0, start - 40), start)
+        or _EXPRESSION_AFTER.match(text, end)
+    )
 
 
 def _restated(offered: str | None, number: str) -> bool:
