@@ -106,7 +106,7 @@ without nested quantifiers (a 4 MB response extracts in milliseconds).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
@@ -265,7 +265,7 @@ _MAX_KNOWN = 4  # distinct final boxes removed from an unread part: each is one 
 
 
 def unread_box(
-    text: str, start: int, read_from: int, box_end: int = -1, known: Sequence[str] = ()
+    text: str, start: int, read_from: int, box_end: int = -1, known: Collection[str] = ()
 ) -> bool:
     """Whether ``text[start:read_from]`` holds a box command that was not read (past the
     scan's budget, or junk such as an unclosed ``\\boxed{``). A section whose boxes
