@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from rewardkit.verifiers.base import Extracted
 from rewardkit.verifiers.math import MathVerifier
 
 V = MathVerifier()
@@ -36,3 +37,21 @@ def check_both_phases(gold: str, response: str, expected: float, reason: str) ->
     if quick is not None:
         assert quick.score == expected, f"quick_check: {reason}"
     assert V.check(extracted, gold).score == expected, reason
+
+
+def check_stricter(answer: str, gold: str, expected: float, why: str) -> None:
+    """A boxed ``answer`` that the inline path decides itself, stricter than math-verify."""
+    extracted = Extracted(answer, {"source": "boxed"})
+    quick = V.quick_check(extracted, gold)
+    assert quick is not None and quick.score == expected, why
+    assert V.check(extracted, gold).score == expected, why
+
+
+def gone(pid: int) -> bool:
+    """No such process, or a zombie (dead, waiting for a parent that may never reap it):
+    what an attack's stray process must be after rewardkit killed it."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

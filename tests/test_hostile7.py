@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from redteam_rows import gone
 from rewardkit import RewardLoop, Status
 from rewardkit.types import Result
 from serving import running_server
@@ -290,15 +291,6 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
 """
 
 
-def _gone(pid: int) -> bool:
-    """No such process, or a zombie (dead, waiting for a parent that may never reap it)."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_worker_that_dies_while_its_child_holds_the_pipe_is_a_crash_not_a_timeout(
     write_module,
@@ -334,9 +326,9 @@ def test_a_timed_out_function_takes_its_child_processes_with_it(write_module, tm
         assert [r.status for r in results] == [Status.TIMEOUT, Status.OK]
         child = int(pid_file.read_text())
         deadline = time.monotonic() + 10
-        while not _gone(child) and time.monotonic() < deadline:
+        while not gone(child) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert _gone(child), f"process {child} outlived its timed-out worker"
+        assert gone(child), f"process {child} outlived its timed-out worker"
 
 
 ASYNC_HOSTILE = """

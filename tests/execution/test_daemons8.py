@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from redteam_rows import gone
 from rewardkit import RewardLoop, Status
 from rewardkit.execution import pool as pool_module
 from rewardkit.execution.pool import WorkerPool
@@ -121,21 +122,12 @@ def _config(path: str, timeout_s: float = 30) -> dict:
     }
 
 
-def _gone(pid: int) -> bool:
-    """No such process, or a zombie (dead, waiting to be reaped)."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-
-
-def _wait_gone(pids: list[int], within_s: float = 10) -> list[int]:
+def _waitgone(pids: list[int], within_s: float = 10) -> list[int]:
     """The pids still running after ``within_s`` seconds."""
     deadline = time.monotonic() + within_s
-    while any(not _gone(p) for p in pids) and time.monotonic() < deadline:
+    while any(not gone(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return [p for p in pids if not _gone(p)]
+    return [p for p in pids if not gone(p)]
 
 
 def test_a_double_forked_daemon_dies_with_its_timed_out_worker(write_module, tmp_path) -> None:
@@ -145,7 +137,7 @@ def test_a_double_forked_daemon_dies_with_its_timed_out_worker(write_module, tmp
         results = loop.score([_row(f"daemon_then_hang:{pid_file}"), _row("42")])
         assert [r.status for r in results] == [Status.TIMEOUT, Status.OK]
         daemon = int(pid_file.read_text())
-        assert _wait_gone([daemon]) == [], f"daemon {daemon} outlived its timed-out worker"
+        assert _waitgone([daemon]) == [], f"daemon {daemon} outlived its timed-out worker"
         assert loop.score([_row("42")])[0].score == 1.0  # the replacement worker serves
 
 
@@ -159,8 +151,8 @@ def test_a_daemon_left_by_a_task_that_returned_lives_until_the_pool_closes(
         assert loop.score([_row(f"daemon_then_return:{pid_file}")])[0].score == 1.0
         daemon = int(pid_file.read_text())
         assert loop.score([_row("42")])[0].score == 1.0
-        assert not _gone(daemon)  # not killed after its task: it lives with the worker
-    assert _wait_gone([daemon]) == [], f"daemon {daemon} outlived the closed pool"
+        assert not gone(daemon)  # not killed after its task: it lives with the worker
+    assert _waitgone([daemon]) == [], f"daemon {daemon} outlived the closed pool"
 
 
 def test_a_process_that_keeps_changing_its_pid_is_caught(write_module, tmp_path) -> None:
@@ -178,7 +170,7 @@ def test_a_process_that_keeps_changing_its_pid_is_caught(write_module, tmp_path)
         assert log.stat().st_size == size, "the hopper still forks after the kill"
         hops = [int(p) for p in log.read_text().split()]
         assert len(hops) > 10  # it did hop while the function ran
-        assert _wait_gone(hops[-50:], within_s=2) == []
+        assert _waitgone(hops[-50:], within_s=2) == []
 
 
 def test_adopted_orphans_never_take_the_functions_own_exit_statuses(write_module, tmp_path) -> None:
@@ -203,7 +195,7 @@ def test_a_tree_of_setsid_processes_is_killed_in_bounded_time(write_module, tmp_
         assert [r.status for r in results] == [Status.TIMEOUT, Status.OK]
         tree = [int(p) for p in log.read_text().split()]
         assert len(tree) > 10  # the bomb did go off before the timeout
-        assert _wait_gone(tree) == [], "processes of the tree outlived their worker"
+        assert _waitgone(tree) == [], "processes of the tree outlived their worker"
     assert elapsed < 4 + 20  # the timeout, then a bounded kill and a fresh worker
 
 

@@ -27,7 +27,7 @@ import time
 
 import pytest
 
-from redteam_rows import box, check_math_row, row_ids
+from redteam_rows import box, check_math_row, check_stricter, row_ids
 from rewardkit.verifiers.base import Extracted
 from rewardkit.verifiers.math import (
     MathVerifier,
@@ -116,10 +116,7 @@ STRICTER_ROWS: list[tuple[str, str, float, str]] = [
     ("answer", "gold", "expected", "why"), STRICTER_ROWS, ids=row_ids(STRICTER_ROWS)
 )
 def test_stricter_than_math_verify(answer: str, gold: str, expected: float, why: str) -> None:
-    extracted = Extracted(answer, {"source": "boxed"})
-    quick = V.quick_check(extracted, gold)
-    assert quick is not None and quick.score == expected, why
-    assert V.check(extracted, gold).score == expected, why
+    check_stricter(answer, gold, expected, why)
 
 
 @pytest.mark.parametrize(
