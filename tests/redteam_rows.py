@@ -39,6 +39,16 @@ def check_both_phases(gold: str, response: str, expected: float, reason: str) ->
     assert V.check(extracted, gold).score == expected, reason
 
 
+def check_against_math_verify(extracted: Extracted, gold: str, expected: float, why: str) -> None:
+    """The inline decision, when there is one, is math-verify's; both are ``expected``."""
+    quick = V.quick_check(extracted, gold)
+    math_verify = OFF.check(extracted, gold).score
+    if quick is not None:
+        assert quick.score == math_verify, f"inline {quick.score}, math-verify {math_verify}: {why}"
+    assert V.check(extracted, gold).score == expected, why
+    assert math_verify == expected, f"fast_paths=False: {why}"
+
+
 def check_stricter(answer: str, gold: str, expected: float, why: str) -> None:
     """A boxed ``answer`` that the inline path decides itself, stricter than math-verify."""
     extracted = Extracted(answer, {"source": "boxed"})

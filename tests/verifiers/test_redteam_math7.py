@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from redteam_rows import check_stricter, row_ids
+from redteam_rows import check_against_math_verify, check_stricter, row_ids
 from rewardkit.verifiers.base import Extracted
 from rewardkit.verifiers.math import MathVerifier, _for_math_verify
 
@@ -123,19 +123,9 @@ ROWS: list[tuple[str, str, float, str]] = [
 ]
 
 
-def _score(verifier: MathVerifier, answer: str, gold: str) -> float | None:
-    return verifier.check(Extracted(answer, {"source": "boxed"}), gold).score
-
-
 @pytest.mark.parametrize(("answer", "gold", "expected", "why"), ROWS, ids=row_ids(ROWS))
 def test_row(answer: str, gold: str, expected: float, why: str) -> None:
-    extracted = Extracted(answer, {"source": "boxed"})
-    quick = V.quick_check(extracted, gold)
-    math_verify = _score(OFF, answer, gold)
-    if quick is not None:
-        assert quick.score == math_verify, f"inline {quick.score}, math-verify {math_verify}: {why}"
-    assert V.check(extracted, gold).score == expected, why
-    assert math_verify == expected, f"fast_paths=False: {why}"
+    check_against_math_verify(Extracted(answer, {"source": "boxed"}), gold, expected, why)
 
 
 # math-verify's own false positives that the inline path now refuses (mv: 1). With

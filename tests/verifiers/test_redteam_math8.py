@@ -27,7 +27,7 @@ import time
 
 import pytest
 
-from redteam_rows import box, check_math_row, check_stricter, row_ids
+from redteam_rows import box, check_against_math_verify, check_math_row, check_stricter, row_ids
 from rewardkit.verifiers.base import Extracted
 from rewardkit.verifiers.math import (
     MathVerifier,
@@ -94,12 +94,7 @@ ROWS: list[tuple[str, str, float, str]] = [
 def test_row(answer: str, gold: str, expected: float, why: str) -> None:
     extracted = V.extract(box(answer))
     assert extracted.answer == answer, "the box is read whole"
-    quick = V.quick_check(extracted, gold)
-    math_verify = OFF.check(extracted, gold).score
-    if quick is not None:
-        assert quick.score == math_verify, f"inline {quick.score}, math-verify {math_verify}: {why}"
-    assert V.check(extracted, gold).score == expected, why
-    assert math_verify == expected, f"fast_paths=False: {why}"
+    check_against_math_verify(extracted, gold, expected, why)
 
 
 # math-verify's own false positives that the inline path refuses (mv: 1; it reads only the
