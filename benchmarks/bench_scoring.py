@@ -53,6 +53,9 @@ VERL_VENV = BENCH / "verl-venv"
 VERL_VERSION = "0.9.1"
 SECTION = "## Scoring engine (benchmarks/bench_scoring.py)"
 SECTION_REAL = "## Scoring engine on real model outputs (benchmarks/bench_scoring.py --real)"
+SECTION_SECOND = (
+    "## A second epoch on real model outputs (benchmarks/bench_scoring.py --real --second-epoch)"
+)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import write_section  # noqa: E402
@@ -575,7 +578,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--real", action="store_true", help="score tests/data/real_outputs (published outputs)"
     )
+    parser.add_argument(
+        "--second-epoch",
+        action="store_true",
+        help="with --real: every contender first scores the corpus itself (untimed), then is "
+        "timed on it again, as a long training job sees its prompts again; rewardkit runs "
+        "with reward.cache_size=0, so that no row is served from its result cache",
+    )
     args = parser.parse_args(argv)
+    if args.second_epoch and not args.real:
+        parser.error("--second-epoch needs --real")
+    if args.second_epoch:
+        args.set = [*args.set, "reward.cache_size=0"]
     if args.real:
         args.repeats = args.repeats or 1
         args.limit_s = args.limit_s or 900.0
@@ -780,10 +794,14 @@ def main_real(args: argparse.Namespace) -> None:
     import real_outputs as ro
 
     rows = ro.load_corpus()
-    paths = {
-        "real": write_jsonl(rows, WORK / "real.jsonl"),
-        "warm": write_jsonl(make_batch(8, 8, seed=1), WORK / "warm.jsonl"),
-    }
+    paths = {"real": write_jsonl(rows, WORK / "real.jsonl")}
+    # The warm-up: a small generated batch (a fresh process), or the corpus itself (the
+    # second epoch of a training job: parsers, caches and imports all warm)
+    paths["warm"] = (
+        paths["real"]
+        if args.second_epoch
+        else write_jsonl(make_batch(8, 8, seed=1), WORK / "warm.jsonl")
+    )
     want_verl = not args.no_verl and (not args.only or "verl-naive" in args.only)
     verl_python = ensure_verl_venv(BENCH / "verl-install.log") if want_verl else None
     facts = {"date": dt.date.today().isoformat(), "machine": _machine()}
@@ -805,8 +823,12 @@ def main_real(args: argparse.Namespace) -> None:
     text += real_details(runs, rows, mv, truths)
     print("\n" + text)
     if not (args.only or args.no_verl) or args.write:
-        write_section(SECTION_REAL, text, ROOT / "BENCHMARKS.md")
+        write_section(_real_section(args), text, ROOT / "BENCHMARKS.md")
         print(f"updated {ROOT / 'BENCHMARKS.md'}")
+
+
+def _real_section(args: argparse.Namespace) -> str:
+    return SECTION_SECOND if args.second_epoch else SECTION_REAL
 
 
 def _verdicts(g: Guarded) -> list[bool]:
@@ -844,16 +866,21 @@ def real_report(
     known = sum(t is not None for t in truths)
     sources = Counter(r["data_source"] for r in rows)
     naive = lines.get("verl-naive")
+    warm_up = (
+        "scores the whole corpus once (untimed: the first epoch), then the corpus again in "
+        "one timed call"
+        if args.second_epoch
+        else "scores a small generated warm-up batch (untimed), then the corpus in one timed call"
+    )
     head = (
-        f"{SECTION_REAL}\n\n"
+        f"{_real_section(args)}\n\n"
         f"`{cmd}` on {facts['date']}; {facts['machine']}; load average {facts['load_before']} "
         f"before, {facts['load_after']} after (the machine is shared: figures are noisy).\n\n"
         f"Rows: the {len(rows)} published model outputs of `tests/data/real_outputs` "
         f"({', '.join(f'{v} {k}' for k, v in sorted(sources.items()))}; sources and selection in "
         "its README). Truth: the hand verdict of `adjudicated.jsonl`, else the source's own "
         f"verdict where math-verify agrees with it; known for {known} rows, the others count "
-        "as unknown. Each contender runs in a fresh guarded process, scores a small generated "
-        "warm-up batch (untimed), then the corpus in one timed call"
+        f"as unknown. Each contender runs in a fresh guarded process, {warm_up}"
         f"{f'; rows/s is the median of {args.repeats} runs' if args.repeats > 1 else ''}. "
         f"rewardkit: `num_workers={args.workers}`, `timeout_s={args.timeout_s:g}`, otherwise "
         f"defaults{_overrides(args)}. Agreement: rows with the same verdict as math-verify "

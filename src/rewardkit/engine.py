@@ -23,7 +23,7 @@ import math
 import operator
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -263,9 +263,13 @@ class RewardEngine:
         # the source is part of the key: a fallback passage and a box holding the same text
         # are read differently (math-verify's extraction against the box's content)
         source = extracted.extra.get("source")
-        key = ("verify", verifier.key, _freeze(sample.ground_truth), extracted.answer, source)
+        gold = _freeze(sample.ground_truth)
+        key = ("verify", verifier.key, gold, extracted.answer, source)
         status, value = await self._shared(
-            key, lambda: self._in_pool(tasks.check, verifier, extracted, sample.ground_truth)
+            key,
+            lambda: self._in_pool(
+                tasks.check, verifier, extracted, sample.ground_truth, affinity=gold
+            ),
         )
         if status is not Status.OK:
             return _Piece(
@@ -400,11 +404,16 @@ class RewardEngine:
 
     # ------------------------------------------------------------------ execution
 
-    async def _in_pool(self, fn: Callable[..., Any], *args: Any) -> _Outcome:
+    async def _in_pool(
+        self, fn: Callable[..., Any], *args: Any, affinity: Hashable | None = None
+    ) -> _Outcome:
+        """``affinity``: rows of one prompt (its ground truth) prefer one worker, whose
+        parser has already read that reference and answers like theirs."""
         assert self.pool is not None
         self.stats["pool"] += 1
+        timeout = self.section.timeout_s
         try:
-            return Status.OK, await self.pool.run(fn, *args, timeout=self.section.timeout_s)
+            return Status.OK, await self.pool.run(fn, *args, timeout=timeout, affinity=affinity)
         except ScorerTimeout as exc:
             return Status.TIMEOUT, str(exc)
         except RewardkitError as exc:

@@ -280,3 +280,57 @@ async def test_waiting_tasks_fail_when_the_pool_closes() -> None:
         await waiting
     with pytest.raises((WorkerCrashed, ScorerError, asyncio.CancelledError)):
         await busy
+
+
+def _sleep_then_pid(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def _keys_by_worker(size: int) -> list[str]:
+    """One affinity key per worker slot (str hashes differ between processes)."""
+    keys: dict[int, str] = {}
+    for i in range(1000):
+        keys.setdefault(hash(f"gold-{i}") % size, f"gold-{i}")
+    return [keys[slot] for slot in range(size)]
+
+
+async def test_tasks_with_one_affinity_reach_one_worker(pool: WorkerPool) -> None:
+    first, second = _keys_by_worker(2)
+    pids = {key: {await pool.run(os.getpid, timeout=5, affinity=key) for _ in range(6)}
+            for key in (first, second, first)}  # fmt: skip
+    assert len(pids[first]) == 1 and len(pids[second]) == 1  # each prompt its own worker
+    assert pids[first] != pids[second]
+
+
+async def test_affinity_never_leaves_a_worker_idle(pool: WorkerPool) -> None:
+    busy_key, _ = _keys_by_worker(2)
+    blocker = asyncio.create_task(pool.run(_sleep_then_pid, 1.5, timeout=10, affinity=busy_key))
+    await _until(lambda: len(pool._idle) == 1)  # the preferred worker is taken
+    started = time.perf_counter()
+    pids = await asyncio.gather(
+        *(pool.run(_sleep_then_pid, 0.1, timeout=10, affinity=busy_key) for _ in range(3))
+    )
+    waited = time.perf_counter() - started
+    # The other worker took them all rather than idle while they waited for theirs.
+    assert waited < 1.2, f"tasks waited {waited:.2f}s for their preferred worker"
+    assert len(set(pids)) == 1 and await blocker not in pids
+
+
+async def test_a_task_without_affinity_is_not_passed_over(pool: WorkerPool) -> None:
+    busy_key, free_key = _keys_by_worker(2)
+    order: list[str] = []
+
+    async def one(name: str, key: str | None) -> None:
+        await pool.run(time.sleep, 0.2, timeout=10, affinity=key)
+        order.append(name)
+
+    blockers = [asyncio.create_task(one("blocker0", busy_key)),
+                asyncio.create_task(one("blocker1", free_key))]  # fmt: skip
+    await _until(lambda: not pool._idle)
+    queued = [asyncio.create_task(one(f"busy{i}", busy_key)) for i in range(3)]
+    queued.append(asyncio.create_task(one("plain", None)))
+    await asyncio.gather(*blockers, *queued)
+    # The first worker to free up that no busy-key task prefers takes the plain task at
+    # once, ahead of older tasks that prefer the other worker.
+    assert order.index("plain") <= 3

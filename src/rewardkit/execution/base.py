@@ -8,7 +8,7 @@ never against a backend.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, Protocol, runtime_checkable
 
 from rewardkit.execution.health import Counted, Supervised
@@ -31,6 +31,16 @@ class Pool(Counted, Supervised, Protocol):
         """Stop every worker; tasks still waiting or running fail with ScorerError."""
         ...
 
-    async def run(self, fn: Callable[..., Any], *args: Any, timeout: float) -> Any:
-        """Run ``fn(*args)`` in a worker; raise ScorerTimeout, WorkerCrashed or ScorerError."""
+    async def run(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        timeout: float,
+        affinity: Hashable | None = None,
+    ) -> Any:
+        """Run ``fn(*args)`` in a worker; raise ScorerTimeout, WorkerCrashed or ScorerError.
+
+        ``affinity``: a hint that tasks with equal keys do best on the same worker (warm
+        caches); a backend may ignore it, never wait for it.
+        """
         ...

@@ -19,12 +19,19 @@ Free workers are shared fairly between requesters (:func:`fair_share`, one per
 waiting requester that holds the fewest workers, so ten slow rows of one request never
 queue ahead of another request's row; that row waits at most for the first worker to
 free up.
+
+A task may name an ``affinity`` (the engine uses the row's ground truth): it then prefers
+the worker that key maps to, so a prompt's rollouts, epoch after epoch, reach the worker
+that already parsed its reference and similar answers (latex2sympy's parser learns its
+predictions per process). The preference is soft: a free worker never idles while a task
+waits, it takes the oldest task that prefers it, else the oldest task.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import multiprocessing as mp
 import os
 import pickle
@@ -116,6 +123,9 @@ _INLINE_SEND_BYTES = 64 * 1024  # tasks up to this are sent from the loop thread
 # every _CENSUS_EVERY tasks, as a count reads /proc (tens of microseconds).
 _CENSUS_EVERY = 256
 _MAX_BELOW = 1024
+# How far down a requester's queue a free worker looks for a task that prefers it: the
+# head waits at most for its preferred worker's current task, or is taken as the oldest.
+_AFFINITY_SCAN = 64
 
 
 class _Frames:
@@ -145,7 +155,8 @@ class _Frames:
 class _Worker:
     """One process and its end of the pipe."""
 
-    def __init__(self, memory_mb: int | None) -> None:
+    def __init__(self, memory_mb: int | None, slot: int) -> None:
+        self.slot = slot  # the affinity keys this worker is preferred for (a replacement's too)
         parent, child = _CTX.Pipe(duplex=True)
         self.process = _CTX.Process(target=worker_main, args=(child, memory_mb), daemon=True)
         with _main_module_left_alone():
@@ -181,13 +192,28 @@ class _Worker:
         self.kill()
 
 
+_Waiter = tuple["asyncio.Future[_Worker]", int | None]
+"""A task waiting for a worker: its future, and the worker slot it prefers (or None)."""
+
+
+def _take(queue: deque[_Waiter], slot: int) -> asyncio.Future[_Worker]:
+    """The oldest of the first few waiters that prefers ``slot`` or no worker, else the
+    oldest: a task without affinity is never passed over for long."""
+    for at, (future, prefer) in enumerate(itertools.islice(queue, _AFFINITY_SCAN)):
+        if prefer is None or prefer == slot:
+            del queue[at]
+            return future
+    return queue.popleft()[0]
+
+
 class WorkerPool:
     """``await pool.run(fn, *args, timeout=...)`` runs ``fn(*args)`` in a killable process.
 
     ``fn`` must be importable by reference (a module-level function). A task's time limit
     starts when a worker takes it. Waiting tasks are served fairly between requesters
     (:func:`fair_share`): a free worker goes to the requester holding the fewest workers
-    (ties: the one served longest ago), in first-come order within a requester.
+    (ties: the one served longest ago), in first-come order within a requester, except
+    that a task naming an ``affinity`` goes first to the worker that key prefers.
     """
 
     def __init__(
@@ -199,7 +225,7 @@ class WorkerPool:
         self.size = size
         self.memory_mb = memory_mb
         self._idle: list[_Worker] = []
-        self._waiting: dict[Hashable | None, deque[asyncio.Future[_Worker]]] = {}
+        self._waiting: dict[Hashable | None, deque[_Waiter]] = {}
         self._running: Counter[Hashable | None] = Counter()
         self._last_served: dict[Hashable | None, int] = {}
         self._serial = 0
@@ -210,7 +236,7 @@ class WorkerPool:
     async def start(self) -> None:
         """Start every worker (the first start also boots the fork server)."""
         workers = await asyncio.to_thread(
-            lambda: [_Worker(self.memory_mb) for _ in range(self.size)]
+            lambda: [_Worker(self.memory_mb, slot) for slot in range(self.size)]
         )
         for worker in workers:
             self._all.add(worker)
@@ -224,7 +250,7 @@ class WorkerPool:
         self._closed = True
         waiting, self._waiting = self._waiting, {}
         for queue in waiting.values():
-            for future in queue:
+            for future, _ in queue:
                 if not future.done():
                     future.set_exception(ScorerError("the worker pool is closed"))
         workers, self._all, self._idle = list(self._all), set(), []
@@ -238,12 +264,22 @@ class WorkerPool:
 
         await asyncio.to_thread(stop_all)
 
-    async def run(self, fn: Callable[..., Any], *args: Any, timeout: float) -> Any:
-        """Run one task; raise ScorerTimeout, WorkerCrashed or ScorerError on failure."""
+    async def run(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        timeout: float,
+        affinity: Hashable | None = None,
+    ) -> Any:
+        """Run one task; raise ScorerTimeout, WorkerCrashed or ScorerError on failure.
+
+        ``affinity``: tasks with equal keys prefer the same worker (see the module).
+        """
         if self._closed:
             raise ScorerError("the worker pool is closed")
         owner = _OWNER.get()
-        worker = await self._acquire(owner)
+        prefer = None if affinity is None else hash(affinity) % self.size
+        worker = await self._acquire(owner, prefer)
         self.stats["tasks"] += 1
         try:
             ok, value = await self._exchange(worker, (fn, args), timeout)
@@ -270,12 +306,13 @@ class WorkerPool:
 
     # ------------------------------------------------------------------ fair sharing
 
-    async def _acquire(self, owner: Hashable | None) -> _Worker:
+    async def _acquire(self, owner: Hashable | None, prefer: int | None) -> _Worker:
         if self._idle and not self._waiting:
             self._serve(owner)
-            return self._idle.pop()
+            at = next((i for i, w in enumerate(self._idle) if w.slot == prefer), -1)
+            return self._idle.pop(at)
         future: asyncio.Future[_Worker] = asyncio.get_running_loop().create_future()
-        self._waiting.setdefault(owner, deque()).append(future)
+        self._waiting.setdefault(owner, deque()).append((future, prefer))
         try:
             return await future
         except asyncio.CancelledError:
@@ -294,7 +331,7 @@ class WorkerPool:
                 self._waiting, key=lambda o: (self._running[o], self._last_served.get(o, -1))
             )
             queue = self._waiting[owner]
-            future = queue.popleft()
+            future = _take(queue, worker.slot)
             if not queue:
                 del self._waiting[owner]
             if not future.done():
@@ -321,8 +358,9 @@ class WorkerPool:
 
     def _forget(self, owner: Hashable | None, future: asyncio.Future[_Worker]) -> None:
         queue = self._waiting.get(owner)
-        if queue is not None and future in queue:
-            queue.remove(future)
+        entry = next((e for e in queue or () if e[0] is future), None)
+        if queue is not None and entry is not None:
+            queue.remove(entry)
             if not queue:
                 del self._waiting[owner]
                 self._drop_if_done(owner)
@@ -404,7 +442,7 @@ class WorkerPool:
         await asyncio.to_thread(worker.kill)
         if self._closed:
             return
-        fresh = await asyncio.to_thread(_Worker, self.memory_mb)
+        fresh = await asyncio.to_thread(_Worker, self.memory_mb, worker.slot)
         self.stats["restarts"] += 1
         if self._closed:  # closed while it started
             await asyncio.to_thread(fresh.stop)

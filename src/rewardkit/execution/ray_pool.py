@@ -30,7 +30,7 @@ import contextlib
 import ctypes
 import os
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from rewardkit.config import RayOptions
@@ -82,12 +82,17 @@ class _ScoringActor:
         return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
 
     async def run(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        timeout: float,
+        affinity: Hashable | None = None,
     ) -> tuple[str, Any]:
         """Answer (kind, value): the rewardkit exceptions travel as data, not as RayTaskErrors."""
         assert self._pool is not None
         try:
-            return "ok", await self._pool.run(_in_worker, fn, args, timeout=timeout)
+            value = await self._pool.run(_in_worker, fn, args, timeout=timeout, affinity=affinity)
+            return "ok", value
         except ScorerTimeout as exc:
             return "timeout", str(exc)
         except WorkerCrashed as exc:
@@ -181,8 +186,16 @@ class RayWorkerPool:
         leased, self._leased = self._leased, False
         await stop_actors(group, leased=leased)
 
-    async def run(self, fn: Callable[..., Any], *args: Any, timeout: float) -> Any:
-        """Run one task on some actor; raise ScorerTimeout, WorkerCrashed or ScorerError on failure."""
+    async def run(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        timeout: float,
+        affinity: Hashable | None = None,
+    ) -> Any:
+        """Run one task on some actor; raise ScorerTimeout, WorkerCrashed or ScorerError on failure.
+
+        ``affinity`` reaches the actor's own process pool (Ray picks the actor)."""
         if self._closed or self._group is None:
             raise ScorerError(
                 "the worker pool is closed" if self._closed else "the worker pool is not started"
@@ -190,7 +203,9 @@ class RayWorkerPool:
         self.stats["tasks"] += 1
         # Past this an actor is deemed stuck: every task queued on it had its full limit.
         guard = self.options.max_outstanding_per_worker * (timeout + _SLACK_S) + _SLACK_S
-        kind, value = await self._group.call(lambda h: h.run.remote(fn, args, timeout), guard=guard)
+        kind, value = await self._group.call(
+            lambda h: h.run.remote(fn, args, timeout, affinity), guard=guard
+        )
         if kind == "ok":
             return value
         if kind == "timeout":
