@@ -38,7 +38,7 @@ from rewardkit.errors import (
     ScorerTimeout,
 )
 from rewardkit.execution import tasks
-from rewardkit.execution.pool import fair_share
+from rewardkit.execution.pool import WorkerPool, fair_share
 from rewardkit.types import BadRow, Result, Sample, Status
 from rewardkit.verifiers import registry
 from rewardkit.verifiers.base import AsyncVerifier, Extracted, Verdict, Verifier, is_async
@@ -78,7 +78,14 @@ class RewardEngine:
         self._length_tokenizer: Any = None
         self.blocks = BlockLog()  # who blocked the event loop, for the rows that waited
         self._abandoned: set[asyncio.Future[Any]] = set()  # past their deadline, still running
-        self.stats = {"rows": 0, "cache_hits": 0, "deduplicated": 0, "quick": 0, "pool": 0}
+        self.stats = {
+            "rows": 0,
+            "cache_hits": 0,
+            "deduplicated": 0,
+            "quick": 0,
+            "pool": 0,
+            "spread": 0,  # rows whose inline phases ran in a worker (see score_into)
+        }
 
     @classmethod
     async def create(cls, config: RewardConfig) -> RewardEngine:
@@ -185,9 +192,15 @@ class RewardEngine:
         :data:`INLINE_ROWS_PER_STEP` rows: a long batch of inline rows never keeps a
         server from answering others for more than a few milliseconds.
         """
+        spread = _Spread() if self._spreads(len(rows)) else None
         async with asyncio.TaskGroup() as group:
             inline = 0
             for offset, row in enumerate(rows):
+                if spread is not None and spread.add(start + offset, row, self._spreadable(row)):
+                    if spread.full():
+                        group.create_task(self._score_spread(spread.take(), done))
+                        await asyncio.sleep(0)
+                    continue
                 started = self.start_row(start + offset, row)
                 if isinstance(started, Result):
                     done[start + offset] = started
@@ -197,6 +210,91 @@ class RewardEngine:
                 else:
                     group.create_task(_store(started, start + offset, done))
                 await asyncio.sleep(0)  # the new task's first step, or the loop's other work
+            if spread:
+                group.create_task(self._score_spread(spread.take(), done))
+
+    # ------------------------------------------------------------------ spread rows
+    #
+    # A large batch (a trainer's step, a big HTTP request) would keep the event loop's one
+    # core busy with every row's extraction and fast paths while the workers wait for the
+    # few rows those leave them: the inline phases cap the whole engine's rate (more so the
+    # more cores). Past SPREAD_MIN_ROWS rows they run in the workers too, a few dozen rows
+    # per task; what they leave goes on to the pool's checks as it would from here (shared
+    # keys, cache, affinity). Same verifier code, same verdicts, in another process.
+
+    def _spreads(self, rows: int) -> bool:
+        """Whether a batch of ``rows`` rows has its inline phases run in the workers."""
+        return (
+            rows >= SPREAD_MIN_ROWS
+            and isinstance(self.pool, WorkerPool)
+            and self.pool.size >= 2  # with one worker, the loop's core would sit idle
+            and self._custom is None
+            and not self.model_scorers
+        )
+
+    def _spreadable(self, raw: Any) -> tuple[Sample, Verifier] | None:
+        """The row and its rule verifier, when a worker can run its inline phases; None
+        for anything :meth:`start_row` must see (bad rows, oversized ones, async verifiers)."""
+        if isinstance(raw, BadRow):
+            return None
+        try:
+            sample = Sample.from_row(raw, default_data_source=self.section.default_data_source)
+        except Exception:
+            return None  # start_row reports it
+        if sample.ground_truth is None or len(sample.response) > self.section.max_response_chars:
+            return None
+        if _too_big_inline(sample.response, sample.ground_truth):
+            return None  # every phase in a worker, on its own (_whole_in_pool)
+        verifier = self._verifiers.pick(sample.data_source)
+        if verifier is None or is_async(verifier):
+            return None
+        return sample, verifier
+
+    async def _score_spread(self, rows: list[_SpreadRow], done: dict[int, Result]) -> None:
+        """Run the inline phases of ``rows`` in one worker task, then finish each row."""
+        assert self.pool is not None
+        self.stats["spread"] += len(rows)
+        work = [(r.verifier, r.sample.response, r.sample.ground_truth) for r in rows]
+        try:
+            outcomes = await self.pool.run(
+                tasks.inline_phases, work, timeout=self.section.timeout_s
+            )
+        except RewardkitError:  # a row killed its worker or ran out of time: find which
+            outcomes = [None] * len(rows)
+        later = []
+        for row, outcome in zip(rows, outcomes, strict=True):
+            finished = self._spread_result(row, outcome)
+            if isinstance(finished, Result):
+                done[row.index] = _timed(finished, row.started)
+            else:
+                later.append(_store(finished, row.index, done))
+        await asyncio.gather(*later)
+
+    def _spread_result(
+        self, row: _SpreadRow, outcome: tuple[str, Any] | None
+    ) -> Result | Coroutine[Any, Any, Result]:
+        """A row's Result from its inline phases' outcome, or the coroutine that checks it."""
+        self.stats["rows"] += 1
+        if outcome is None:  # its batch failed: this row alone, every phase in a worker
+            piece: Awaitable[_Piece] = self._whole_in_pool(row.verifier, row.sample)
+            return self._finish_row(row.index, self._gather_pieces([piece], row.sample),
+                                    row.raw, row.started)  # fmt: skip
+        kind, value = outcome
+        if kind == "invalid":
+            return _failed(row.index, InvalidSampleError(value), row.raw)
+        if kind == "bug":
+            return Result(row.index, Status.ERROR, error=f"internal error: {value}", row=row.raw)
+        extracted, verdict = value
+        if verdict is not None and self.section.verifiers.fast_paths:
+            self.stats["quick"] += 1
+            rule = _verdict_piece("rule", self.section.rule_weight, verdict, extracted.extra)
+            try:
+                return _combine(row.index, [rule, *self._shape_pieces(row.sample)], row.raw)
+            except Exception as exc:
+                return _failed(row.index, exc, row.raw)
+        pooled = self._pooled_piece(row.verifier, row.sample, extracted)
+        return self._finish_row(row.index, self._gather_pieces([pooled], row.sample),
+                                row.raw, row.started)  # fmt: skip
 
     def _start_pieces(self, sample: Sample) -> list[_Piece] | Awaitable[list[_Piece]]:
         """The row's pieces when all are decided inline, else an awaitable of them."""
@@ -588,6 +686,49 @@ def _row_of(raw: Any) -> Mapping[str, Any]:
     if isinstance(raw, BadRow):
         return {}
     return {"row": repr(raw)[:200]}
+
+
+SPREAD_MIN_ROWS = 64
+"""A batch of at least this many rows runs its inline phases in the workers (see score_into)."""
+SPREAD_ROWS = 32
+"""Rows per spread task: a few milliseconds of extraction, one pipe write."""
+SPREAD_CHARS = 48_000  # responses per task: below the pool's inline send size, with room
+
+
+@dataclass(slots=True)
+class _SpreadRow:
+    index: int
+    raw: Mapping[str, Any]
+    sample: Sample
+    verifier: Verifier
+    started: float
+
+
+class _Spread:
+    """The rows of a batch gathered for one spread task, in input order."""
+
+    def __init__(self) -> None:
+        self.rows: list[_SpreadRow] = []
+        self.chars = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+    def add(self, index: int, raw: Any, found: tuple[Sample, Verifier] | None) -> bool:
+        """Take the row if it can be spread (``found``); False: score it as usual."""
+        if found is None:
+            return False
+        sample, verifier = found
+        self.rows.append(_SpreadRow(index, _row_of(raw), sample, verifier, time.perf_counter()))
+        self.chars += len(sample.response)
+        return True
+
+    def full(self) -> bool:
+        return len(self.rows) >= SPREAD_ROWS or self.chars >= SPREAD_CHARS
+
+    def take(self) -> list[_SpreadRow]:
+        rows, self.rows, self.chars = self.rows, [], 0
+        return rows
 
 
 INLINE_ROWS_PER_STEP = 64

@@ -9,7 +9,7 @@ from rewardkit.custom import load_function
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers.base import Extracted, Verdict, Verifier
 
-__all__ = ["call_custom", "check", "verify_whole"]
+__all__ = ["call_custom", "check", "inline_phases", "verify_whole"]
 
 
 def check(verifier: Verifier, extracted: Extracted, ground_truth: Any) -> Verdict:
@@ -38,3 +38,20 @@ def verify_whole(
     if verdict is None or not fast_paths:
         verdict = verifier.check(extracted, ground_truth)
     return verdict, dict(extracted.extra)
+
+
+def inline_phases(rows: list[tuple[Verifier, str, Any]]) -> list[tuple[str, Any]]:
+    """``extract`` and ``quick_check`` of many rows: a large batch's inline phases, spread
+    over the workers (``RewardEngine.score_into``). Per row: ``("ok", (extracted, verdict
+    or None))``, ``("invalid", why)`` for a ground truth the verifier refuses, or
+    ``("bug", "Type: message")``; one row's failure never costs the others."""
+    out: list[tuple[str, Any]] = []
+    for verifier, response, ground_truth in rows:
+        try:
+            extracted = verifier.extract(response)
+            out.append(("ok", (extracted, verifier.quick_check(extracted, ground_truth))))
+        except InvalidSampleError as exc:
+            out.append(("invalid", str(exc)))
+        except Exception as exc:
+            out.append(("bug", f"{type(exc).__name__}: {exc}"))
+    return out

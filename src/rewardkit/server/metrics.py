@@ -107,7 +107,7 @@ class EngineCollector(Collector):
     """Reads the engine's own counters at scrape time: work avoided, pool faults, model batches.
 
     ``rewardkit_engine_events_total{source="engine",event="deduplicated"}`` and so on:
-    the engine (rows, quick, cache_hits, deduplicated, pool), the worker pool (tasks,
+    the engine (rows, quick, cache_hits, deduplicated, pool, spread), the worker pool (tasks,
     timeouts, crashes, restarts, and on Ray retried, actors_lost, ...) and each model
     scorer's ``stats`` (batches, rows, tokens, ...).
     """

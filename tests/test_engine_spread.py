@@ -1,0 +1,129 @@
+"""A large batch runs its rows' inline phases in the workers: same Results, any failure
+costs only its row.
+
+Real engine, real worker pool, real published model outputs: the same rows scored with
+the inline phases spread over the workers and kept on the event loop give the same
+Results, field for field, and a row that kills its worker mid-batch fails alone.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rewardkit import engine as engine_module
+from rewardkit.config import RewardConfig
+from rewardkit.engine import RewardEngine
+from rewardkit.types import BadRow, Result, Status
+from rewardkit.verifiers.base import Entry, Extracted, Verdict
+from rewardkit.verifiers.registry import VerifierTable, entries
+
+REAL_OUTPUTS = Path(__file__).resolve().parent / "data" / "real_outputs"
+
+HOSTILE: list[Any] = [
+    BadRow("not json"),
+    {"data_source": "math", "response": "\\boxed{1}", "ground_truth": None},
+    {"data_source": "math", "response": "\\boxed{1}", "ground_truth": "\\text{}"},  # blank
+    {"data_source": "no-such-source", "response": "1", "ground_truth": "1"},
+    {"data_source": "math", "response": "x" * 200_000 + "\\boxed{1}", "ground_truth": "1"},
+    {"data_source": "math", "response": 12, "ground_truth": "1"},
+]
+
+
+def _real_rows(count: int) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for path in sorted(REAL_OUTPUTS.glob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            found = [json.loads(line) for line in fh if line.strip()]
+        rows += [
+            {k: row[k] for k in ("data_source", "response", "ground_truth")}
+            for row in found[:: max(1, len(found) // (count // 4))]
+        ]
+    return rows
+
+
+def _fields(result: Result) -> tuple[Any, ...]:
+    return (result.index, result.status, result.score, result.error, result.components,
+            result.extra)  # fmt: skip
+
+
+async def _score(rows: list[Any], **reward: Any) -> tuple[list[Result], dict[str, int]]:
+    config = RewardConfig.model_validate({"reward": {"num_workers": 2, **reward}})
+    engine = await RewardEngine.create(config)
+    try:
+        results = await engine.score_many(rows)
+    finally:
+        await engine.close()
+    return results, engine.stats
+
+
+async def test_spread_rows_get_the_results_they_get_inline(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _real_rows(400)
+    rows[5:5] = HOSTILE  # among the first spread task's rows
+    rows += HOSTILE
+    spread, spread_stats = await _score(rows)
+    monkeypatch.setattr(engine_module, "SPREAD_MIN_ROWS", 10**9)
+    inline, inline_stats = await _score(rows)
+    assert spread_stats["spread"] > 300 and inline_stats["spread"] == 0
+    assert [_fields(r) for r in spread] == [_fields(r) for r in inline]
+    assert spread_stats["quick"] == inline_stats["quick"]
+    assert spread_stats["pool"] == inline_stats["pool"] > 0  # the checks still go to workers
+    statuses = {r.status for r in spread[5 : 5 + len(HOSTILE)]}
+    assert statuses == {Status.INVALID, Status.OK}  # the 200,000-char row is checked whole
+
+
+async def test_small_batches_and_a_single_worker_stay_inline() -> None:
+    rows = _real_rows(40)[:40]
+    _, stats = await _score(rows)
+    assert stats["spread"] == 0  # below SPREAD_MIN_ROWS: no worker round trip
+    _, stats = await _score(_real_rows(200), num_workers=1)
+    assert stats["spread"] == 0  # one worker: the loop's core would idle
+
+
+@dataclass(frozen=True)
+class _Fragile:
+    """Kills its worker on one response; else a plain string comparison."""
+
+    key: str = "fragile"
+
+    def extract(self, response: str) -> Extracted:
+        if response == "die":
+            os._exit(7)
+        if response == "raise":
+            raise ValueError("a bug in extract")
+        return Extracted(response.strip(), {})
+
+    def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
+        return Verdict(float(extracted.answer == ground_truth), {"pred": extracted.answer})
+
+    def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
+        verdict = self.quick_check(extracted, ground_truth)
+        return verdict if verdict is not None else Verdict(0.0)
+
+
+async def test_a_row_that_kills_its_worker_fails_alone() -> None:
+    config = RewardConfig.model_validate({"reward": {"num_workers": 2}})
+    engine = await RewardEngine.create(config)
+    fragile = Entry("fragile", lambda name: name == "fragile", lambda section: _Fragile())
+    engine._verifiers = VerifierTable(config.reward, (fragile, *entries()))
+    rows: list[Any] = [{"data_source": "fragile", "response": str(i % 3), "ground_truth": "1"}
+                       for i in range(100)]  # fmt: skip
+    rows[10] = {"data_source": "fragile", "response": "die", "ground_truth": "1"}
+    rows[50] = {"data_source": "fragile", "response": "raise", "ground_truth": "1"}
+    try:
+        results = await engine.score_many(rows)
+    finally:
+        await engine.close()
+    assert engine.stats["spread"] == 100
+    assert results[10].status is Status.ERROR and "died" in (results[10].error or "")
+    assert results[50].status is Status.ERROR
+    assert results[50].error == "internal error: ValueError: a bug in extract"
+    others = [r for i, r in enumerate(results) if i not in (10, 50)]
+    assert all(r.status is Status.OK for r in others)
+    assert [r.score for r in others] == [float(i % 3 == 1) for i in range(100) if i not in (10, 50)]
