@@ -932,8 +932,9 @@ def real_targets(
             out.append(
                 "- (rewardkit engine counters: "
                 + ", ".join(f"{k} {v}" for k, v in stats.items())
-                + "; `quick` rows were decided in the main process, `pool` rows went to "
-                "math-verify in a worker)"
+                + "; `quick` rows were decided by the verifier's inline phases, `pool` rows "
+                "went to math-verify in a worker, `spread` rows had their inline phases run "
+                "in a worker, a large batch's rows 32 at a time, instead of on the event loop)"
             )
     if rk and naive and rk.rate and naive.rate:
         ratio = rk.rate / naive.rate
@@ -993,7 +994,9 @@ def real_ceiling(runs: dict[str, list[Guarded]], deferred: list[bool], workers: 
         f"run). Shared by {workers} workers that is {spent / workers:.2f} s, so a scorer "
         "that leaves those rows to math-verify, at math-verify's own cost per row, cannot "
         f"beat **{verl / (spent / workers):.1f}x** verl Naive ({verl:.2f} s) on this "
-        "machine, whatever it does with the other rows.\n"
+        "machine, whatever it does with the other rows. rewardkit's workers spend less than "
+        "that per row: they fork from a server that warmed the parser, and parse two-stage "
+        "(`benchmarks/two_stage.py`, `benchmarks/worker_warmth.py`).\n"
     )
 
 
