@@ -776,6 +776,10 @@ class _Parser:
         return _root(self.argument(), index)
 
     def number(self, token: str) -> _Value:
+        if token.endswith(".") and self.peek() is not None:
+            # "2. \frac14", "3.\sqrt{2}": an item's number then its answer (math-verify
+            # reads the 1/4), or a mixed number cut; never the product 2 times 1/4
+            raise _Undecided("a number ending in a point, then more")
         if _INTEGER.fullmatch(token) and self.peek() == "\\frac":
             return self.mixed(int(token))
         return _number(token)

@@ -173,9 +173,10 @@ def _decide(answer: str, gold: str) -> Decision:
     if decided is not None and answer.count("%") != gold.count("%"):
         # Normalising dropped a percent sign that only one side has. Percents on both sides
         # ("45%" against "55%") compare as their numbers. "5%" against "0.05": math-verify
-        # decides. "0.5%" against "0.5" could be a probability misread: math-verify (0).
-        # "75.0%" against "75", "10%" against "10": a gold above 1 is no probability.
-        if decided is False or not _whole_percent(ref):
+        # decides. math-verify credits "N%" against N only when both read as positive
+        # integers ("150%" against "150"); "1.5%" against "1.5", "-12%" against "-12" and
+        # "150.0%" against "150" are 0 to it, so anything but plain whole numbers defers.
+        if decided is False or not (_whole_number(pred) and _whole_number(ref)):
             return None, None
     return decided, None
 
@@ -225,10 +226,14 @@ def _letters(answer: str) -> int:
     return len(_OPTION_LETTER.findall(_COMMAND.sub("", answer)))
 
 
-def _whole_percent(gold: str) -> bool:
-    """A plain number above 1 in size, so that "N%" against it can only mean N percent."""
-    value = _latex.exact_number(gold)
-    return value is not None and abs(value) > 1
+def _whole_number(norm: str) -> bool:
+    """A plain positive whole number above 1 (``150``; not ``150.0``, ``-12``, ``1,000``, ``1``):
+    the only "N%" against "N" that math-verify credits (both sympy Integers) and that is no
+    probability misread (``1%`` against ``1``: math-verify decides)."""
+    return _WHOLE_NUMBER.fullmatch(norm) is not None
+
+
+_WHOLE_NUMBER = re.compile(r"[2-9]|[1-9]\d+")
 
 
 @functools.lru_cache(maxsize=1024)

@@ -1,0 +1,75 @@
+"""Red team 9: the math verifier's inline fast path against math-verify, false positives first.
+
+Each ``ROWS`` row is ``(answer, gold, expected, why)``: ``answer`` is the boxed text,
+``expected`` what a careful grader says and never more generous than math-verify. The
+contract under test: ``quick_check`` either defers (None) or says what ``fast_paths=False``
+(math-verify, after rewardkit's own pre-normalisation) says, and the full check scores
+``expected``. ``before`` in a reason is what the inline path said before the fix.
+
+Found by a generator of (answer, gold) pairs per family (percent signs, named values
+against bare expressions, radicals, units and currency, degrees and radians, ``\\pi``
+approximations, exponents, intervals with infinity, unions, dots, empty sets, booleans,
+mixed numbers, scientific notation, text and font wrappers) and a mutation fuzzer over
+the real-output corpus's golds, comparing the two paths.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from redteam_rows import box, check_against_math_verify, row_ids
+from rewardkit.verifiers.math import MathVerifier
+
+V = MathVerifier()
+
+# (answer, gold, expected, why)
+ROWS: list[tuple[str, str, float, str]] = [
+    # --- a percent sign on one side only. math-verify credits "N%" against N only when
+    # both are sympy Integers (grader.py, "9% == 9"): positive whole numbers. ---
+    ("1.5\\%", "1.5", 0.0, "a decimal percent is no 1.5 to math-verify (before: 1)"),
+    ("1.5", "1.5\\%", 0.0, "the reverse: a gold of 1.5% (before: 1)"),
+    ("1.5%", "1.5", 0.0, "a bare percent sign (before: 1)"),
+    ("1.5\\,\\%", "1.5", 0.0, "a thin space before the sign (before: 1)"),
+    ("-12\\%", "-12", 0.0, "a negative percent (before: 1)"),
+    ("-12", "-12\\%", 0.0, "the reverse (before: 1)"),
+    ("-1.5\\%", "-1.5", 0.0, "negative and decimal (before: 1)"),
+    ("150.0\\%", "150", 0.0, "a whole value written as a decimal (before: 1)"),
+    ("75.0\\%", "75", 0.0, "was a deliberate fast-path credit; now math-verify's 0 (before: 1)"),
+    ("150\\%", "150.0", 0.0, "a gold written as a decimal (before: 1)"),
+    ("2.50\\%", "2.5", 0.0, "trailing zero (before: 1)"),
+    ("1.50", "1.5\\%", 0.0, "the reverse with a trailing zero (before: 1)"),
+    ("1,000\\%", "1000", 0.0, "a thousands comma: math-verify reads no Integer (before: 1)"),
+    ("3/2\\%", "3/2", 0.0, "a fraction percent (before: 1)"),
+    ("\\frac{3}{2}\\%", "1.5", 0.0, "a fraction percent against the decimal (before: 1)"),
+    ("\\frac{25}{2}\\%", "12.5", 0.0, "12.5 written as a fraction (before: 1)"),
+    ("\\{1.5\\%\\}", "1.5", 0.0, "in set braces (before: 1)"),
+    ("2^{3}\\%", "8", 0.0, "a power: no Integer when parsed (before: 1)"),
+    ("10^{2}\\%", "100", 0.0, "the same at 100 (before: 1)"),
+    ("1.5\\%\\text{ increase}", "1.5", 0.0, "a unit word after the sign (before: 1)"),
+    ("150\\%", "150", 1.0, "a positive whole number: math-verify's 9% == 9"),
+    ("150", "150\\%", 1.0, "the reverse"),
+    ("12\\%", "12", 1.0, "the same at 12"),
+    ("1000\\%", "1000", 1.0, "and at 1000"),
+    ("0.015", "1.5\\%", 1.0, "the value of 1.5% (math-verify decides)"),
+    ("1.5\\%", "0.015", 1.0, "the reverse (math-verify decides)"),
+    ("150\\%", "1.5", 1.0, "150% is 1.5 (math-verify decides)"),
+    ("0.5\\%", "0.5", 0.0, "a probability misread, as before"),
+    ("12\\%", "13", 0.0, "another number"),
+    # --- a number ending in a point, then more: an item's number ("2. \frac14" answers
+    # item 2 with 1/4, as math-verify reads it) or a cut mixed number, no product ---
+    ("2.\\frac14", "\\frac12", 0.0, "2.\\frac14 is no 2 times 1/4 (before: 1)"),
+    ("2. \\frac{1}{4}", "\\frac12", 0.0, "an enumeration: item 2, answer 1/4 (before: 1)"),
+    ("2.\\cdot\\frac{1}{4}", "\\frac12", 0.0, "a point then a product sign (before: 1)"),
+    ("3.\\sqrt{2}", "3\\sqrt2", 0.0, "item 3, answer sqrt 2 (before: 1)"),
+    ("12.\\pi", "12\\pi", 0.0, "item 12, answer pi (before: 1)"),
+    ("2.x", "2x", 0.0, "item 2, answer x (before: 1)"),
+    ("2. \\frac{1}{4}", "\\frac14", 1.0, "math-verify reads the item's answer"),
+    ("2.5\\frac14", "\\frac58", 1.0, "a decimal times a fraction still reads inline"),
+]
+
+
+@pytest.mark.parametrize(("answer", "gold", "expected", "why"), ROWS, ids=row_ids(ROWS))
+def test_row(answer: str, gold: str, expected: float, why: str) -> None:
+    extracted = V.extract(box(answer))
+    assert extracted.answer == answer, "the box is read whole"
+    check_against_math_verify(extracted, gold, expected, why)
