@@ -53,6 +53,10 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("0.015", "1.5\\%", 1.0, "the value of 1.5% (math-verify decides)"),
     ("1.5\\%", "0.015", 1.0, "the reverse (math-verify decides)"),
     ("150\\%", "1.5", 1.0, "150% is 1.5 (math-verify decides)"),
+    ("155 \\text{rad}\\%", "155", 0.0, "a word before the sign: no N% (fuzzer; before: 1)"),
+    ("12\\%\\%", "12\\%", 0.0, "two signs against one (math-verify decides)"),
+    ("12\\%", "12\\%\\%", 0.0, "one sign against two (math-verify decides)"),
+    ("12 \\%", "12", 1.0, "a space before the sign is still N%"),
     ("0.5\\%", "0.5", 0.0, "a probability misread, as before"),
     ("12\\%", "13", 0.0, "another number"),
     # --- a number ending in a point, then more: an item's number ("2. \frac14" answers
@@ -65,6 +69,22 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("2.x", "2x", 0.0, "item 2, answer x (before: 1)"),
     ("2. \\frac{1}{4}", "\\frac14", 1.0, "math-verify reads the item's answer"),
     ("2.5\\frac14", "\\frac58", 1.0, "a decimal times a fraction still reads inline"),
+    # --- an ellipsis ending the answer: a series or a decimal that goes on, no full
+    # stop (normalising stripped every trailing point; the fuzzer found these) ---
+    ("1+2+3...", "6", 0.0, "an endless series is no 6 (before: 1)"),
+    ("0.9...", "0.9", 0.0, "0.9... goes on: no 0.9 (before: 1)"),
+    ("3.14...", "3.14", 0.0, "pi's digits, cut: no 3.14 (before: 1)"),
+    ("9+0...", "9", 0.0, "fuzzer: a sum that goes on (before: 1)"),
+    ("40\\sqrt{10}...", "40\\sqrt{10}", 0.0, "fuzzer: a product that goes on (before: 1)"),
+    ("750.......", "750", 0.0, "fuzzer: many points (before: 1)"),
+    ("6. . .", "6", 0.0, "spaced points (before: 1)"),
+    ("\\text{6...}", "6", 0.0, "points inside a text wrapper (before: 1)"),
+    ("0.333...", "\\frac13", 0.0, "math-verify cannot read it, as before"),
+    # --- membership in a number with a thousands comma: math-verify reads the set
+    # {114, 200}; the inline path read 114200 ---
+    ("x \\in 114,200", "114,200", 0.0, "fuzzer: x in {114, 200} is no 114200 (before: 1)"),
+    ("x \\in 114,200", "114200", 0.0, "the same against the bare number (before: 1)"),
+    ("x \\in 114, 200", "114, 200", 1.0, "the set of two numbers, as both read it"),
 ]
 
 

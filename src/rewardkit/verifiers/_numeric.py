@@ -88,6 +88,8 @@ def prepare(answer: str) -> str | None:
     """
     if ";" in answer.replace("\\;", "") or _SPACED_DIGITS.search(answer):
         return None
+    if _ELLIPSIS_END.search(answer[-64:]):
+        return None  # "1+2+3...", "0.9...": a series or a decimal that goes on
     if _TEXT_DASH.search(answer):
         return None
     if _latex.sign_after_group(answer) and _latex.distribute_marks(answer) == answer:
@@ -99,6 +101,8 @@ def prepare(answer: str) -> str | None:
     return None if _glued(answer, norm) else norm
 
 
+# Two or more points ending the answer: an ellipsis, no full stop (normalise strips both)
+_ELLIPSIS_END = re.compile(r"\.(?:\s|\\[,;:! ])*\.[\s.$}]*$")
 # "--" in text mode is an en dash ("\\text{--}3" shows "–3", no double negation of 3)
 _TEXT_DASH = re.compile(r"\\(?:text(?:bf|rm|it|normal|sf|tt)?|mbox)\s?\{[^{}]*--")
 
@@ -462,6 +466,8 @@ def compare(pred: str, gold: str) -> bool | None:
 
 def _shape(text: str) -> _Shape:
     if member := _MEMBERSHIP.match(text):  # x \in (1, 2]: the set, named x
+        if _THOUSANDS_INSIDE.search(text):
+            raise _Undecided("x \\in 114,200: the set {114, 200} to math-verify")
         shape = _shape(text[member.end() :])
         return _Shape(shape.kind, shape.items, shape.names or (member.group(1),))
     if _THOUSANDS.fullmatch(text):

@@ -173,10 +173,8 @@ def _decide(answer: str, gold: str) -> Decision:
     if decided is not None and answer.count("%") != gold.count("%"):
         # Normalising dropped a percent sign that only one side has. Percents on both sides
         # ("45%" against "55%") compare as their numbers. "5%" against "0.05": math-verify
-        # decides. math-verify credits "N%" against N only when both read as positive
-        # integers ("150%" against "150"); "1.5%" against "1.5", "-12%" against "-12" and
-        # "150.0%" against "150" are 0 to it, so anything but plain whole numbers defers.
-        if decided is False or not (_whole_number(pred) and _whole_number(ref)):
+        # decides. "150%" against "150": see _whole_percent; any other, math-verify decides.
+        if decided is False or not _whole_percent(answer, gold):
             return None, None
     return decided, None
 
@@ -226,14 +224,18 @@ def _letters(answer: str) -> int:
     return len(_OPTION_LETTER.findall(_COMMAND.sub("", answer)))
 
 
-def _whole_number(norm: str) -> bool:
-    """A plain positive whole number above 1 (``150``; not ``150.0``, ``-12``, ``1,000``, ``1``):
-    the only "N%" against "N" that math-verify credits (both sympy Integers) and that is no
-    probability misread (``1%`` against ``1``: math-verify decides)."""
-    return _WHOLE_NUMBER.fullmatch(norm) is not None
+def _whole_percent(answer: str, gold: str) -> bool:
+    """``150\\%`` against ``150``: the side with more percent signs is a plain whole number
+    above 1 and one sign, the other side that number alone. The only "N%" against N that
+    math-verify credits (both sympy Integers: ``1.5\\%``, ``-12\\%``, ``150.0\\%`` and
+    ``155\\text{rad}\\%`` against the bare number are 0 to it), and no probability
+    misread (``1\\%`` against 1: math-verify decides)."""
+    marked, bare = (answer, gold) if answer.count("%") > gold.count("%") else (gold, answer)
+    number = _WHOLE_PERCENT.fullmatch(marked)
+    return number is not None and bare.strip() == number.group(1)
 
 
-_WHOLE_NUMBER = re.compile(r"[2-9]|[1-9]\d+")
+_WHOLE_PERCENT = re.compile(r"\s*([2-9]|[1-9]\d+)\s*\\?%\s*")
 
 
 @functools.lru_cache(maxsize=1024)
