@@ -58,6 +58,18 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("12\\%", "12\\%\\%", 0.0, "one sign against two (math-verify decides)"),
     ("12 \\%", "12", 1.0, "a space before the sign is still N%"),
     ("0.5\\%", "0.5", 0.0, "a probability misread, as before"),
+    # --- "\text{percent}" (also "percentage", "pct"), no space inside: math-verify
+    # turns it into a percent sign; "\text{ percent}" is a unit it drops ---
+    ("0.5\\text{percent}", "0.5", 0.0, "0.5% is 0.005: no 0.5 (before: 1)"),
+    ("0.5\\text{percentage}", "0.5", 0.0, "the same word as a noun (before: 1)"),
+    ("0.5\\text{pct}", "0.5", 0.0, "abbreviated (before: 1)"),
+    ("1.5\\text{percent}", "1.5", 0.0, "a decimal above 1, as with the sign (before: 1)"),
+    ("-12\\text{percent}", "-12", 0.0, "negative (before: 1)"),
+    ("x = 0.5\\text{percent}", "0.5", 0.0, "after a name (before: 1)"),
+    ("0.5\\text{percent}^2", "0.5", 0.0, "squared (before: 1)"),
+    ("0.5\\text{percent}", "0.005", 1.0, "0.5% is 0.005 (before: 0)"),
+    ("0.5\\text{ percent}", "0.5", 1.0, "with a space: a unit math-verify drops, as before"),
+    ("12\\text{percent}", "12\\%", 1.0, "the word against the sign"),
     ("12\\%", "13", 0.0, "another number"),
     # --- a number ending in a point, then more: an item's number ("2. \frac14" answers
     # item 2 with 1/4, as math-verify reads it) or a cut mixed number, no product ---
@@ -85,6 +97,10 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("x \\in 114,200", "114,200", 0.0, "fuzzer: x in {114, 200} is no 114200 (before: 1)"),
     ("x \\in 114,200", "114200", 0.0, "the same against the bare number (before: 1)"),
     ("x \\in 114, 200", "114, 200", 1.0, "the set of two numbers, as both read it"),
+    # --- an option letter dropped with a trailing "unit" against a gold of letters ---
+    ("\\text{A,C}\\text{ plus D}", "\\text{A,C}", 0.0, "a third statement added (before: 1)"),
+    ("\\text{A,C}\\text{ plus D}", "A, C", 0.0, "against the bare letters (before: 1)"),
+    ("(C) 12\\text{ plus E}", "(C)", 0.0, "another option after the value (math-verify: 0)"),
 ]
 
 

@@ -169,8 +169,10 @@ def _decide(answer: str, gold: str) -> Decision:
     label, rest = _latex.choice_label(pred)
     if label and not rest and _letters(answer) > 1:
         return None, None  # "(A)\text{ B}", "A\text{ or B}": a second letter dropped as a unit
+    if _letters(ref) and _letters(answer) > _letters(pred):
+        return None, None  # "\text{A,C}\text{ plus D}" against "A,C": a letter dropped as a unit
     decided = _decide_prepared(pred, ref)
-    if decided is not None and answer.count("%") != gold.count("%"):
+    if decided is not None and _percents(answer) != _percents(gold):
         # Normalising dropped a percent sign that only one side has. Percents on both sides
         # ("45%" against "55%") compare as their numbers. "5%" against "0.05": math-verify
         # decides. "150%" against "150": see _whole_percent; any other, math-verify decides.
@@ -230,12 +232,21 @@ def _whole_percent(answer: str, gold: str) -> bool:
     math-verify credits (both sympy Integers: ``1.5\\%``, ``-12\\%``, ``150.0\\%`` and
     ``155\\text{rad}\\%`` against the bare number are 0 to it), and no probability
     misread (``1\\%`` against 1: math-verify decides)."""
-    marked, bare = (answer, gold) if answer.count("%") > gold.count("%") else (gold, answer)
+    marked, bare = (answer, gold) if _percents(answer) > _percents(gold) else (gold, answer)
     number = _WHOLE_PERCENT.fullmatch(marked)
     return number is not None and bare.strip() == number.group(1)
 
 
 _WHOLE_PERCENT = re.compile(r"\s*([2-9]|[1-9]\d+)\s*\\?%\s*")
+
+
+def _percents(text: str) -> int:
+    """Percent signs, with the words math-verify turns into one (``0.5\\text{percent}`` is
+    0.5% to it, ``0.5\\text{ percent}`` a unit dropped: 0.5)."""
+    return text.count("%") + len(_PERCENT_WORD.findall(text))
+
+
+_PERCENT_WORD = re.compile(r"\\text\{(?:percent|percentage|pct)\}")
 
 
 @functools.lru_cache(maxsize=1024)
