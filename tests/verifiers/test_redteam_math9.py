@@ -101,6 +101,11 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("\\text{A,C}\\text{ plus D}", "\\text{A,C}", 0.0, "a third statement added (before: 1)"),
     ("\\text{A,C}\\text{ plus D}", "A, C", 0.0, "against the bare letters (before: 1)"),
     ("(C) 12\\text{ plus E}", "(C)", 0.0, "another option after the value (math-verify: 0)"),
+    # --- a guarded pair (an exponent tower) is decided by its normalised text, which
+    # had lost a percent sign; fast_paths=False takes the same guard ---
+    ("9^{9^{9}}\\%", "9^{9^{9}}", 0.0, "a tower percent is no tower (before: 1, both paths)"),
+    ("9^{9^{9}}", "9^{9^{9}}\\%", 0.0, "the reverse (before: 1, both paths)"),
+    ("9^{9^{9}}\\%", "9^{9^{9}}\\%", 1.0, "the same text"),
 ]
 
 

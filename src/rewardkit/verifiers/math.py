@@ -148,7 +148,13 @@ def _guarded(answer: str, gold: str) -> Decision:
     """Only the structural guards: a guarded pair is decided by string equality alone."""
     pred, ref = _latex.normalise(answer), _latex.normalise(gold)
     reason = _latex.guard_reason(pred) or _latex.guard_reason(ref)
-    return (pred == ref, reason) if reason else (None, None)
+    return (_same_text(answer, gold, pred, ref), reason) if reason else (None, None)
+
+
+def _same_text(answer: str, gold: str, pred: str, ref: str) -> bool:
+    """A guarded pair's verdict: the same normalised text, and as many percent signs
+    (normalising drops them: ``9^{9^{9}}\\%`` is no ``9^{9^{9}}``)."""
+    return pred == ref and _percents(answer) == _percents(gold)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -165,7 +171,7 @@ def _decide(answer: str, gold: str) -> Decision:
         return _guarded(answer, gold)
     reason = _latex.guard_reason(pred) or _latex.guard_reason(ref)
     if reason:
-        return pred == ref, reason
+        return _same_text(answer, gold, pred, ref), reason
     label, rest = _latex.choice_label(pred)
     if label and not rest and _letters(answer) > 1:
         return None, None  # "(A)\text{ B}", "A\text{ or B}": a second letter dropped as a unit
