@@ -67,6 +67,7 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("-12\\text{percent}", "-12", 0.0, "negative (before: 1)"),
     ("x = 0.5\\text{percent}", "0.5", 0.0, "after a name (before: 1)"),
     ("0.5\\text{percent}^2", "0.5", 0.0, "squared (before: 1)"),
+    ("0.5\\text{percent}^3", "0.5\\text{percent}^2", 0.0, "cubed is not squared (before: 1)"),
     ("0.5\\text{percent}", "0.005", 1.0, "0.5% is 0.005 (before: 0)"),
     ("0.5\\text{ percent}", "0.5", 1.0, "with a space: a unit math-verify drops, as before"),
     ("12\\text{percent}", "12\\%", 1.0, "the word against the sign"),
@@ -92,6 +93,8 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("6. . .", "6", 0.0, "spaced points (before: 1)"),
     ("\\text{6...}", "6", 0.0, "points inside a text wrapper (before: 1)"),
     ("0.333...", "\\frac13", 0.0, "math-verify cannot read it, as before"),
+    ("1+2+3...\\text{ cm}", "6", 0.0, "an ellipsis before a unit (before: 1)"),
+    ("40/9...\\text{ cm}", "40/9", 0.0, "fuzzer: the same (before: 1)"),
     # --- membership in a number with a thousands comma: math-verify reads the set
     # {114, 200}; the inline path read 114200 ---
     ("x \\in 114,200", "114,200", 0.0, "fuzzer: x in {114, 200} is no 114200 (before: 1)"),
@@ -106,6 +109,16 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("9^{9^{9}}\\%", "9^{9^{9}}", 0.0, "a tower percent is no tower (before: 1, both paths)"),
     ("9^{9^{9}}", "9^{9^{9}}\\%", 0.0, "the reverse (before: 1, both paths)"),
     ("9^{9^{9}}\\%", "9^{9^{9}}\\%", 1.0, "the same text"),
+    # --- "\frac 1 2": TeX's 1/2 (one token per argument), which the spaced-numbers
+    # guard read as the numbers 1 and 2 shown apart, with fast paths on and off ---
+    ("\\frac 1 2", "\\frac12", 1.0, "TeX's one-token arguments (before: 0, both paths)"),
+    ("\\dfrac 3 4", "0.75", 1.0, "\\dfrac too (before: 0)"),
+    ("x = \\frac 1 2", "\\frac12", 1.0, "after a name (before: 0)"),
+    ("2 \\frac 1 2", "\\frac52", 1.0, "a mixed number (before: 0)"),
+    ("\\frac 1 2", "3", 0.0, "no sum of the digits"),
+    ("\\frac 1 2 3", "\\frac32", 0.0, "1/2 and 3 shown apart: still two numbers"),
+    ("\\frac 12 3", "\\frac32", 0.0, "the same with the digits glued"),
+    ("\\frac 1 2 .5", "\\frac14", 0.0, "a decimal after the fraction"),
 ]
 
 

@@ -154,6 +154,9 @@ _LEFT_RIGHT = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])")
 _FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![a-zA-Z])")
 _DEGREES = re.compile(r"\^\s?\{\s?\\circ\s?\}|\^\s?\\circ|°|\\degree(?![a-zA-Z])")
 _PERCENT = re.compile(r"\\?%")
+PERCENT_WORD = re.compile(r"\\text\{(?:percent|percentage|pct)\}")
+"""A percent sign in words that math-verify reads as the sign (``0.5\\text{percent}`` is
+0.5%); with a space inside (``\\text{ percent}``) it is a unit that it drops."""
 _TEXT_COMMAND = re.compile(r"\\(?:text(?:bf|rm|it|normal|sf|tt)?|mbox|math(?:rm|bf|it|sf))\s?\{")
 _UNIT_TAIL = re.compile(r"(?:\^\{?[23]\}?)?")
 _UNIT_WORDS = re.compile(r"[A-Za-z][A-Za-z ./]*")

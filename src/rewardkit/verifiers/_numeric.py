@@ -84,12 +84,15 @@ def prepare(answer: str) -> str | None:
     ``1\\>000``, ``\\s~qrt``), when a percent or degree sign stands inside the answer
     rather than after a value (``-\\%5``), when ``\\left``/``\\right``/``\\big`` size no
     delimiter, when the trailing "unit" is in a wrapper math-verify keeps (``3\\mathsf{x}``
-    is 3x to it, not 3), or when a space is a command's argument (``\\sqrt\\;{7}``).
+    is 3x to it, not 3), when a space is a command's argument (``\\sqrt\\;{7}``), or when
+    it holds an ellipsis (``1+2+3...``, ``0.9...``: no full stop). ``\\text{percent}`` is
+    read as the sign it is to math-verify.
     """
     if ";" in answer.replace("\\;", "") or _SPACED_DIGITS.search(answer):
         return None
-    if _ELLIPSIS_END.search(answer[-64:]):
+    if _ELLIPSIS.search(answer):
         return None  # "1+2+3...", "0.9...": a series or a decimal that goes on
+    answer = _latex.PERCENT_WORD.sub(r"\\%", answer)  # math-verify's reading: a sign
     if _TEXT_DASH.search(answer):
         return None
     if _latex.sign_after_group(answer) and _latex.distribute_marks(answer) == answer:
@@ -101,8 +104,8 @@ def prepare(answer: str) -> str | None:
     return None if _glued(answer, norm) else norm
 
 
-# Two or more points ending the answer: an ellipsis, no full stop (normalise strips both)
-_ELLIPSIS_END = re.compile(r"\.(?:\s|\\[,;:! ])*\.[\s.$}]*$")
+# Two points or more: an ellipsis, no full stop (normalise strips points that end the answer)
+_ELLIPSIS = re.compile(r"\.(?:\s|\\[,;:! ])*\.")
 # "--" in text mode is an en dash ("\\text{--}3" shows "–3", no double negation of 3)
 _TEXT_DASH = re.compile(r"\\(?:text(?:bf|rm|it|normal|sf|tt)?|mbox)\s?\{[^{}]*--")
 

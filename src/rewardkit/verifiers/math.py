@@ -249,10 +249,7 @@ _WHOLE_PERCENT = re.compile(r"\s*([2-9]|[1-9]\d+)\s*\\?%\s*")
 def _percents(text: str) -> int:
     """Percent signs, with the words math-verify turns into one (``0.5\\text{percent}`` is
     0.5% to it, ``0.5\\text{ percent}`` a unit dropped: 0.5)."""
-    return text.count("%") + len(_PERCENT_WORD.findall(text))
-
-
-_PERCENT_WORD = re.compile(r"\\text\{(?:percent|percentage|pct)\}")
+    return text.count("%") + len(_latex.PERCENT_WORD.findall(text))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -324,8 +321,14 @@ def _spaced_integers(answer: str) -> bool:
     or two numbers apart by plain spaces (see _PLAIN_SPACED_NUMBERS)."""
     if len(answer) > _latex.MAX_BOX_CHARS:
         return False
-    ungrouped = _SPACE_THOUSANDS.sub(_ungrouped, _THIN_THOUSANDS.sub(_ungrouped, answer))
+    braced = _FRAC_DIGITS.sub(r"\\frac{\1}{\2}", answer)  # "\frac 1 2" is TeX's 1/2
+    ungrouped = _SPACE_THOUSANDS.sub(_ungrouped, _THIN_THOUSANDS.sub(_ungrouped, braced))
     return bool(_SPACED_INTEGERS.search(ungrouped) or _PLAIN_SPACED_NUMBERS.search(ungrouped))
+
+
+# A fraction whose arguments are single digits, unbraced: TeX takes one token each. Not
+# when a number follows ("\frac 1 2 3" shows 1/2 and 3, two numbers; so does "\frac 12 3")
+_FRAC_DIGITS = re.compile(r"\\[dtc]?frac\s*(\d)\s*(\d)(?!\s*[\d.])")
 
 
 # Numbers apart by plain spaces that are no thousands groups ("200 000") nor a mixed number
