@@ -15,9 +15,14 @@ the real-output corpus's golds, comparing the two paths.
 
 from __future__ import annotations
 
+import contextlib
+import time
+
 import pytest
 
 from redteam_rows import box, check_against_math_verify, row_ids
+from rewardkit.errors import InvalidSampleError
+from rewardkit.verifiers.base import Extracted
 from rewardkit.verifiers.math import MathVerifier
 
 V = MathVerifier()
@@ -127,3 +132,27 @@ def test_row(answer: str, gold: str, expected: float, why: str) -> None:
     extracted = V.extract(box(answer))
     assert extracted.answer == answer, "the box is read whole"
     check_against_math_verify(extracted, gold, expected, why)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "." * 5000,
+        "1" + " " * 5000 + ".",
+        ". " * 2500,
+        "\\text{percent}" * 300,
+        "\\frac 1 2" * 500,
+        "1" * 3000 + "\\%",
+        "2." * 1500 + "x",
+        "x \\in " + "1,000" * 500,
+    ],
+    ids=lambda answer: repr(answer[:10]),
+)
+def test_hostile_input_is_decided_quickly(answer: str) -> None:
+    """The new checks are linear: long inputs cost milliseconds, never a hang."""
+    started = time.perf_counter()
+    for gold in ("12", "150\\%", "\\text{A,C}", "9^{9^{9}}"):
+        V.quick_check(Extracted(answer, {"source": "boxed"}), gold)
+        with contextlib.suppress(InvalidSampleError):  # a gold of points alone is blank
+            V.quick_check(Extracted(gold, {"source": "boxed"}), answer[:4000])
+    assert time.perf_counter() - started < 2.0
