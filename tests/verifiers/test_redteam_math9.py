@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from redteam_rows import box, check_against_math_verify, row_ids
+from redteam_rows import box, check_against_math_verify, check_stricter, row_ids
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers.base import Extracted
 from rewardkit.verifiers.math import MathVerifier
@@ -132,6 +132,29 @@ def test_row(answer: str, gold: str, expected: float, why: str) -> None:
     extracted = V.extract(box(answer))
     assert extracted.answer == answer, "the box is read whole"
     check_against_math_verify(extracted, gold, expected, why)
+
+
+# math-verify's own false positives that the inline path refuses (mv: 1, it drops the
+# degree sign as a unit). A radian value with a degree sign is another angle: a quarter of
+# pi degrees is about 0.8 degrees, not pi/4 radians. With fast_paths=False math-verify's
+# verdict stands.
+STRICTER_ROWS: list[tuple[str, str, float, str]] = [
+    ("\\frac{\\pi}{4}^\\circ", "\\frac{\\pi}{4}", 0.0, "pi/4 degrees is no pi/4 radians"),
+    ("\\frac{\\pi}{4}°", "\\frac{\\pi}{4}", 0.0, "a Unicode degree sign"),
+    ("2\\pi^\\circ", "2\\pi", 0.0, "2 pi degrees"),
+    ("\\frac{\\pi}{4}\\text{ degrees}", "\\frac{\\pi}{4}", 0.0, "the word"),
+    ("\\frac{\\pi}{4}", "\\frac{\\pi}{4}^\\circ", 0.0, "the sign on the gold's side"),
+    ("\\frac{\\pi}{4}^\\circ", "\\frac{\\pi}{4}^\\circ", 1.0, "degrees on both sides"),
+    ("\\frac{\\pi}{4}\\text{ rad}", "\\frac{\\pi}{4}", 1.0, "radians named"),
+    ("30^\\circ", "30", 1.0, "no pi: a gold in degrees without the sign, as before"),
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "expected", "why"), STRICTER_ROWS, ids=row_ids(STRICTER_ROWS)
+)
+def test_stricter_than_math_verify(answer: str, gold: str, expected: float, why: str) -> None:
+    check_stricter(answer, gold, expected, why)
 
 
 @pytest.mark.parametrize(

@@ -194,6 +194,15 @@ def normalise(answer: str, *, strip_variable: bool = True) -> str:
     return _SQRT_TOKEN.sub(r"\\sqrt{\1}", text)
 
 
+def degree_signs(text: str) -> int:
+    """Degree signs (``^\\circ``, ``°``, ``\\degree``) and ``\\text{ degrees}`` words in
+    ``text``: what normalising drops, so that a caller can tell whether one side had them."""
+    return len(_DEGREES.findall(text)) + len(_DEGREE_WORD.findall(text))
+
+
+_DEGREE_WORD = re.compile(r"\\text\{\s*degrees?\s*\}")
+
+
 def _strip_delimiters(text: str) -> str:
     for left, right in (("\\(", "\\)"), ("\\[", "\\]")):
         if text.startswith(left) and text.endswith(right) and len(text) >= 4:

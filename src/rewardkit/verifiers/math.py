@@ -178,6 +178,8 @@ def _decide(answer: str, gold: str) -> Decision:
     if _letters(ref) and _letters(answer) > _letters(pred):
         return None, None  # "\text{A,C}\text{ plus D}" against "A,C": a letter dropped as a unit
     decided = _decide_prepared(pred, ref)
+    if decided and _radians_in_degrees(answer, gold, pred + ref):
+        return False, None  # "\frac{\pi}{4}^\circ" is a quarter of pi degrees, no pi/4 radians
     if decided is not None and _percents(answer) != _percents(gold):
         # Normalising dropped a percent sign that only one side has. Percents on both sides
         # ("45%" against "55%") compare as their numbers. "5%" against "0.05": math-verify
@@ -185,6 +187,13 @@ def _decide(answer: str, gold: str) -> Decision:
         if decided is False or not _whole_percent(answer, gold):
             return None, None
     return decided, None
+
+
+def _radians_in_degrees(answer: str, gold: str, prepared: str) -> bool:
+    """A value in pi with a degree sign (or the word) on one side only: another angle.
+    Normalising drops the sign, and math-verify drops it as a unit (so it credits
+    ``\\frac{\\pi}{4}^\\circ`` against pi/4); ``30^\\circ`` against 30 stays equal."""
+    return "\\pi" in prepared and _latex.degree_signs(answer) != _latex.degree_signs(gold)
 
 
 def _same_letters(answer: str, gold: str) -> bool | None:
