@@ -109,6 +109,14 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("\\text{A,C}\\text{ plus D}", "\\text{A,C}", 0.0, "a third statement added (before: 1)"),
     ("\\text{A,C}\\text{ plus D}", "A, C", 0.0, "against the bare letters (before: 1)"),
     ("(C) 12\\text{ plus E}", "(C)", 0.0, "another option after the value (math-verify: 0)"),
+    # --- ... or any word against a gold that is a word: a second answer dropped as a unit ---
+    ("\\text{Monday}\\text{ Tuesday}", "\\text{Monday}", 0.0, "two days offered (before: 1)"),
+    ("\\text{yes}\\text{ no}", "\\text{yes}", 0.0, "yes and no: a hedge (before: 1)"),
+    ("\\text{odd}\\text{ even}", "\\text{odd}", 0.0, "both parities (before: 1)"),
+    ("\\text{True}\\text{ False}", "\\text{True}", 0.0, "both truth values (before: 1)"),
+    ("\\text{north}\\text{ south}", "\\text{north}", 0.0, "two directions (before: 1)"),
+    ("\\text{Monday}\\text{ }", "\\text{Monday}", 1.0, "an empty wrapper drops no word"),
+    ("\\textbf{Monday}", "\\text{Monday}", 1.0, "another wrapper, the same word"),
     # --- a guarded pair (an exponent tower) is decided by its normalised text, which
     # had lost a percent sign; fast_paths=False takes the same guard ---
     ("9^{9^{9}}\\%", "9^{9^{9}}", 0.0, "a tower percent is no tower (before: 1, both paths)"),

@@ -175,8 +175,8 @@ def _decide(answer: str, gold: str) -> Decision:
     label, rest = _latex.choice_label(pred)
     if label and not rest and _letters(answer) > 1:
         return None, None  # "(A)\text{ B}", "A\text{ or B}": a second letter dropped as a unit
-    if _letters(ref) and _letters(answer) > _letters(pred):
-        return None, None  # "\text{A,C}\text{ plus D}" against "A,C": a letter dropped as a unit
+    if _dropped_a_word(answer, pred, ref):
+        return None, None  # "\text{yes}\text{ no}" against "yes": a word dropped as a unit
     decided = _decide_prepared(pred, ref)
     if decided and _radians_in_degrees(answer, gold, pred + ref):
         return False, None  # "\frac{\pi}{4}^\circ" is a quarter of pi degrees, no pi/4 radians
@@ -187,6 +187,23 @@ def _decide(answer: str, gold: str) -> Decision:
         if decided is False or not _whole_percent(answer, gold):
             return None, None
     return decided, None
+
+
+def _dropped_a_word(answer: str, pred: str, ref: str) -> bool:
+    """Normalising dropped a trailing "unit" that may be another answer: an option letter
+    against a gold of letters (``\\text{A,C}\\text{ plus D}``), or any word against a gold
+    that is a word (``\\text{Monday}\\text{ Tuesday}``, ``\\text{yes}\\text{ no}``)."""
+    if _letters(ref) and _letters(answer) > _letters(pred):
+        return True
+    return ref.isalpha() and _word_letters(answer) > _word_letters(pred)
+
+
+def _word_letters(text: str) -> int:
+    """How many letters ``text`` holds outside command names."""
+    return len(_LETTER.findall(_COMMAND.sub("", text)))
+
+
+_LETTER = re.compile(r"[A-Za-z]")
 
 
 def _radians_in_degrees(answer: str, gold: str, prepared: str) -> bool:
