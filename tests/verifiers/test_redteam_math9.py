@@ -77,6 +77,12 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("0.5\\text{ percent}", "0.5", 1.0, "with a space: a unit math-verify drops, as before"),
     ("12\\text{percent}", "12\\%", 1.0, "the word against the sign"),
     ("12\\%", "13", 0.0, "another number"),
+    # --- "pi" in words after a value: 2 pi, no 2 and a unit (math-verify dropped it; now
+    # refused before math-verify, with fast paths on and off) ---
+    ("2\\text{ pi}", "2", 0.0, "2 pi is no 2 (before: 1, both paths)"),
+    ("2\\text{pi}", "2", 0.0, "no space (before: 1)"),
+    ("\\frac{1}{2}\\text{ pi radians}", "\\frac12", 0.0, "with a unit after it (before: 1)"),
+    ("2\\text{ pizzas}", "2", 1.0, "a word that starts with pi is a unit"),
     # --- a number ending in a point, then more: an item's number ("2. \frac14" answers
     # item 2 with 1/4, as math-verify reads it) or a cut mixed number, no product ---
     ("2.\\frac14", "\\frac12", 0.0, "2.\\frac14 is no 2 times 1/4 (before: 1)"),

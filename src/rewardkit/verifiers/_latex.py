@@ -492,12 +492,13 @@ _NUMBER_WORDS = (
     r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
     r"|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|half)\b"
 )
-# An operator first. Not scale or fraction words: "5 thousand", "5 dozen", "5 halves" answer
-# "how many thousand (dozen, halves)", a unit as math-verify reads it.
+# An operator first, or pi ("2 pi" is 2 pi, no 2 and a unit). Not scale or fraction words:
+# "5 thousand", "5 dozen", "5 halves" answer "how many thousand (dozen, halves)", a unit as
+# math-verify reads it.
 _CHANGING_FIRST = re.compile(
     r"(?:(?:plus|minus|over|divided|times)\s+(?:by\s+)?(?:\$?\d|"
     + _NUMBER_WORDS
-    + r")|(?:squared|cubed|factorial|sqrt|doubled|tripled|twice|reciprocal|inverse)\b)",
+    + r")|(?:squared|cubed|factorial|sqrt|doubled|tripled|twice|reciprocal|inverse|pi)\b)",
     re.IGNORECASE,
 )
 
