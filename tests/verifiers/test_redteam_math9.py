@@ -63,6 +63,14 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("12\\%", "12\\%\\%", 0.0, "one sign against two (math-verify decides)"),
     ("12 \\%", "12", 1.0, "a space before the sign is still N%"),
     ("0.5\\%", "0.5", 0.0, "a probability misread, as before"),
+    # --- as many percent signs on both sides, but after other items of a list ---
+    ("1.5\\%, 12", "1.5, 12\\%", 0.0, "1.5% and 12 are no 1.5 and 12% (before: 1)"),
+    ("12\\%, 15", "12, 15\\%", 0.0, "whole numbers too (before: 1)"),
+    ("(1.5\\%, 2)", "(1.5, 2\\%)", 0.0, "in a pair (before: 1)"),
+    ("x = 1.5\\%, y = 2", "x = 1.5, y = 2\\%", 0.0, "named values (before: 1)"),
+    ("45\\%, 55\\%", "55\\%, 45\\%", 1.0, "the signs on every item, in another order"),
+    ("45 \\%, 55\\%", "45\\%, 55\\%", 1.0, "the same items marked"),
+    ("1.5\\%, 12", "1.5\\%, 12", 1.0, "the same item marked"),
     # --- "\text{percent}" (also "percentage", "pct"), no space inside: math-verify
     # turns it into a percent sign; "\text{ percent}" is a unit it drops ---
     ("0.5\\text{percent}", "0.5", 0.0, "0.5% is 0.005: no 0.5 (before: 1)"),

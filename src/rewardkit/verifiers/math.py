@@ -180,6 +180,8 @@ def _decide(answer: str, gold: str) -> Decision:
     decided = _decide_prepared(pred, ref)
     if decided and _radians_in_degrees(answer, gold, pred + ref):
         return False, None  # "\frac{\pi}{4}^\circ" is a quarter of pi degrees, no pi/4 radians
+    if _percents_elsewhere(answer, gold, pred + ref):
+        return None, None  # "1.5\%, 12" against "1.5, 12\%": the signs on other items
     if decided is not None and _percents(answer) != _percents(gold):
         # Normalising dropped a percent sign that only one side has. Percents on both sides
         # ("45%" against "55%") compare as their numbers. "5%" against "0.05": math-verify
@@ -270,6 +272,27 @@ def _whole_percent(answer: str, gold: str) -> bool:
 
 
 _WHOLE_PERCENT = re.compile(r"\s*([2-9]|[1-9]\d+)\s*\\?%\s*")
+
+
+def _percents_elsewhere(answer: str, gold: str, prepared: str) -> bool:
+    """As many percent signs on both sides, in a list, tuple or set, but not after the same
+    items (normalising drops them: ``1.5\\%, 12`` read as ``1.5, 12\\%``, and ``50\\%, 0.01``
+    as no ``0.5, 1\\%``). Single values compare as their numbers, as before."""
+    count = _percents(answer)
+    if not count or count != _percents(gold) or not _LISTED.search(prepared):
+        return False
+    return _with_marks(answer) != _with_marks(gold)
+
+
+def _with_marks(text: str) -> str:
+    """``text`` normalised with its percent signs kept (as ``†``, which it leaves alone)."""
+    return _latex.normalise(_PERCENT_SIGN.sub("†", _latex.PERCENT_WORD.sub("†", text)))
+
+
+_PERCENT_SIGN = re.compile(r"\\?%")
+
+
+_LISTED = re.compile(r"[,;]")
 
 
 def _percents(text: str) -> int:
