@@ -136,6 +136,7 @@ ROWS: list[tuple[str, str, float, str]] = [
     ("9^{9^{9}}\\%", "9^{9^{9}}", 0.0, "a tower percent is no tower (before: 1, both paths)"),
     ("9^{9^{9}}", "9^{9^{9}}\\%", 0.0, "the reverse (before: 1, both paths)"),
     ("9^{9^{9}}\\%", "9^{9^{9}}\\%", 1.0, "the same text"),
+    ("y = 9^{9^{9}}", "9^{9^{9}}", 1.0, "a name first, as fast_paths=False reads it (before: 0)"),
     # --- "\frac 1 2": TeX's 1/2 (one token per argument), which the spaced-numbers
     # guard read as the numbers 1 and 2 shown apart, with fast paths on and off ---
     ("\\frac 1 2", "\\frac12", 1.0, "TeX's one-token arguments (before: 0, both paths)"),
