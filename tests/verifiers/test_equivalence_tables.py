@@ -199,7 +199,8 @@ FAST_PATH_READS_MORE = [
     ("1", "0.\\overline{9}", "a repeating decimal: math-verify cannot parse it"),
     ("3", "3.", "a sentence's full stop after the number: math-verify cannot parse it"),
     ("A", "(A) 5", "a choice label with its value: the letter is the answer"),
-    ("75", "75.0\\%", "a decimal percent: math-verify equates 28\\% with 28, not 75.0\\% with 75"),
+    # ("75", "75.0\\%") was here: math-verify credits N% against N only for whole N, and the
+    # fast path now defers the rest to it (test_redteam_math9, "a percent sign on one side")
 ]
 
 

@@ -238,6 +238,42 @@ def multiples_of_pi(draw: st.DrawFn) -> Case:
     )
 
 
+@st.composite
+def percent_signs(draw: st.DrawFn) -> Case:
+    """A number with a percent sign (or ``\\text{percent}``, the sign to math-verify)
+    against the bare number: equal as math-verify grades it ("9% == 9", both sympy
+    Integers) only for a whole number at least 0; ``1.5\\%``, ``-12\\%`` and ``150.0\\%``
+    against the bare number are not (red team 9)."""
+    whole = draw(st.integers(-200, 200))
+    kind = draw(st.sampled_from(["whole", "point zero", "half", "fraction"]))
+    shown = {
+        "whole": str(whole),
+        "point zero": f"{whole}.0",
+        "half": f"{whole}.5" if whole >= 0 else f"-{-whole}.5",
+        "fraction": _frac(r"\frac", Fraction(2 * whole + 1, 2)),
+    }[kind]
+    marked = shown + draw(st.sampled_from(["\\%", "%", " \\%", "\\text{percent}"]))
+    left, right = (marked, shown) if draw(st.booleans()) else (shown, marked)
+    return left, right, kind == "whole" and whole >= 0
+
+
+@st.composite
+def points_and_ellipses(draw: st.DrawFn) -> Case:
+    """A number ending in a point before a factor (``2.\\frac{1}{4}``, ``3. \\sqrt{2}``: an
+    item's number, or a cut decimal) is no product; a value then an ellipsis (``6...``,
+    ``1+2+3...``) is a series or a decimal that goes on, no value (red team 9)."""
+    n = draw(st.integers(1, 99))
+    if draw(st.booleans()):
+        factor, value = draw(
+            st.sampled_from([("\\frac{1}{4}", "\\frac{%d}{4}"), ("\\sqrt{2}", "%d\\sqrt{2}")])
+        )
+        spacer = draw(st.sampled_from(["", " ", "\\cdot "]))
+        return f"{n}.{spacer}{factor}", value % n, False
+    body = draw(st.sampled_from([str(n), f"{n}+1", f"\\frac{{{n}}}{{7}}"]))
+    tail = draw(st.sampled_from(["...", "\\,.\\,.\\,.", "...\\text{ cm}", ". . ."]))
+    return body + tail, body, False
+
+
 FAMILIES = st.one_of(
     near_powers(),
     fractions_and_decimals(),
@@ -249,6 +285,8 @@ FAMILIES = st.one_of(
     magnitudes(),
     radicals(),
     multiples_of_pi(),
+    percent_signs(),
+    points_and_ellipses(),
 )
 
 

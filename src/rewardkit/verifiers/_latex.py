@@ -154,6 +154,9 @@ _LEFT_RIGHT = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])")
 _FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![a-zA-Z])")
 _DEGREES = re.compile(r"\^\s?\{\s?\\circ\s?\}|\^\s?\\circ|°|\\degree(?![a-zA-Z])")
 _PERCENT = re.compile(r"\\?%")
+PERCENT_WORD = re.compile(r"\\text\{(?:percent|percentage|pct)\}")
+"""A percent sign in words that math-verify reads as the sign (``0.5\\text{percent}`` is
+0.5%); with a space inside (``\\text{ percent}``) it is a unit that it drops."""
 _TEXT_COMMAND = re.compile(r"\\(?:text(?:bf|rm|it|normal|sf|tt)?|mbox|math(?:rm|bf|it|sf))\s?\{")
 _UNIT_TAIL = re.compile(r"(?:\^\{?[23]\}?)?")
 _UNIT_WORDS = re.compile(r"[A-Za-z][A-Za-z ./]*")
@@ -189,6 +192,15 @@ def normalise(answer: str, *, strip_variable: bool = True) -> str:
     text = _FRAC_DIGIT_BRACE.sub(r"\\frac{\1}{", text)
     text = _FRAC_BRACE_DIGIT.sub(r"\\frac{\1}{\2}", text)
     return _SQRT_TOKEN.sub(r"\\sqrt{\1}", text)
+
+
+def degree_signs(text: str) -> int:
+    """Degree signs (``^\\circ``, ``°``, ``\\degree``) and ``\\text{ degrees}`` words in
+    ``text``: what normalising drops, so that a caller can tell whether one side had them."""
+    return len(_DEGREES.findall(text)) + len(_DEGREE_WORD.findall(text))
+
+
+_DEGREE_WORD = re.compile(r"\\text\{\s*degrees?\s*\}")
 
 
 def _strip_delimiters(text: str) -> str:
@@ -480,12 +492,13 @@ _NUMBER_WORDS = (
     r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
     r"|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|half)\b"
 )
-# An operator first. Not scale or fraction words: "5 thousand", "5 dozen", "5 halves" answer
-# "how many thousand (dozen, halves)", a unit as math-verify reads it.
+# An operator first, or pi ("2 pi" is 2 pi, no 2 and a unit). Not scale or fraction words:
+# "5 thousand", "5 dozen", "5 halves" answer "how many thousand (dozen, halves)", a unit as
+# math-verify reads it.
 _CHANGING_FIRST = re.compile(
     r"(?:(?:plus|minus|over|divided|times)\s+(?:by\s+)?(?:\$?\d|"
     + _NUMBER_WORDS
-    + r")|(?:squared|cubed|factorial|sqrt|doubled|tripled|twice|reciprocal|inverse)\b)",
+    + r")|(?:squared|cubed|factorial|sqrt|doubled|tripled|twice|reciprocal|inverse|pi)\b)",
     re.IGNORECASE,
 )
 

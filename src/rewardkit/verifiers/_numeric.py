@@ -84,10 +84,15 @@ def prepare(answer: str) -> str | None:
     ``1\\>000``, ``\\s~qrt``), when a percent or degree sign stands inside the answer
     rather than after a value (``-\\%5``), when ``\\left``/``\\right``/``\\big`` size no
     delimiter, when the trailing "unit" is in a wrapper math-verify keeps (``3\\mathsf{x}``
-    is 3x to it, not 3), or when a space is a command's argument (``\\sqrt\\;{7}``).
+    is 3x to it, not 3), when a space is a command's argument (``\\sqrt\\;{7}``), or when
+    it holds an ellipsis (``1+2+3...``, ``0.9...``: no full stop). ``\\text{percent}`` is
+    read as the sign it is to math-verify.
     """
     if ";" in answer.replace("\\;", "") or _SPACED_DIGITS.search(answer):
         return None
+    if _ELLIPSIS.search(answer):
+        return None  # "1+2+3...", "0.9...": a series or a decimal that goes on
+    answer = _latex.PERCENT_WORD.sub(r"\\%", answer)  # math-verify's reading: a sign
     if _TEXT_DASH.search(answer):
         return None
     if _latex.sign_after_group(answer) and _latex.distribute_marks(answer) == answer:
@@ -99,6 +104,8 @@ def prepare(answer: str) -> str | None:
     return None if _glued(answer, norm) else norm
 
 
+# Two points or more: an ellipsis, no full stop (normalise strips points that end the answer)
+_ELLIPSIS = re.compile(r"\.(?:\s|\\[,;:! ])*\.")
 # "--" in text mode is an en dash ("\\text{--}3" shows "–3", no double negation of 3)
 _TEXT_DASH = re.compile(r"\\(?:text(?:bf|rm|it|normal|sf|tt)?|mbox)\s?\{[^{}]*--")
 
@@ -462,6 +469,8 @@ def compare(pred: str, gold: str) -> bool | None:
 
 def _shape(text: str) -> _Shape:
     if member := _MEMBERSHIP.match(text):  # x \in (1, 2]: the set, named x
+        if _THOUSANDS_INSIDE.search(text):
+            raise _Undecided("x \\in 114,200: the set {114, 200} to math-verify")
         shape = _shape(text[member.end() :])
         return _Shape(shape.kind, shape.items, shape.names or (member.group(1),))
     if _THOUSANDS.fullmatch(text):
@@ -776,6 +785,10 @@ class _Parser:
         return _root(self.argument(), index)
 
     def number(self, token: str) -> _Value:
+        if token.endswith(".") and self.peek() is not None:
+            # "2. \frac14", "3.\sqrt{2}": an item's number then its answer (math-verify
+            # reads the 1/4), or a mixed number cut; never the product 2 times 1/4
+            raise _Undecided("a number ending in a point, then more")
         if _INTEGER.fullmatch(token) and self.peek() == "\\frac":
             return self.mixed(int(token))
         return _number(token)

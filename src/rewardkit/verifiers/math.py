@@ -148,7 +148,13 @@ def _guarded(answer: str, gold: str) -> Decision:
     """Only the structural guards: a guarded pair is decided by string equality alone."""
     pred, ref = _latex.normalise(answer), _latex.normalise(gold)
     reason = _latex.guard_reason(pred) or _latex.guard_reason(ref)
-    return (pred == ref, reason) if reason else (None, None)
+    return (_same_text(answer, gold, pred, ref), reason) if reason else (None, None)
+
+
+def _same_text(answer: str, gold: str, pred: str, ref: str) -> bool:
+    """A guarded pair's verdict: the same normalised text, and as many percent signs
+    (normalising drops them: ``9^{9^{9}}\\%`` is no ``9^{9^{9}}``)."""
+    return pred == ref and _percents(answer) == _percents(gold)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -164,20 +170,49 @@ def _decide(answer: str, gold: str) -> Decision:
     if pred is None or ref is None:
         return _guarded(answer, gold)
     reason = _latex.guard_reason(pred) or _latex.guard_reason(ref)
-    if reason:
-        return pred == ref, reason
+    if reason:  # by the same text as with fast paths off ("y = 9^{9^9}" is 9^{9^9})
+        return _same_text(answer, gold, _latex.normalise(answer), _latex.normalise(gold)), reason
     label, rest = _latex.choice_label(pred)
     if label and not rest and _letters(answer) > 1:
         return None, None  # "(A)\text{ B}", "A\text{ or B}": a second letter dropped as a unit
+    if _dropped_a_word(answer, pred, ref):
+        return None, None  # "\text{yes}\text{ no}" against "yes": a word dropped as a unit
     decided = _decide_prepared(pred, ref)
-    if decided is not None and answer.count("%") != gold.count("%"):
+    if decided and _radians_in_degrees(answer, gold, pred + ref):
+        return False, None  # "\frac{\pi}{4}^\circ" is a quarter of pi degrees, no pi/4 radians
+    if _percents_elsewhere(answer, gold, pred + ref):
+        return None, None  # "1.5\%, 12" against "1.5, 12\%": the signs on other items
+    if decided is not None and _percents(answer) != _percents(gold):
         # Normalising dropped a percent sign that only one side has. Percents on both sides
         # ("45%" against "55%") compare as their numbers. "5%" against "0.05": math-verify
-        # decides. "0.5%" against "0.5" could be a probability misread: math-verify (0).
-        # "75.0%" against "75", "10%" against "10": a gold above 1 is no probability.
-        if decided is False or not _whole_percent(ref):
+        # decides. "150%" against "150": see _whole_percent; any other, math-verify decides.
+        if decided is False or not _whole_percent(answer, gold):
             return None, None
     return decided, None
+
+
+def _dropped_a_word(answer: str, pred: str, ref: str) -> bool:
+    """Normalising dropped a trailing "unit" that may be another answer: an option letter
+    against a gold of letters (``\\text{A,C}\\text{ plus D}``), or any word against a gold
+    that is a word (``\\text{Monday}\\text{ Tuesday}``, ``\\text{yes}\\text{ no}``)."""
+    if _letters(ref) and _letters(answer) > _letters(pred):
+        return True
+    return ref.isalpha() and _word_letters(answer) > _word_letters(pred)
+
+
+def _word_letters(text: str) -> int:
+    """How many letters ``text`` holds outside command names."""
+    return len(_LETTER.findall(_COMMAND.sub("", text)))
+
+
+_LETTER = re.compile(r"[A-Za-z]")
+
+
+def _radians_in_degrees(answer: str, gold: str, prepared: str) -> bool:
+    """A value in pi with a degree sign (or the word) on one side only: another angle.
+    Normalising drops the sign, and math-verify drops it as a unit (so it credits
+    ``\\frac{\\pi}{4}^\\circ`` against pi/4); ``30^\\circ`` against 30 stays equal."""
+    return "\\pi" in prepared and _latex.degree_signs(answer) != _latex.degree_signs(gold)
 
 
 def _same_letters(answer: str, gold: str) -> bool | None:
@@ -225,10 +260,45 @@ def _letters(answer: str) -> int:
     return len(_OPTION_LETTER.findall(_COMMAND.sub("", answer)))
 
 
-def _whole_percent(gold: str) -> bool:
-    """A plain number above 1 in size, so that "N%" against it can only mean N percent."""
-    value = _latex.exact_number(gold)
-    return value is not None and abs(value) > 1
+def _whole_percent(answer: str, gold: str) -> bool:
+    """``150\\%`` against ``150``: the side with more percent signs is a plain whole number
+    above 1 and one sign, the other side that number alone. The only "N%" against N that
+    math-verify credits (both sympy Integers: ``1.5\\%``, ``-12\\%``, ``150.0\\%`` and
+    ``155\\text{rad}\\%`` against the bare number are 0 to it), and no probability
+    misread (``1\\%`` against 1: math-verify decides)."""
+    marked, bare = (answer, gold) if _percents(answer) > _percents(gold) else (gold, answer)
+    number = _WHOLE_PERCENT.fullmatch(marked)
+    return number is not None and bare.strip() == number.group(1)
+
+
+_WHOLE_PERCENT = re.compile(r"\s*([2-9]|[1-9]\d+)\s*\\?%\s*")
+
+
+def _percents_elsewhere(answer: str, gold: str, prepared: str) -> bool:
+    """As many percent signs on both sides, in a list, tuple or set, but not after the same
+    items (normalising drops them: ``1.5\\%, 12`` read as ``1.5, 12\\%``, and ``50\\%, 0.01``
+    as no ``0.5, 1\\%``). Single values compare as their numbers, as before."""
+    count = _percents(answer)
+    if not count or count != _percents(gold) or not _LISTED.search(prepared):
+        return False
+    return _with_marks(answer) != _with_marks(gold)
+
+
+def _with_marks(text: str) -> str:
+    """``text`` normalised with its percent signs kept (as ``†``, which it leaves alone)."""
+    return _latex.normalise(_PERCENT_SIGN.sub("†", _latex.PERCENT_WORD.sub("†", text)))
+
+
+_PERCENT_SIGN = re.compile(r"\\?%")
+
+
+_LISTED = re.compile(r"[,;]")
+
+
+def _percents(text: str) -> int:
+    """Percent signs, with the words math-verify turns into one (``0.5\\text{percent}`` is
+    0.5% to it, ``0.5\\text{ percent}`` a unit dropped: 0.5)."""
+    return text.count("%") + len(_latex.PERCENT_WORD.findall(text))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -300,8 +370,14 @@ def _spaced_integers(answer: str) -> bool:
     or two numbers apart by plain spaces (see _PLAIN_SPACED_NUMBERS)."""
     if len(answer) > _latex.MAX_BOX_CHARS:
         return False
-    ungrouped = _SPACE_THOUSANDS.sub(_ungrouped, _THIN_THOUSANDS.sub(_ungrouped, answer))
+    braced = _FRAC_DIGITS.sub(r"\\frac{\1}{\2}", answer)  # "\frac 1 2" is TeX's 1/2
+    ungrouped = _SPACE_THOUSANDS.sub(_ungrouped, _THIN_THOUSANDS.sub(_ungrouped, braced))
     return bool(_SPACED_INTEGERS.search(ungrouped) or _PLAIN_SPACED_NUMBERS.search(ungrouped))
+
+
+# A fraction whose arguments are single digits, unbraced: TeX takes one token each. Not
+# when a number follows ("\frac 1 2 3" shows 1/2 and 3, two numbers; so does "\frac 12 3")
+_FRAC_DIGITS = re.compile(r"\\[dtc]?frac\s*(\d)\s*(\d)(?!\s*[\d.])")
 
 
 # Numbers apart by plain spaces that are no thousands groups ("200 000") nor a mixed number
