@@ -117,6 +117,7 @@ from rewardkit.verifiers._common import (
     MAX_ANSWER_CHARS,
     OFFER_CUE,
     OFFER_PREDICATE,
+    OR_WORD,
     PARAGRAPH_BREAK,
     SECTION_CHARS,
     last_match,
@@ -124,6 +125,7 @@ from rewardkit.verifiers._common import (
     rest_of_paragraph,
     section_start,
     unread_answer,
+    visible,
 )
 
 __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
@@ -154,7 +156,8 @@ _SPAN_JOIN = re.compile(
 )
 _SPACES = re.compile(r"[ \t]{1,8}")
 _BOLD = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")  # markdown bold, not "2**3" (a power)
-_SENTENCE_END = re.compile(r"\.(?:\s|$)|[;?](?:\s|$)")  # not "!": 5! is a factorial
+# not "!" (5! is a factorial), nor the period of "vs." ("18 vs. 20" offers two)
+_SENTENCE_END = re.compile(r"(?<!\bvs)\.(?:\s|$)|[;?](?:\s|$)")
 _TAG_PASSAGE = "<answer> {} </answer>"  # the word "answer" anchors math-verify's patterns
 _INLINE_DELIMITER = re.compile(r"\\[()\[\]]")  # "4\(\sqrt{30}\)", a stray "108\)"
 _NUMBER_THEN_WORDS = re.compile(  # "12 apples", "80살": the number; letters in any script
@@ -186,7 +189,7 @@ class Found:
 
 def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
     """The final answer of ``response`` by the rules of this module's docstring."""
-    response = response.rstrip()  # an answer followed by a megabyte of blanks is an answer
+    response = visible(response).rstrip()  # a megabyte of blanks after it hides nothing
     cut = response.rfind(THINK_END)
     final = response[cut + len(THINK_END) :] if cut >= 0 else response
     texts = [final, response] if cut >= 0 and final.strip() else [response]
@@ -465,6 +468,29 @@ def _line_answers(tail: str, *, unboxed: bool = False) -> list[_Line]:
         found = _after_marker(tail, marker)
         if found:
             lines.append((marker.start(), *found))
+    if "**" in tail or "####" in tail:
+        lines = sorted([*lines, *_marked_lines(tail)])
+    return lines
+
+
+# A value alone on its line, marked as an answer is: "**18**", "**$x = 5$**", "#### 18"
+# (not a bold heading, "**Step 2**", nor a markdown heading, "#### 4. Verification")
+_MARKED_LINE = re.compile(
+    r"(?m:^)[ \t>-]{0,4}(?:\*\*(?P<bold>[ \t$\\(\[-]{0,3}(?:[\d.\\]|[A-Za-z][ \t]{0,2}=|[A-J]\)?\*)"
+    r"[^*\n]{0,80})\*\*|####[ \t]{0,8}(?P<hashed>\$?-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)\$?))"
+    r"[ \t.]{0,3}(?m:$)"
+)
+
+
+def _marked_lines(tail: str) -> list[_Line]:
+    """The values alone on their lines in bold or after ``####`` (the last _MAX_MARKERS):
+    a final answer as plainly as a box or an answer line is."""
+    lines = []
+    for found in list(_MARKED_LINE.finditer(tail))[-_MAX_MARKERS:]:
+        raw = found.group("bold") or found.group("hashed")
+        value = clean_answer(raw.rstrip("*"))
+        if value and (_MATHY.search(value) or _label(value)):
+            lines.append((found.start(), value, raw))
     return lines
 
 
@@ -776,6 +802,9 @@ _HEDGE_JOIN = (
 # ("3 \approx 4": the 3; a rounding, "3.14 \approx 3.1", is one value)
 _ANSWER_JOIN = (
     _HEDGE_JOIN
+    # "or" in another language, "vs": math-verify reads no set there ("3 oder 4", "3 vs. 4")
+    + r"|(?!(?i:or)\b)"
+    + OR_WORD
     + r"|\\\\(?:\[[^\]]{0,8}\])?|\\(?:vert|to|rightarrow|Rightarrow|implies|longrightarrow|approx)(?![A-Za-z])"
     r"|\\text\{\s{0,3}[,;]?\s{0,3}\}|\\hspace\*?\{[^{}]{0,12}\}|[→⇒⟶≈]|->|=>"
 )
@@ -792,10 +821,19 @@ _TWO_IN_ONE = re.compile(  # _TWO_VALUES, and the joins only one answer offers t
     re.IGNORECASE,
 )
 _TWO_PLAIN_VALUES = re.compile(  # in a passage: "3 or 4", "x = -5 or x = 4", "3 and/or 4"
-    rf"(?<![\w.])(?P<a>{_NUMBER}){_UNIT_WORD}{_SEPARATOR}"
-    rf"(?P<join>(?:and/)?or(?:\s{{1,3}}else)?)\s{{1,3}}"
-    rf"(?:[A-Za-z]\s{{0,2}}=\s{{0,2}})?(?P<b>{_NUMBER})(?![\d.]*\d)",
+    # "or" in any language: "3 vs 4", "3 oder 4", "3 或 4", "3 of 4" (Dutch); math spans
+    # joined by an English "or" ("$-5$ or $4$") are math-verify's set, by another word not
+    rf"(?<![\w.])(?P<a>{_NUMBER}){_UNIT_WORD}(?P<span>\$)?{_SEPARATOR}"
+    rf"(?P<join>(?(span)(?!(?i:and/)?(?i:or)\b))(?:and/)?{OR_WORD}(?:\s{{1,3}}else)?)\s{{0,3}}"
+    rf"(?(span)\$)(?:[A-Za-z]\s{{0,2}}=\s{{0,2}})?(?P<b>{_NUMBER})(?![\d.]*\d)",
     re.IGNORECASE,
+)
+_RANGE = (
+    re.compile(  # the first value of a line given as a range: "It is 3 to 4", "between 3 and 4"
+        rf"^[^\d\n]{{0,200}}?(?:\b(?i:between)\s{{1,3}}\$?(?P<a>{_NUMBER})\$?\s{{1,3}}(?P<join>and)"
+        rf"|(?<!(?i:from)\s)\$?(?P<a2>{_NUMBER})\$?\s{{0,3}}(?P<join2>(?i:to|through)\s|[~–—]))"
+        rf"\s{{0,3}}\$?(?P<b>{_NUMBER})(?![\d.]*\d)"
+    )
 )
 _LEAD = re.compile(r"[\s*:$]*(?:\\[(\[])?\s*")
 _BOX_FIRST = re.compile(_LEAD.pattern + r"\\(?:boxed|fbox)(?![A-Za-z])")
@@ -812,9 +850,11 @@ def _offers_two(raw: str) -> bool:
 
 
 def _two_different(found: re.Match[str], text: str) -> bool:
-    if found.group("join") == "|" and text.count("|") != 1:
+    groups = found.groupdict()
+    if groups.get("join") == "|" and text.count("|") != 1:
         return False
-    return same_value(found.group("a"), found.group("b")) is False
+    first = groups.get("a") or groups.get("a2") or ""
+    return same_value(first, found.group("b")) is False
 
 
 def _unless_alternatives(found: Found) -> Found:
@@ -829,6 +869,8 @@ def _unless_alternatives(found: Found) -> Found:
         line = tail[: len(tail) - len(line)].rstrip().rpartition("\n")[2] + " " + line
     matches = [last_match(pattern, line) for pattern in (_TWO_VALUES, _TWO_PLAIN_VALUES)]
     last = max(filter(None, matches), key=lambda match: match.end(), default=None)
+    if last is None:
+        last = _RANGE.match(line)  # "So it is 18 to 20.": mv would read the 20
     if last is None or _MATHY.search(_CLOSERS.sub("", line[last.end() :])):
         return found  # no alternatives, or another value comes after them
     if not _two_different(last, line):

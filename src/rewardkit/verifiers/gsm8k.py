@@ -44,9 +44,11 @@ from typing import Any, Literal
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
 from rewardkit.verifiers._common import (
+    ALTERNATIVE_WORD,
     CORRECTION_CUE,
     OFFER_CUE,
     OFFER_PREDICATE,
+    OR_WORD,
     SECTION_CHARS,
     gold_strings,
     last_match,
@@ -56,6 +58,7 @@ from rewardkit.verifiers._common import (
     section_start,
     unread_answer,
     verdict,
+    visible,
 )
 from rewardkit.verifiers.base import Extracted, Verdict
 
@@ -94,6 +97,11 @@ _AUTO = re.compile(
     + _LEAD
     + _NUMBER
     + r"\$?(?:[ \t.]{1,4}[A-Za-z]{1,20}){0,3}[ \t.]{0,4}\s{0,4}</answer>"
+    # a bold number alone on its line ("**18**"): an answer as plainly as a box
+    + r"|(?m:^)[ \t>#-]{0,8}\*\*"
+    + _LEAD
+    + _NUMBER
+    + r"\$?(?:[ \t]{1,3}[A-Za-z]{1,20}){0,2}[ \t]{0,3}\*\*[ \t.]{0,3}(?m:$)"
 )
 
 
@@ -177,7 +185,7 @@ def _auto(response: str) -> tuple[str | None, bool]:
 
     A number is kept with what qualifies it (``18 or 19``, ``18, 19``, ``18 squared``,
     ``at least 18``, ``not 18``), which is then no number: never the bare 18."""
-    response = response.rstrip()  # a megabyte of blanks after the answer hides nothing
+    response = visible(response).rstrip()  # a megabyte of blanks hides nothing
     tail = max(0, len(response) - MARKER_TAIL_CHARS)
     marked = last_match(_AUTO, response[tail:])
     marked_at = -1 if marked is None else tail + marked.start()
@@ -282,9 +290,16 @@ def _last_number(response: str) -> str | None:
     return _qualified(final.string, final.start(), final.end(), _group(final) or "")
 
 
+# words after a number that put it in a context, not beside another value: "18 in 2 weeks"
+_CONTEXT_WORD = (
+    r"(?i:in|on|at|for|per|by|from|after|before|within|each|every|with|during|since|until"
+    r"|till|over|under|out|than|more|less|fewer)\b"
+)
 # after the number: another one listed or offered, a range, a power
 _LIST_AFTER = re.compile(
-    r"[ \t]{0,3}(?:[,;/]|[\(\[]?[ \t]{0,3}(?:and/)?or\b|and\b|to\b|through\b|[-–—~或]|&(?:amp;)?)"
+    r"[ \t]{0,3}(?:[,;/]|[\(\[]?[ \t]{0,3}(?:and/)?"
+    + OR_WORD
+    + r"|and\b|to\b|through\b|[-–—~]|&(?:amp;)?)"
     r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$)?-?\d"  # any script's digits
     r"|[ \t]{0,2}(?:[²³+‰‱]|[xX][ \t]{0,2}[0-9])"
     r"|[ \t]{0,3}\([ \t]{0,3}(?:or[ \t]{1,3})?-?\d[\d.,]*[ \t]{0,3}\?"  # "18 (20?)": a doubt
@@ -293,15 +308,28 @@ _LIST_AFTER = re.compile(
     # "18 20", "18 1/2", "18 \frac12": another number right after it, a mixed number
     # (not "18 2-liter bottles", "18 3rd graders": a number in the unit)
     r"|[ \t]{1,3}(?:[0-9][0-9.,/]*(?![0-9.,/]|[-‑]?[A-Za-z])|\\[dt]?frac(?![A-Za-z]))"
+    # a word then another number that ends the clause: "18 hours 30 minutes", "18 (English),
+    # 20 (Deutsch)", "18 sau 20" (an "or" in any language); not a context ("18 in 2 weeks")
+    # nor a reason going on ("18 because 3 x 6 = 18")
+    r"|[ \t]{1,3}(?!" + _CONTEXT_WORD + r")(?:[^\W\d_]{1,12}|\([^\W\d_]{1,12}\)[,;:]?)"
+    r"[ \t]{1,3}(?:\\?\$)?-?\d[\d,]*(?:\.\d+)?\$?(?:[ \t]{1,3}\(?[^\W\d_]{1,15}\)?)?"
+    r"[ \t]{0,3}(?:[.!?;,)]|$)"
 )
 # before the number: a bound, a negation, or another value offered as an alternative
 _QUALIFIED_BEFORE = re.compile(
     r"(?:\b(?:not|never)|n[’']t(?:[ \t]+be)?|\b(?:at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
-    r"|between|or(?:[ \t]+(?:maybe|perhaps|possibly|else))?|maybe|perhaps|possibly)|或)"
-    r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
-    # "18 and 19", "18, or 19"
-    r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|or|to|&(?:amp;)?)[ \t]{1,3}(?:\\?\$)?$"
-    r"|[0-9]+[ \t]{0,2}[-–—/^*×÷+][ \t]{0,2}(?:\\?\$)?$",  # "18/19", "18-19": in an expression
+    r"|between|maybe|perhaps|possibly)|(?<![^\W\d_])"
+    + ALTERNATIVE_WORD
+    + r"(?:[ \t]+(?:maybe|perhaps|possibly|else))?)"
+    r"[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"
+    # "18 and 19", "18, or 19", "18 of 20" (not "2/5 of 60": a fraction of it)
+    r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)(?:[ \t]{0,3},?[ \t]{0,3}(?:and|to|&(?:amp;)?)[ \t]{1,3}"
+    + r"|\$?[ \t]{0,3},?[ \t]{0,3}"
+    + ALTERNATIVE_WORD
+    + r"[ \t]{0,3})(?:\\?\$)?$"
+    r"|(?<![\d/.,])-?\d[\d.,]*\$?[ \t]{1,3}of[ \t]{1,3}(?:\\?\$)?$"
+    # "18/19", "18-19", "18~20", "18 ± 2": in an expression or a range
+    r"|[0-9]+[ \t]{0,2}(?:[-–—/^*×÷+~±∓]|\\(?:pm|mp)(?![A-Za-z]))[ \t]{0,2}(?:\\?\$)?$",
     re.IGNORECASE,
 )
 
