@@ -113,6 +113,7 @@ from typing import Any, Literal
 
 from rewardkit.verifiers import _latex, _numeric
 from rewardkit.verifiers._common import (
+    ANSWER_ABROAD,
     CORRECTION_CUE,
     MAX_ANSWER_CHARS,
     OFFER_CUE,
@@ -140,10 +141,11 @@ EXPRESSION_CHARS = 16_000
 a whole response, as verl's scorer gives it, for all but the longest."""
 
 # "Answer: X", "answer is X", "**Answer:** X", "**Final Answer**" (then X on a later line)
-_ANSWER_MARKER = re.compile(
-    r"(?i:\banswer\b)(?P<bold>\*\*)?[ \t]{0,3}(?P<sep>:|(?i:is\b))?[ \t]{0,3}:?(?:\*\*)?[ \t]{0,3}:?"
+_ANSWER_MARKER = re.compile(  # "answer" in another language too: "Antwort: X", "答案：X"
+    r"(?:(?i:\banswer\b)|" + ANSWER_ABROAD + r")(?P<bold>\*\*)?[ \t]{0,3}(?P<sep>[:：]|(?i:is\b))?"
+    r"[ \t]{0,3}[:：]?(?:\*\*)?[ \t]{0,3}[:：]?"
 )
-_ANSWER_WORD = re.compile(r"answer", re.IGNORECASE)
+_ANSWER_WORD = re.compile(r"(?i:answer)|" + ANSWER_ABROAD)
 _HOPE = re.compile(r"(?i)\.?\s{0,3}I hope it is correct\.?\s{0,3}$")
 _TAG = re.compile(r"<\|?/?[A-Za-z_][A-Za-z0-9_|]{0,30}>")
 _OUTER_NOISE = " \t*.:,"
@@ -200,7 +202,8 @@ def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
             if found is not None:
                 return _unless_offered(_unless_hedged(found, text))
     if mode == "default":
-        return _unless_negated(_unless_offered(_unless_alternatives(_expression(texts))))
+        found = _unless_offered(_unless_alternatives(_expression(texts)))
+        return _unless_qualified(_unless_negated(found))
     return Found(None, {"source": None})
 
 
@@ -828,12 +831,13 @@ _TWO_PLAIN_VALUES = re.compile(  # in a passage: "3 or 4", "x = -5 or x = 4", "3
     rf"(?(span)\$)(?:[A-Za-z]\s{{0,2}}=\s{{0,2}})?(?P<b>{_NUMBER})(?![\d.]*\d)",
     re.IGNORECASE,
 )
-_RANGE = (
-    re.compile(  # the first value of a line given as a range: "It is 3 to 4", "between 3 and 4"
-        rf"^[^\d\n]{{0,200}}?(?:\b(?i:between)\s{{1,3}}\$?(?P<a>{_NUMBER})\$?\s{{1,3}}(?P<join>and)"
-        rf"|(?<!(?i:from)\s)\$?(?P<a2>{_NUMBER})\$?\s{{0,3}}(?P<join2>(?i:to|through)\s|[~–—]))"
-        rf"\s{{0,3}}\$?(?P<b>{_NUMBER})(?![\d.]*\d)"
-    )
+# a line's first value given as a range, after "is" or ":": "It is 3 to 4", "is between 3
+# and 4" (not "rose by 2 to 18", "from 12 to 18": where a change ends)
+_RANGE = re.compile(
+    rf"^(?:[^\d\n]{{0,200}}?(?:\b(?i:is|are|was|were|be|get|answer)\s{{1,3}}|[:=]\s{{0,3}})|\s{{0,3}})"
+    rf"(?:(?i:between)\s{{1,3}}\$?(?P<a>{_NUMBER})\$?\s{{1,3}}(?P<join>and)"
+    rf"|\$?(?P<a2>{_NUMBER})\$?\s{{0,3}}(?P<join2>(?i:to|through)\s|[~–—]))"
+    rf"\s{{0,3}}\$?(?P<b>{_NUMBER})(?![\d.]*\d)"
 )
 _LEAD = re.compile(r"[\s*:$]*(?:\\[(\[])?\s*")
 _BOX_FIRST = re.compile(_LEAD.pattern + r"\\(?:boxed|fbox)(?![A-Za-z])")
@@ -911,6 +915,30 @@ def _unless_negated(found: Found) -> Found:
     if negated is None or math is None or math.start() < negated.start():
         return found
     return Found(None, {"source": "expression", "negated": True, "pred": line.strip()[:200]})
+
+
+def _unless_qualified(found: Found) -> Found:
+    """A passage for math-verify (a tag's text too) whose last line ends on a value that
+    words right after it qualify ("about 18 or so", "18 (or slightly more)", "18 or
+    more") or that is bounded or ruled out ("at least 18", "18, not 20": the 20), where
+    the line names no "answer" (:func:`_unless_negated` reads those): math-verify would
+    read the bare value."""
+    if found.answer is None or found.extra.get("source") != "expression":
+        return found
+    text = found.answer.removesuffix(" </answer>") if found.extra.get("tag") else found.answer
+    line = text[-LINE_TAIL_CHARS:].rstrip().rpartition("\n")[2]
+    value = last_match(_PREVIOUS_VALUE, line)
+    if value is None or _MATHY.search(_CLOSERS.sub("", line[value.end() :])):
+        return found
+    words = _CLAUSE_END.split(line[value.end() :], maxsplit=1)[0]
+    bounded = _BOUNDED.search(line, 0, value.start()) and not _ANSWER_WORD_ALONE.search(line)
+    if not bounded and not _latex.qualifying_words(words):
+        return found
+    return Found(None, {**found.extra, "qualified": True, "pred": line.strip()[-200:]})
+
+
+_CLAUSE_END = re.compile(r"[.,;:!?](?:\s|$)")
+_BOUNDED = re.compile(_NEGATION + r"\s{0,3}(?:\\[(\[])?\s{0,3}\$?\s{0,3}$")
 
 
 # --- 4. the fallback --------------------------------------------------------------------

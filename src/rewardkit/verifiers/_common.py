@@ -57,6 +57,15 @@ OR_WORD = r"(?:(?i:of)(?![^\W\d_])|" + ALTERNATIVE_WORD + ")"
 "18 of 20": Dutch "or"; an English "18 of 20" is no bare 18 either, it may mean 18/20).
 A number, this word, then another number is never the first number alone."""
 
+ANSWER_ABROAD = (
+    r"(?:\b(?i:antwort|réponse|respuesta|risposta|resposta|antwoord|svar|vastaus|odpowiedź|odpověď"
+    r"|válasz|răspuns|cevap|jawaban|ответ|відповідь|απάντηση|תשובה|الإجابة|الجواب|उत्तर)\b"
+    r"|答案|答え|解答|정답|(?i:đáp án))"
+)
+"""The word "answer" in the languages models answer in ("Antwort: 20", "Ответ: 20",
+"答案：20"): an answer line in one of them states a final answer as "Answer:" does, so
+"Answer: 18. Antwort: 20." offers two."""
+
 OFFER_CUE = (
     r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead|equally|possibly))?"
     r"[ \t]+(?i:be)(?:[ \t]+(?i:also|even))?"
@@ -75,8 +84,11 @@ OFFER_CUE = (
     r"|acceptable|correct))?[ \t]+(?i:answer|value|solution|option|choice|possibility|candidate)s?"
     r"(?:[ \t]+(?i:is|would[ \t]+be|could[ \t]+be|might[ \t]+be))?"
     r"|\b(?i:unless)[ \t]+(?i:it(?:'s|[ \t]+is)|the[ \t]+answer[ \t]+is)"
-    # a condition opening a parenthesis, then a value: "18 (if rounding, 20)", "(rounded: 20)"
+    # a condition opening a parenthesis, then a value: "18 (if rounding, 20)", "(rounded: 20)";
+    # or a sentence, then a value that ends it: "If rounding, 20." (not "If we add 2, 16 remain")
     r"|\((?i:if|when|assuming|rounding|rounded)\b[^()\n]{0,40}?[,:]"
+    r"|(?:^|[.!?][ \t]{1,3})(?i:if|when|assuming)\b[^.,;()\n]{1,40}[,:]"
+    r"(?=[ \t]{1,3}(?:\\?\$)?(?:-?\d[\d,.]*|\(?[A-J]\)?)\$?[ \t]*(?:[.!?)]|$))"
     r"|" + CORRECTION_CUE + ")"
 )
 """Words that offer another value after a final answer: "it could be", "might also be",
@@ -86,18 +98,21 @@ The rule is the shape, not a list of phrasings: a word of possibility or alterna
 then a value right after it (never "could be verified", "alternatively, using ...")."""
 
 OFFER_PREDICATE = (
-    r"[ \t]+(?:(?i:is|are|seems|looks|would|could|might|may|can|be)[ \t]+){0,2}(?:"
+    r"(?:[ \t]+(?:(?i:is|are|seems|looks|would|could|might|may|can|be)[ \t]+){0,2}(?:"
     r"(?i:possible|plausible|likely)"
     r"|(?i:also|too|equally)[ \t]+(?:(?i:be|is)[ \t]+)?(?:(?i:an?)[ \t]+)?"
     r"(?i:possible|plausible|likely|correct|right|valid|acceptable|works?|answer|solution)"
     r"|(?i:works?|correct|right|valid|acceptable)[ \t]*,?[ \t]+(?i:too|also|as[ \t]+well)"
     r"|(?:(?i:an?)[ \t]+)?(?i:another|alternative|other|second|possible|plausible)[ \t]+"
     r"(?:(?i:valid|possible|plausible|correct)[ \t]+)?(?i:answer|solution|option|choice))\b"
+    # a value under a condition, in parentheses: "18 (20 if rounding)"
+    r"|[ \t]+(?i:if|when|assuming)\b[^()\n]{0,40}\))"
 )
 """Words after a value that offer it as another answer: "20 would also work", "20 could
 also be right", "20 is also a valid answer", "20 is plausible", "20 works too", "20 is
-another answer". A value said to be valid without "also" ("$x = 5$ is valid", after a
-root ruled out) is a check, not an offer; "20 is not possible" rules it out."""
+another answer", "(20 if rounding)". A value said to be valid without "also" ("$x = 5$
+is valid", after a root ruled out) is a check, not an offer; "20 is not possible" rules
+it out."""
 
 AFTER_ANSWER_CHARS = 300
 """How far after a final answer its paragraph is read for another value offered."""
@@ -109,7 +124,9 @@ end) the verifiers read for other final answers; see :func:`unread_answer` for t
 # an answer stating a value ("answer is 5", "Answer: $5$", "<answer> 5", "#### 5"), not
 # the word in prose ("to find the answer, ..."): a long paragraph of steps may say that
 _MAYBE_ANSWER = re.compile(
-    r"(?i:\banswer\b(?:[ \t]+is)?|<answer>)[ \t]{0,3}[:=]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+    r"(?:(?i:\banswer\b(?:[ \t]+is)?|<answer>)|"
+    + ANSWER_ABROAD
+    + r")[ \t]{0,3}[:=：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
     r"(?:\$|\\[(\[]|\\boxed)?[ \t]{0,3}(?:-?\d|\\|\(?[A-J]\b)|####[ \t]{0,8}-?\$?\d"
 )
 _MAYBE_BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")

@@ -29,6 +29,7 @@ from typing import Any
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers._common import (
+    ANSWER_ABROAD,
     CORRECTION_CUE,
     OFFER_CUE,
     OFFER_PREDICATE,
@@ -49,11 +50,11 @@ __all__ = ["ChoiceVerifier"]
 
 _LETTER = r"[\(\[]?(?P<letter>[A-J])[\)\]]?(?![A-Za-z0-9])"
 _STATEMENT = (
-    r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?i:is)?[ \t]{0,3}:?[ \t]{0,3}"
+    r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?i:is)?[ \t]{0,3}[:：]?[ \t]{0,3}"
     r"(?:\*\*)?[ \t]{0,3}\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
 )
 # "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
-_STATED = re.compile(r"(?i:answer)" + _STATEMENT)
+_STATED = re.compile(r"(?:(?i:answer)|" + ANSWER_ABROAD + ")" + _STATEMENT)  # "Antwort: C" too
 # <answer>C</answer>, <answer> $C$ </answer>, <answer>(C) 42</answer>; not "<answer> C(5, 2)"
 _TAGGED = re.compile(
     r"<answer>\s{0,8}\$?(?:\\boxed\{|\\text\{)?[\(\[]?(?P<letter>[A-J])[\)\]]?"

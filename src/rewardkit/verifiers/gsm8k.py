@@ -45,6 +45,7 @@ from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
 from rewardkit.verifiers._common import (
     ALTERNATIVE_WORD,
+    ANSWER_ABROAD,
     CORRECTION_CUE,
     OFFER_CUE,
     OFFER_PREDICATE,
@@ -87,7 +88,9 @@ _AUTO = re.compile(
     r"####[ \t]{0,8}"
     + _NUMBER
     + r"(?![.:)]?[ \t]{1,3}[A-Z][a-z])"  # "#### 4. Verification": a markdown heading
-    + r"|(?i:\banswer\b(?:[ \t]{1,3}is\b)?)[ \t]{0,3}(?:\*\*)?[ \t]{0,3}:?"
+    + r"|(?:(?i:\banswer\b(?:[ \t]{1,3}is\b)?)|"
+    + ANSWER_ABROAD
+    + r")[ \t]{0,3}(?:\*\*)?[ \t]{0,3}[:：]?"
     + _LEAD
     + _NUMBER
     + r"|(?m:^[ \t]{0,8}(?:\*\*)?A:)(?:\*\*)?"
