@@ -148,8 +148,9 @@ _STRUCK = re.compile(
 def visible(text: str) -> str:
     """``text`` as a reader sees it rendered, the only text an answer is read from:
     format characters dropped (``1\u200b8`` is 18, a direction mark hides no "or"),
-    and HTML comments and struck-out text removed (``18 <!-- 20 -->`` answers 18, as
-    ``~~20~~ 18`` does). Linear: each is a scan, and most responses have none."""
+    and HTML comments (an unclosed one hides the rest) and struck-out text removed
+    (``18 <!-- 20 -->`` answers 18, as ``~~20~~ 18`` does). Linear: each is a scan,
+    and most responses have none."""
     if _INVISIBLE.search(text):
         text = _INVISIBLE.sub("", text)
     if "<!--" in text:
@@ -160,13 +161,14 @@ def visible(text: str) -> str:
 
 
 def _without_comments(text: str) -> str:
-    """``text`` less its closed ``<!-- ... -->`` comments (an unclosed one is kept)."""
+    """``text`` less its ``<!-- ... -->`` comments; an unclosed one hides the rest of the
+    text, as it does rendered."""
     pieces, pos = [], 0
     while (opened := text.find("<!--", pos)) >= 0:
+        pieces += [text[pos:opened], " "]
         closed = text.find("-->", opened + 4)
         if closed < 0:
-            break
-        pieces += [text[pos:opened], " "]
+            return "".join(pieces)
         pos = closed + 3
     pieces.append(text[pos:])
     return "".join(pieces)
