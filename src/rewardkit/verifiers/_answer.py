@@ -113,7 +113,6 @@ from typing import Any, Literal
 
 from rewardkit.verifiers import _latex, _numeric
 from rewardkit.verifiers._common import (
-    ANSWER_ABROAD,
     CORRECTION_CUE,
     MAX_ANSWER_CHARS,
     OFFER_CUE,
@@ -141,11 +140,11 @@ EXPRESSION_CHARS = 16_000
 a whole response, as verl's scorer gives it, for all but the longest."""
 
 # "Answer: X", "answer is X", "**Answer:** X", "**Final Answer**" (then X on a later line)
-_ANSWER_MARKER = re.compile(  # "answer" in another language too: "Antwort: X", "答案：X"
-    r"(?:(?i:\banswer\b)|" + ANSWER_ABROAD + r")(?P<bold>\*\*)?[ \t]{0,3}(?P<sep>[:：]|(?i:is\b))?"
+_ANSWER_MARKER = re.compile(
+    r"(?i:\banswer\b)(?P<bold>\*\*)?[ \t]{0,3}(?P<sep>[:：]|(?i:is\b))?"
     r"[ \t]{0,3}[:：]?(?:\*\*)?[ \t]{0,3}[:：]?"
 )
-_ANSWER_WORD = re.compile(r"(?i:answer)|" + ANSWER_ABROAD)
+_ANSWER_WORD = re.compile(r"answer", re.IGNORECASE)
 _HOPE = re.compile(r"(?i)\.?\s{0,3}I hope it is correct\.?\s{0,3}$")
 _TAG = re.compile(r"<\|?/?[A-Za-z_][A-Za-z0-9_|]{0,30}>")
 _OUTER_NOISE = " \t*.:,"

@@ -57,14 +57,14 @@ OR_WORD = r"(?:(?i:of)(?![^\W\d_])|" + ALTERNATIVE_WORD + ")"
 "18 of 20": Dutch "or"; an English "18 of 20" is no bare 18 either, it may mean 18/20).
 A number, this word, then another number is never the first number alone."""
 
-ANSWER_ABROAD = (
-    r"(?:\b(?i:antwort|réponse|respuesta|risposta|resposta|antwoord|svar|vastaus|odpowiedź|odpověď"
-    r"|válasz|răspuns|cevap|jawaban|ответ|відповідь|απάντηση|תשובה|الإجابة|الجواب|उत्तर)\b"
-    r"|答案|答え|解答|정답|(?i:đáp án))"
+# "answer" in the languages models answer in, as a label: after a final answer it states
+# another ("Answer: 18. Antwort: 20.", "Answer: 18\n答案：20"). The first letters first:
+# a position that starts none is passed over fast
+_ANSWER_ABROAD = (
+    r"(?=[aAoOrRsSvVcCjJоОвВαΑתاउ答解정đĐ])(?:\b(?i:antwort|réponse|respuesta|risposta|resposta"
+    r"|antwoord|svar|vastaus|odpowiedź|odpověď|válasz|răspuns|cevap|jawaban|ответ|відповідь"
+    r"|απάντηση|תשובה|الإجابة|الجواب|उत्तर)\b|答案|答え|解答|정답|(?i:đáp án))"
 )
-"""The word "answer" in the languages models answer in ("Antwort: 20", "Ответ: 20",
-"答案：20"): an answer line in one of them states a final answer as "Answer:" does, so
-"Answer: 18. Antwort: 20." offers two."""
 
 OFFER_CUE = (
     r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead|equally|possibly))?"
@@ -89,6 +89,7 @@ OFFER_CUE = (
     r"|\((?i:if|when|assuming|rounding|rounded)\b[^()\n]{0,40}?[,:]"
     r"|(?:^|[.!?][ \t]{1,3})(?i:if|when|assuming)\b[^.,;()\n]{1,40}[,:]"
     r"(?=[ \t]{1,3}(?:\\?\$)?(?:-?\d[\d,.]*|\(?[A-J]\)?)\$?[ \t]*(?:[.!?)]|$))"
+    r"|" + _ANSWER_ABROAD + r"[ \t]{0,3}(?=:)"  # "Answer: 18. Antwort: 20."
     r"|" + CORRECTION_CUE + ")"
 )
 """Words that offer another value after a final answer: "it could be", "might also be",
@@ -124,9 +125,7 @@ end) the verifiers read for other final answers; see :func:`unread_answer` for t
 # an answer stating a value ("answer is 5", "Answer: $5$", "<answer> 5", "#### 5"), not
 # the word in prose ("to find the answer, ..."): a long paragraph of steps may say that
 _MAYBE_ANSWER = re.compile(
-    r"(?:(?i:\banswer\b(?:[ \t]+is)?|<answer>)|"
-    + ANSWER_ABROAD
-    + r")[ \t]{0,3}[:=：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+    r"(?i:\banswer\b(?:[ \t]+is)?|<answer>)[ \t]{0,3}[:=：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
     r"(?:\$|\\[(\[]|\\boxed)?[ \t]{0,3}(?:-?\d|\\|\(?[A-J]\b)|####[ \t]{0,8}-?\$?\d"
 )
 _MAYBE_BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
@@ -145,17 +144,23 @@ _STRUCK = re.compile(
 )
 
 
+_STRUCK_START = re.compile(r"~~|<(?i:del|strike)>")  # a first-character scan, fast
+
+
 def visible(text: str) -> str:
     """``text`` as a reader sees it rendered, the only text an answer is read from:
-    format characters dropped (``1\u200b8`` is 18, a direction mark hides no "or"),
+    format characters dropped (``1\u200b8`` is 18, a direction mark hides no "or"), a
+    full-width colon read as a colon,
     and HTML comments (an unclosed one hides the rest) and struck-out text removed
     (``18 <!-- 20 -->`` answers 18, as ``~~20~~ 18`` does). Linear: each is a scan,
     and most responses have none."""
-    if _INVISIBLE.search(text):
-        text = _INVISIBLE.sub("", text)
+    if not text.isascii():  # O(1) in CPython: most responses skip this
+        if _INVISIBLE.search(text):
+            text = _INVISIBLE.sub("", text)
+        text = text.replace("：", ": ")  # a full-width colon ("答案：20") is a colon
     if "<!--" in text:
         text = _without_comments(text)
-    if "~~" in text or "</" in text:
+    if _STRUCK_START.search(text):
         text = _STRUCK.sub(" ", text)
     return text
 
@@ -232,7 +237,7 @@ def section_start(text: str, at: int) -> int:
     floor = max(0, at - SEARCH_TAIL_CHARS)
     found = last_match(PARAGRAPH_BREAK, text[floor:at])
     start = floor if found is None else floor + found.end()
-    if not bare_answer(text[start : _paragraph_end(text, start)]):
+    if at - start > _BARE_CHARS or not bare_answer(text[start : _paragraph_end(text, start)]):
         return start  # an answer said among words: the paragraphs before it are steps
     for _ in range(_MAX_BARE_PARAGRAPHS):
         before = _paragraph_before(text, start)
@@ -289,7 +294,9 @@ def bare_answer(paragraph: str) -> bool:
     ``#### 18``, ``<answer>18</answer>``, "The answer is 18."; in a code block too): no
     step on the way, which would hold words or math besides. A heading alone
     (``**Final Answer**``) is bare too: it holds no value."""
-    lines = [line for line in _FENCE.sub("", paragraph).split("\n") if line.strip()]
+    if "```" in paragraph:
+        paragraph = _FENCE.sub("", paragraph)
+    lines = [line for line in paragraph.split("\n") if line.strip()]
     return bool(lines) and all(_BARE_LINE.fullmatch(line.rstrip()) for line in lines)
 
 

@@ -29,7 +29,6 @@ from typing import Any
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers._common import (
-    ANSWER_ABROAD,
     CORRECTION_CUE,
     OFFER_CUE,
     OFFER_PREDICATE,
@@ -54,7 +53,7 @@ _STATEMENT = (
     r"(?:\*\*)?[ \t]{0,3}\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
 )
 # "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
-_STATED = re.compile(r"(?:(?i:answer)|" + ANSWER_ABROAD + ")" + _STATEMENT)  # "Antwort: C" too
+_STATED = re.compile(r"(?i:answer)" + _STATEMENT)
 # <answer>C</answer>, <answer> $C$ </answer>, <answer>(C) 42</answer>; not "<answer> C(5, 2)"
 _TAGGED = re.compile(
     r"<answer>\s{0,8}\$?(?:\\boxed\{|\\text\{)?[\(\[]?(?P<letter>[A-J])[\)\]]?"

@@ -45,7 +45,6 @@ from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
 from rewardkit.verifiers._common import (
     ALTERNATIVE_WORD,
-    ANSWER_ABROAD,
     CORRECTION_CUE,
     OFFER_CUE,
     OFFER_PREDICATE,
@@ -88,9 +87,7 @@ _AUTO = re.compile(
     r"####[ \t]{0,8}"
     + _NUMBER
     + r"(?![.:)]?[ \t]{1,3}[A-Z][a-z])"  # "#### 4. Verification": a markdown heading
-    + r"|(?:(?i:\banswer\b(?:[ \t]{1,3}is\b)?)|"
-    + ANSWER_ABROAD
-    + r")[ \t]{0,3}(?:\*\*)?[ \t]{0,3}[:：]?"
+    + r"|(?i:\banswer\b(?:[ \t]{1,3}is\b)?)[ \t]{0,3}(?:\*\*)?[ \t]{0,3}[:：]?"
     + _LEAD
     + _NUMBER
     + r"|(?m:^[ \t]{0,8}(?:\*\*)?A:)(?:\*\*)?"
@@ -321,20 +318,26 @@ _LIST_AFTER = re.compile(
 # before the number: a bound, a negation, or another value offered as an alternative
 _QUALIFIED_BEFORE = re.compile(
     r"(?:\b(?:not|never)|n[’']t(?:[ \t]+be)?|\b(?:at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
-    r"|between|maybe|perhaps|possibly)|(?<![^\W\d_])"
-    + ALTERNATIVE_WORD
-    + r"(?:[ \t]+(?:maybe|perhaps|possibly|else))?)"
-    r"[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"
-    # "18 and 19", "18, or 19", "18 of 20" (not "2/5 of 60": a fraction of it)
-    r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)(?:[ \t]{0,3},?[ \t]{0,3}(?:and|to|&(?:amp;)?)[ \t]{1,3}"
-    + r"|\$?[ \t]{0,3},?[ \t]{0,3}"
-    + ALTERNATIVE_WORD
-    + r"[ \t]{0,3})(?:\\?\$)?$"
-    r"|(?<![\d/.,])-?\d[\d.,]*\$?[ \t]{1,3}of[ \t]{1,3}(?:\\?\$)?$"
+    r"|between|maybe|perhaps|possibly))"
+    r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
+    # "18 and 19", "18, to 19"
+    r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|to|&(?:amp;)?)[ \t]{1,3}(?:\\?\$)?$"
     # "18/19", "18-19", "18~20", "18 ± 2": in an expression or a range
     r"|[0-9]+[ \t]{0,2}(?:[-–—/^*×÷+~±∓]|\\(?:pm|mp)(?![A-Za-z]))[ \t]{0,2}(?:\\?\$)?$",
     re.IGNORECASE,
 )
+# "or" in any language before the number: "or 20", "18 oder 20", "18 或 20", "18 of 20" (not
+# "2/5 of 60": a fraction of it). Read in the last _ALTERNATIVE_CHARS before it only: an
+# end-anchored search tries every start, and these words are short
+_ALTERNATIVE_BEFORE = re.compile(
+    r"(?:(?<![^\W\d_])"
+    + ALTERNATIVE_WORD
+    + r"(?:[ \t]+(?i:maybe|perhaps|possibly|else))?"
+    + r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)\$?[ \t]{0,3},?[ \t]{0,3}"
+    + ALTERNATIVE_WORD
+    + r"|(?<![\d/.,])-?\d[\d.,]*\$?[ \t]{1,3}(?i:of))[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"
+)
+_ALTERNATIVE_CHARS = 40
 
 
 def _qualified(text: str, start: int, end: int, number: str) -> str:
@@ -354,6 +357,7 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
         "", _LINE_JOIN.sub(r"\1 ", before).split("\n")[-1]
     )  # "18 or\n20": one line
     qualifier = _QUALIFIED_BEFORE.search(before)
+    qualifier = qualifier or _ALTERNATIVE_BEFORE.search(before[-_ALTERNATIVE_CHARS:])
     if qualifier is None or _restated(qualifier.group("offered"), number):
         return number
     return f"{qualifier.group().strip()} {number}"
