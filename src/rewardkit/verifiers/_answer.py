@@ -31,11 +31,20 @@ boxed inside the thinking still counts when the summary gives none. First found 
    worker. A final part that is only a number in a text wrapper (``\\text{4}``) is that
    answer (``wrapped``): math-verify finds nothing outside math mode there.
 
+The response is read as a reader sees it rendered (:func:`~rewardkit.verifiers._common.visible`):
+HTML comments and struck-out text (``~~20~~``, ``<del>20</del>``) removed, zero-width and
+direction marks dropped. A value alone on its line in bold (``**18**``) or after ``####``
+is an answer line.
+
 *Hedging* is offering several different final answers: no answer, ``hedged: True``,
 score 0. The *concluding section* of the answer found is the text from the start of the
 paragraph (after the last blank line) holding it (the first box of the final run, the
 ``<answer>`` tag, the answer line) to the end of the text it was found in (the final
-part, else the whole response). In both modes, the answer is hedged when:
+part, else the whole response); when that paragraph is only answers, the bare answers
+one a paragraph right before it belong to it (``**18**``, a blank line, ``**20**``; a box
+in a code block after "The answer is $\\boxed{18}$."). "Or" in other words (``vs``,
+``versus``, "oder", "ou", "или", "或", Dutch "of": ``_common.OR_WORD``) joins two values
+as "or" does. In both modes, the answer is hedged when:
 
 * another non-blank box in the concluding section, not joined to the final run, is not
   shown to be the same value (a box is a deliberate answer: only a value shown equal,
@@ -77,6 +86,12 @@ part, else the whole response). In both modes, the answer is hedged when:
   its brace budget, more than ``MAX_BOXES`` boxes; copies of the final boxes and a deep
   nest of boxes around the last are no other value), or an "answer" before the last
   ``SECTION_CHARS``.
+
+A passage for math-verify whose last line ends on a range ("It is 18 to 20", "between 18
+and 20", ``18~20``: the line's first value), on a value qualified by the words right
+after it ("about 18 or so", "18 (or slightly more)") or bounded or ruled out right
+before it ("at least 18", "18, not 20": the 20, when the line names no "answer") is no
+answer (``qualified``): math-verify would read the bare value.
 
 Nor is there an answer when a later ``<answer>`` is left open holding math
 (``<answer>3</answer> <answer>4``: ``unclosed``, as an open last box is), when the last

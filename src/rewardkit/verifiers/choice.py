@@ -15,8 +15,12 @@ its last blank line or ``</think>`` on), another stated answer with a different 
 or the next, offering another or taking it back ("A but C is also possible", "it could
 be C", "Or maybe C", "Option D would also work", "Actually, B"), or a paragraph longer
 than is read with an answer in the part not read, or the options restated with their
-texts (``(A) 18 (B) 20 (C) 22 (D) 24``, after "Answer:" too): every option, no choice. An answer stated in an earlier
-paragraph or in the thinking is a step on the way.
+texts (``(A) 18 (B) 20 (C) 22 (D) 24``, after "Answer:" too): every option, no choice,
+or a bold letter alone on its line in the section (``Answer: B``, a blank line,
+``**D**``: bare answers one a paragraph are one section, ``_common.section_start``).
+"Or" in other words joins letters ("C vs D", "C oder D": ``_common.OR_WORD``). An answer
+stated in an earlier paragraph or in the thinking is a step on the way. The response is
+read as rendered (``_common.visible``): ``Answer: ~~D~~ B`` answers B.
 
 Everything is decided in the main process; there is no slow path.
 """
