@@ -26,7 +26,10 @@ The themes:
   a qualified value ("about 18 or so", "18 (or slightly more)") or a bounded one ("at
   least 18", "18, not 20": the 20), where math-verify would read a bare value;
 * conditional offers ("(if rounding, 20)", "(20 if rounding)", "If rounding, 20.") and
-  answers in several languages ("Answer: 18. Antwort: 20.").
+  answers in several languages ("Answer: 18. Antwort: 20.");
+* two real false negatives (math-verify scores them 0 too): a number glued to a span
+  then units ("15$\\pi$ square units"), a tag that is a derivation one span a line
+  ending in ``$N=6009$``.
 """
 
 from __future__ import annotations
@@ -355,7 +358,37 @@ def test_choice_conditional_offers(response: str, gold: str, expected: float, wh
     assert CHOICE.check(CHOICE.extract(response), gold).score == expected, why
 
 
-# --- 5. bounded on hostile input ------------------------------------------------------------
+# --- 5. real false negatives ------------------------------------------------------------------
+
+_DERIVATION = (  # ei:ei_G8_eibatch128_sftepochs_1/iter_1:680, the end of the real response
+    "<answer>\n$15\\% \\times N=45\\% \\times 2003$\n$0 . 15N=0.45 \\times 2003$\n"
+    "$N=2003\\times \\frac{0.45}{0.15}$\n$N=2003\\times 3$\n$N=6009$\n</answer>"
+)
+# (response, gold, expected, why); math-verify scores the two real rows 0 too
+REAL_ROWS: list[tuple[str, str, float, str]] = [
+    (
+        "the area of the gray region is 15$\\pi$ square units.</think> "
+        "<answer>Answer: 15$\\pi$ square units</answer>",
+        "15\\pi",
+        1.0,
+        "real row iter_1:489: a number glued to a span, then units (before: 0)",
+    ),
+    (_DERIVATION, "6009", 1.0, "real row iter_1:680: a derivation ending in N = 6009 (before: 0)"),
+    # --- never a false credit ---
+    ("<answer>\n$x = 3$\n$x = 4$\n</answer>", "4", 0.0, "two values set, one a line: a list"),
+    ("<answer>\n$N = 5$\n$N = 2 \\times 3$\n$N = 6$\n</answer>", "6", 0.0, "N set twice"),
+    ("<answer>\n$2x = 8$\n$x = 4$\n</answer>", "4", 1.0, "a derivation's result"),
+    ("The answer is 15$\\pi$ or 16$\\pi$", "16\\pi", 0.0, "two glued values"),
+    ("The answer is 15$\\pi$ square units or more", "15\\pi", 0.0, "qualified: refused"),
+]
+
+
+@pytest.mark.parametrize(("response", "gold", "expected", "why"), REAL_ROWS, ids=row_ids(REAL_ROWS))
+def test_real_false_negatives(response: str, gold: str, expected: float, why: str) -> None:
+    check_math_row(gold, response, expected, why)
+
+
+# --- 6. bounded on hostile input ------------------------------------------------------------
 
 _MB = 1_000_000
 HOSTILE = {
@@ -368,6 +401,8 @@ HOSTILE = {
     "or-words": "18 oder 20 vs " * (_MB // 14),
     "zero-width": "1\u200b" * (_MB // 2),
     "ranges": "It is between 1 and 2 to 3~" * (_MB // 27),
+    "derivation": "<answer>\n" + "$N = 2$\n" * (_MB // 8) + "</answer>",
+    "glued": "Answer: " + "15$\\pi$ " * (_MB // 9),
 }
 
 

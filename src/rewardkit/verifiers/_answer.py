@@ -14,11 +14,15 @@ boxed inside the thinking still counts when the summary gives none. First found 
 2. ``answer_tag``: the last closed ``<answer>...</answer>`` (the R1-zero prompt) holding
    a value; when it holds more (a sentence, several lines, a chain of ``=``: "she earns
    $2 \\times 9 = \\$18$"), math-verify's extraction reads the tag's text in a worker
-   (``expression``), in both modes. Numbers one a line are the list of them.
+   (``expression``), in both modes. Numbers one a line are the list of them; a
+   derivation one math span a line ending in ``$N = 6009$`` is the 6009 (unless another
+   line sets a name to another plain number).
 3. ``answer_line`` (default mode): "The final answer is X", "Answer: X", "The answer is
    X", a ``**Final Answer**`` heading then X; trailing tags (``</think>``), ``$``,
    periods and prose after the value are trimmed; a line that is prose is skipped, and
    the last line holding math beats a later bare word ("The answer is before.").
+   A number glued to a span, then unit words, is their product ("15$\\pi$ square
+   units" answers ``15\\pi``).
    Words that change or qualify the value are kept, as ``\\text{...}``, where a unit
    word would be dropped ("5 squared", "$5$ or more", "at least 5": the check refuses
    them, see :func:`rewardkit.verifiers._latex.value_qualifier`); math spans joined
@@ -181,6 +185,9 @@ _NUMBER_THEN_WORDS = re.compile(  # "12 apples", "80살": the number; letters in
 )
 _NUMBER_COMMA_WORD = re.compile(  # "2/16, which can be simplified", "2009, but the image"
     r"(-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?),\s+(?!and\b|or\b)(?=[^\W\d_]{3})"
+)
+_NUMBER_SPAN_WORDS = re.compile(  # "15$\pi$ square units": a number and a span glued, words
+    r"(-?\d[\d,]*(?:\.\d+)?)\$([^$\n]{1,40})\$((?:\s+[^\W\d_]{1,20}){0,4})"
 )
 _WORDS_THEN_NUMBER = re.compile(  # "at least 5", "between 5 and 6": words, then the value
     r"([^\W\d_]{1,20}(?: [^\W\d_]{1,20}){0,3}) (-?\d[\d,]*(?:\.\d+)?(?: and -?\d+)?)"
@@ -439,12 +446,33 @@ def _tag_value(content: str) -> str | None:
     lines = [line.strip(_OUTER_NOISE + "$") for line in content.splitlines() if line.strip()]
     if len(lines) > 1 and all(map(_is_number, lines)):
         return ", ".join(lines)
-    if "\n" in content or content.count("=") > 1:
+    if len(lines) > 1:
+        return _derived(content)
+    if content.count("=") > 1:
         return None
     sentence = _SENTENCE_END.search(content)
     if sentence and content[sentence.end() :].strip(_OUTER_NOISE):
         return None
     return clean_answer(content)
+
+
+def _derived(content: str) -> str | None:
+    """The result of a tag that is a derivation, one math span a line, ending in ``$N =
+    6009$``: the 6009, when no other line sets a name to a plain number (``$x = 3$``
+    then ``$x = 4$`` offers two: None, the tag is a passage)."""
+    lines = [line.strip() for line in content.splitlines() if line.strip()]
+    if len(lines) > _MAX_DERIVED or not all(map(_SPAN_LINE.fullmatch, lines)):
+        return None
+    results = [_SET_NUMBER.fullmatch(line.strip("$ .")) for line in lines]
+    last = results[-1]
+    if last is None or any(found and found.group(1) != last.group(1) for found in results):
+        return None
+    return last.group(1)
+
+
+_MAX_DERIVED = 32
+_SPAN_LINE = re.compile(r"\$[^$\n]{1,200}\$\.?")
+_SET_NUMBER = re.compile(r"[A-Za-z]\w{0,3}\s{0,2}=\s{0,2}(-?\d[\d,]*(?:\.\d+)?)")
 
 
 # --- 3. answer lines --------------------------------------------------------------------
@@ -561,6 +589,8 @@ def clean_answer(line: str) -> str | None:
     value = _first_sentence(line)
     if number := _NUMBER_THEN_WORDS.fullmatch(value):
         value = _qualified(number.group(1).rstrip(","), value[number.end(1) :])
+    elif glued := _NUMBER_SPAN_WORDS.fullmatch(value):  # "15$\pi$ square units": 15\pi
+        value = _qualified(glued.group(1) + glued.group(2).strip(), glued.group(3))
     elif number := _NUMBER_COMMA_WORD.match(value):
         value = number.group(1).rstrip(",")
     elif bound := _WORDS_THEN_NUMBER.fullmatch(value):
