@@ -66,6 +66,14 @@ _ANSWER_ABROAD = (
     r"|απάντηση|תשובה|الإجابة|الجواب|उत्तर)\b|答案|答え|解答|정답|(?i:đáp án))"
 )
 
+CONTEXT_WORD = (
+    r"(?i:in|on|at|for|per|by|from|after|before|within|each|every|with|during|since|until"
+    r"|till|over|under|out|than|more|less|fewer)\b"
+)
+"""Words after a number that put it in a context, not beside another value: "18 in 2
+weeks", "18 per 3 days". Any other word between two numbers ("18 sau 20", "18 hours 30
+minutes", "18 (English), 20 (Deutsch)") makes the first no value alone."""
+
 OFFER_CUE = (
     r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead|equally|possibly))?"
     r"[ \t]+(?i:be)(?:[ \t]+(?i:also|even))?"

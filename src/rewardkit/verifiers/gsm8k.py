@@ -51,6 +51,7 @@ from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
 from rewardkit.verifiers._common import (
     ALTERNATIVE_WORD,
+    CONTEXT_WORD,
     CORRECTION_CUE,
     OFFER_CUE,
     OFFER_PREDICATE,
@@ -296,11 +297,6 @@ def _last_number(response: str) -> str | None:
     return _qualified(final.string, final.start(), final.end(), _group(final) or "")
 
 
-# words after a number that put it in a context, not beside another value: "18 in 2 weeks"
-_CONTEXT_WORD = (
-    r"(?i:in|on|at|for|per|by|from|after|before|within|each|every|with|during|since|until"
-    r"|till|over|under|out|than|more|less|fewer)\b"
-)
 # after the number: another one listed or offered, a range, a power
 _LIST_AFTER = re.compile(
     r"[ \t]{0,3}(?:[,;/]|[\(\[]?[ \t]{0,3}(?:and/)?"
@@ -317,7 +313,7 @@ _LIST_AFTER = re.compile(
     # a word then another number that ends the clause: "18 hours 30 minutes", "18 (English),
     # 20 (Deutsch)", "18 sau 20" (an "or" in any language); not a context ("18 in 2 weeks")
     # nor a reason going on ("18 because 3 x 6 = 18")
-    r"|[ \t]{1,3}(?!" + _CONTEXT_WORD + r")(?:[^\W\d_]{1,12}|\([^\W\d_]{1,12}\)[,;:]?)"
+    r"|[ \t]{1,3}(?!" + CONTEXT_WORD + r")(?:[^\W\d_]{1,12}|\([^\W\d_]{1,12}\)[,;:]?)"
     r"[ \t]{1,3}(?:\\?\$)?-?\d[\d,]*(?:\.\d+)?\$?(?:[ \t]{1,3}\(?[^\W\d_]{1,15}\)?)?"
     r"[ \t]{0,3}(?:[.!?;,)]|$)"
 )
@@ -343,7 +339,7 @@ _ALTERNATIVE_BEFORE = re.compile(
     + ALTERNATIVE_WORD
     + r"|(?<![\d/.,])-?\d[\d.,]*\$?[ \t]{1,3}(?i:of))[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"
 )
-_ALTERNATIVE_CHARS = 40
+_ALTERNATIVE_CHARS = 24  # "1,234.5 oder $", "or possibly " fit
 
 
 def _qualified(text: str, start: int, end: int, number: str) -> str:
