@@ -106,6 +106,7 @@ GSM8K_WORDS: list[tuple[str, str, float, str]] = [
     ("The answer is 18 in 2 weeks.", "18", 1.0, "a context"),
     ("The answer is 18 because 3 x 6 = 18.", "18", 1.0, "a reason going on"),
     ("The answer is 18 apples, 6 more than Tom.", "18", 1.0, "a comparison"),
+    ("The answer is 18 (3 x 6)", "18", 1.0, "a calculation in parentheses, not '(alt. 20)'"),
 ]
 
 
@@ -356,6 +357,38 @@ CHOICE_OFFERS: list[tuple[str, str, float, str]] = [
 )
 def test_choice_conditional_offers(response: str, gold: str, expected: float, why: str) -> None:
     assert CHOICE.check(CHOICE.extract(response), gold).score == expected, why
+
+
+# --- 4b. found on the way: separators, long gaps, other joins --------------------------------
+
+# (response, gold, expected, why); checked with MATH and GSM8K, against both values
+MORE_ROWS: list[tuple[str, str, float, str]] = [
+    *(
+        (response, gold, 0.0, why)
+        for response, why in (
+            ("Answer: 18\n\n---\n\nAnswer: 20", "a rule between bare answers (before: 1)"),
+            ("$\\boxed{18}$\n\n<br>\n\n$\\boxed{20}$", "a <br> between (before: 1)"),
+            ("**18**\n\n" + "\n" * 2000 + "**20**", "2000 blank lines between (before: 1)"),
+            ("The answer is 18 || 20", "'||' (before: M 1 against 20)"),
+            ("So it is 18 || 20", "'||' in a passage (before: 1 against 20)"),
+            ("The answer is 18 — or 20", "'— or' (before: M 1 against 20)"),
+            ("The answer is 18; 20", "'; 20' lists another (before: 1 against 18)"),
+            ("The answer is 18 (alt. 20)", "'(alt. 20)' (before: G 1)"),
+            ("The answer is 18 (sic: 20)", "'(sic: 20)' (before: G 1)"),
+            ("The answer is \\(18\\) oder \\(20\\)", "spans (before: G 1)"),
+        )
+        for gold in ("18", "20")
+    ),
+    # --- not hedging ---
+    ("Answer: 18\n\n---\n\nAnswer: 18", "18", 1.0, "the same value across a rule"),
+    ("The answer is 18; that is all.", "18", 1.0, "'; ' then words ends the value"),
+]
+
+
+@pytest.mark.parametrize(("response", "gold", "expected", "why"), MORE_ROWS, ids=row_ids(MORE_ROWS))
+def test_more_found_on_the_way(response: str, gold: str, expected: float, why: str) -> None:
+    check_math_row(gold, response, expected, why)
+    assert GSM8K.check(GSM8K.extract(response), gold).score == expected, f"gsm8k: {why}"
 
 
 # --- 5. real false negatives ------------------------------------------------------------------

@@ -177,7 +177,9 @@ _SPAN_JOIN = re.compile(
 _SPACES = re.compile(r"[ \t]{1,8}")
 _BOLD = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")  # markdown bold, not "2**3" (a power)
 # not "!" (5! is a factorial), nor the period of "vs." ("18 vs. 20" offers two)
-_SENTENCE_END = re.compile(r"(?<!\bvs)\.(?:\s|$)|[;?](?:\s|$)")
+_SENTENCE_END = re.compile(  # nor a ";" before another number: "18; 20" lists two
+    r"(?<!\bvs)\.(?:\s|$)|;(?![ \t]{0,3}\$?-?\d)(?:\s|$)|\?(?:\s|$)"
+)
 _TAG_PASSAGE = "<answer> {} </answer>"  # the word "answer" anchors math-verify's patterns
 _INLINE_DELIMITER = re.compile(r"\\[()\[\]]")  # "4\(\sqrt{30}\)", a stray "108\)"
 _NUMBER_THEN_WORDS = re.compile(  # "12 apples", "80살": the number; letters in any script
@@ -842,7 +844,7 @@ _NUMBER = r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:/\d+)?"
 _HEDGE_JOIN = (
     r"(?:or\s{1,3})?(?:maybe|perhaps|possibly|probably)\b|\\(?:vee|lor)(?![A-Za-z])|\|"
     # "5 \& 6", "5 \mid 6", "5 \cup 6", "5 \sim 6", "5 或 6", "5 and/or 6": mv reads the 6
-    r"|\\(?:mid|cup|sim)(?![A-Za-z])|或者?|\\\||\\?&|and/or\b|\\text\{\s{0,3}(?:resp\.?|and/or|/)\s{0,3}\}"
+    r"|\\(?:mid|cup|sim)(?![A-Za-z])|或者?|\|\||[—–-]\s{0,3}or\b|\\\||\\?&|and/or\b|\\text\{\s{0,3}(?:resp\.?|and/or|/)\s{0,3}\}"
 )
 # in one answer only (a box, an answer line), not in a derivation: "3 \\ 4" (a line break),
 # "3 \vert 4", "3 \to 4", "3 -> 4", "3 \text{, } 4", "3 \hspace{1cm} 4": math-verify reads the 4

@@ -268,16 +268,20 @@ def _paragraph_end(text: str, start: int) -> int:
 
 def _paragraph_before(text: str, start: int) -> tuple[int, int] | None:
     """Where the paragraph before the one starting at ``start`` begins and ends, when it
-    is at most _BARE_CHARS long (None: none, or a longer one)."""
-    window_start = max(0, start - 2 * _BARE_CHARS)
-    window = text[window_start:start].rstrip()
-    if not window.strip() or start - window_start - len(window) > _BARE_CHARS:
-        return None
-    found = last_match(PARAGRAPH_BREAK, window)
-    begin = 0 if found is None else found.end()
-    if (found is None and window_start > 0) or len(window) - begin > _BARE_CHARS:
-        return None
-    return window_start + begin, window_start + len(window)
+    is at most _BARE_CHARS long (None: none, or a longer one). Blank lines between them,
+    however many (up to _GAP_CHARS), separate nothing more than one does."""
+    low = max(0, start - _GAP_CHARS)
+    end = low + len(text[low:start].rstrip())
+    floor = max(low, end - _BARE_CHARS - 2)
+    if end == low or (floor == low and low > 0):
+        return None  # nothing before, or only blanks back to the window's edge
+    found = last_match(PARAGRAPH_BREAK, text[floor:end])
+    if found is None:
+        return (0, end) if floor == 0 else None  # longer than _BARE_CHARS: a step
+    return floor + found.end(), end
+
+
+_GAP_CHARS = 1 << 16
 
 
 # One answer alone on its line: a box, a bold value, "#### n", an <answer> tag, or an
@@ -301,11 +305,15 @@ def bare_answer(paragraph: str) -> bool:
     """Whether a paragraph is only final answers, one a line (``**18**``, ``\\boxed{18}``,
     ``#### 18``, ``<answer>18</answer>``, "The answer is 18."; in a code block too): no
     step on the way, which would hold words or math besides. A heading alone
-    (``**Final Answer**``) is bare too: it holds no value."""
+    (``**Final Answer**``) is bare too, as is a rule (``---``, ``<br>``): no value."""
     if "```" in paragraph:
         paragraph = _FENCE.sub("", paragraph)
-    lines = [line for line in paragraph.split("\n") if line.strip()]
-    return bool(lines) and all(_BARE_LINE.fullmatch(line.rstrip()) for line in lines)
+    lines = [line for line in paragraph.split("\n") if not _SEPARATOR_LINE.fullmatch(line)]
+    return all(_BARE_LINE.fullmatch(line.rstrip()) for line in lines)  # a rule alone: bare
+
+
+# a blank line, a markdown rule ("---", "***") or a break ("<br>", "<hr/>"): no value
+_SEPARATOR_LINE = re.compile(r"\s*(?:[-*_=~]{3,}|<(?i:br|hr)\s*/?>)?\s*")
 
 
 def unread_answer(text: str, section: int, read_from: int, *, boxes: bool = True) -> bool:

@@ -302,11 +302,13 @@ _LIST_AFTER = re.compile(
     r"[ \t]{0,3}(?:[,;/]|[\(\[]?[ \t]{0,3}(?:and/)?"
     + OR_WORD
     + r"|and\b|to\b|through\b|[-–—~]|&(?:amp;)?)"
-    r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$)?-?\d"  # any script's digits
+    r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$|\\\()?-?\d"  # any script's digits
     r"|[ \t]{0,2}(?:[²³+‰‱]|[xX][ \t]{0,2}[0-9])"
     r"|[ \t]{0,3}\([ \t]{0,3}(?:or[ \t]{1,3})?-?\d[\d.,]*[ \t]{0,3}\?"  # "18 (20?)": a doubt
     # "18 | 20", "18 \lor 20", "18 \pm 2", "18 ± 2": two values offered, or a range
     r"|[ \t]{0,2}(?:[|±∓]|\\(?:lor|vee|mid|vert|pm|mp)(?![A-Za-z]))"
+    # "18 (alt. 20)", "18 (sic: 20)": a word and another number in parentheses after it
+    r"|[ \t]{0,3}\([ \t]{0,2}[^\W\d_]{1,12}\.?:?[ \t]{1,3}(?:\\?\$)?-?\d[\d,.]*\$?[ \t]{0,2}\)"
     # "18 20", "18 1/2", "18 \frac12": another number right after it, a mixed number
     # (not "18 2-liter bottles", "18 3rd graders": a number in the unit)
     r"|[ \t]{1,3}(?:[0-9][0-9.,/]*(?![0-9.,/]|[-‑]?[A-Za-z])|\\[dt]?frac(?![A-Za-z]))"
@@ -325,7 +327,7 @@ _QUALIFIED_BEFORE = re.compile(
     # "18 and 19", "18, to 19"
     r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|to|&(?:amp;)?)[ \t]{1,3}(?:\\?\$)?$"
     # "18/19", "18-19", "18~20", "18 ± 2": in an expression or a range
-    r"|[0-9]+[ \t]{0,2}(?:[-–—/^*×÷+~±∓]|\\(?:pm|mp)(?![A-Za-z]))[ \t]{0,2}(?:\\?\$)?$",
+    r"|[0-9]+[ \t]{0,2}(?:[-–—/^*×÷+~±∓]|\|\|?|\\(?:pm|mp)(?![A-Za-z]))[ \t]{0,2}(?:\\?\$)?$",
     re.IGNORECASE,
 )
 # "or" in any language before the number: "or 20", "18 oder 20", "18 或 20", "18 of 20" (not
@@ -351,9 +353,10 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     if _in_expression(text, first_digit, end):
         return f"{text[max(0, first_digit - 20) : end + 20].strip()}"
     after = text[end : end + 60].split("\n", 1)[0].replace("**", "")  # "**18** or **20**"
+    after = _INLINE_MATH.sub("", after)  # "\(18\) oder \(20\)", "$18$ oder $20$": "18 oder 20"
     words = re.split(r"[.!?;]", after, maxsplit=1)[0]
     if _LIST_AFTER.match(after) or _latex.qualifying_words(words):
-        return f"{number} {words.strip()}"
+        return f"{number} {(words or after).strip()}"  # "18; 20": never "18 " alone
     before = text[max(0, end - 60) : first_digit]
     before = _MARKUP.sub(
         "", _LINE_JOIN.sub(r"\1 ", before).split("\n")[-1]
@@ -400,6 +403,7 @@ def _restated(offered: str | None, number: str) -> bool:
     return value is not None and first == value
 
 
+_INLINE_MATH = re.compile(r"^[ \t]{0,3}(?:\\\)|\$)")  # the span the number ends
 # Markup around a number hides nothing: "<b>18</b> or <b>20</b>", "\textbf{18} or
 # \textbf{20}", "*18* or `20`" offer two numbers as plainly as "18 or 20" does
 _MARKUP = re.compile(
