@@ -159,6 +159,10 @@ BARE_ROWS: list[tuple[str, str, float, str]] = [
     ("$\\boxed{18}$\n\n**18.0**", "18", 1.0, "the same value in another form"),
     ("**Step 2**\n\nSo the total is 18.\n\n**18**", "18", 1.0, "a bold heading is no value"),
     ("She has **18** apples.", "18", 1.0, "bold in a sentence"),
+    # a bold value with math after it is a step highlighted, never the answer
+    ("Step 1: 3 times 6.\n**18**\nStep 2: add 3: 21 total.", "21", 1.0, "a highlighted step"),
+    ("Step 1: 3 times 6.\n**18**\nStep 2: add 3: 21 total.", "18", 0.0, "never the step"),
+    ("**18**\n\nWait, recompute: 3*7 = 21. So 21.", "18", 0.0, "recomputed after it"),
 ]
 
 

@@ -482,7 +482,7 @@ _SET_NUMBER = re.compile(r"[A-Za-z]\w{0,3}\s{0,2}=\s{0,2}(-?\d[\d,]*(?:\.\d+)?)"
 
 def _lined(text: str) -> Found | None:
     offset = max(0, len(text) - LINE_TAIL_CHARS)
-    line = _last_line(_line_answers(text[offset:]))
+    line = _last_line(_line_answers(text[offset:], last=True))
     return None if line is None else Found(line[1], {"source": "answer_line"}, offset + line[0])
 
 
@@ -504,10 +504,11 @@ def _last_line(lines: Sequence[_Line]) -> _Line | None:
     return candidates[-1] if candidates else None
 
 
-def _line_answers(tail: str, *, unboxed: bool = False) -> list[_Line]:
+def _line_answers(tail: str, *, unboxed: bool = False, last: bool = False) -> list[_Line]:
     """The usable answer lines of ``tail`` (the tail is short) among its last
     _MAX_MARKERS markers, first first; with ``unboxed``, not those whose value opens with
-    a box (that box is an answer already)."""
+    a box (that box is an answer already); with ``last``, a value alone on its line in
+    bold or after ``####`` only when no math follows it (else a step highlighted)."""
     lines = []
     for marker in list(_markers(tail))[-_MAX_MARKERS:]:
         if unboxed and _BOX_FIRST.match(tail, marker.end()):
@@ -516,7 +517,7 @@ def _line_answers(tail: str, *, unboxed: bool = False) -> list[_Line]:
         if found:
             lines.append((marker.start(), *found))
     if "**" in tail or "####" in tail:
-        lines = sorted([*lines, *_marked_lines(tail)])
+        lines = sorted([*lines, *_marked_lines(tail, last=last)])
     return lines
 
 
@@ -529,11 +530,14 @@ _MARKED_LINE = re.compile(
 )
 
 
-def _marked_lines(tail: str) -> list[_Line]:
+def _marked_lines(tail: str, *, last: bool = False) -> list[_Line]:
     """The values alone on their lines in bold or after ``####`` (the last _MAX_MARKERS):
-    a final answer as plainly as a box or an answer line is."""
+    a final answer as plainly as a box or an answer line is; with ``last``, only one
+    that no math follows."""
     lines = []
     for found in list(_MARKED_LINE.finditer(tail))[-_MAX_MARKERS:]:
+        if last and _MATHY.search(tail, found.end()):
+            continue
         raw = found.group("bold") or found.group("hashed")
         value = clean_answer(raw.rstrip("*"))
         if value and (_MATHY.search(value) or _label(value)):

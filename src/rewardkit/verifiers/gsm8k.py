@@ -104,8 +104,11 @@ _AUTO = re.compile(
     + _LEAD
     + _NUMBER
     + r"\$?(?:[ \t.]{1,4}[A-Za-z]{1,20}){0,3}[ \t.]{0,4}\s{0,4}</answer>"
-    # a bold number alone on its line ("**18**"): an answer as plainly as a box
-    + r"|(?m:^)[ \t>#-]{0,8}\*\*"
+)
+# a bold number alone on its line ("**18**"): an answer as plainly as a box when no number
+# follows it, else a step highlighted on the way; offered in its section either way
+_BOLD_NUMBER = re.compile(
+    r"(?m:^)[ \t>#-]{0,8}\*\*"
     + _LEAD
     + _NUMBER
     + r"\$?(?:[ \t]{1,3}[A-Za-z]{1,20}){0,2}[ \t]{0,3}\*\*[ \t.]{0,3}(?m:$)"
@@ -195,6 +198,10 @@ def _auto(response: str) -> tuple[str | None, bool]:
     response = visible(response).rstrip()  # a megabyte of blanks hides nothing
     tail = max(0, len(response) - MARKER_TAIL_CHARS)
     marked = last_match(_AUTO, response[tail:])
+    bold = last_match(_BOLD_NUMBER, response[tail:]) if "**" in response[tail:] else None
+    if bold is not None and (marked is None or bold.start() > marked.start()):
+        if _LAST_NUMBER.search(response, tail + bold.end()) is None:  # the last number
+            marked = bold
     marked_at = -1 if marked is None else tail + marked.start()
     boxes, read_from = _answer.final_boxes_read(response)
     if boxes and boxes[0].content is not None and boxes[0].start > marked_at:
@@ -243,6 +250,7 @@ def _offered_other(
         return True  # a box the bounded scan did not read may offer another number
     # the final number is the last one: the others start before it
     offered = [_group(found) or "" for found in _AUTO.finditer(response, marks_from, at)]
+    offered += [_group(found) or "" for found in _BOLD_NUMBER.finditer(response, marks_from, at)]
     offered += [box.content or "" for box in boxes if start <= box.start < at]
     numbers = {plain_number(_latex.normalise(text)) for text in offered}
     numbers.discard(None)
