@@ -38,7 +38,7 @@ boxed inside the thinking still counts when the summary gives none. First found 
 The response is read as a reader sees it rendered (:func:`~rewardkit.verifiers._common.visible`):
 HTML comments and struck-out text (``~~20~~``, ``<del>20</del>``) removed, zero-width and
 direction marks dropped. A value alone on its line in bold (``**18**``) or after ``####``
-is an answer line.
+is an answer line when no math follows it (else a step highlighted on the way).
 
 *Hedging* is offering several different final answers: no answer, ``hedged: True``,
 score 0. The *concluding section* of the answer found is the text from the start of the

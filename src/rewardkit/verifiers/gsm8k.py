@@ -26,7 +26,7 @@ the next paragraph ends on the number again; or a paragraph longer than is read 
 box or marker in the part not read. A number stated in an earlier paragraph or in the
 thinking is a step on the way, unless its paragraph and the final one are only answers
 (``#### 18``, a blank line, ``#### 20``; ``**18**`` then ``**20**``: a bold number alone
-on its line is marked). "Or" in other words ("18 vs 20", "18 oder 20", "18 或 20",
+on its line is marked when no number follows it). "Or" in other words ("18 vs 20", "18 oder 20", "18 或 20",
 Dutch "18 of 20": ``_common.OR_WORD``), and a word then another number that ends the
 clause ("18 sau 20", "18 hours 30 minutes"; not "18 in 2 weeks"), qualify a number as
 "or" does. The response is read as rendered (``_common.visible``: comments, struck-out
