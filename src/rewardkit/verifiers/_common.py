@@ -97,7 +97,8 @@ OFFER_CUE = (
     r"|\((?i:if|when|assuming|rounding|rounded)\b[^()\n]{0,40}?[,:]"
     r"|(?:^|[.!?][ \t]{1,3})(?i:if|when|assuming)\b[^.,;()\n]{1,40}[,:]"
     r"(?=[ \t]{1,3}(?:\\?\$)?(?:-?\d[\d,.]*|\(?[A-J]\)?)\$?[ \t]*(?:[.!?)]|$))"
-    r"|" + _ANSWER_ABROAD + r"[ \t]{0,3}(?=:)"  # "Answer: 18. Antwort: 20."
+    # "Answer: 18. Antwort: 20." (a label opens a line or a sentence: few places to try)
+    r"|(?:^|(?<=[\n.!?;]))[ \t*>]{0,3}" + _ANSWER_ABROAD + r"[ \t]{0,3}(?=:)"
     r"|" + CORRECTION_CUE + ")"
 )
 """Words that offer another value after a final answer: "it could be", "might also be",
