@@ -14,11 +14,15 @@ boxed inside the thinking still counts when the summary gives none. First found 
 2. ``answer_tag``: the last closed ``<answer>...</answer>`` (the R1-zero prompt) holding
    a value; when it holds more (a sentence, several lines, a chain of ``=``: "she earns
    $2 \\times 9 = \\$18$"), math-verify's extraction reads the tag's text in a worker
-   (``expression``), in both modes. Numbers one a line are the list of them.
+   (``expression``), in both modes. Numbers one a line are the list of them; a
+   derivation one math span a line ending in ``$N = 6009$`` is the 6009 (unless another
+   line sets a name to another plain number).
 3. ``answer_line`` (default mode): "The final answer is X", "Answer: X", "The answer is
    X", a ``**Final Answer**`` heading then X; trailing tags (``</think>``), ``$``,
    periods and prose after the value are trimmed; a line that is prose is skipped, and
    the last line holding math beats a later bare word ("The answer is before.").
+   A number glued to a span, then unit words, is their product ("15$\\pi$ square
+   units" answers ``15\\pi``).
    Words that change or qualify the value are kept, as ``\\text{...}``, where a unit
    word would be dropped ("5 squared", "$5$ or more", "at least 5": the check refuses
    them, see :func:`rewardkit.verifiers._latex.value_qualifier`); math spans joined
@@ -31,11 +35,20 @@ boxed inside the thinking still counts when the summary gives none. First found 
    worker. A final part that is only a number in a text wrapper (``\\text{4}``) is that
    answer (``wrapped``): math-verify finds nothing outside math mode there.
 
+The response is read as a reader sees it rendered (:func:`~rewardkit.verifiers._common.visible`):
+HTML comments and struck-out text (``~~20~~``, ``<del>20</del>``) removed, zero-width and
+direction marks dropped. A value alone on its line in bold (``**18**``) or after ``####``
+is an answer line when no math follows it (else a step highlighted on the way).
+
 *Hedging* is offering several different final answers: no answer, ``hedged: True``,
 score 0. The *concluding section* of the answer found is the text from the start of the
 paragraph (after the last blank line) holding it (the first box of the final run, the
 ``<answer>`` tag, the answer line) to the end of the text it was found in (the final
-part, else the whole response). In both modes, the answer is hedged when:
+part, else the whole response); when that paragraph is only answers, the bare answers
+one a paragraph right before it belong to it (``**18**``, a blank line, ``**20**``; a box
+in a code block after "The answer is $\\boxed{18}$."). "Or" in other words (``vs``,
+``versus``, "oder", "ou", "или", "或", Dutch "of": ``_common.OR_WORD``) joins two values
+as "or" does. In both modes, the answer is hedged when:
 
 * another non-blank box in the concluding section, not joined to the final run, is not
   shown to be the same value (a box is a deliberate answer: only a value shown equal,
@@ -78,6 +91,12 @@ part, else the whole response). In both modes, the answer is hedged when:
   nest of boxes around the last are no other value), or an "answer" before the last
   ``SECTION_CHARS``.
 
+A passage for math-verify whose last line ends on a range ("It is 18 to 20", "between 18
+and 20", ``18~20``: the line's first value), on a value qualified by the words right
+after it ("about 18 or so", "18 (or slightly more)") or bounded or ruled out right
+before it ("at least 18", "18, not 20": the 20, when the line names no "answer") is no
+answer (``qualified``): math-verify would read the bare value.
+
 Nor is there an answer when a later ``<answer>`` is left open holding math
 (``<answer>3</answer> <answer>4``: ``unclosed``, as an open last box is), when the last
 tag follows an open one holding another number alone (``<answer>3<answer>4</answer>``:
@@ -117,6 +136,7 @@ from rewardkit.verifiers._common import (
     MAX_ANSWER_CHARS,
     OFFER_CUE,
     OFFER_PREDICATE,
+    OR_WORD,
     PARAGRAPH_BREAK,
     SECTION_CHARS,
     last_match,
@@ -124,6 +144,7 @@ from rewardkit.verifiers._common import (
     rest_of_paragraph,
     section_start,
     unread_answer,
+    visible,
 )
 
 __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
@@ -139,7 +160,8 @@ a whole response, as verl's scorer gives it, for all but the longest."""
 
 # "Answer: X", "answer is X", "**Answer:** X", "**Final Answer**" (then X on a later line)
 _ANSWER_MARKER = re.compile(
-    r"(?i:\banswer\b)(?P<bold>\*\*)?[ \t]{0,3}(?P<sep>:|(?i:is\b))?[ \t]{0,3}:?(?:\*\*)?[ \t]{0,3}:?"
+    r"(?i:\banswer\b)(?P<bold>\*\*)?[ \t]{0,3}(?P<sep>[:：]|(?i:is\b))?"
+    r"[ \t]{0,3}[:：]?(?:\*\*)?[ \t]{0,3}[:：]?"
 )
 _ANSWER_WORD = re.compile(r"answer", re.IGNORECASE)
 _HOPE = re.compile(r"(?i)\.?\s{0,3}I hope it is correct\.?\s{0,3}$")
@@ -154,7 +176,10 @@ _SPAN_JOIN = re.compile(
 )
 _SPACES = re.compile(r"[ \t]{1,8}")
 _BOLD = re.compile(r"\*\*([^*\n]{1,200}?)\*\*")  # markdown bold, not "2**3" (a power)
-_SENTENCE_END = re.compile(r"\.(?:\s|$)|[;?](?:\s|$)")  # not "!": 5! is a factorial
+# not "!" (5! is a factorial), nor the period of "vs." ("18 vs. 20" offers two)
+_SENTENCE_END = re.compile(  # nor a ";" before another number: "18; 20" lists two
+    r"(?<!\bvs)\.(?:\s|$)|;(?![ \t]{0,3}\$?-?\d)(?:\s|$)|\?(?:\s|$)"
+)
 _TAG_PASSAGE = "<answer> {} </answer>"  # the word "answer" anchors math-verify's patterns
 _INLINE_DELIMITER = re.compile(r"\\[()\[\]]")  # "4\(\sqrt{30}\)", a stray "108\)"
 _NUMBER_THEN_WORDS = re.compile(  # "12 apples", "80살": the number; letters in any script
@@ -162,6 +187,9 @@ _NUMBER_THEN_WORDS = re.compile(  # "12 apples", "80살": the number; letters in
 )
 _NUMBER_COMMA_WORD = re.compile(  # "2/16, which can be simplified", "2009, but the image"
     r"(-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?),\s+(?!and\b|or\b)(?=[^\W\d_]{3})"
+)
+_NUMBER_SPAN_WORDS = re.compile(  # "15$\pi$ square units": a number and a span glued, words
+    r"(-?\d[\d,]*(?:\.\d+)?)\$([^$\n]{1,40})\$((?:\s+[^\W\d_]{1,20}){0,4})"
 )
 _WORDS_THEN_NUMBER = re.compile(  # "at least 5", "between 5 and 6": words, then the value
     r"([^\W\d_]{1,20}(?: [^\W\d_]{1,20}){0,3}) (-?\d[\d,]*(?:\.\d+)?(?: and -?\d+)?)"
@@ -186,7 +214,7 @@ class Found:
 
 def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
     """The final answer of ``response`` by the rules of this module's docstring."""
-    response = response.rstrip()  # an answer followed by a megabyte of blanks is an answer
+    response = visible(response).rstrip()  # a megabyte of blanks after it hides nothing
     cut = response.rfind(THINK_END)
     final = response[cut + len(THINK_END) :] if cut >= 0 else response
     texts = [final, response] if cut >= 0 and final.strip() else [response]
@@ -197,7 +225,8 @@ def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
             if found is not None:
                 return _unless_offered(_unless_hedged(found, text))
     if mode == "default":
-        return _unless_negated(_unless_offered(_unless_alternatives(_expression(texts))))
+        found = _unless_offered(_unless_alternatives(_expression(texts)))
+        return _unless_qualified(_unless_negated(found))
     return Found(None, {"source": None})
 
 
@@ -419,7 +448,9 @@ def _tag_value(content: str) -> str | None:
     lines = [line.strip(_OUTER_NOISE + "$") for line in content.splitlines() if line.strip()]
     if len(lines) > 1 and all(map(_is_number, lines)):
         return ", ".join(lines)
-    if "\n" in content or content.count("=") > 1:
+    if len(lines) > 1:
+        return _derived(content)
+    if content.count("=") > 1:
         return None
     sentence = _SENTENCE_END.search(content)
     if sentence and content[sentence.end() :].strip(_OUTER_NOISE):
@@ -427,12 +458,31 @@ def _tag_value(content: str) -> str | None:
     return clean_answer(content)
 
 
+def _derived(content: str) -> str | None:
+    """The result of a tag that is a derivation, one math span a line, ending in ``$N =
+    6009$``: the 6009, when no other line sets a name to a plain number (``$x = 3$``
+    then ``$x = 4$`` offers two: None, the tag is a passage)."""
+    lines = [line.strip() for line in content.splitlines() if line.strip()]
+    if len(lines) > _MAX_DERIVED or not all(map(_SPAN_LINE.fullmatch, lines)):
+        return None
+    results = [_SET_NUMBER.fullmatch(line.strip("$ .")) for line in lines]
+    last = results[-1]
+    if last is None or any(found and found.group(1) != last.group(1) for found in results):
+        return None
+    return last.group(1)
+
+
+_MAX_DERIVED = 32
+_SPAN_LINE = re.compile(r"\$[^$\n]{1,200}\$\.?")
+_SET_NUMBER = re.compile(r"[A-Za-z]\w{0,3}\s{0,2}=\s{0,2}(-?\d[\d,]*(?:\.\d+)?)")
+
+
 # --- 3. answer lines --------------------------------------------------------------------
 
 
 def _lined(text: str) -> Found | None:
     offset = max(0, len(text) - LINE_TAIL_CHARS)
-    line = _last_line(_line_answers(text[offset:]))
+    line = _last_line(_line_answers(text[offset:], last=True))
     return None if line is None else Found(line[1], {"source": "answer_line"}, offset + line[0])
 
 
@@ -454,10 +504,11 @@ def _last_line(lines: Sequence[_Line]) -> _Line | None:
     return candidates[-1] if candidates else None
 
 
-def _line_answers(tail: str, *, unboxed: bool = False) -> list[_Line]:
+def _line_answers(tail: str, *, unboxed: bool = False, last: bool = False) -> list[_Line]:
     """The usable answer lines of ``tail`` (the tail is short) among its last
     _MAX_MARKERS markers, first first; with ``unboxed``, not those whose value opens with
-    a box (that box is an answer already)."""
+    a box (that box is an answer already); with ``last``, a value alone on its line in
+    bold or after ``####`` only when no math follows it (else a step highlighted)."""
     lines = []
     for marker in list(_markers(tail))[-_MAX_MARKERS:]:
         if unboxed and _BOX_FIRST.match(tail, marker.end()):
@@ -465,6 +516,32 @@ def _line_answers(tail: str, *, unboxed: bool = False) -> list[_Line]:
         found = _after_marker(tail, marker)
         if found:
             lines.append((marker.start(), *found))
+    if "**" in tail or "####" in tail:
+        lines = sorted([*lines, *_marked_lines(tail, last=last)])
+    return lines
+
+
+# A value alone on its line, marked as an answer is: "**18**", "**$x = 5$**", "#### 18"
+# (not a bold heading, "**Step 2**", nor a markdown heading, "#### 4. Verification")
+_MARKED_LINE = re.compile(
+    r"(?m:^)[ \t>-]{0,4}(?:\*\*(?P<bold>[ \t$\\(\[-]{0,3}(?:[\d.\\]|[A-Za-z][ \t]{0,2}=|[A-J]\)?\*)"
+    r"[^*\n]{0,80})\*\*|####[ \t]{0,8}(?P<hashed>\$?-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)\$?))"
+    r"[ \t.]{0,3}(?m:$)"
+)
+
+
+def _marked_lines(tail: str, *, last: bool = False) -> list[_Line]:
+    """The values alone on their lines in bold or after ``####`` (the last _MAX_MARKERS):
+    a final answer as plainly as a box or an answer line is; with ``last``, only one
+    that no math follows."""
+    lines = []
+    for found in list(_MARKED_LINE.finditer(tail))[-_MAX_MARKERS:]:
+        if last and _MATHY.search(tail, found.end()):
+            continue
+        raw = found.group("bold") or found.group("hashed")
+        value = clean_answer(raw.rstrip("*"))
+        if value and (_MATHY.search(value) or _label(value)):
+            lines.append((found.start(), value, raw))
     return lines
 
 
@@ -518,6 +595,8 @@ def clean_answer(line: str) -> str | None:
     value = _first_sentence(line)
     if number := _NUMBER_THEN_WORDS.fullmatch(value):
         value = _qualified(number.group(1).rstrip(","), value[number.end(1) :])
+    elif glued := _NUMBER_SPAN_WORDS.fullmatch(value):  # "15$\pi$ square units": 15\pi
+        value = _qualified(glued.group(1) + glued.group(2).strip(), glued.group(3))
     elif number := _NUMBER_COMMA_WORD.match(value):
         value = number.group(1).rstrip(",")
     elif bound := _WORDS_THEN_NUMBER.fullmatch(value):
@@ -769,13 +848,16 @@ _NUMBER = r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:/\d+)?"
 _HEDGE_JOIN = (
     r"(?:or\s{1,3})?(?:maybe|perhaps|possibly|probably)\b|\\(?:vee|lor)(?![A-Za-z])|\|"
     # "5 \& 6", "5 \mid 6", "5 \cup 6", "5 \sim 6", "5 或 6", "5 and/or 6": mv reads the 6
-    r"|\\(?:mid|cup|sim)(?![A-Za-z])|或者?|\\\||\\?&|and/or\b|\\text\{\s{0,3}(?:resp\.?|and/or|/)\s{0,3}\}"
+    r"|\\(?:mid|cup|sim)(?![A-Za-z])|或者?|\|\||[—–-]\s{0,3}or\b|\\\||\\?&|and/or\b|\\text\{\s{0,3}(?:resp\.?|and/or|/)\s{0,3}\}"
 )
 # in one answer only (a box, an answer line), not in a derivation: "3 \\ 4" (a line break),
 # "3 \vert 4", "3 \to 4", "3 -> 4", "3 \text{, } 4", "3 \hspace{1cm} 4": math-verify reads the 4
 # ("3 \approx 4": the 3; a rounding, "3.14 \approx 3.1", is one value)
 _ANSWER_JOIN = (
     _HEDGE_JOIN
+    # "or" in another language, "vs": math-verify reads no set there ("3 oder 4", "3 vs. 4")
+    + r"|(?!(?i:or)\b)"
+    + OR_WORD
     + r"|\\\\(?:\[[^\]]{0,8}\])?|\\(?:vert|to|rightarrow|Rightarrow|implies|longrightarrow|approx)(?![A-Za-z])"
     r"|\\text\{\s{0,3}[,;]?\s{0,3}\}|\\hspace\*?\{[^{}]{0,12}\}|[→⇒⟶≈]|->|=>"
 )
@@ -792,10 +874,20 @@ _TWO_IN_ONE = re.compile(  # _TWO_VALUES, and the joins only one answer offers t
     re.IGNORECASE,
 )
 _TWO_PLAIN_VALUES = re.compile(  # in a passage: "3 or 4", "x = -5 or x = 4", "3 and/or 4"
-    rf"(?<![\w.])(?P<a>{_NUMBER}){_UNIT_WORD}{_SEPARATOR}"
-    rf"(?P<join>(?:and/)?or(?:\s{{1,3}}else)?)\s{{1,3}}"
-    rf"(?:[A-Za-z]\s{{0,2}}=\s{{0,2}})?(?P<b>{_NUMBER})(?![\d.]*\d)",
+    # "or" in any language: "3 vs 4", "3 oder 4", "3 或 4", "3 of 4" (Dutch); math spans
+    # joined by an English "or" ("$-5$ or $4$") are math-verify's set, by another word not
+    rf"(?<![\w.])(?P<a>{_NUMBER}){_UNIT_WORD}(?P<span>\$)?{_SEPARATOR}"
+    rf"(?P<join>(?(span)(?!(?i:and/)?(?i:or)\b))(?:and/)?{OR_WORD}(?:\s{{1,3}}else)?)\s{{0,3}}"
+    rf"(?(span)\$)(?:[A-Za-z]\s{{0,2}}=\s{{0,2}})?(?P<b>{_NUMBER})(?![\d.]*\d)",
     re.IGNORECASE,
+)
+# a line's first value given as a range, after "is" or ":": "It is 3 to 4", "is between 3
+# and 4" (not "rose by 2 to 18", "from 12 to 18": where a change ends)
+_RANGE = re.compile(
+    rf"^(?:[^\d\n]{{0,200}}?(?:\b(?i:is|are|was|were|be|get|answer)\s{{1,3}}|[:=]\s{{0,3}})|\s{{0,3}})"
+    rf"(?:(?i:between)\s{{1,3}}\$?(?P<a>{_NUMBER})\$?\s{{1,3}}(?P<join>and)"
+    rf"|\$?(?P<a2>{_NUMBER})\$?\s{{0,3}}(?P<join2>(?i:to|through)\s|[~–—]))"
+    rf"\s{{0,3}}\$?(?P<b>{_NUMBER})(?![\d.]*\d)"
 )
 _LEAD = re.compile(r"[\s*:$]*(?:\\[(\[])?\s*")
 _BOX_FIRST = re.compile(_LEAD.pattern + r"\\(?:boxed|fbox)(?![A-Za-z])")
@@ -812,9 +904,11 @@ def _offers_two(raw: str) -> bool:
 
 
 def _two_different(found: re.Match[str], text: str) -> bool:
-    if found.group("join") == "|" and text.count("|") != 1:
+    groups = found.groupdict()
+    if groups.get("join") == "|" and text.count("|") != 1:
         return False
-    return same_value(found.group("a"), found.group("b")) is False
+    first = groups.get("a") or groups.get("a2") or ""
+    return same_value(first, found.group("b")) is False
 
 
 def _unless_alternatives(found: Found) -> Found:
@@ -829,6 +923,8 @@ def _unless_alternatives(found: Found) -> Found:
         line = tail[: len(tail) - len(line)].rstrip().rpartition("\n")[2] + " " + line
     matches = [last_match(pattern, line) for pattern in (_TWO_VALUES, _TWO_PLAIN_VALUES)]
     last = max(filter(None, matches), key=lambda match: match.end(), default=None)
+    if last is None:
+        last = _RANGE.match(line)  # "So it is 18 to 20.": mv would read the 20
     if last is None or _MATHY.search(_CLOSERS.sub("", line[last.end() :])):
         return found  # no alternatives, or another value comes after them
     if not _two_different(last, line):
@@ -869,6 +965,30 @@ def _unless_negated(found: Found) -> Found:
     if negated is None or math is None or math.start() < negated.start():
         return found
     return Found(None, {"source": "expression", "negated": True, "pred": line.strip()[:200]})
+
+
+def _unless_qualified(found: Found) -> Found:
+    """A passage for math-verify (a tag's text too) whose last line ends on a value that
+    words right after it qualify ("about 18 or so", "18 (or slightly more)", "18 or
+    more") or that is bounded or ruled out ("at least 18", "18, not 20": the 20), where
+    the line names no "answer" (:func:`_unless_negated` reads those): math-verify would
+    read the bare value."""
+    if found.answer is None or found.extra.get("source") != "expression":
+        return found
+    text = found.answer.removesuffix(" </answer>") if found.extra.get("tag") else found.answer
+    line = text[-LINE_TAIL_CHARS:].rstrip().rpartition("\n")[2]
+    value = last_match(_PREVIOUS_VALUE, line)
+    if value is None or _MATHY.search(_CLOSERS.sub("", line[value.end() :])):
+        return found
+    words = _CLAUSE_END.split(line[value.end() :], maxsplit=1)[0]
+    bounded = _BOUNDED.search(line, 0, value.start()) and not _ANSWER_WORD_ALONE.search(line)
+    if not bounded and not _latex.qualifying_words(words):
+        return found
+    return Found(None, {**found.extra, "qualified": True, "pred": line.strip()[-200:]})
+
+
+_CLAUSE_END = re.compile(r"[.,;:!?](?:\s|$)")
+_BOUNDED = re.compile(_NEGATION + r"\s{0,3}(?:\\[(\[])?\s{0,3}\$?\s{0,3}$")
 
 
 # --- 4. the fallback --------------------------------------------------------------------

@@ -39,12 +39,52 @@ CORRECTION_CUE = (
 it's 20", "Sorry, I mean 20", "No, 20" ("no" only before a stop: "no 20-year-old" is
 no correction). Also read past the answer's paragraph (:func:`later_paragraphs`)."""
 
+_OR_FOREIGN = (
+    r"(?:(?i:vs\.?|versus|oder|ou|eller|lub|albo|nebo|alebo|vagy|veya|atau|hoặc"
+    r"|или|або|ή|أو|או|या)(?![^\W\d_])|또는|혹은|または|もしくは|或者?|[还還]是)"
+)
+"""Words that offer one of two values and are no English word: "vs", "versus", and "or"
+in the languages models answer in ("oder", "ou", "или", "或", "または", "أو", ...). With
+"or" they open a clause that offers another value (:data:`OFFER_CUE`)."""
+
+ALTERNATIVE_WORD = r"(?:(?i:or|o|u|sau|tai|hay)(?![^\W\d_])|" + _OR_FOREIGN + ")"
+"""A word before a value that offers it as an alternative to another: "or 20", "vs 20",
+"oder 20", "或 20"; the short ones ("o", "u") read only between two values."""
+
+OR_WORD = r"(?:(?i:of)(?![^\W\d_])|" + ALTERNATIVE_WORD + ")"
+"""A word between two values that offers them as alternatives: "18 or 20", "18 vs 20",
+"18 oder 20", "18 或 20", and the short ones read only between two values ("18 o 20",
+"18 of 20": Dutch "or"; an English "18 of 20" is no bare 18 either, it may mean 18/20).
+A number, this word, then another number is never the first number alone."""
+
+# "answer" in the languages models answer in, as a label: after a final answer it states
+# another ("Answer: 18. Antwort: 20.", "Answer: 18\n答案：20"). The first letters first:
+# a position that starts none is passed over fast
+_ANSWER_ABROAD = (
+    r"(?=[aAoOrRsSvVcCjJоОвВαΑתاउ答解정đĐ])(?:\b(?i:antwort|réponse|respuesta|risposta|resposta"
+    r"|antwoord|svar|vastaus|odpowiedź|odpověď|válasz|răspuns|cevap|jawaban|ответ|відповідь"
+    r"|απάντηση|תשובה|الإجابة|الجواب|उत्तर)\b|答案|答え|解答|정답|(?i:đáp án))"
+)
+
+CONTEXT_WORD = (
+    r"(?i:in|on|at|for|per|by|from|after|before|within|each|every|with|during|since|until"
+    r"|till|over|under|out|than|more|less|fewer)\b"
+)
+"""Words after a number that put it in a context, not beside another value: "18 in 2
+weeks", "18 per 3 days". Any other word between two numbers ("18 sau 20", "18 hours 30
+minutes", "18 (English), 20 (Deutsch)") makes the first no value alone."""
+
 OFFER_CUE = (
     r"(?:\b(?i:could|might|may)(?:[ \t]+(?i:also|even|well|actually|instead|equally|possibly))?"
     r"[ \t]+(?i:be)(?:[ \t]+(?i:also|even))?"
     # "or" opening a clause, a parenthesis or the text right after the answer: "18 or maybe
-    # 20", "18 (or possibly 20)", "18. Or 20." (not "x or y" inside a sentence)
-    r"|(?:^[ \t$*)\\}]{0,4}|[.,;:!?\n()\[\u2013\u2014\u2026-])[ \t]*(?i:or)"
+    # 20", "18 (or possibly 20)", "18. Or 20.", "18 vs 20", "18 oder 20" (not "x or y"
+    # inside a sentence)
+    r"|(?:^[ \t$*)\\}]{0,4}[ \t]*"
+    + ALTERNATIVE_WORD
+    + r"|[.,;:!?\n()\[\u2013\u2014\u2026-][ \t]*(?:(?i:or)|"
+    + _OR_FOREIGN
+    + "))"
     r"(?:[ \t]+(?i:maybe|perhaps|possibly|else|even|rather|alternatively))?"
     r"|\b(?i:maybe|perhaps|possibly|alternatively|alternately|otherwise|conceivably)"
     # "another possible answer is", "an alternative value would be", "other solutions:"
@@ -52,6 +92,13 @@ OFFER_CUE = (
     r"|acceptable|correct))?[ \t]+(?i:answer|value|solution|option|choice|possibility|candidate)s?"
     r"(?:[ \t]+(?i:is|would[ \t]+be|could[ \t]+be|might[ \t]+be))?"
     r"|\b(?i:unless)[ \t]+(?i:it(?:'s|[ \t]+is)|the[ \t]+answer[ \t]+is)"
+    # a condition opening a parenthesis, then a value: "18 (if rounding, 20)", "(rounded: 20)";
+    # or a sentence, then a value that ends it: "If rounding, 20." (not "If we add 2, 16 remain")
+    r"|\((?i:if|when|assuming|rounding|rounded)\b[^()\n]{0,40}?[,:]"
+    r"|(?:^|[.!?][ \t]{1,3})(?i:if|when|assuming)\b[^.,;()\n]{1,40}[,:]"
+    r"(?=[ \t]{1,3}(?:\\?\$)?(?:-?\d[\d,.]*|\(?[A-J]\)?)\$?[ \t]*(?:[.!?)]|$))"
+    # "Answer: 18. Antwort: 20." (a label opens a line or a sentence: few places to try)
+    r"|(?:^|(?<=[\n.!?;]))[ \t*>]{0,3}" + _ANSWER_ABROAD + r"[ \t]{0,3}(?=:)"
     r"|" + CORRECTION_CUE + ")"
 )
 """Words that offer another value after a final answer: "it could be", "might also be",
@@ -61,18 +108,21 @@ The rule is the shape, not a list of phrasings: a word of possibility or alterna
 then a value right after it (never "could be verified", "alternatively, using ...")."""
 
 OFFER_PREDICATE = (
-    r"[ \t]+(?:(?i:is|are|seems|looks|would|could|might|may|can|be)[ \t]+){0,2}(?:"
+    r"(?:[ \t]+(?:(?i:is|are|seems|looks|would|could|might|may|can|be)[ \t]+){0,2}(?:"
     r"(?i:possible|plausible|likely)"
     r"|(?i:also|too|equally)[ \t]+(?:(?i:be|is)[ \t]+)?(?:(?i:an?)[ \t]+)?"
     r"(?i:possible|plausible|likely|correct|right|valid|acceptable|works?|answer|solution)"
     r"|(?i:works?|correct|right|valid|acceptable)[ \t]*,?[ \t]+(?i:too|also|as[ \t]+well)"
     r"|(?:(?i:an?)[ \t]+)?(?i:another|alternative|other|second|possible|plausible)[ \t]+"
     r"(?:(?i:valid|possible|plausible|correct)[ \t]+)?(?i:answer|solution|option|choice))\b"
+    # a value under a condition, in parentheses: "18 (20 if rounding)"
+    r"|[ \t]+(?i:if|when|assuming)\b[^()\n]{0,40}\))"
 )
 """Words after a value that offer it as another answer: "20 would also work", "20 could
 also be right", "20 is also a valid answer", "20 is plausible", "20 works too", "20 is
-another answer". A value said to be valid without "also" ("$x = 5$ is valid", after a
-root ruled out) is a check, not an offer; "20 is not possible" rules it out."""
+another answer", "(20 if rounding)". A value said to be valid without "also" ("$x = 5$
+is valid", after a root ruled out) is a check, not an offer; "20 is not possible" rules
+it out."""
 
 AFTER_ANSWER_CHARS = 300
 """How far after a final answer its paragraph is read for another value offered."""
@@ -84,7 +134,7 @@ end) the verifiers read for other final answers; see :func:`unread_answer` for t
 # an answer stating a value ("answer is 5", "Answer: $5$", "<answer> 5", "#### 5"), not
 # the word in prose ("to find the answer, ..."): a long paragraph of steps may say that
 _MAYBE_ANSWER = re.compile(
-    r"(?i:\banswer\b(?:[ \t]+is)?|<answer>)[ \t]{0,3}[:=]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+    r"(?i:\banswer\b(?:[ \t]+is)?|<answer>)[ \t]{0,3}[:=：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
     r"(?:\$|\\[(\[]|\\boxed)?[ \t]{0,3}(?:-?\d|\\|\(?[A-J]\b)|####[ \t]{0,8}-?\$?\d"
 )
 _MAYBE_BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
@@ -92,6 +142,50 @@ _MAYBE_BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _SEARCH_WINDOW = 4096
 _MAX_INT_GOLD = 10**999
 _PLAIN_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
+
+
+# Format characters a reader never sees: zero-width spaces and joiners, direction marks
+# and embeddings, the word joiner, a byte-order mark, a soft hyphen
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# struck-out text: "~~20~~ 18", "<del>20</del> 18" (a value taken back, as "not 20" is)
+_STRUCK = re.compile(
+    r"~~(?=[^\s~])[^~\n]{1,200}~~|<(?i:del|strike)>[^<\n]{0,200}</(?i:del|strike)>"
+)
+
+
+_STRUCK_START = re.compile(r"~~|<(?i:del|strike)>")  # a first-character scan, fast
+
+
+def visible(text: str) -> str:
+    """``text`` as a reader sees it rendered, the only text an answer is read from:
+    format characters dropped (``1\u200b8`` is 18, a direction mark hides no "or"), a
+    full-width colon read as a colon,
+    and HTML comments (an unclosed one hides the rest) and struck-out text removed
+    (``18 <!-- 20 -->`` answers 18, as ``~~20~~ 18`` does). Linear: each is a scan,
+    and most responses have none."""
+    if not text.isascii():  # O(1) in CPython: most responses skip this
+        if _INVISIBLE.search(text):
+            text = _INVISIBLE.sub("", text)
+        text = text.replace("：", ": ")  # a full-width colon ("答案：20") is a colon
+    if "<!--" in text:
+        text = _without_comments(text)
+    if _STRUCK_START.search(text):
+        text = _STRUCK.sub(" ", text)
+    return text
+
+
+def _without_comments(text: str) -> str:
+    """``text`` less its ``<!-- ... -->`` comments; an unclosed one hides the rest of the
+    text, as it does rendered."""
+    pieces, pos = [], 0
+    while (opened := text.find("<!--", pos)) >= 0:
+        pieces += [text[pos:opened], " "]
+        closed = text.find("-->", opened + 4)
+        if closed < 0:
+            return "".join(pieces)
+        pos = closed + 3
+    pieces.append(text[pos:])
+    return "".join(pieces)
 
 
 def gold_strings(ground_truth: Any, verifier: str) -> tuple[str, ...]:
@@ -144,11 +238,83 @@ def last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
 
 
 def section_start(text: str, at: int) -> int:
-    """Where the paragraph holding ``text[at]`` begins (after its last blank line, at
-    most SEARCH_TAIL_CHARS back): the concluding section of an answer found at ``at``."""
+    """Where the concluding section of an answer found at ``at`` begins: the start of
+    its paragraph (after its last blank line, at most SEARCH_TAIL_CHARS back); when that
+    paragraph is a bare answer (:func:`bare_answer`), the start of the bare answers
+    right before it: ``**18**`` then a blank line then ``**20**`` offers two final
+    answers, never a step then the answer."""
     floor = max(0, at - SEARCH_TAIL_CHARS)
     found = last_match(PARAGRAPH_BREAK, text[floor:at])
-    return floor if found is None else floor + found.end()
+    start = floor if found is None else floor + found.end()
+    if at - start > _BARE_CHARS or not bare_answer(text[start : _paragraph_end(text, start)]):
+        return start  # an answer said among words: the paragraphs before it are steps
+    for _ in range(_MAX_BARE_PARAGRAPHS):
+        before = _paragraph_before(text, start)
+        if before is None or not bare_answer(text[before[0] : before[1]]):
+            break
+        start = before[0]
+    return start
+
+
+_MAX_BARE_PARAGRAPHS = 8
+_BARE_CHARS = 400  # a bare answer is short: longer paragraphs are steps
+
+
+def _paragraph_end(text: str, start: int) -> int:
+    """Where the paragraph starting at ``start`` ends (its first _BARE_CHARS and a bit:
+    a longer one is no bare answer, and is cut)."""
+    brk = PARAGRAPH_BREAK.search(text, start, start + _BARE_CHARS + 2)
+    return min(len(text), start + _BARE_CHARS + 2) if brk is None else brk.start()
+
+
+def _paragraph_before(text: str, start: int) -> tuple[int, int] | None:
+    """Where the paragraph before the one starting at ``start`` begins and ends, when it
+    is at most _BARE_CHARS long (None: none, or a longer one). Blank lines between them,
+    however many (up to _GAP_CHARS), separate nothing more than one does."""
+    low = max(0, start - _GAP_CHARS)
+    end = low + len(text[low:start].rstrip())
+    floor = max(low, end - _BARE_CHARS - 2)
+    if end == low or (floor == low and low > 0):
+        return None  # nothing before, or only blanks back to the window's edge
+    found = last_match(PARAGRAPH_BREAK, text[floor:end])
+    if found is None:
+        return (0, end) if floor == 0 else None  # longer than _BARE_CHARS: a step
+    return floor + found.end(), end
+
+
+_GAP_CHARS = 1 << 16
+
+
+# One answer alone on its line: a box, a bold value, "#### n", an <answer> tag, or an
+# answer line with a short value ("The answer is 18.", "**Answer:** B"), in markdown marks
+_BARE_MARKED = (
+    r"(?:\*\*[^*\n]{1,80}\*\*|\$*(?:\\\[)?[ \t]{0,3}\\(?:boxed|fbox)\{[^\n]{0,80}\}[ \t]{0,3}"
+    r"(?:\\\])?\$*|####[^\n]{1,40}|<answer>[^\n]{0,80}</answer>)"
+)
+_BARE_LEAD = (
+    r"(?i:(?:the[ \t]+)?(?:final[ \t]+)?answer(?:[ \t]+is)?)"
+    r"[ \t]{0,3}(?:\*\*)?[ \t]{0,3}:?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+)
+_BARE_LINE = re.compile(
+    rf"[ \t>*#-]{{0,8}}(?:{_BARE_LEAD}(?:{_BARE_MARKED}|[^\s*][^\n*]{{0,39}})?|{_BARE_MARKED})"
+    r"[ \t.]{0,3}"
+)
+_FENCE = re.compile(r"(?m)^[ \t]{0,3}```[^\n`]{0,20}$")
+
+
+def bare_answer(paragraph: str) -> bool:
+    """Whether a paragraph is only final answers, one a line (``**18**``, ``\\boxed{18}``,
+    ``#### 18``, ``<answer>18</answer>``, "The answer is 18."; in a code block too): no
+    step on the way, which would hold words or math besides. A heading alone
+    (``**Final Answer**``) is bare too, as is a rule (``---``, ``<br>``): no value."""
+    if "```" in paragraph:
+        paragraph = _FENCE.sub("", paragraph)
+    lines = [line for line in paragraph.split("\n") if not _SEPARATOR_LINE.fullmatch(line)]
+    return all(_BARE_LINE.fullmatch(line.rstrip()) for line in lines)  # a rule alone: bare
+
+
+# a blank line, a markdown rule ("---", "***") or a break ("<br>", "<hr/>"): no value
+_SEPARATOR_LINE = re.compile(r"\s*(?:[-*_=~]{3,}|<(?i:br|hr)\s*/?>)?\s*")
 
 
 def unread_answer(text: str, section: int, read_from: int, *, boxes: bool = True) -> bool:

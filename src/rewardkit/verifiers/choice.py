@@ -15,8 +15,12 @@ its last blank line or ``</think>`` on), another stated answer with a different 
 or the next, offering another or taking it back ("A but C is also possible", "it could
 be C", "Or maybe C", "Option D would also work", "Actually, B"), or a paragraph longer
 than is read with an answer in the part not read, or the options restated with their
-texts (``(A) 18 (B) 20 (C) 22 (D) 24``, after "Answer:" too): every option, no choice. An answer stated in an earlier
-paragraph or in the thinking is a step on the way.
+texts (``(A) 18 (B) 20 (C) 22 (D) 24``, after "Answer:" too): every option, no choice,
+or a bold letter alone on its line in the section (``Answer: B``, a blank line,
+``**D**``: bare answers one a paragraph are one section, ``_common.section_start``).
+"Or" in other words joins letters ("C vs D", "C oder D": ``_common.OR_WORD``). An answer
+stated in an earlier paragraph or in the thinking is a step on the way. The response is
+read as rendered (``_common.visible``): ``Answer: ~~D~~ B`` answers B.
 
 Everything is decided in the main process; there is no slow path.
 """
@@ -32,6 +36,7 @@ from rewardkit.verifiers._common import (
     CORRECTION_CUE,
     OFFER_CUE,
     OFFER_PREDICATE,
+    OR_WORD,
     SECTION_CHARS,
     gold_strings,
     last_match,
@@ -40,6 +45,7 @@ from rewardkit.verifiers._common import (
     section_start,
     unread_answer,
     verdict,
+    visible,
 )
 from rewardkit.verifiers.base import Extracted, Verdict
 
@@ -47,7 +53,7 @@ __all__ = ["ChoiceVerifier"]
 
 _LETTER = r"[\(\[]?(?P<letter>[A-J])[\)\]]?(?![A-Za-z0-9])"
 _STATEMENT = (
-    r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?i:is)?[ \t]{0,3}:?[ \t]{0,3}"
+    r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?i:is)?[ \t]{0,3}[:：]?[ \t]{0,3}"
     r"(?:\*\*)?[ \t]{0,3}\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
 )
 # "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
@@ -64,15 +70,17 @@ _PARENTHESISED = re.compile(r"\((?P<letter>[A-J])\)")
 _LONE_LINE = re.compile(r"[\(\[]?(?P<letter>[A-J])[\)\]]?\.?")
 # another letter listed after the one read: "A, B", "C or D", "C (or D)", "(C)(D)", "**C** or **D**"
 # (not a word: "C. A photon...", "C I think" are prose)
-_LISTED_AFTER = re.compile(
-    r"(?:\*\*|[}$])?[ \t]{0,3}\(?[ \t]{0,3}(?:[,;/&|+]|\\&|\b(?:and/or|and|or)\b)?[ \t]{0,3}"
+_LISTED_AFTER = re.compile(  # "C vs D", "C oder D", "C 或 D": "or" in any language too
+    r"(?:\*\*|[}$])?[ \t]{0,3}\(?[ \t]{0,3}(?:[,;/&|+]|\\&|\b(?:and/or|and)\b|(?<![^\W\d_])"
+    + OR_WORD
+    + r")?[ \t]{0,3}"
     r"(?:\*\*|\$|\\boxed\{|\\text(?:bf)?\{)?[ \t]{0,2}[\(\[]?[A-J][\)\]]?"
     r"(?![A-Za-z0-9])(?![ \t]{1,3}[a-z])"
 )
 # a marked letter listed just before the one read: "(A) (B) (C)", "**A**, **B**"
 _LISTED_BEFORE = re.compile(
     r"(?<![A-Za-z0-9])(?:\*\*)?[\(\[]?[A-J][\)\]]?(?:\*\*)?[ \t]{0,3}"
-    r"(?:[,;/&|]|\b(?:and|or)\b)?[ \t]{0,3}$"
+    r"(?:[,;/&|]|\band\b|(?<![^\W\d_])" + OR_WORD + r")?[ \t]{0,3}$"
 )
 TAIL_CHARS = 16_000
 """The letter is looked for in this many characters at the end of a response: a chosen
@@ -95,13 +103,15 @@ class ChoiceVerifier:
     def extract(self, response: str) -> Extracted:
         """The chosen letter (None when several are offered); bounded: every search
         starts from the end and reads at most a few KB around the letter found."""
-        full = response.rstrip()
+        full = visible(response).rstrip()  # hidden text answers nothing
         offset = max(0, len(full) - TAIL_CHARS)
         response = full[offset:]
         stated = _last_of(response, (_STATED, _BOXED, _TAGGED))
         if stated is not None:
             hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
-            hedged = hedged or _options_follow(response, stated)
+            hedged = (
+                hedged or _options_follow(response, stated) or _bold_elsewhere(response, stated)
+            )
             return _unless_hedged(stated, "stated", hedged)
         option = _last_of(response, (_OPTION,))
         if option is not None:
@@ -110,12 +120,13 @@ class ChoiceVerifier:
         if lone := _LONE_LINE.fullmatch(lines[-1].strip(" \t*")):
             above = _LONE_LINE.fullmatch(lines[-2].strip(" \t*")) if len(lines) > 1 else None
             hedged = above is not None and above.group("letter") != lone.group("letter")
+            hedged = hedged or _bold_elsewhere(response, lone, len(response) - len(lines[-1]))
             return _unless_hedged(lone, "line", hedged)  # "A\nB\nC": a list of letters
         marked = _last_of(response, (_BOLD, _PARENTHESISED))
         if marked is not None:
             before = response[max(0, marked.start() - 16) : marked.start()]
             listed = _LISTED_BEFORE.search(before) is not None or _options_restated(marked)
-            return _unless_hedged(marked, "marked", listed)
+            return _unless_hedged(marked, "marked", listed or _bold_elsewhere(response, marked))
         return Extracted(None, {"pattern": None})
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
@@ -201,6 +212,25 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
 def _offered_letter(found: re.Match[str]) -> str:
     groups = found.groupdict()
     return next(groups[name] for name in ("offered", "other", "named", "also") if groups.get(name))
+
+
+# a bold letter alone on its line: an answer as plainly as "Answer: C" is
+_BOLD_LINE = re.compile(
+    r"(?m:^)[ \t>-]{0,4}\*\*[ \t]{0,2}[\(\[]?(?P<letter>[A-J])[\)\]]?[.:]?[ \t]{0,2}\*\*[ \t.]{0,3}(?m:$)"
+)
+
+
+def _bold_elsewhere(text: str, final: re.Match[str], at: int = -1) -> bool:
+    """Whether a bold letter alone on its line, in the concluding section of the final
+    letter (at ``at``, else where ``final`` matched ``text``; bare answers one a paragraph
+    count as one section: ``_common.section_start``), is another letter: "Answer: B"
+    then a blank line then ``**D**`` offers two."""
+    at = final.start() if at < 0 else at
+    found = list(_BOLD_LINE.finditer(text, section_start(text, at), at))
+    last = last_match(_BOLD_LINE, text)
+    if last is not None and last.start() > at and section_start(text, last.start()) <= at:
+        found.append(last)
+    return any(other.group("letter") != final.group("letter") for other in found)
 
 
 def _options_restated(final: re.Match[str]) -> bool:

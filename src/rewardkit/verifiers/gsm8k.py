@@ -24,7 +24,13 @@ taking the number back ("18 but it could be 20", "18.\\nOr 20.", "perhaps 20", "
 also work", "Alternatively, 20", "Wait, no: 20"; see ``_common.OFFER_CUE``), unless
 the next paragraph ends on the number again; or a paragraph longer than is read with a
 box or marker in the part not read. A number stated in an earlier paragraph or in the
-thinking is a step on the way. Markers are looked for in the
+thinking is a step on the way, unless its paragraph and the final one are only answers
+(``#### 18``, a blank line, ``#### 20``; ``**18**`` then ``**20**``: a bold number alone
+on its line is marked when no number follows it). "Or" in other words ("18 vs 20", "18 oder 20", "18 或 20",
+Dutch "18 of 20": ``_common.OR_WORD``), and a word then another number that ends the
+clause ("18 sau 20", "18 hours 30 minutes"; not "18 in 2 weeks"), qualify a number as
+"or" does. The response is read as rendered (``_common.visible``: comments, struck-out
+text and zero-width marks removed) in ``auto``; ``strict`` and ``flexible`` stay verl's. Markers are looked for in the
 last ``MARKER_TAIL_CHARS`` of the response; ``#### 4. Verification`` is a markdown
 heading, not a marker.
 
@@ -44,9 +50,12 @@ from typing import Any, Literal
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
 from rewardkit.verifiers._common import (
+    ALTERNATIVE_WORD,
+    CONTEXT_WORD,
     CORRECTION_CUE,
     OFFER_CUE,
     OFFER_PREDICATE,
+    OR_WORD,
     SECTION_CHARS,
     gold_strings,
     last_match,
@@ -56,6 +65,7 @@ from rewardkit.verifiers._common import (
     section_start,
     unread_answer,
     verdict,
+    visible,
 )
 from rewardkit.verifiers.base import Extracted, Verdict
 
@@ -84,7 +94,7 @@ _AUTO = re.compile(
     r"####[ \t]{0,8}"
     + _NUMBER
     + r"(?![.:)]?[ \t]{1,3}[A-Z][a-z])"  # "#### 4. Verification": a markdown heading
-    + r"|(?i:\banswer\b(?:[ \t]{1,3}is\b)?)[ \t]{0,3}(?:\*\*)?[ \t]{0,3}:?"
+    + r"|(?i:\banswer\b(?:[ \t]{1,3}is\b)?)[ \t]{0,3}(?:\*\*)?[ \t]{0,3}[:：]?"
     + _LEAD
     + _NUMBER
     + r"|(?m:^[ \t]{0,8}(?:\*\*)?A:)(?:\*\*)?"
@@ -94,6 +104,14 @@ _AUTO = re.compile(
     + _LEAD
     + _NUMBER
     + r"\$?(?:[ \t.]{1,4}[A-Za-z]{1,20}){0,3}[ \t.]{0,4}\s{0,4}</answer>"
+)
+# a bold number alone on its line ("**18**"): an answer as plainly as a box when no number
+# follows it, else a step highlighted on the way; offered in its section either way
+_BOLD_NUMBER = re.compile(
+    r"(?m:^)[ \t>#-]{0,8}\*\*"
+    + _LEAD
+    + _NUMBER
+    + r"\$?(?:[ \t]{1,3}[A-Za-z]{1,20}){0,2}[ \t]{0,3}\*\*[ \t.]{0,3}(?m:$)"
 )
 
 
@@ -177,9 +195,13 @@ def _auto(response: str) -> tuple[str | None, bool]:
 
     A number is kept with what qualifies it (``18 or 19``, ``18, 19``, ``18 squared``,
     ``at least 18``, ``not 18``), which is then no number: never the bare 18."""
-    response = response.rstrip()  # a megabyte of blanks after the answer hides nothing
+    response = visible(response).rstrip()  # a megabyte of blanks hides nothing
     tail = max(0, len(response) - MARKER_TAIL_CHARS)
     marked = last_match(_AUTO, response[tail:])
+    bold = last_match(_BOLD_NUMBER, response[tail:]) if "**" in response[tail:] else None
+    if bold is not None and (marked is None or bold.start() > marked.start()):
+        if _LAST_NUMBER.search(response, tail + bold.end()) is None:  # the last number
+            marked = bold
     marked_at = -1 if marked is None else tail + marked.start()
     boxes, read_from = _answer.final_boxes_read(response)
     if boxes and boxes[0].content is not None and boxes[0].start > marked_at:
@@ -228,6 +250,7 @@ def _offered_other(
         return True  # a box the bounded scan did not read may offer another number
     # the final number is the last one: the others start before it
     offered = [_group(found) or "" for found in _AUTO.finditer(response, marks_from, at)]
+    offered += [_group(found) or "" for found in _BOLD_NUMBER.finditer(response, marks_from, at)]
     offered += [box.content or "" for box in boxes if start <= box.start < at]
     numbers = {plain_number(_latex.normalise(text)) for text in offered}
     numbers.discard(None)
@@ -284,26 +307,49 @@ def _last_number(response: str) -> str | None:
 
 # after the number: another one listed or offered, a range, a power
 _LIST_AFTER = re.compile(
-    r"[ \t]{0,3}(?:[,;/]|[\(\[]?[ \t]{0,3}(?:and/)?or\b|and\b|to\b|through\b|[-–—~或]|&(?:amp;)?)"
-    r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$)?-?\d"  # any script's digits
+    r"[ \t]{0,3}(?:[,;/]|[\(\[]?[ \t]{0,3}(?:and/)?"
+    + OR_WORD
+    + r"|and\b|to\b|through\b|[-–—~]|&(?:amp;)?)"
+    r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$|\\\()?-?\d"  # any script's digits
     r"|[ \t]{0,2}(?:[²³+‰‱]|[xX][ \t]{0,2}[0-9])"
     r"|[ \t]{0,3}\([ \t]{0,3}(?:or[ \t]{1,3})?-?\d[\d.,]*[ \t]{0,3}\?"  # "18 (20?)": a doubt
     # "18 | 20", "18 \lor 20", "18 \pm 2", "18 ± 2": two values offered, or a range
     r"|[ \t]{0,2}(?:[|±∓]|\\(?:lor|vee|mid|vert|pm|mp)(?![A-Za-z]))"
+    # "18 (alt. 20)", "18 (sic: 20)": a word and another number in parentheses after it
+    r"|[ \t]{0,3}\([ \t]{0,2}[^\W\d_]{1,12}\.?:?[ \t]{1,3}(?:\\?\$)?-?\d[\d,.]*\$?[ \t]{0,2}\)"
     # "18 20", "18 1/2", "18 \frac12": another number right after it, a mixed number
     # (not "18 2-liter bottles", "18 3rd graders": a number in the unit)
     r"|[ \t]{1,3}(?:[0-9][0-9.,/]*(?![0-9.,/]|[-‑]?[A-Za-z])|\\[dt]?frac(?![A-Za-z]))"
+    # a word then another number that ends the clause: "18 hours 30 minutes", "18 (English),
+    # 20 (Deutsch)", "18 sau 20" (an "or" in any language); not a context ("18 in 2 weeks")
+    # nor a reason going on ("18 because 3 x 6 = 18")
+    r"|[ \t]{1,3}(?!" + CONTEXT_WORD + r")(?:[^\W\d_]{1,12}|\([^\W\d_]{1,12}\)[,;:]?)"
+    r"[ \t]{1,3}(?:\\?\$)?-?\d[\d,]*(?:\.\d+)?\$?(?:[ \t]{1,3}\(?[^\W\d_]{1,15}\)?)?"
+    r"[ \t]{0,3}(?:[.!?;,)]|$)"
 )
 # before the number: a bound, a negation, or another value offered as an alternative
 _QUALIFIED_BEFORE = re.compile(
     r"(?:\b(?:not|never)|n[’']t(?:[ \t]+be)?|\b(?:at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
-    r"|between|or(?:[ \t]+(?:maybe|perhaps|possibly|else))?|maybe|perhaps|possibly)|或)"
+    r"|between|maybe|perhaps|possibly))"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
-    # "18 and 19", "18, or 19"
-    r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|or|to|&(?:amp;)?)[ \t]{1,3}(?:\\?\$)?$"
-    r"|[0-9]+[ \t]{0,2}[-–—/^*×÷+][ \t]{0,2}(?:\\?\$)?$",  # "18/19", "18-19": in an expression
+    # "18 and 19", "18, to 19"
+    r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|to|&(?:amp;)?)[ \t]{1,3}(?:\\?\$)?$"
+    # "18/19", "18-19", "18~20", "18 ± 2": in an expression or a range
+    r"|[0-9]+[ \t]{0,2}(?:[-–—/^*×÷+~±∓]|\|\|?|\\(?:pm|mp)(?![A-Za-z]))[ \t]{0,2}(?:\\?\$)?$",
     re.IGNORECASE,
 )
+# "or" in any language before the number: "or 20", "18 oder 20", "18 或 20", "18 of 20" (not
+# "2/5 of 60": a fraction of it). Read in the last _ALTERNATIVE_CHARS before it only: an
+# end-anchored search tries every start, and these words are short
+_ALTERNATIVE_BEFORE = re.compile(
+    r"(?:(?<![^\W\d_])"
+    + ALTERNATIVE_WORD
+    + r"(?:[ \t]+(?i:maybe|perhaps|possibly|else))?"
+    + r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)\$?[ \t]{0,3},?[ \t]{0,3}"
+    + ALTERNATIVE_WORD
+    + r"|(?<![\d/.,])-?\d[\d.,]*\$?[ \t]{1,3}(?i:of))[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"
+)
+_ALTERNATIVE_CHARS = 24  # "1,234.5 oder $", "or possibly " fit
 
 
 def _qualified(text: str, start: int, end: int, number: str) -> str:
@@ -315,14 +361,16 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     if _in_expression(text, first_digit, end):
         return f"{text[max(0, first_digit - 20) : end + 20].strip()}"
     after = text[end : end + 60].split("\n", 1)[0].replace("**", "")  # "**18** or **20**"
+    after = _INLINE_MATH.sub("", after)  # "\(18\) oder \(20\)", "$18$ oder $20$": "18 oder 20"
     words = re.split(r"[.!?;]", after, maxsplit=1)[0]
     if _LIST_AFTER.match(after) or _latex.qualifying_words(words):
-        return f"{number} {words.strip()}"
+        return f"{number} {(words or after).strip()}"  # "18; 20": never "18 " alone
     before = text[max(0, end - 60) : first_digit]
     before = _MARKUP.sub(
         "", _LINE_JOIN.sub(r"\1 ", before).split("\n")[-1]
     )  # "18 or\n20": one line
     qualifier = _QUALIFIED_BEFORE.search(before)
+    qualifier = qualifier or _ALTERNATIVE_BEFORE.search(before[-_ALTERNATIVE_CHARS:])
     if qualifier is None or _restated(qualifier.group("offered"), number):
         return number
     return f"{qualifier.group().strip()} {number}"
@@ -363,6 +411,7 @@ def _restated(offered: str | None, number: str) -> bool:
     return value is not None and first == value
 
 
+_INLINE_MATH = re.compile(r"^[ \t]{0,3}(?:\\\)|\$)")  # the span the number ends
 # Markup around a number hides nothing: "<b>18</b> or <b>20</b>", "\textbf{18} or
 # \textbf{20}", "*18* or `20`" offer two numbers as plainly as "18 or 20" does
 _MARKUP = re.compile(
