@@ -1,14 +1,16 @@
-"""Two-stage parsing (SLL, then LL on a syntax error) and worker affinity: same parses, less CPU.
+"""Parser speed-ups (two-stage parsing, digit numbers) and worker affinity: same parses, less CPU.
 
     .venv/bin/python benchmarks/two_stage.py          # about two minutes; writes BENCHMARKS.md
 
 1. Parses: math-verify (as verl's ``math_verify`` scorer calls it) on every response,
    ground truth and ``$...$`` span of the real-output corpus, in two fresh processes:
-   latex2sympy in ANTLR's default LL mode, and two-stage (``rewardkit.verifiers._two_stage``).
-   Every result is compared by ``srepr``.
+   as installed (latex2sympy in ANTLR's default LL mode, digit strings read by sympy's
+   expression parser), and with rewardkit's speed-ups (``rewardkit.verifiers._two_stage``:
+   SLL first; ``rewardkit.verifiers._digit_numbers``: ``Integer(int(text))``). Every
+   result is compared by ``srepr``.
 2. CPU: the rows rewardkit leaves to math-verify (the ``pool`` rows of ``bench_scoring.py
    --real``), checked by two workers forked after the fork server's warm-up, as in
-   ``worker_warmth.py``, with LL and with two-stage parsing, twice in a row (a first
+   ``worker_warmth.py``, as installed and with the speed-ups, twice in a row (a first
    epoch, then a second). The second epoch either re-deals the rows at random between the
    two workers (a pool without affinity) or gives each worker the rows of the ground
    truths it had (the pool's soft affinity at its best).
@@ -36,15 +38,15 @@ from _report import write_section
 from bench_scoring import SECTION_REAL, _deferred, _machine
 
 ROOT = Path(__file__).resolve().parents[1]
-SECTION = "### Two-stage parsing and worker affinity (benchmarks/two_stage.py)"
+SECTION = "### Parser speed-ups and worker affinity (benchmarks/two_stage.py)"
 
 _PARSE_ALL = """
 import json, sys
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
 from sympy import srepr
 if sys.argv[1] == "two-stage":
-    from rewardkit.verifiers import _two_stage
-    assert _two_stage.install()
+    from rewardkit.verifiers import _digit_numbers, _two_stage
+    assert _two_stage.install() and _digit_numbers.install()
 config = [ExprExtractionConfig(), LatexExtractionConfig()]
 out = []
 for text in json.load(sys.stdin):
@@ -65,7 +67,7 @@ def parse_inputs(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def compare_parses(texts: list[str]) -> int:
-    """How many of ``texts`` math-verify reads differently, LL against two-stage."""
+    """How many of ``texts`` math-verify reads differently with rewardkit's speed-ups."""
     runs = {}
     for mode in ("ll", "two-stage"):
         done = subprocess.run(
@@ -82,12 +84,13 @@ def compare_parses(texts: list[str]) -> int:
 def worker_cpu(mode: str, rows: list[dict[str, Any]], second: str) -> list[float]:
     """CPU of two forked workers on ``rows``: [first epoch, second epoch] (seconds)."""
     from rewardkit.config import load_config
-    from rewardkit.verifiers import _two_stage
+    from rewardkit.verifiers import _digit_numbers, _two_stage
     from rewardkit.verifiers import math as math_verifier
     from rewardkit.verifiers.registry import VerifierTable
 
-    if mode == "ll":
-        _two_stage.install = lambda: False  # type: ignore[assignment]  # this process only
+    if mode == "ll":  # this process only: math-verify as installed
+        _two_stage.install = lambda: False  # type: ignore[assignment]
+        _digit_numbers.install = lambda: False  # type: ignore[assignment]
     table = VerifierTable(load_config({}).reward)
     math_verifier.warm_up()
     items = []
@@ -139,16 +142,16 @@ def report(texts: int, differing: int, cpu: dict[tuple[str, str], list[list[floa
         f"{SECTION}\n",
         f"`python benchmarks/two_stage.py` on {dt.date.today().isoformat()}; {_machine()}.\n",
         f"Parses: {texts:,} inputs of the real-output corpus (responses, ground truths, "
-        f"`$...$` spans), read by math-verify with LL and with two-stage parsing in two fresh "
-        f"processes: **{differing} differ**.\n",
+        f"`$...$` spans), read by math-verify as installed and with rewardkit's speed-ups "
+        f"(two-stage parsing, digit numbers) in two fresh processes: **{differing} differ**.\n",
         "CPU seconds of two forked workers on the rows rewardkit leaves to math-verify "
         f"(median of {len(cpu[('ll', 'random')])} runs each; the machine is shared):\n",
-        "| parsing | second epoch deals rows | first epoch | second epoch |",
+        "| math-verify | second epoch deals rows | first epoch | second epoch |",
         "|---|---|---:|---:|",
     ]
     for (mode, second), _ in cpu.items():
         lines.append(
-            f"| {'LL (ANTLR default)' if mode == 'll' else 'two-stage'} | "
+            f"| {'as installed (LL)' if mode == 'll' else 'with the speed-ups'} | "
             f"{'to the same workers (affinity)' if second == 'affinity' else 'at random'} | "
             f"{mid((mode, second), 0):.2f} | {mid((mode, second), 1):.2f} |"
         )

@@ -36,7 +36,15 @@ from fractions import Fraction
 from typing import Any
 
 from rewardkit.errors import InvalidSampleError
-from rewardkit.verifiers import _answer, _differ, _latex, _numeric, _two_stage, _warm_corpus
+from rewardkit.verifiers import (
+    _answer,
+    _differ,
+    _digit_numbers,
+    _latex,
+    _numeric,
+    _two_stage,
+    _warm_corpus,
+)
 from rewardkit.verifiers._answer import ExtractionMode
 from rewardkit.verifiers._common import gold_strings, verdict
 from rewardkit.verifiers.base import Extracted, Verdict
@@ -468,6 +476,7 @@ def _math_verify() -> Any:
     for name in ("math_verify.parser", "math_verify.grader"):
         logging.getLogger(name).addFilter(_quiet_timeout_notice)
     _two_stage.install()  # SLL prediction first: the same parses, faster (see the module)
+    _digit_numbers.install()  # "16" read as Integer(16), not by sympy's expression parser
     latex = math_verify.LatexExtractionConfig(
         boxed_match_priority=0,
         normalization_config=NormalizationConfig(
