@@ -259,11 +259,15 @@ class RewardEngine:
             outcomes = await self.pool.run(
                 tasks.inline_phases, work, timeout=self.section.timeout_s
             )
-        except RewardkitError:  # a row killed its worker or ran out of time: find which
+        except (RewardkitError, ScorerTimeout):  # (a BaseException: named on its own)
+            # a row killed its worker or ran out of time: find which, each row alone
             outcomes = [None] * len(rows)
         later = []
         for row, outcome in zip(rows, outcomes, strict=True):
-            finished = self._spread_result(row, outcome)
+            try:
+                finished = self._spread_result(row, outcome)
+            except Exception as exc:  # a verifier's bad verdict: this row only, as inline
+                finished = _failed(row.index, exc, row.raw)
             if isinstance(finished, Result):
                 done[row.index] = _timed(finished, row.started)
             else:
