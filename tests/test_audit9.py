@@ -283,6 +283,48 @@ async def test_a_one_row_request_does_not_wait_behind_a_big_spread_one() -> None
     assert max(waits) < max(1.0, big_s / 4), f"small waits {waits} against {big_s:.1f}s"
 
 
+async def test_a_custom_function_batch_is_not_spread(write_module: Any) -> None:
+    """Held: with custom_reward_function set, rows go to the user's function, never to the
+    spread tasks (which would run the built-in verifiers instead)."""
+    path = write_module(
+        "audit9_reward",
+        """
+        def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+            return 0.25 if solution_str == ground_truth else -0.25
+        """,
+    )
+    rows = [{"data_source": "math", "response": str(i % 2), "ground_truth": "1"}
+            for i in range(100)]  # fmt: skip
+    results, stats = await _score(rows, {"custom_reward_function": {"path": path}})
+    assert stats["spread"] == 0
+    assert [r.score for r in results] == [0.25 if i % 2 else -0.25 for i in range(100)]
+
+
+async def test_a_reward_model_batch_is_not_spread_and_its_rule_part_agrees(
+    tmp_path: Path,
+) -> None:
+    """Held: with a (tiny, real) reward model on, a batch stays unspread, and each row's
+    rule component is what the spread rule-only run gives it."""
+    import torch
+    import transformers
+
+    from model_fakes import build_tokenizer, llama_config, save_model
+
+    tok = build_tokenizer("llama")
+    torch.manual_seed(0)
+    model = transformers.LlamaForSequenceClassification(
+        llama_config(len(tok), num_labels=1, pad_token_id=tok.pad_token_id)
+    )
+    path = save_model(tmp_path / "rm", model, tok)
+    rows = _real_rows(100)[:80]
+    rm = {"reward_model": {"enable": True, "model_path": path, "device": "cpu"}}
+    with_rm, rm_stats = await _score(rows, rm)
+    rule_only, rule_stats = await _score(rows, {})
+    assert rm_stats["spread"] == 0 and rule_stats["spread"] == len(rows)
+    assert all(r.status is Status.OK and len(r.components) == 2 for r in with_rm)
+    assert [r.components["rule"] for r in with_rm] == [r.components["rule"] for r in rule_only]
+
+
 # ------------------------------------------------------------------ affinity
 
 
