@@ -157,14 +157,17 @@ async def test_spread_and_inline_agree_on_mixed_hostile_rows(
 
 @dataclass(frozen=True)
 class _Odd:
-    """Test verifier (importable by the workers): ``slow`` sleeps in extract, ``bad``
-    gets a verdict whose score is no number (a verifier bug); else string equality."""
+    """Test verifier (importable by the workers): ``slow`` sleeps in extract, ``raise``
+    raises there, ``bad`` gets a verdict whose score is no number (verifier bugs); else
+    string equality."""
 
     key: str = "odd"
 
     def extract(self, response: str) -> Extracted:
         if response == "slow":
             time.sleep(1.0)
+        if response == "raise":
+            raise ValueError("a bug in extract")
         return Extracted(response.strip(), {"seen": response[:8]})
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
@@ -201,6 +204,11 @@ async def test_found_a_spread_task_timeout_costs_only_its_slow_row(
     RewardkitError: one spread task past reward.timeout_s failed the whole batch
     (an ExceptionGroup out of score_many: HTTP 500, `rewardkit score` stopped)."""
     rows = _odd_rows("slow")
+    # In the slow row's task: a bug in extract, and a verdict that is no number. Found
+    # too: rows of a failed task were re-run whole (tasks.verify_whole), where a bug in
+    # extract read "rule: ValueError: ..." instead of the loop's "internal error: ...".
+    rows[11] = {"data_source": "odd", "response": "raise", "ground_truth": "1"}
+    rows[12] = {"data_source": "odd", "response": "bad", "ground_truth": "1"}
     spread = await _score_odd(rows, {"timeout_s": 0.5})
     assert spread[10].status is Status.TIMEOUT and "timed out" in (spread[10].error or "")
     monkeypatch.setattr(engine_module, "SPREAD_MIN_ROWS", 10**9)  # spreading off
@@ -208,6 +216,7 @@ async def test_found_a_spread_task_timeout_costs_only_its_slow_row(
     # On the loop, the inline phases have no hard limit: the slow row is scored there.
     # In a worker they run under reward.timeout_s: a typed timeout, never a wrong score.
     assert inline[10].status is Status.OK
+    assert spread[11].error == "internal error: ValueError: a bug in extract"
     others = [_fields(r) for i, r in enumerate(spread) if i != 10]
     assert others == [_fields(r) for i, r in enumerate(inline) if i != 10]
 
