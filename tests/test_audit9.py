@@ -334,6 +334,19 @@ async def test_a_reward_model_batch_is_not_spread_and_its_rule_part_agrees(
     assert [r.components["rule"] for r in with_rm] == [r.components["rule"] for r in rule_only]
 
 
+async def test_list_and_dict_ground_truths_reach_the_pool_with_a_hashable_key() -> None:
+    """Held: a list ground truth (unhashable) needing math-verify goes to a worker with
+    the engine's JSON-string affinity key and is scored; a dict one is refused by name."""
+    rows = [{"data_source": "math", "response": f"\\boxed{{\\sin^2 x + \\cos^2 x + {i}}}",
+             "ground_truth": [str(i + 1), "zz"]} for i in range(40)]  # fmt: skip
+    rows += [{**row, "ground_truth": {"answer": row["ground_truth"][0]}} for row in rows]
+    results, stats = await _score(rows, {})
+    assert stats["spread"] == 80 and stats["pool"] == 40
+    assert all(r.status is Status.OK and r.score == 1.0 for r in results[:40])
+    assert all(r.status is Status.INVALID and "ground_truth" in (r.error or "")
+               for r in results[40:])  # fmt: skip
+
+
 # ------------------------------------------------------------------ affinity
 
 
