@@ -153,6 +153,8 @@ async def test_spread_and_inline_agree_on_mixed_hostile_rows(
     assert spread_stats["spread"] > 250 and inline_stats["spread"] == 0
     assert [_fields(r) for r in spread] == [_fields(r) for r in inline]
     assert [r.index for r in spread] == list(range(len(rows)))
+    for counter in ("rows", "quick"):  # /metrics reads the same either way
+        assert spread_stats[counter] == inline_stats[counter], counter
 
 
 @dataclass(frozen=True)
