@@ -259,11 +259,15 @@ class RewardEngine:
             outcomes = await self.pool.run(
                 tasks.inline_phases, work, timeout=self.section.timeout_s
             )
-        except RewardkitError:  # a row killed its worker or ran out of time: find which
+        except (RewardkitError, ScorerTimeout):  # (a BaseException: named on its own)
+            # a row killed its worker or ran out of time: find which, each row alone
             outcomes = [None] * len(rows)
         later = []
         for row, outcome in zip(rows, outcomes, strict=True):
-            finished = self._spread_result(row, outcome)
+            try:
+                finished = self._spread_result(row, outcome)
+            except Exception as exc:  # a verifier's bad verdict: this row only, as inline
+                finished = _failed(row.index, exc, row.raw)
             if isinstance(finished, Result):
                 done[row.index] = _timed(finished, row.started)
             else:
@@ -275,10 +279,34 @@ class RewardEngine:
     ) -> Result | Coroutine[Any, Any, Result]:
         """A row's Result from its inline phases' outcome, or the coroutine that checks it."""
         self.stats["rows"] += 1
-        if outcome is None:  # its batch failed: this row alone, every phase in a worker
-            piece: Awaitable[_Piece] = self._whole_in_pool(row.verifier, row.sample)
-            return self._finish_row(row.index, self._gather_pieces([piece], row.sample),
-                                    row.raw, row.started)  # fmt: skip
+        if outcome is None:  # its batch failed: this row's inline phases alone, in a worker
+            return self._spread_alone(row)
+        return self._spread_outcome(row, outcome)
+
+    async def _spread_alone(self, row: _SpreadRow) -> Result:
+        """A row of a failed spread task, alone: the Result it gets on the loop, unless it
+        is the row that ran out of time or killed its worker (then that, typed)."""
+        work = [(row.verifier, row.sample.response, row.sample.ground_truth)]
+        status, value = await self._in_pool(tasks.inline_phases, work)
+        try:
+            if status is not Status.OK:
+                rule = _Piece(
+                    "rule", self.section.rule_weight, status=status, error=f"rule: {value}"
+                )
+                result = _combine(row.index, [rule, *self._shape_pieces(row.sample)], row.raw)
+            else:
+                finished = self._spread_outcome(row, value[0])
+                if not isinstance(finished, Result):
+                    return await finished  # timed by _finish_row
+                result = finished
+        except Exception as exc:  # a verifier's bad verdict: this row only, as inline
+            result = _failed(row.index, exc, row.raw)
+        return _timed(result, row.started)
+
+    def _spread_outcome(
+        self, row: _SpreadRow, outcome: tuple[str, Any]
+    ) -> Result | Coroutine[Any, Any, Result]:
+        """A row's Result from its inline phases' outcome, as :meth:`start_row` would give."""
         kind, value = outcome
         if kind == "invalid":
             return _failed(row.index, InvalidSampleError(value), row.raw)

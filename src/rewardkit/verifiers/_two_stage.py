@@ -51,7 +51,9 @@ def install() -> bool:
             parser._interp.predictionMode = PredictionMode.SLL
             try:
                 return full_context()
-            except Exception:
+            except Exception as exc:
+                if not _retries(exc):
+                    raise  # a caller's time limit (a signal handler's raise): LL's too
                 # A syntax error in SLL mode: a real one, or an input only LL can parse.
                 # A fresh parser in ANTLR's default (LL) mode decides which.
                 return create(self, latex_str).math()
@@ -62,6 +64,15 @@ def install() -> bool:
     setattr(create_parser, _MARK, True)
     converter.create_parser = create_parser
     return True
+
+
+def _retries(exc: Exception) -> bool:
+    """Whether an SLL parse's exception is the parser's own, which LL may not raise:
+    latex2sympy's error listener raises a plain ``Exception`` on a syntax error, and
+    prediction may recurse deeper in one mode. Anything else came from outside the
+    parse (math-verify's ``parsing_timeout`` raises from a SIGALRM handler): retrying
+    would swallow it and run the LL parse past the caller's limit."""
+    return type(exc) is Exception or isinstance(exc, RecursionError)
 
 
 def installed() -> bool:
