@@ -202,13 +202,15 @@ def child_rewardkit(
         warm_seconds = time.perf_counter() - start - started
         before = dict(getattr(loop.engine, "stats", {}))
         rows = _read_rows(rows_path)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         results = loop.score(rows)
         seconds = time.perf_counter() - start
+        main_cpu = time.process_time() - cpu  # this process: the event loop, not the workers
         after = dict(getattr(loop.engine, "stats", {}))
     return {
         "engine_stats": {k: v - before.get(k, 0) for k, v in after.items()},
         "seconds": seconds,
+        "main_cpu_seconds": main_cpu,
         "start_seconds": started,
         "warm_seconds": warm_seconds,
         "scores": [r.score for r in results],
@@ -927,6 +929,13 @@ def real_targets(
             f"- no false positive beyond math-verify's own: {extra} "
             f"({'met' if extra == 0 else 'NOT met'})"
         )
+        main_cpu = [g.figures["main_cpu_seconds"] for g in done if "main_cpu_seconds" in g.figures]
+        if main_cpu:
+            out.append(
+                f"- (rewardkit's own process, its event loop included, spent "
+                f"{statistics.median(main_cpu):.2f} s of CPU in the timed call (median); "
+                "the rest of its work ran in the workers)"
+            )
         stats = done[0].figures.get("engine_stats") or {}
         if stats:
             out.append(
