@@ -9,6 +9,7 @@ input: str methods, regexes without nested quantifiers, and single passes.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -167,6 +168,7 @@ _SQRT_TOKEN = re.compile(r"\\sqrt(\w)")
 _LEADING_VARIABLE = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]{1,4}\}?)?=")
 
 
+@functools.lru_cache(maxsize=4096)  # pure; one row's phases normalise the same box often
 def normalise(answer: str, *, strip_variable: bool = True) -> str:
     """A canonical string for equality: spacing, ``\\left``, ``dfrac``, degrees, ``%``,
     ``$``, ``\\text{}`` wrappers and trailing unit words, a trailing ``.`` and (unless
@@ -351,6 +353,7 @@ _FRACTION = re.compile(
 _SLASH = re.compile(r"(-?\d{1,100})/(-?\d{1,100})")
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and Fractions are immutable
 def exact_number(norm: str) -> Fraction | None:
     """The exact value of a normalised plain number, or None for anything else."""
     if len(norm) > 200:
