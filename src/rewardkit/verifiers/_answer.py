@@ -124,6 +124,7 @@ without nested quantifiers (a 4 MB response extracts in milliseconds).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -581,6 +582,7 @@ _HEADING_LINES = 8
 tail of 4000 headings costs 4000 short reads, not 4000 reads of the tail."""
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a row's hedge checks read the same lines again
 def clean_answer(line: str) -> str | None:
     """The value on an answer line: tags, ``$``, periods and trailing prose trimmed.
 
