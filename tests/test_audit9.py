@@ -8,12 +8,9 @@ names the problem it guards; the ones marked "found" failed before the fix besid
 from __future__ import annotations
 
 import asyncio
-import gzip
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from parse_child import differing, real_rows
 from rewardkit import engine as engine_module
 from rewardkit.config import RewardConfig
 from rewardkit.engine import RewardEngine
@@ -31,21 +29,6 @@ from rewardkit.types import BadRow, Result, Status
 from rewardkit.verifiers import _two_stage
 from rewardkit.verifiers.base import Entry, Extracted, Verdict
 from rewardkit.verifiers.registry import VerifierTable, entries
-
-REAL_OUTPUTS = Path(__file__).resolve().parent / "data" / "real_outputs"
-
-
-def _real_rows(count: int) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for path in sorted(REAL_OUTPUTS.glob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            found = [json.loads(line) for line in fh if line.strip()]
-        rows += [
-            {k: row[k] for k in ("data_source", "response", "ground_truth")}
-            for row in found[:: max(1, len(found) // (count // 4))]
-        ]
-    return rows
-
 
 # Rows each spread task could get wrong: one of every source family, every shape of bad
 # row, and the edges of the spread rules (the 100,000-char inline limit, None and blank
@@ -106,7 +89,7 @@ HOSTILE: list[Any] = [
 
 def _mixed_rows() -> list[Any]:
     rows: list[Any] = []
-    for i, row in enumerate(_real_rows(200)):
+    for i, row in enumerate(real_rows(200)):
         rows.append({**row, "extra_info": {"response_length": i % 30}} if i % 3 else row)
         if i % 7 == 0:
             rows.append(HOSTILE[(i // 7) % len(HOSTILE)])  # inside spread tasks
@@ -240,7 +223,7 @@ async def test_found_a_verifier_bug_after_a_spread_task_costs_only_its_row(
 def test_a_consumer_that_stops_iter_score_midway_leaves_no_busy_worker() -> None:
     """Held: stopping mid-batch (spread tasks in flight) leaves every worker free, no
     waiter queued, nothing in flight; the rows taken and a later full run are exact."""
-    rows = (_real_rows(400) * 13)[:5000]
+    rows = (real_rows(400) * 13)[:5000]
     with RewardLoop({"reward": {"num_workers": 2}}) as loop:
         full = loop.score(rows)
         pool = loop.engine.pool
@@ -275,7 +258,7 @@ async def test_a_one_row_request_does_not_wait_behind_a_big_spread_one() -> None
     config = RewardConfig.model_validate({"reward": {"num_workers": 2}})
     engine = await RewardEngine.create(config)
     try:
-        big = (_real_rows(400) * 8)[:2400] + _needs_the_pool(600, "x")
+        big = (real_rows(400) * 8)[:2400] + _needs_the_pool(600, "x")
         started = time.perf_counter()
         big_task = asyncio.create_task(engine.score_many(big))
         await asyncio.sleep(0.3)
@@ -327,7 +310,7 @@ async def test_a_reward_model_batch_is_not_spread_and_its_rule_part_agrees(
         llama_config(len(tok), num_labels=1, pad_token_id=tok.pad_token_id)
     )
     path = save_model(tmp_path / "rm", model, tok)
-    rows = _real_rows(100)[:80]
+    rows = real_rows(100)[:80]
     rm = {"reward_model": {"enable": True, "model_path": path, "device": "cpu"}}
     with_rm, rm_stats = await _score(rows, rm)
     rule_only, rule_stats = await _score(rows, {})
@@ -452,36 +435,11 @@ AMBIGUOUS = [
     "\\frac{10a^3}{55a^2}=\\frac{2\\cdot3}{11}", "y'", "x_1,x_2", "|x|<2", "\\pi r^2",
 ]  # fmt: skip
 
-_PARSE_ALL = """
-import json, sys
-import math_verify
-from math_verify import ExprExtractionConfig, LatexExtractionConfig
-from sympy import srepr
-config = [ExprExtractionConfig(), LatexExtractionConfig()]
-texts = json.load(sys.stdin)
-if sys.argv[1] == "two-stage":
-    from rewardkit.verifiers import _two_stage
-    assert _two_stage.install()
-out = []
-for text in texts:
-    found = math_verify.parse(text, config, parsing_timeout=None)
-    out.append([item if isinstance(item, str) else srepr(item) for item in found])
-json.dump(out, sys.stdout)
-"""
-
-
-def _parse_in_child(texts: list[str], mode: str) -> list[list[str]]:
-    done = subprocess.run([sys.executable, "-c", _PARSE_ALL, mode], input=json.dumps(texts),
-                          capture_output=True, text=True, timeout=240, check=True)  # fmt: skip
-    return json.loads(done.stdout)
-
 
 def test_two_stage_reads_grammar_ambiguities_as_ll_does() -> None:
     """Held (also on 1,387 generated inputs, see the report): the same parses."""
     texts = [f"${t}$" for t in AMBIGUOUS] + [f"\\boxed{{{t}}}" for t in AMBIGUOUS]
-    ll = _parse_in_child(texts, "ll")
-    two_stage = _parse_in_child(texts, "two-stage")
-    assert [t for t, a, b in zip(texts, ll, two_stage, strict=True) if a != b] == []
+    assert differing(texts, ["_two_stage"]) == []
 
 
 class _Alarm(Exception):

@@ -8,23 +8,19 @@ Results, field for field, and a row that kills its worker mid-batch fails alone.
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from parse_child import real_rows
 from rewardkit import engine as engine_module
 from rewardkit.config import RewardConfig
 from rewardkit.engine import RewardEngine
 from rewardkit.types import BadRow, Result, Status
 from rewardkit.verifiers.base import Entry, Extracted, Verdict
 from rewardkit.verifiers.registry import VerifierTable, entries
-
-REAL_OUTPUTS = Path(__file__).resolve().parent / "data" / "real_outputs"
 
 HOSTILE: list[Any] = [
     BadRow("not json"),
@@ -34,18 +30,6 @@ HOSTILE: list[Any] = [
     {"data_source": "math", "response": "x" * 200_000 + "\\boxed{1}", "ground_truth": "1"},
     {"data_source": "math", "response": 12, "ground_truth": "1"},
 ]
-
-
-def _real_rows(count: int) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for path in sorted(REAL_OUTPUTS.glob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            found = [json.loads(line) for line in fh if line.strip()]
-        rows += [
-            {k: row[k] for k in ("data_source", "response", "ground_truth")}
-            for row in found[:: max(1, len(found) // (count // 4))]
-        ]
-    return rows
 
 
 def _fields(result: Result) -> tuple[Any, ...]:
@@ -64,7 +48,7 @@ async def _score(rows: list[Any], **reward: Any) -> tuple[list[Result], dict[str
 
 
 async def test_spread_rows_get_the_results_they_get_inline(monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = _real_rows(400)
+    rows = real_rows(400)
     rows[5:5] = HOSTILE  # among the first spread task's rows
     rows += HOSTILE
     spread, spread_stats = await _score(rows)
@@ -79,10 +63,10 @@ async def test_spread_rows_get_the_results_they_get_inline(monkeypatch: pytest.M
 
 
 async def test_small_batches_and_a_single_worker_stay_inline() -> None:
-    rows = _real_rows(40)[:40]
+    rows = real_rows(40)[:40]
     _, stats = await _score(rows)
     assert stats["spread"] == 0  # below SPREAD_MIN_ROWS: no worker round trip
-    _, stats = await _score(_real_rows(200), num_workers=1)
+    _, stats = await _score(real_rows(200), num_workers=1)
     assert stats["spread"] == 0  # one worker: the loop's core would idle
 
 

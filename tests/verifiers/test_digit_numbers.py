@@ -7,19 +7,12 @@ the same parses as a process that never installs it.
 
 from __future__ import annotations
 
-import gzip
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import sympy
 
+from parse_child import differing, real_responses
 from rewardkit.verifiers import _digit_numbers
 from rewardkit.verifiers.math import MathVerifier
-
-REAL_OUTPUTS = Path(__file__).resolve().parents[1] / "data" / "real_outputs"
 
 # What the two callers pass: digits (leading zeros, huge, zero), and what must still go
 # to sympy (decimals, signs, exponents, Unicode digits that str.isdigit() accepts).
@@ -49,42 +42,10 @@ def test_latex_numbers_with_commas_and_zeros_read_as_before() -> None:
         assert sympy.srepr(converter.parse_number(text)) == sympy.srepr(sympy.Number(stripped))
 
 
-_PARSE_ALL = """
-import json, sys
-from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
-from sympy import srepr
-if sys.argv[1] == "shortcut":
-    from rewardkit.verifiers import _digit_numbers
-    assert _digit_numbers.install()
-config = [ExprExtractionConfig(), LatexExtractionConfig()]
-out = []
-for text in json.load(sys.stdin):
-    found = parse(text, config, parsing_timeout=None)
-    out.append([x if isinstance(x, str) else srepr(x) for x in found])
-json.dump(out, sys.stdout)
-"""
-
-
 def test_real_outputs_parse_as_without_the_shortcut() -> None:
     texts = ["\\boxed{0016}", "\\boxed{1,000}", "The answer is 0042.", "\\boxed{12\\%}"]
-    for path in sorted(REAL_OUTPUTS.glob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
-        texts += [row["response"][-1500:] for row in rows[::15]]
-    runs = {}
-    for mode in ("sympy", "shortcut"):
-        done = subprocess.run(
-            [sys.executable, "-c", _PARSE_ALL, mode],
-            input=json.dumps(texts),
-            capture_output=True,
-            text=True,
-            timeout=240,
-            check=True,
-        )
-        runs[mode] = json.loads(done.stdout)
-    assert [
-        t for t, a, b in zip(texts, runs["sympy"], runs["shortcut"], strict=True) if a != b
-    ] == []
+    texts += real_responses(step=15)
+    assert differing(texts, ["_digit_numbers"]) == []
 
 
 def test_the_math_verifier_installs_it() -> None:

@@ -8,16 +8,9 @@ can parse, syntax errors, and real model outputs.
 
 from __future__ import annotations
 
-import gzip
-import json
-import subprocess
-import sys
-from pathlib import Path
-
+from parse_child import differing, parse_in_child, real_responses
 from rewardkit.verifiers import _two_stage
 from rewardkit.verifiers.math import MathVerifier
-
-REAL_OUTPUTS = Path(__file__).resolve().parents[1] / "data" / "real_outputs"
 
 # Inputs found on the real outputs where SLL prediction reports a syntax error and LL
 # parses: the retry must give LL's result, not "unparsable".
@@ -27,54 +20,14 @@ BROKEN = ["\\frac{1}{", "3 +* 4", "\\sqrt{", "x = = 2", "(1, 2"]
 # Shapes whose reading depends on the grammar's ambiguities (sets, relations, products).
 AMBIGUOUS = ["1, 2, 3", "3,333", "x = 1, y = 2", "a=b=c=20", "2\\pi r", "\\{1, 2\\} \\cup (3, 4]"]
 
-_PARSE_ALL = """
-import json, sys
-import math_verify
-from math_verify import ExprExtractionConfig, LatexExtractionConfig
-from sympy import srepr
-config = [ExprExtractionConfig(), LatexExtractionConfig()]
-texts = json.load(sys.stdin)
-if sys.argv[1] == "two-stage":
-    from rewardkit.verifiers import _two_stage
-    assert _two_stage.install()
-out = []
-for text in texts:
-    found = math_verify.parse(text, config, parsing_timeout=None)
-    out.append([item if isinstance(item, str) else srepr(item) for item in found])
-json.dump(out, sys.stdout)
-"""
-
-
-def _parse_in_child(texts: list[str], mode: str) -> list[list[str]]:
-    done = subprocess.run(
-        [sys.executable, "-c", _PARSE_ALL, mode],
-        input=json.dumps(texts),
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=True,
-    )
-    return json.loads(done.stdout)
-
-
-def _real_responses(step: int) -> list[str]:
-    responses = []
-    for path in sorted(REAL_OUTPUTS.glob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
-        responses += [row["response"][-1500:] for row in rows[::step]]
-    return responses
-
 
 def test_two_stage_parses_as_ll_does() -> None:
     boxed = [f"\\boxed{{{text}}}" for text in LL_ONLY + BROKEN + AMBIGUOUS]
-    texts = boxed + _real_responses(step=15)  # about 300 real responses, every source
-    ll = _parse_in_child(texts, "ll")
-    two_stage = _parse_in_child(texts, "two-stage")
-    differing = [text for text, a, b in zip(texts, ll, two_stage, strict=True) if a != b]
-    assert differing == []
-    parsed = dict(zip(boxed, ll, strict=False))
-    assert all(len(parsed[f"\\boxed{{{t}}}"]) == 2 for t in LL_ONLY)  # a value and its text
+    texts = boxed + real_responses(step=15)  # about 300 real responses, every source
+    assert differing(texts, ["_two_stage"]) == []
+    # the retry reads what SLL cannot: a value and its text, not the text alone
+    found = parse_in_child([f"\\boxed{{{t}}}" for t in LL_ONLY], ["_two_stage"])
+    assert all(len(items) == 2 for items in found)
 
 
 def test_the_math_verifier_installs_it() -> None:
