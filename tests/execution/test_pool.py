@@ -334,3 +334,52 @@ async def test_a_task_without_affinity_is_not_passed_over(pool: WorkerPool) -> N
     # The first worker to free up that no busy-key task prefers takes the plain task at
     # once, ahead of older tasks that prefer the other worker.
     assert order.index("plain") <= 3
+
+
+PRINTING_POOL = """
+import asyncio
+from rewardkit.execution.pool import WorkerPool
+from tests_print_helpers import chatter
+
+async def main():
+    pool = WorkerPool(2)
+    await pool.start()
+    try:
+        await asyncio.gather(*(pool.run(chatter, w, timeout=30) for w in range(8)))
+    finally:
+        await pool.close()
+
+asyncio.run(main())
+"""
+
+
+def test_workers_print_whole_lines_even_unbuffered(tmp_path) -> None:
+    """Workers share the parent's stderr. Under PYTHONUNBUFFERED a print is one write per
+    argument, and CI once saw "debug: scoringdebug: scoring b" from two workers; a worker's
+    stdout and stderr are line-buffered, so every line arrives whole."""
+    (tmp_path / "tests_print_helpers.py").write_text(
+        "import sys\n\ndef chatter(w):\n    for i in range(300):\n"
+        "        print('worker', w, 'line', i, 'end')\n"
+        "        print('err', w, 'line', i, 'end', file=sys.stderr)\n"
+    )
+    (tmp_path / "printing_pool.py").write_text(PRINTING_POOL)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, str(tmp_path / "printing_pool.py")],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout == ""  # stdout belongs to the parent's rows
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 8 * 300 * 2
+    torn = [
+        line
+        for line in lines
+        if not (
+            line.startswith(("worker ", "err "))
+            and line.endswith(" end")
+            and line.count("line") == 1
+        )
+    ]
+    assert torn == []

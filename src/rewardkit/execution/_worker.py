@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import io
 import os
 import resource
 import signal
@@ -60,7 +61,21 @@ def _stdout_to_stderr() -> None:
         sys.stdout.flush()
         os.dup2(2, 1)
     except (OSError, ValueError):  # no stderr (a closed descriptor): leave stdout as it is
-        pass
+        return
+    # Workers share one stderr. Unbuffered (PYTHONUNBUFFERED, ``python -u``), a print is
+    # one write per argument and separator, so two workers' lines interleave mid-line
+    # ("debug: scoringdebug: scoring b" seen in CI); line-buffered, a line is one write.
+    sys.stdout = _line_buffered(1, sys.stdout)
+    sys.stderr = _line_buffered(2, sys.stderr)
+
+
+def _line_buffered(fd: int, old: Any) -> Any:
+    return io.TextIOWrapper(
+        open(fd, "wb", closefd=False),  # lives as long as the worker
+        encoding=getattr(old, "encoding", None) or "utf-8",
+        errors=getattr(old, "errors", None) or "backslashreplace",
+        line_buffering=True,
+    )
 
 
 _PR_SET_PDEATHSIG = 1
