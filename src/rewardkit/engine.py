@@ -75,6 +75,9 @@ class RewardEngine:
         self._verifiers = wiring.make_verifiers(config.reward)
         self._inflight: dict[Any, asyncio.Future[_Outcome]] = {}
         self._cache: OrderedDict[Any, _Outcome] = OrderedDict()
+        # The answers the cache holds a check of, by (verifier, ground truth): a spread
+        # task leaves those to the cache instead of checking them again (_score_spread).
+        self._cached_answers: dict[tuple[str, str], set[tuple[Any, Any]]] = {}
         self._length_tokenizer: Any = None
         self.blocks = BlockLog()  # who blocked the event loop, for the rows that waited
         self._abandoned: set[asyncio.Future[Any]] = set()  # past their deadline, still running
@@ -192,13 +195,13 @@ class RewardEngine:
         :data:`INLINE_ROWS_PER_STEP` rows: a long batch of inline rows never keeps a
         server from answering others for more than a few milliseconds.
         """
-        spread = _Spread() if self._spreads(len(rows)) else None
+        spread = self._spread_for(len(rows))
         async with asyncio.TaskGroup() as group:
             inline = 0
             for offset, row in enumerate(rows):
-                if spread is not None and spread.add(start + offset, row, self._spreadable(row)):
-                    if spread.full():
-                        group.create_task(self._score_spread(spread.take(), done))
+                if spread and (spreadable := self._spreadable(start + offset, row)):
+                    if full := spread.add(spreadable):
+                        group.create_task(self._score_spread(full, done))
                         await asyncio.sleep(0)
                     continue
                 started = self.start_row(start + offset, row)
@@ -210,8 +213,8 @@ class RewardEngine:
                 else:
                     group.create_task(_store(started, start + offset, done))
                 await asyncio.sleep(0)  # the new task's first step, or the loop's other work
-            if spread:
-                group.create_task(self._score_spread(spread.take(), done))
+            for rest in spread.take_all() if spread else ():
+                group.create_task(self._score_spread(rest, done))
 
     # ------------------------------------------------------------------ spread rows
     #
@@ -219,22 +222,32 @@ class RewardEngine:
     # core busy with every row's extraction and fast paths while the workers wait for the
     # few rows those leave them: the inline phases cap the whole engine's rate (more so the
     # more cores). Past SPREAD_MIN_ROWS rows they run in the workers too, a few dozen rows
-    # per task; what they leave goes on to the pool's checks as it would from here (shared
-    # keys, cache, affinity). Same verifier code, same verdicts, in another process.
+    # per task, and the same task checks the rows they leave to the slow path (unless the
+    # cache holds that check): a task per checked row would cost the loop and the worker
+    # a round trip each, a sixth of the whole run on math outputs. What a task leaves
+    # unchecked (past its SPREAD_CHECK_S, or a check that failed) goes on to the pool's
+    # checks as it would from here (shared keys, cache, affinity). Same verifier code,
+    # same verdicts, in another process.
 
-    def _spreads(self, rows: int) -> bool:
-        """Whether a batch of ``rows`` rows has its inline phases run in the workers."""
-        return (
+    def _spread_for(self, rows: int) -> _Spread | None:
+        """What gathers a batch of ``rows`` rows into spread tasks, or None: the batch is
+        too small, the pool is not local, one worker would leave the loop's core idle, or
+        a user function or a reward model scores the rows."""
+        pool = self.pool
+        if (
             rows >= SPREAD_MIN_ROWS
-            and isinstance(self.pool, WorkerPool)
-            and self.pool.size >= 2  # with one worker, the loop's core would sit idle
+            and isinstance(pool, WorkerPool)
+            and pool.size >= 2
             and self._custom is None
             and not self.model_scorers
-        )
+        ):
+            return _Spread(pool.size)
+        return None
 
-    def _spreadable(self, raw: Any) -> tuple[Sample, Verifier] | None:
-        """The row and its rule verifier, when a worker can run its inline phases; None
-        for anything :meth:`start_row` must see (bad rows, oversized ones, async verifiers)."""
+    def _spreadable(self, index: int, raw: Any) -> _SpreadRow | None:
+        """The row, when a worker can run its inline phases; None for anything
+        :meth:`start_row` must see (bad rows, oversized ones, async verifiers)."""
+        started = time.perf_counter()
         if isinstance(raw, BadRow):
             return None
         try:
@@ -248,16 +261,24 @@ class RewardEngine:
         verifier = self._verifiers.pick(sample.data_source)
         if verifier is None or is_async(verifier):
             return None
-        return sample, verifier
+        gold = _freeze(sample.ground_truth)
+        return _SpreadRow(index, _row_of(raw), sample, verifier, started, gold)
 
     async def _score_spread(self, rows: list[_SpreadRow], done: dict[int, Result]) -> None:
-        """Run the inline phases of ``rows`` in one worker task, then finish each row."""
+        """Run ``rows`` in one worker task (their inline phases, then the checks those
+        leave), then finish each row: decided, or on to the pool's checks."""
         assert self.pool is not None
         self.stats["spread"] += len(rows)
-        work = [(r.verifier, r.sample.response, r.sample.ground_truth) for r in rows]
+        check_for_s = min(SPREAD_CHECK_S, self.section.timeout_s / 2)
+        fast_paths = self.section.verifiers.fast_paths
         try:
             outcomes = await self.pool.run(
-                tasks.inline_phases, work, timeout=self.section.timeout_s
+                tasks.spread_rows,
+                self._spread_work(rows),
+                fast_paths,
+                check_for_s,
+                timeout=self.section.timeout_s,
+                affinity=rows[0].gold,  # the worker every row's ground truth prefers
             )
         except (RewardkitError, ScorerTimeout):  # (a BaseException: named on its own)
             # a row killed its worker or ran out of time: find which, each row alone
@@ -274,8 +295,20 @@ class RewardEngine:
                 later.append(_store(finished, row.index, done))
         await asyncio.gather(*later)
 
+    def _spread_work(self, rows: list[_SpreadRow]) -> list[tasks.SpreadRow]:
+        """What a spread task needs of each row, with the answers the cache holds for it."""
+        known: dict[tuple[str, str], frozenset[tuple[Any, Any]]] = {}
+        work = []
+        for row in rows:
+            key = (row.verifier.key, row.gold)
+            if key not in known:
+                known[key] = frozenset(self._cached_answers.get(key, ()))
+            sample = row.sample
+            work.append((row.verifier, sample.response, sample.ground_truth, row.gold, known[key]))
+        return work
+
     def _spread_result(
-        self, row: _SpreadRow, outcome: tuple[str, Any] | None
+        self, row: _SpreadRow, outcome: tasks.SpreadOutcome | None
     ) -> Result | Coroutine[Any, Any, Result]:
         """A row's Result from its inline phases' outcome, or the coroutine that checks it."""
         self.stats["rows"] += 1
@@ -286,8 +319,11 @@ class RewardEngine:
     async def _spread_alone(self, row: _SpreadRow) -> Result:
         """A row of a failed spread task, alone: the Result it gets on the loop, unless it
         is the row that ran out of time or killed its worker (then that, typed)."""
-        work = [(row.verifier, row.sample.response, row.sample.ground_truth)]
-        status, value = await self._in_pool(tasks.inline_phases, work)
+        # no check in the task: a row that fails here must fail as it would on the loop
+        fast_paths = self.section.verifiers.fast_paths
+        status, value = await self._in_pool(
+            tasks.spread_rows, self._spread_work([row]), fast_paths, 0
+        )
         try:
             if status is not Status.OK:
                 rule = _Piece(
@@ -304,7 +340,7 @@ class RewardEngine:
         return _timed(result, row.started)
 
     def _spread_outcome(
-        self, row: _SpreadRow, outcome: tuple[str, Any]
+        self, row: _SpreadRow, outcome: tasks.SpreadOutcome
     ) -> Result | Coroutine[Any, Any, Result]:
         """A row's Result from its inline phases' outcome, as :meth:`start_row` would give."""
         kind, value = outcome
@@ -312,17 +348,24 @@ class RewardEngine:
             return _failed(row.index, InvalidSampleError(value), row.raw)
         if kind == "bug":
             return Result(row.index, Status.ERROR, error=f"internal error: {value}", row=row.raw)
-        extracted, verdict = value
-        if verdict is not None and self.section.verifiers.fast_paths:
+        extracted, quick, checked, shared = value
+        if quick is not None and self.section.verifiers.fast_paths:
             self.stats["quick"] += 1
-            rule = _verdict_piece("rule", self.section.rule_weight, verdict, extracted.extra)
-            try:
-                return _combine(row.index, [rule, *self._shape_pieces(row.sample)], row.raw)
-            except Exception as exc:
-                return _failed(row.index, exc, row.raw)
+            return self._spread_verdict(row, extracted, quick)
+        if checked is not None:  # checked in the spread task, as the pool would have
+            self.stats["deduplicated" if shared else "pool"] += 1
+            self._cache_put(_check_key(row.verifier, row.gold, extracted), (Status.OK, checked))
+            return self._spread_verdict(row, extracted, checked)
         pooled = self._pooled_piece(row.verifier, row.sample, extracted)
         return self._finish_row(row.index, self._gather_pieces([pooled], row.sample),
                                 row.raw, row.started)  # fmt: skip
+
+    def _spread_verdict(self, row: _SpreadRow, extracted: Extracted, verdict: Verdict) -> Result:
+        rule = _verdict_piece("rule", self.section.rule_weight, verdict, extracted.extra)
+        try:
+            return _combine(row.index, [rule, *self._shape_pieces(row.sample)], row.raw)
+        except Exception as exc:
+            return _failed(row.index, exc, row.raw)
 
     def _start_pieces(self, sample: Sample) -> list[_Piece] | Awaitable[list[_Piece]]:
         """The row's pieces when all are decided inline, else an awaitable of them."""
@@ -386,11 +429,8 @@ class RewardEngine:
         self, verifier: Verifier, sample: Sample, extracted: Extracted
     ) -> _Piece:
         weight = self.section.rule_weight
-        # the source is part of the key: a fallback passage and a box holding the same text
-        # are read differently (math-verify's extraction against the box's content)
-        source = extracted.extra.get("source")
         gold = _freeze(sample.ground_truth)
-        key = ("verify", verifier.key, gold, extracted.answer, source)
+        key = _check_key(verifier, gold, extracted)
         status, value = await self._shared(
             key,
             lambda: self._in_pool(
@@ -595,15 +635,26 @@ class RewardEngine:
 
     def _remember(self, key: Any, done: asyncio.Future[_Outcome]) -> None:
         self._inflight.pop(key, None)
-        if done.cancelled() or done.exception() is not None or not self.section.cache_size:
+        if done.cancelled() or done.exception() is not None:
             return
-        outcome = done.result()
+        self._cache_put(key, done.result())
+
+    def _cache_put(self, key: Any, outcome: _Outcome) -> None:
         # Timeouts are cached too: the same pathological answer would time out again.
         # Errors are not: a crashed worker may be bad luck.
-        if outcome[0] is not Status.ERROR:
-            self._cache[key] = outcome
-            if len(self._cache) > self.section.cache_size:
-                self._cache.popitem(last=False)
+        if not self.section.cache_size or outcome[0] is Status.ERROR:
+            return
+        self._cache[key] = outcome
+        self._cache.move_to_end(key)
+        if key[0] == "verify":
+            self._cached_answers.setdefault(key[1:3], set()).add(key[3:])
+        if len(self._cache) > self.section.cache_size:
+            old, _ = self._cache.popitem(last=False)
+            if old[0] == "verify":
+                answers = self._cached_answers[old[1:3]]
+                answers.discard(old[3:])
+                if not answers:
+                    del self._cached_answers[old[1:3]]
 
 
 # ---------------------------------------------------------------------- helpers
@@ -721,6 +772,10 @@ SPREAD_MIN_ROWS = 64
 SPREAD_ROWS = 32
 """Rows per spread task: a few milliseconds of extraction, one pipe write."""
 SPREAD_CHARS = 48_000  # responses per task: below the pool's inline send size, with room
+SPREAD_CHECK_S = 0.25
+"""A spread task starts checks only this long (a check of a math row takes about 3 ms):
+past it, the rows it has not checked go to the pool one by one, where requesters share
+the workers fairly."""
 
 
 @dataclass(slots=True)
@@ -730,33 +785,35 @@ class _SpreadRow:
     sample: Sample
     verifier: Verifier
     started: float
+    gold: str  # the ground truth's key (_freeze): the checks' and the pool's affinity's
 
 
 class _Spread:
-    """The rows of a batch gathered for one spread task, in input order."""
+    """A batch's rows gathered into spread tasks, in input order, one open task per
+    worker: a row joins the task of the worker its ground truth prefers (the pool's
+    affinity), so that the rows of a prompt, checked in their task, meet a parser that
+    has read its reference, as they would in the pool."""
 
-    def __init__(self) -> None:
-        self.rows: list[_SpreadRow] = []
-        self.chars = 0
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.open: list[list[_SpreadRow]] = [[] for _ in range(workers)]
+        self.chars = [0] * workers
 
-    def __bool__(self) -> bool:
-        return bool(self.rows)
+    def add(self, row: _SpreadRow) -> list[_SpreadRow] | None:
+        """Add a row: the task it fills, if any."""
+        slot = hash(row.gold) % self.workers
+        self.open[slot].append(row)
+        self.chars[slot] += len(row.sample.response)
+        if len(self.open[slot]) < SPREAD_ROWS and self.chars[slot] < SPREAD_CHARS:
+            return None
+        full, self.open[slot], self.chars[slot] = self.open[slot], [], 0
+        return full
 
-    def add(self, index: int, raw: Any, found: tuple[Sample, Verifier] | None) -> bool:
-        """Take the row if it can be spread (``found``); False: score it as usual."""
-        if found is None:
-            return False
-        sample, verifier = found
-        self.rows.append(_SpreadRow(index, _row_of(raw), sample, verifier, time.perf_counter()))
-        self.chars += len(sample.response)
-        return True
-
-    def full(self) -> bool:
-        return len(self.rows) >= SPREAD_ROWS or self.chars >= SPREAD_CHARS
-
-    def take(self) -> list[_SpreadRow]:
-        rows, self.rows, self.chars = self.rows, [], 0
-        return rows
+    def take_all(self) -> list[list[_SpreadRow]]:
+        """The tasks still open, at the end of the batch."""
+        rest = [rows for rows in self.open if rows]
+        self.open = [[] for _ in range(self.workers)]
+        return rest
 
 
 INLINE_ROWS_PER_STEP = 64
@@ -791,6 +848,12 @@ def _too_big_inline(response: str, ground_truth: Any) -> bool:
         if budget < 0:
             return True
     return False
+
+
+def _check_key(verifier: Verifier, gold: str, extracted: Extracted) -> tuple[Any, ...]:
+    """A check's key: the source is part of it, as a fallback passage and a box holding
+    the same text are read differently (math-verify's extraction against the box's content)."""
+    return ("verify", verifier.key, gold, extracted.answer, extracted.extra.get("source"))
 
 
 def _freeze(value: Any) -> str:

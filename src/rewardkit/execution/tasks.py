@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -9,7 +10,7 @@ from rewardkit.custom import load_function
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers.base import Extracted, Verdict, Verifier
 
-__all__ = ["call_custom", "check", "inline_phases", "verify_whole"]
+__all__ = ["call_custom", "check", "spread_rows", "verify_whole"]
 
 
 def check(verifier: Verifier, extracted: Extracted, ground_truth: Any) -> Verdict:
@@ -40,18 +41,61 @@ def verify_whole(
     return verdict, dict(extracted.extra)
 
 
-def inline_phases(rows: list[tuple[Verifier, str, Any]]) -> list[tuple[str, Any]]:
-    """``extract`` and ``quick_check`` of many rows: a large batch's inline phases, spread
-    over the workers (``RewardEngine.score_into``). Per row: ``("ok", (extracted, verdict
-    or None))``, ``("invalid", why)`` for a ground truth the verifier refuses, or
-    ``("bug", "Type: message")``; one row's failure never costs the others."""
-    out: list[tuple[str, Any]] = []
-    for verifier, response, ground_truth in rows:
-        try:
-            extracted = verifier.extract(response)
-            out.append(("ok", (extracted, verifier.quick_check(extracted, ground_truth))))
-        except InvalidSampleError as exc:
-            out.append(("invalid", str(exc)))
-        except Exception as exc:
-            out.append(("bug", f"{type(exc).__name__}: {exc}"))
+SpreadRow = tuple[Verifier, str, Any, str, frozenset[tuple[Any, Any]]]
+"""A spread row: verifier, response, ground truth, the ground truth's key, and the
+(answer, source) pairs the engine already holds an outcome for against it."""
+
+SpreadOutcome = tuple[str, Any]
+"""``("ok", (extracted, quick verdict or None, checked verdict or None, shared))``,
+``("invalid", why)`` for a ground truth the verifier refuses, or ``("bug", "Type:
+message")``."""
+
+
+def spread_rows(rows: list[SpreadRow], fast_paths: bool, check_for_s: float) -> list[SpreadOutcome]:
+    """A large batch's rows, every phase the engine can leave to one task
+    (``RewardEngine.score_into``): ``extract`` and ``quick_check`` of each row, then
+    ``check`` of each row those leave to the slow path (every row, with ``fast_paths``
+    off), unless the engine knows its outcome already (its cache answers it).
+
+    Checks start only in the task's first ``check_for_s`` seconds: a row checked here
+    costs no task of its own, a row left unchecked is checked as any other, alone. A
+    check that raises is left too, so that it fails exactly as it would alone. Rows of
+    one prompt with the same answer are checked once (``shared``). One row's failure
+    never costs the others.
+    """
+    began = time.perf_counter()
+    firsts = [_first_phases(verifier, response, truth) for verifier, response, truth, _, _ in rows]
+    checked: dict[tuple[Any, ...], Verdict] = {}
+    out: list[SpreadOutcome] = []
+    for (verifier, _, truth, truth_key, known), first in zip(rows, firsts, strict=True):
+        if first[0] != "ok":
+            out.append(first)
+            continue
+        extracted, quick = first[1]
+        answer = (extracted.answer, extracted.extra.get("source"))
+        key = (verifier.key, truth_key, *answer)
+        verdict, shared = checked.get(key), key in checked
+        wanted = (quick is None or not fast_paths) and answer not in known
+        if verdict is None and wanted and time.perf_counter() - began < check_for_s:
+            verdict = _checked(verifier, extracted, truth)
+            if verdict is not None:
+                checked[key] = verdict
+        out.append(("ok", (extracted, quick, verdict if wanted else None, shared and wanted)))
     return out
+
+
+def _first_phases(verifier: Verifier, response: str, ground_truth: Any) -> SpreadOutcome:
+    try:
+        extracted = verifier.extract(response)
+        return "ok", (extracted, verifier.quick_check(extracted, ground_truth))
+    except InvalidSampleError as exc:
+        return "invalid", str(exc)
+    except Exception as exc:
+        return "bug", f"{type(exc).__name__}: {exc}"
+
+
+def _checked(verifier: Verifier, extracted: Extracted, ground_truth: Any) -> Verdict | None:
+    try:
+        return verifier.check(extracted, ground_truth)
+    except Exception:  # the engine checks it alone, where it fails with its usual status
+        return None
