@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 
@@ -50,7 +51,7 @@ def _serve(conn: Connection) -> None:
             return  # the parent is gone or closed us: nothing left to do
         if task is None:
             return
-        conn.send(_run(task))
+        conn.send_bytes(_reply(task))
 
 
 def _stdout_to_stderr() -> None:
@@ -231,16 +232,17 @@ def _release_forkserver_alive_fd() -> None:
             pass
 
 
-def _run(task: tuple[Any, tuple[Any, ...]]) -> tuple[bool, Any]:
+def _reply(task: tuple[Any, tuple[Any, ...]]) -> bytes:
+    """The task's answer, pickled once: ``(True, value)`` or ``(False, "Type: message")``
+    (what ``Connection.send`` would write; a value that cannot be pickled is a failure
+    of its own, which would otherwise break the pipe protocol)."""
     fn, args = task
     try:
         value = fn(*args)
     except BaseException as exc:
-        return False, f"{type(exc).__name__}: {exc}"[:2000]
-    try:  # an unpicklable value would otherwise break the pipe protocol
-        import pickle
-
-        pickle.dumps(value)
+        return bytes(ForkingPickler.dumps((False, f"{type(exc).__name__}: {exc}"[:2000])))
+    try:
+        return bytes(ForkingPickler.dumps((True, value)))
     except Exception as exc:
-        return False, f"result of type {type(value).__name__} cannot be sent back: {exc}"
-    return True, value
+        why = f"result of type {type(value).__name__} cannot be sent back: {exc}"
+        return bytes(ForkingPickler.dumps((False, why)))
