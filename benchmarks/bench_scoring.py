@@ -201,14 +201,17 @@ def child_rewardkit(
         loop.score(_read_rows(warm_path))
         warm_seconds = time.perf_counter() - start - started
         before = dict(getattr(loop.engine, "stats", {}))
+        tasks_before = _pool_tasks(loop)
         rows = _read_rows(rows_path)
         start, cpu = time.perf_counter(), time.process_time()
         results = loop.score(rows)
         seconds = time.perf_counter() - start
         main_cpu = time.process_time() - cpu  # this process: the event loop, not the workers
         after = dict(getattr(loop.engine, "stats", {}))
+        pool_tasks = _pool_tasks(loop) - tasks_before
     return {
         "engine_stats": {k: v - before.get(k, 0) for k, v in after.items()},
+        "pool_tasks": pool_tasks,
         "seconds": seconds,
         "main_cpu_seconds": main_cpu,
         "start_seconds": started,
@@ -217,6 +220,12 @@ def child_rewardkit(
         "statuses": [str(r.status) for r in results],
         "errors": [r.error for r in results],
     }
+
+
+def _pool_tasks(loop: Any) -> int:
+    """Tasks the worker pool has run so far (round trips between the loop and a worker)."""
+    pool = getattr(loop.engine, "pool", None)
+    return int(getattr(pool, "stats", {}).get("tasks", 0))
 
 
 def _child_main(argv: list[str]) -> None:
@@ -942,8 +951,15 @@ def real_targets(
                 "- (rewardkit engine counters: "
                 + ", ".join(f"{k} {v}" for k, v in stats.items())
                 + "; `quick` rows were decided by the verifier's inline phases, `pool` rows "
-                "went to math-verify in a worker, `spread` rows had their inline phases run "
-                "in a worker, a large batch's rows 32 at a time, instead of on the event loop)"
+                "went to math-verify in a worker (in their spread task, or alone), `spread` rows "
+                "had their inline phases run in a worker, a large batch's rows up to 32 at a "
+                "time, instead of on the event loop"
+                + (
+                    f"; worker tasks: {tasks}"
+                    if (tasks := done[0].figures.get("pool_tasks"))
+                    else ""
+                )
+                + ")"
             )
     if rk and naive and rk.rate and naive.rate:
         ratio = rk.rate / naive.rate
