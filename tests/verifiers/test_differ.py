@@ -62,6 +62,9 @@ EQUAL = [
     (r"\binom{n}{2}", r"\frac{n(n-1)}{2}"),
     (r"n!", r"n (n-1)!"),
     (r"\frac{1}{2}", r"50\%"),  # a percent sign
+    (r"25\%", "25"),  # math-verify's own rule: a whole percent equals its number
+    (r"25\%", "0.25"),
+    (r"12.5\%", r"\frac{1}{8}"),
     ("1", r"\cosh^2(1000) - \sinh^2(1000)"),  # cancellation without a variable
     ("1", r"\sin^2(10^{30}) + \cos^2(10^{30})"),  # a huge argument
     (r"10^{-30}\sqrt{2}", r"10^{-30}\sqrt{3}"),  # math-verify's absolute chop: "equal"
@@ -93,7 +96,20 @@ DIFFERENT = [
     (r"\sqrt[3]{-8}", "-2"),  # sympy's principal cube root is complex
     (r"10^{-14}\sqrt{2}", r"10^{-14}\sqrt{3}"),  # above math-verify's absolute chop
     ("x+1", "x + 1 = 3"),  # the equation's right side, 3, is compared
+    (r"25\%", "30"),  # a percent is 25*UnevaluatedExpr(1/100): evaluated as 1/4
+    (r"20\%", r"400\%"),
+    (r"73\%", "72.9"),
 ]
+
+
+@pytest.mark.parametrize("percent", ["0", "5", "25", "50", "100", "12.5", "0.5", "150"])
+@pytest.mark.parametrize(
+    "pred", ["0", "5", "0.05", "0.25", "25", "1", "100", "12.5", r"\frac{1}{8}", r"50\%", "x"]
+)
+def test_percents_never_change_the_verdict(percent: str, pred: str) -> None:
+    for g, p in _pairs(percent + r"\%", pred):
+        if surely_different(g, p):
+            assert not _verify(g, p), (percent, pred, g, p)
 
 
 @pytest.mark.parametrize(("gold", "pred"), EQUAL)

@@ -74,6 +74,7 @@ def _different(gold: Any, pred: Any) -> bool:
         gold, pred, _MATH_VERIFY_ROUNDING, _MATH_VERIFY_PRECISION
     ):
         return False  # math-verify's own first steps call them equal
+    gold, pred = _exact(gold, sympy), _exact(pred, sympy)
     point = dict(zip(sorted(symbols, key=str), _POINT, strict=False))
     difference = _value(gold - pred, point, sympy)
     scale = max(abs(_value(gold, point, sympy)), abs(_value(pred, point, sympy)))
@@ -97,12 +98,32 @@ def _plain(expr: Any, sympy: Any) -> bool:
 
 
 def _tracked(expr: Any, sympy: Any) -> bool:
-    """Every node one whose error ``evalf(strict=True)`` bounds (an own rule in evalf)."""
+    """Every node one whose error ``evalf(strict=True)`` bounds (an own rule in evalf),
+    or an exact number kept unevaluated (:func:`_exact`)."""
     leaves = (sympy.Symbol, sympy.Number, sympy.NumberSymbol, type(sympy.I))
     return all(
-        isinstance(node, leaves) or type(node) in _tracked_operations()
+        isinstance(node, leaves)
+        or type(node) in _tracked_operations()
+        or _exact_unevaluated(node, sympy)
         for node in sympy.preorder_traversal(expr)
     )
+
+
+def _exact_unevaluated(node: Any, sympy: Any) -> bool:
+    """``UnevaluatedExpr`` of a rational: how latex2sympy writes a percent sign
+    (``25\\%`` is ``25*UnevaluatedExpr(1/100)``). evalf stops at the wrapper."""
+    return isinstance(node, sympy.UnevaluatedExpr) and isinstance(node.args[0], sympy.Rational)
+
+
+def _exact(expr: Any, sympy: Any) -> Any:
+    """``expr`` with each exact unevaluated rational replaced by the rational itself: the
+    same value, which evalf can reach. ``simplify`` may read the wrapper as an opaque
+    atom, but a difference that is not zero at its one value is not zero for every value
+    an atom could take, so it cannot reach 0 either."""
+    wrapped = [
+        node for node in expr.atoms(sympy.UnevaluatedExpr) if _exact_unevaluated(node, sympy)
+    ]
+    return expr.xreplace({node: node.args[0] for node in wrapped}) if wrapped else expr
 
 
 @functools.cache
