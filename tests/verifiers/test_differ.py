@@ -62,6 +62,7 @@ EQUAL = [
     (r"\binom{n}{2}", r"\frac{n(n-1)}{2}"),
     (r"n!", r"n (n-1)!"),
     (r"\frac{1}{2}", r"50\%"),  # a percent sign
+    ("0", r"\int 0 \, dx"),  # a zero integrand
     (r"25\%", "25"),  # math-verify's own rule: a whole percent equals its number
     (r"25\%", "0.25"),
     (r"12.5\%", r"\frac{1}{8}"),
@@ -99,6 +100,13 @@ DIFFERENT = [
     (r"25\%", "30"),  # a percent is 25*UnevaluatedExpr(1/100): evaluated as 1/4
     (r"20\%", r"400\%"),
     (r"73\%", "72.9"),
+    # An indefinite integral against a gold without its variable: its integrand, nonzero
+    # at a point, makes the difference no constant (math-verify integrates: 0.1-0.2 s)
+    ("396", r"\int \frac{3x}{x^2 + 1} \, dx"),  # a real output ended on this integral
+    ("5", r"\int x \, dx"),
+    ("2y", r"\int (x + y) \, dx"),
+    ("7", r"F = \int 2x \, dx"),
+    (r"\frac{1}{2}", r"\int e^{x} \sin x \, dx"),
 ]
 
 
@@ -135,7 +143,12 @@ def test_shows_plain_expressions_different(gold: str, pred: str) -> None:
         (r"\{1, 2\}", r"\{2, 1\}"),  # sets, tuples, intervals: math-verify's own rules
         (r"(1, 2)", r"(1, 3)"),
         ("x", "y"),  # a lone symbol: math-verify's symbol rules
-        ("3", r"\int_0^1 x \, dx"),  # an integral: evaluating it is math-verify's call
+        ("3", r"\int_0^1 x \, dx"),  # a definite integral: evaluating it is math-verify's call
+        ("0", r"\int 0 \, dx"),  # a zero integrand: math-verify calls it 0
+        (r"\frac{x^2}{2}", r"\int x \, dx"),  # the gold has the variable: math-verify's call
+        ("1", r"\int (\sin^2 x + \cos^2 x - 1) \, dx"),  # zero only cancellation shows
+        ("1", r"\int \int x y \, dx \, dy"),  # several variables
+        ("2", r"\int \sum_{k=1}^{n} k x \, dx"),  # an integrand evalf cannot vouch for
         ("2", "f(x)"),  # an undefined function
     ],
 )
@@ -194,3 +207,30 @@ def test_generated_pairs_never_change_the_verdict(case: tuple[str, str, str]) ->
             if surely_different(g, p):
                 assert not _verify(g, p), (gold, pred, g, p)
     assert any(_verify(g, p) for g, p in _pairs(gold, equal)), (gold, equal)
+
+
+INTEGRANDS = [
+    "{a}x^{k}",
+    r"\frac{{{a}x}}{{x^2+{b}}}",
+    r"{a}\sin x + {b}\cos x",
+    r"e^{{{a}x}} - {b}",
+    r"{a}x - {a}x",  # zero: never "different"
+    r"\sqrt{{x + {b}}}",
+]
+
+
+@st.composite
+def integrals(draw: st.DrawFn) -> tuple[str, str]:
+    form = draw(st.sampled_from(INTEGRANDS))
+    a, b, k = draw(st.integers(1, 9)), draw(st.integers(1, 9)), draw(st.integers(0, 3))
+    gold = draw(st.sampled_from(["0", "1", str(a), rf"\frac{{{a}}}{{{b}}}", "2y"]))
+    return gold, rf"\int {form.format(a=a, b=b, k=k)} \, dx"
+
+
+@CI
+@given(integrals())
+def test_generated_integrals_never_change_the_verdict(case: tuple[str, str]) -> None:
+    gold, pred = case
+    for g, p in _pairs(gold, pred):
+        if surely_different(g, p):
+            assert not _verify(g, p), (gold, pred, g, p)

@@ -23,10 +23,13 @@ where math-verify's answer is surely False:
 
 The point gives each variable a value it may take: math-verify's variables are real
 (or carry no assumption), and the values are positive irrational-looking reals, so
-no identity that holds only for integers or negatives can be missed. Anything else
-(other assumptions, unevaluated integrals, sums, limits, derivatives, undefined
-functions, a value that does not evaluate to a number) answers False: math-verify
-decides, as before. Nothing here imports sympy until a worker calls it.
+no identity that holds only for integers or negatives can be missed. Two more shapes:
+a percent, which latex2sympy writes as ``25*UnevaluatedExpr(1/100)``, is evaluated at
+its exact value; an indefinite integral against a gold without its variable is
+different when its integrand is clearly nonzero at the point (the derivative of the
+difference: no constant). Anything else (other assumptions, definite integrals, sums,
+limits, derivatives, undefined functions, a value that does not evaluate to a number)
+answers False: math-verify decides, as before. Nothing here imports sympy until a worker calls it.
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ def _different(gold: Any, pred: Any) -> bool:
         return False
     if grader.is_equation(pred):
         pred = grader.take_last_relation(pred).rhs  # "x = 5" against 5: as math-verify does
+    if isinstance(pred, sympy.Integral):
+        return _antiderivative_differs(gold, pred, sympy)
     if not _plain(pred, sympy):
         return False
     if not (_tracked(gold, sympy) and _tracked(pred, sympy)):
@@ -81,6 +86,31 @@ def _different(gold: Any, pred: Any) -> bool:
     return abs(difference) > _CLEARLY_NONZERO * scale
 
 
+def _antiderivative_differs(gold: Any, integral: Any, sympy: Any) -> bool:
+    """An indefinite integral ``F = \\int f\\,dx`` against a gold without ``x``.
+
+    math-verify integrates it (``doit``, then ``simplify``): the slowest comparison there
+    is (a quarter of a second for ``\\int \\frac{3x}{x^2+1}\\,dx``). ``F - gold``
+    has ``f`` for derivative in ``x``: where ``f`` is clearly nonzero at a point, ``F -
+    gold`` is no constant, so no rewriting makes it 0, and no antiderivative of ``f``
+    equals the gold. A definite or multiple integral, or an integrand that is not a plain
+    tracked expression, is left to math-verify.
+    """
+    if len(integral.limits) != 1 or len(integral.limits[0]) != 1:
+        return False
+    (variable,) = integral.limits[0]
+    integrand = _exact(integral.function, sympy)
+    if variable in gold.free_symbols or not _evaluable(integrand, sympy):
+        return False
+    if not (_tracked(gold, sympy) and _tracked(integrand, sympy)):
+        return False
+    symbols = integrand.free_symbols
+    if len(symbols) > _MAX_VARIABLES or not all(_may_take_the_point(s) for s in symbols):
+        return False
+    point = dict(zip(sorted(symbols, key=str), _POINT, strict=False))
+    return abs(_value(integrand, point, sympy)) > _CLEARLY_NONZERO
+
+
 @functools.cache
 def _modules() -> tuple[Any, Any]:
     import sympy
@@ -91,7 +121,12 @@ def _modules() -> tuple[Any, Any]:
 
 def _plain(expr: Any, sympy: Any) -> bool:
     """An expression that reaches math-verify's last comparison step unchanged."""
-    if not isinstance(expr, sympy.Expr) or isinstance(expr, (sympy.Symbol, sympy.MatrixExpr)):
+    return not isinstance(expr, sympy.Symbol) and _evaluable(expr, sympy)
+
+
+def _evaluable(expr: Any, sympy: Any) -> bool:
+    """A scalar expression with nothing that only ``doit`` or math-verify could evaluate."""
+    if not isinstance(expr, sympy.Expr) or isinstance(expr, sympy.MatrixExpr):
         return False
     opaque = (sympy.Integral, sympy.Sum, sympy.Product, sympy.Limit, sympy.Derivative)
     return not expr.has(*opaque) and not expr.atoms(sympy.core.function.AppliedUndef)
