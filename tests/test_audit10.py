@@ -47,9 +47,25 @@ def _index_of(engine: RewardEngine) -> dict[tuple[str, str], set[tuple[Any, Any]
     return index
 
 
+# Answers whose check (math-verify) may differ from their fast path, or whose source
+# differs for one text: hedged boxes, tags, answer lines, sets, intervals, huge numbers.
+CRAFTED = [
+    ("\\boxed{1} or \\boxed{2}", "1"),
+    ("<answer>\\frac{1}{2}</answer>", "0.5"),
+    ("The answer is $\\frac{1}{2}$.", "\\frac12"),
+    ("\\boxed{\\{1, 2\\}}", "\\{2, 1\\}"),
+    ("\\boxed{(1, 2]}", "(1,2]"),
+    ("\\boxed{10^{30}}", "1000000000000000000000000000000"),
+    ("\\boxed{0.3333333}", "\\frac{1}{3}"),
+    ("\\boxed{\\sin^2 x + \\cos^2 x}", "1"),
+    ("\\boxed{x=1, y=2}", "y=2, x=1"),
+    ("\\boxed{}", "0"),
+]
+
+
 def _rows_with_repeats() -> list[Any]:
-    """Real outputs, each third one's answer removed (None answers), hostile rows inside
-    spread tasks, list ground truths, and repeats of rows that sit in other tasks."""
+    """Real outputs, each third one's answer removed (None answers), hostile and crafted
+    rows inside spread tasks, list ground truths, and repeats of rows in other tasks."""
     rows: list[Any] = []
     for i, row in enumerate(real_rows(200)):
         if i % 3 == 0:
@@ -59,6 +75,9 @@ def _rows_with_repeats() -> list[Any]:
         rows.append(row)
         if i % 9 == 0:
             rows.append(HOSTILE[(i // 9) % len(HOSTILE)])
+        if i % 5 == 0:
+            response, truth = CRAFTED[(i // 5) % len(CRAFTED)]
+            rows.append({"data_source": "math", "response": response, "ground_truth": truth})
     return rows + rows[::4]
 
 
