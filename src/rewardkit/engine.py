@@ -277,7 +277,9 @@ class RewardEngine:
                 self._spread_work(rows),
                 fast_paths,
                 check_for_s,
-                timeout=self.section.timeout_s,
+                # a check it starts (before check_for_s) has reward.timeout_s of its own,
+                # as alone: one that would pass alone never costs the task its rows
+                timeout=self.section.timeout_s + check_for_s,
                 affinity=rows[0].gold,  # the worker every row's ground truth prefers
             )
         except (RewardkitError, ScorerTimeout):  # (a BaseException: named on its own)
@@ -299,13 +301,21 @@ class RewardEngine:
         await asyncio.gather(*later)
 
     def _spread_work(self, rows: list[_SpreadRow]) -> list[tasks.SpreadRow]:
-        """What a spread task needs of each row, with the answers the cache holds for it."""
-        known: dict[tuple[str, str], frozenset[tuple[Any, Any]]] = {}
+        """What a spread task needs of each row, with the answers the cache holds for it.
+
+        At most SPREAD_KNOWN_MAX answers a task: a reference with more (a common one, late
+        in a run) sends None, its rows' checks left to the pool and its cache, so that a
+        task's size and the loop's work for it never grow with the cache."""
+        known: dict[tuple[str, str], frozenset[tuple[Any, Any]] | None] = {}
+        budget = SPREAD_KNOWN_MAX
         work = []
         for row in rows:
             key = (row.verifier.key, row.gold)
             if key not in known:
-                known[key] = frozenset(self._cached_answers.get(key, ()))
+                answers = self._cached_answers.get(key, ())
+                fits = len(answers) <= budget
+                budget -= len(answers) if fits else 0
+                known[key] = frozenset(answers) if fits else None
             sample = row.sample
             work.append((row.verifier, sample.response, sample.ground_truth, row.gold, known[key]))
         return work
@@ -325,7 +335,7 @@ class RewardEngine:
         # no check in the task: a row that fails here must fail as it would on the loop
         fast_paths = self.section.verifiers.fast_paths
         status, value = await self._in_pool(
-            tasks.spread_rows, self._spread_work([row]), fast_paths, 0
+            tasks.spread_rows, self._spread_work([row]), fast_paths, 0, count=False
         )
         try:
             if status is not Status.OK:
@@ -574,12 +584,17 @@ class RewardEngine:
     # ------------------------------------------------------------------ execution
 
     async def _in_pool(
-        self, fn: Callable[..., Any], *args: Any, affinity: Hashable | None = None
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        affinity: Hashable | None = None,
+        count: bool = True,
     ) -> _Outcome:
         """``affinity``: rows of one prompt (its ground truth) prefer one worker, whose
-        parser has already read that reference and answers like theirs."""
+        parser has already read that reference and answers like theirs. ``count``: a
+        check (stats["pool"]); a spread row's extraction alone is not one."""
         assert self.pool is not None
-        self.stats["pool"] += 1
+        self.stats["pool"] += count
         timeout = self.section.timeout_s
         try:
             return Status.OK, await self.pool.run(fn, *args, timeout=timeout, affinity=affinity)
@@ -775,6 +790,8 @@ SPREAD_MIN_ROWS = 64
 SPREAD_ROWS = 32
 """Rows per spread task: a few milliseconds of extraction, one pipe write."""
 SPREAD_CHARS = 48_000  # responses per task: below the pool's inline send size, with room
+SPREAD_KNOWN_MAX = 256
+"""Cached answers a spread task carries at most (see _spread_work)."""
 SPREAD_CHECK_S = 0.25
 """A spread task starts checks only this long (a check of a math row takes about 3 ms):
 past it, the rows it has not checked go to the pool one by one, where requesters share

@@ -41,9 +41,10 @@ def verify_whole(
     return verdict, dict(extracted.extra)
 
 
-SpreadRow = tuple[Verifier, str, Any, str, frozenset[tuple[Any, Any]]]
+SpreadRow = tuple[Verifier, str, Any, str, frozenset[tuple[Any, Any]] | None]
 """A spread row: verifier, response, ground truth, the ground truth's key, and the
-(answer, source) pairs the engine already holds an outcome for against it."""
+(answer, source) pairs the engine already holds an outcome for against it (None: too
+many to send, the engine checks this row's answer itself)."""
 
 SpreadOutcome = tuple[str, Any]
 """``("ok", (extracted, quick verdict or None, checked verdict or None, shared))``,
@@ -55,7 +56,8 @@ def spread_rows(rows: list[SpreadRow], fast_paths: bool, check_for_s: float) -> 
     """A large batch's rows, every phase the engine can leave to one task
     (``RewardEngine.score_into``): ``extract`` and ``quick_check`` of each row, then
     ``check`` of each row those leave to the slow path (every row, with ``fast_paths``
-    off), unless the engine knows its outcome already (its cache answers it).
+    off), unless the engine knows its outcome already (its cache answers it) or sent
+    None for what it knows (then it checks the row itself).
 
     Checks start only in the task's first ``check_for_s`` seconds: a row checked here
     costs no task of its own, a row left unchecked is checked as any other, alone. A
@@ -75,7 +77,7 @@ def spread_rows(rows: list[SpreadRow], fast_paths: bool, check_for_s: float) -> 
         answer = (extracted.answer, extracted.extra.get("source"))
         key = (verifier.key, truth_key, *answer)
         verdict, shared = checked.get(key), key in checked
-        wanted = (quick is None or not fast_paths) and answer not in known
+        wanted = (quick is None or not fast_paths) and known is not None and answer not in known
         if verdict is None and wanted and time.perf_counter() - began < check_for_s:
             verdict = _checked(verifier, extracted, truth)
             if verdict is not None:
