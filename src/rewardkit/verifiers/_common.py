@@ -107,6 +107,22 @@ OFFER_CUE = (
 The rule is the shape, not a list of phrasings: a word of possibility or alternative,
 then a value right after it (never "could be verified", "alternatively, using ...")."""
 
+# Where an OFFER_CUE or CORRECTION_CUE match can begin, as a lookahead put before them.
+# It changes no match (every match begins where it holds: a first letter of a cue word
+# at a word start, a punctuation mark that opens a cue, the text's start, or after the
+# marks the "Antwort:" branch looks behind at); it only lets re pass over the other
+# positions without trying every branch there, which is most of the cost on a long
+# paragraph. The letters are inside (?i:...) so that they fold as the cue words do.
+CORRECTION_CUE_AHEAD = r"(?=\b(?i:[acimnosw]))"
+"""A lookahead true wherever a CORRECTION_CUE match can begin (see OFFER_CUE_AHEAD)."""
+OFFER_CUE_STARTS = r"[.,;:!?\n()\[\u2013\u2014\u2026-]|\b(?i:[acimnopsuw])|^|(?<=[\n.!?;])"
+"""Where an OFFER_CUE match can begin (zero-width alternatives, for a lookahead)."""
+OFFER_CUE_AHEAD = f"(?={OFFER_CUE_STARTS})"
+"""A lookahead true wherever an OFFER_CUE match can begin: put it first in a pattern
+that starts with OFFER_CUE (tests/verifiers/test_extract_speed.py compares them)."""
+VALUE_AHEAD = r"(?=[-$\\.\d])"
+"""A lookahead true wherever a value in prose (a number, ``$...$``, ``\\(...\\)``) can begin."""
+
 OFFER_PREDICATE = (
     r"(?:[ \t]+(?:(?i:is|are|seems|looks|would|could|might|may|can|be)[ \t]+){0,2}(?:"
     r"(?i:possible|plausible|likely)"
@@ -123,6 +139,27 @@ also be right", "20 is also a valid answer", "20 is plausible", "20 works too", 
 another answer", "(20 if rounding)". A value said to be valid without "also" ("$x = 5$
 is valid", after a root ruled out) is a check, not an offer; "20 is not possible" rules
 it out."""
+
+# Each branch of OFFER_PREDICATE holds one of these words, or "if", "when" or "assuming"
+# then a ")" (see may_offer_predicate)
+_PREDICATE_WORDS = (
+    "possible", "plausible", "likely", "also", "too", "equally", "well",
+    "answer", "solution", "option", "choice",
+)  # fmt: skip
+
+
+def may_offer_predicate(text: str) -> bool:
+    """False only when no OFFER_PREDICATE match can be in ``text``: each of its branches
+    reads one of _PREDICATE_WORDS, or a condition word and a ")". Most paragraphs hold
+    none, and skip a regex tried at every digit. Beyond ASCII, case folding is re's
+    ("ſecond" matches "second"), so re decides."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    if any(word in low for word in _PREDICATE_WORDS):
+        return True
+    return ")" in text and ("if" in low or "when" in low or "assuming" in low)
+
 
 AFTER_ANSWER_CHARS = 300
 """How far after a final answer its paragraph is read for another value offered."""
