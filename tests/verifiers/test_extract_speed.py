@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rewardkit.verifiers import _answer, _common, gsm8k
@@ -216,6 +216,8 @@ _WORDS = (
     "that is", "i get", "we get", "plausible", "likely", "too", "equally", "correct",
     "right", "works", "work", "acceptable", "as well", "an", "a", "choice", "A:",
     "####", "<answer>", "</answer>", "**", "\\(", "\\)", "\\times", "\\cdot", "$",
+    "works as well", "is also correct", "would also work", "another choice", "equally valid",
+    "an alternative option", "assuming rounding)", "if rounded)", "when x > 0)", "A: 18", "\nA: 18", "\n**A:** 18",
     "anſwer", "poſſible", "ſecond", "mıght", "MİGHT", "unleſs", "İf", "ıf", "Kould",
 )  # fmt: skip
 _CHARS = list("0123456789٣-.,:;!?()[]—–…\n \t*>=+/^x×#$\\{}aeiosnKİıſßAZ'\"")
@@ -229,6 +231,12 @@ TEXTS = st.lists(
     st.tuples(*(st.sampled_from(_TOKENS), _SEPARATOR, _VALUE_OR_NOT, _SEPARATOR) * 2),
     max_size=15,
 ).map(lambda parts: "".join("".join(part) for part in parts))
+# ASCII only: the gates read ASCII text themselves (beyond it, re decides)
+_ASCII = [token for token in _TOKENS if token.isascii()]
+ASCII_TEXTS = st.lists(
+    st.tuples(*(st.sampled_from(_ASCII), _SEPARATOR, _VALUE_OR_NOT, _SEPARATOR) * 2),
+    max_size=15,
+).map(lambda parts: "".join("".join(part) for part in parts).encode("ascii", "ignore").decode())
 FUZZ = settings(
     max_examples=2000, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck)
 )
@@ -246,7 +254,15 @@ def test_rewritten_patterns_find_the_same_matches_on_the_fuzz(
 
 
 @FUZZ
-@given(TEXTS, st.integers(0, 60), st.integers(0, 200))
+@given(st.one_of(TEXTS, ASCII_TEXTS), st.integers(0, 60), st.integers(0, 200))
+# one gate word each, alone: a gate that forgot it would say no where the regex matches
+@example("So 20 is another choice.", 0, 200)
+@example("So 20 is equally valid.", 0, 200)
+@example("18 (20 assuming rounding)", 0, 200)
+@example("Q: how many?\nA: 18", 0, 200)
+# re folds "ſ" as "s": beyond ASCII the gates leave it to re
+@example("The anſwer is 18", 0, 200)
+@example("So 20 is another ſolution.", 0, 200)
 def test_gates_say_no_only_where_the_old_pattern_finds_nothing(
     text: str, pos: int, end: int
 ) -> None:
