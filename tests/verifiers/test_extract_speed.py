@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tarfile
 from collections.abc import Iterator
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -431,3 +432,36 @@ def _same_outputs(tmp_path: Path, rows: int) -> None:
 def test_every_corpus_row_gives_the_same_outputs_as_before(tmp_path: Path) -> None:
     """About 5 s: each child scores the corpus 5 times (1.5 s), so CI runs all of it."""
     _same_outputs(tmp_path, 10**9)
+
+
+# --- plain_number: Fraction built from the parts, not parsed from the string -------------
+
+
+def _plain_number_before(text: str) -> Fraction | None:
+    """``_common.plain_number`` as it was: Fraction's own string parser."""
+    cleaned = text.replace(",", "").replace("$", "").strip()
+    if len(cleaned) > _common.MAX_ANSWER_CHARS or not re.fullmatch(
+        r"-?(?:\d+(?:\.\d*)?|\.\d+)", cleaned
+    ):
+        return None
+    return Fraction(cleaned)
+
+
+_NUMBER_CHARS = st.sampled_from([*"0123456789-.,$ ", "٣", "𝟘", "०", "\t", "e", "/", "_", "+"])
+
+
+@FUZZ
+@given(st.one_of(st.lists(_NUMBER_CHARS, max_size=30).map("".join), st.text(max_size=20)))
+@example("0" * 999 + ".5")
+@example("-" + "9" * 1000)
+@example("1" * 1001)
+def test_plain_number_gives_the_same_fraction_as_before(text: str) -> None:
+    new, old = _common.plain_number(text), _plain_number_before(text)
+    assert new == old
+    if old is not None:
+        assert new is not None
+        assert (type(new), new.numerator, new.denominator) == (
+            Fraction,
+            old.numerator,
+            old.denominator,
+        )

@@ -388,7 +388,13 @@ def plain_number(text: str) -> Fraction | None:
     cleaned = text.replace(",", "").replace("$", "").strip()
     if len(cleaned) > MAX_ANSWER_CHARS or not _PLAIN_NUMBER.fullmatch(cleaned):
         return None
-    return Fraction(cleaned)
+    # Fraction(cleaned) from its parts: the same value, without Fraction's string parser
+    # (a regex and more), which cost a twentieth of extraction
+    whole, dot, decimals = cleaned.partition(".")
+    if not dot:
+        return Fraction(int(cleaned))
+    digits = int(whole.lstrip("-") + decimals)  # "-.5": 5; "12.": 12
+    return Fraction(-digits if whole.startswith("-") else digits, 10 ** len(decimals))
 
 
 def verdict(correct: bool, pred: str | None, **extra: Any) -> Verdict:
