@@ -465,3 +465,16 @@ def test_plain_number_gives_the_same_fraction_as_before(text: str) -> None:
             old.numerator,
             old.denominator,
         )
+
+
+_STRUCK_START_BEFORE = re.compile(r"~~|<(?i:del|strike)>")  # what visible() searched for
+_STRUCK_CHARS = st.sampled_from(
+    ["~", "~~", "<", ">", "del", "DEL", "Strike", "ſtrike", "x", " ", "/"]
+)
+
+
+@FUZZ
+@given(st.lists(_STRUCK_CHARS, max_size=12).map("".join))
+def test_struck_text_is_looked_for_where_it_was(text: str) -> None:
+    found = "~~" in text or _common._STRUCK_TAG.search(text) is not None
+    assert found == (_STRUCK_START_BEFORE.search(text) is not None)

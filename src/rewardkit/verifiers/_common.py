@@ -190,7 +190,9 @@ _STRUCK = re.compile(
 )
 
 
-_STRUCK_START = re.compile(r"~~|<(?i:del|strike)>")  # a first-character scan, fast
+# where struck-out text may start: "~~" (found by str's own search), or a tag that re
+# finds by its literal "<" (3x faster than one pattern for both, which scans by charset)
+_STRUCK_TAG = re.compile(r"<(?i:del|strike)>")
 
 
 def visible(text: str) -> str:
@@ -206,7 +208,7 @@ def visible(text: str) -> str:
         text = text.replace("：", ": ")  # a full-width colon ("答案：20") is a colon
     if "<!--" in text:
         text = _without_comments(text)
-    if _STRUCK_START.search(text):
+    if "~~" in text or _STRUCK_TAG.search(text):
         text = _STRUCK.sub(" ", text)
     return text
 
