@@ -478,3 +478,15 @@ _STRUCK_CHARS = st.sampled_from(
 def test_struck_text_is_looked_for_where_it_was(text: str) -> None:
     found = "~~" in text or _common._STRUCK_TAG.search(text) is not None
     assert found == (_STRUCK_START_BEFORE.search(text) is not None)
+
+
+_MATHY_TEXT = st.lists(st.sampled_from([*"09$\\[]x ", "\n", "٣", "abc"]), max_size=30).map("".join)
+_TAIL = _common.SEARCH_TAIL_CHARS
+
+
+@FUZZ
+@given(_MATHY_TEXT, st.sampled_from([0, 1, _TAIL - 1, _TAIL, _TAIL + 1]))
+def test_the_last_mathy_character_is_where_last_match_found_it(text: str, pad: int) -> None:
+    for padded in (text, text + "x" * pad, "5" + "x" * pad + text):
+        found = _common.last_match(_answer._MATHY, padded)
+        assert _answer._last_mathy_end(padded) == (None if found is None else found.end())

@@ -141,6 +141,7 @@ from rewardkit.verifiers._common import (
     OFFER_PREDICATE,
     OR_WORD,
     PARAGRAPH_BREAK,
+    SEARCH_TAIL_CHARS,
     SECTION_CHARS,
     VALUE_AHEAD,
     last_match,
@@ -743,6 +744,8 @@ def _offered_in_words(window: str) -> list[tuple[re.Match[str], str]]:
     a word of possibility or alternative then a value ("or maybe 20", "Alternatively,
     $20$", "another possible answer is 20"), or a value then words offering it too ("20
     would also work"). See :data:`~rewardkit.verifiers._common.OFFER_CUE`."""
+    if not window:  # half the calls: a box or an answer that ends its paragraph
+        return []
     found = list(_CUED.finditer(window))
     if may_offer_predicate(window):  # most windows hold no word of one: skip the regex
         found += _PREDICATED.finditer(window)
@@ -1010,13 +1013,25 @@ def _expression(texts: Sequence[str]) -> Found:
     """Hand the end of the final part (else of the response) to math-verify's extraction,
     which reads it in a worker as verl's ``math_verify`` scorer reads a whole response."""
     for text in texts:
-        if last_match(_MATHY, _without_blank_boxes(text)) is not None:
-            math = last_match(_MATHY, text)
-            passage = _passage(text, math.end() if math else len(text))
+        if _last_mathy_end(_without_blank_boxes(text)) is not None:
+            end = _last_mathy_end(text)
+            passage = _passage(text, len(text) if end is None else end)
             if _WRAPPED_NUMBER.fullmatch(passage):  # "\text{4}" and nothing else: 4
                 return Found(passage.strip("$").rstrip("."), {"source": "wrapped"})
             return Found(passage, {"source": "expression"})
     return Found(None, {"source": None})  # no digit and no LaTeX: math-verify finds nothing
+
+
+def _last_mathy_end(text: str) -> int | None:
+    """Where the last :data:`_MATHY` character of ``text``'s last SEARCH_TAIL_CHARS ends
+    (None: none there): ``last_match(_MATHY, text)``, by one ``rfind`` a character
+    rather than a match object for every digit of a long passage."""
+    floor = max(0, len(text) - SEARCH_TAIL_CHARS)
+    at = max(text.rfind(char, floor) for char in _MATHY_CHARS)
+    return None if at < 0 else at + 1
+
+
+_MATHY_CHARS = "0123456789$\\["  # _MATHY's class, one by one
 
 
 # A whole final part that is one plain number in a text wrapper, outside math mode:
