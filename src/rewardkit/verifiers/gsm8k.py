@@ -53,7 +53,9 @@ from rewardkit.verifiers._common import (
     ALTERNATIVE_WORD,
     CONTEXT_WORD,
     CORRECTION_CUE,
+    CORRECTION_CUE_AHEAD,
     OFFER_CUE,
+    OFFER_CUE_STARTS,
     OFFER_PREDICATE,
     OR_WORD,
     SECTION_CHARS,
@@ -105,6 +107,19 @@ _AUTO = re.compile(
     + _NUMBER
     + r"\$?(?:[ \t.]{1,4}[A-Za-z]{1,20}){0,3}[ \t.]{0,4}\s{0,4}</answer>"
 )
+
+
+def _may_mark(text: str) -> bool:
+    """False only when :data:`_AUTO` matches nowhere in ``text``: each of its branches
+    reads "####", "A:" or the word "answer" (any case; "<answer>" too) in what it
+    matches. Two thirds of real responses hold none: they skip the regex, which tries
+    four branches at every character. Beyond ASCII, case folding is re's ("anſwer"
+    matches), so re decides."""
+    if "####" in text or "A:" in text or not text.isascii():
+        return True
+    return "answer" in text.lower()
+
+
 # a bold number alone on its line ("**18**"): an answer as plainly as a box when no number
 # follows it, else a step highlighted on the way; offered in its section either way
 _BOLD_NUMBER = re.compile(
@@ -197,8 +212,9 @@ def _auto(response: str) -> tuple[str | None, bool]:
     ``at least 18``, ``not 18``), which is then no number: never the bare 18."""
     response = visible(response).rstrip()  # a megabyte of blanks hides nothing
     tail = max(0, len(response) - MARKER_TAIL_CHARS)
-    marked = last_match(_AUTO, response[tail:])
-    bold = last_match(_BOLD_NUMBER, response[tail:]) if "**" in response[tail:] else None
+    end = response[tail:]
+    marked = last_match(_AUTO, end) if _may_mark(end) else None
+    bold = last_match(_BOLD_NUMBER, end) if "**" in end else None
     if bold is not None and (marked is None or bold.start() > marked.start()):
         if _LAST_NUMBER.search(response, tail + bold.end()) is None:  # the last number
             marked = bold
@@ -249,7 +265,8 @@ def _offered_other(
     if _answer.unread_box(response, start, min(read_from, at), box_end, written):
         return True  # a box the bounded scan did not read may offer another number
     # the final number is the last one: the others start before it
-    offered = [_group(found) or "" for found in _AUTO.finditer(response, marks_from, at)]
+    marks = _AUTO.finditer(response, marks_from, at) if _may_mark(response[marks_from:at]) else ()
+    offered = [_group(found) or "" for found in marks]
     offered += [_group(found) or "" for found in _BOLD_NUMBER.finditer(response, marks_from, at)]
     offered += [box.content or "" for box in boxes if start <= box.start < at]
     numbers = {plain_number(_latex.normalise(text)) for text in offered}
@@ -262,15 +279,22 @@ def _offered_other(
 # also work", "another possible answer is 20"). A restatement of the same value is no
 # other; a number that starts a calculation ("Alternatively, 3 x 6 = 18") is no value.
 _OFFERED_NUMBER = r"(-?\d[\d,]*(?:\.\d+)?)(?!\d)(?![ \t]{0,2}[-+*/×÷=^x])"
-_OFFERED_AFTER = re.compile(
-    OFFER_CUE
+_OFFERED_AFTER = re.compile(  # the lookahead first: where a cue or a number can begin
+    r"(?=[-$\d]|"
+    + OFFER_CUE_STARTS
+    + ")(?:"
+    + OFFER_CUE
     + r"[ \t,:]{1,3}(?:\\?\$)?[ \t]{0,2}"
     + _OFFERED_NUMBER
     + r"|(?<![\w.=+*/×÷^-])(?<![=+*/×÷^-][ \t])\$?(-?\d[\d,]*(?:\.\d+)?)\$?"
     + OFFER_PREDICATE
+    + ")"
 )
 _CORRECTED = re.compile(
-    CORRECTION_CUE + r"[ \t,:]{1,3}(?:\*\*)?(?:\\?\$)?[ \t]{0,2}" + _OFFERED_NUMBER
+    CORRECTION_CUE_AHEAD
+    + CORRECTION_CUE
+    + r"[ \t,:]{1,3}(?:\*\*)?(?:\\?\$)?[ \t]{0,2}"
+    + _OFFERED_NUMBER
 )
 
 

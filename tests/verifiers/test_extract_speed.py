@@ -1,0 +1,492 @@
+r"""extract + quick_check got faster without changing one output: the proofs.
+
+The speed-ups (round 10) are of two kinds, each proved here:
+
+* a lookahead put first in a pattern, true wherever a match can begin
+  (``_common.OFFER_CUE_AHEAD``, ``CORRECTION_CUE_AHEAD``, ``VALUE_AHEAD``, ``(?=[-.\d])``):
+  re then passes over the other positions without trying every branch. The patterns as
+  they were are kept below as literals; old and new give the same spans and groups on
+  every text the corpus hands them and on a hypothesis fuzz over the characters that
+  matter (cue words in several cases and scripts, ``İıſK``, digits, ``$``, ``\(``...);
+* a gate that skips a regex where it cannot match (``gsm8k._may_mark``,
+  ``_common.may_offer_predicate``): where the gate says no, the old pattern finds nothing,
+  on the corpus and on the fuzz.
+
+And end to end: every corpus row through extract + quick_check of the math (default,
+strict) and gsm8k (auto, strict, flexible) verifiers, in a child process on the tree
+before the change (/work/wt/base/src, else ``git archive`` of BASE_COMMIT) and in one
+on this tree: the reprs of every Extracted and Verdict are equal.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from rewardkit.verifiers import _answer, _common, gsm8k
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE_COMMIT = "0f1d7d781f7638acb4c337bb6c23c171a2c9c15c"  # the verifiers before round 10
+BASE_SRC = Path("/work/wt/base/src")  # a checkout of it, where there is one
+
+# The patterns before the lookaheads, exactly as they compiled (pattern, flags)
+OLD: dict[str, tuple[str, int]] = {
+    "_answer._CUED": (
+        "(?:\\b(?i:could|might|may)(?:[ \\t]+(?i:also|even|well|actually|instead|equally|possib"
+        "ly))?[ \\t]+(?i:be)(?:[ \\t]+(?i:also|even))?|(?:^[ \\t$*)\\\\}]{0,4}[ \\t]*(?:(?i:or|o|u|"
+        "sau|tai|hay)(?![^\\W\\d_])|(?:(?i:vs\\.?|versus|oder|ou|eller|lub|albo|nebo|alebo|vagy|"
+        "veya|atau|hoặc|или|або|ή|أو|או|या)(?![^\\W\\d_])|또는|혹은|または|もしくは|或者?|[还還]是))|[.,;:!?\\n("
+        ")\\[\\u2013\\u2014\\u2026-][ \\t]*(?:(?i:or)|(?:(?i:vs\\.?|versus|oder|ou|eller|lub|albo|n"
+        "ebo|alebo|vagy|veya|atau|hoặc|или|або|ή|أو|או|या)(?![^\\W\\d_])|또는|혹은|または|もしくは|或者?|[还還"
+        "]是)))(?:[ \\t]+(?i:maybe|perhaps|possibly|else|even|rather|alternatively))?|\\b(?i:may"
+        "be|perhaps|possibly|alternatively|alternately|otherwise|conceivably)|\\b(?i:another|o"
+        "ther|alternative|second)(?:[ \\t]+(?i:possible|valid|plausible|potential|acceptable|c"
+        "orrect))?[ \\t]+(?i:answer|value|solution|option|choice|possibility|candidate)s?(?:[ "
+        "\\t]+(?i:is|would[ \\t]+be|could[ \\t]+be|might[ \\t]+be))?|\\b(?i:unless)[ \\t]+(?i:it(?:"
+        "'s|[ \\t]+is)|the[ \\t]+answer[ \\t]+is)|\\((?i:if|when|assuming|rounding|rounded)\\b[^()"
+        "\\n]{0,40}?[,:]|(?:^|[.!?][ \\t]{1,3})(?i:if|when|assuming)\\b[^.,;()\\n]{1,40}[,:](?=[ "
+        "\\t]{1,3}(?:\\\\?\\$)?(?:-?\\d[\\d,.]*|\\(?[A-J]\\)?)\\$?[ \\t]*(?:[.!?)]|$))|(?:^|(?<=[\\n.!?;"
+        "]))[ \\t*>]{0,3}(?=[aAoOrRsSvVcCjJоОвВαΑתاउ答解정đĐ])(?:\\b(?i:antwort|réponse|respuesta|"
+        "risposta|resposta|antwoord|svar|vastaus|odpowiedź|odpověď|válasz|răspuns|cevap|jawab"
+        "an|ответ|відповідь|απάντηση|תשובה|الإجابة|الجواب|उत्तर)\\b|答案|答え|解答|정답|(?i:đáp án))[ "
+        "\\t]{0,3}(?=:)|\\b(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i"
+        "[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought"
+        ")(?:[ \\t]*[,:;!.\\u2014-]?[ \\t]*\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sor"
+        "ry|oops|correction|i[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]"
+        "+second[ \\t]+thought)|(?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that"
+        "[ \\t]+is|the[ \\t]+(?:final[ \\t]+)?answer[ \\t]+is|i[ \\t]+get|we[ \\t]+get))){0,3})[ \\t"
+        ",:]{1,3}(?P<value>\\$[^$\\n]{1,80}\\$|\\\\\\([^\\n]{1,80}?\\\\\\)|-?(?:\\d[\\d,]*(?:\\.\\d+)?|\\.\\d"
+        "+)(?:/\\d+)?(?![\\d.]*\\d))(?![ \\t]{0,2}(?:[-+*/×÷=^]|\\\\(?:times|cdot|div)(?![A-Za-z]))"
+        ")",
+        0,
+    ),
+    "_answer._PREDICATED": (
+        "(?<![\\w.=+*/^\\\\-])(?<![=+*/^-][ \\t])(?P<value>\\$[^$\\n]{1,80}\\$|\\\\\\([^\\n]{1,80}?\\\\\\)|"
+        "-?(?:\\d[\\d,]*(?:\\.\\d+)?|\\.\\d+)(?:/\\d+)?(?![\\d.]*\\d))(?![ \\t]{0,2}(?:[-+*/×÷=^]|\\\\(?:"
+        "times|cdot|div)(?![A-Za-z])))(?:[ \\t]+(?:(?i:is|are|seems|looks|would|could|might|ma"
+        "y|can|be)[ \\t]+){0,2}(?:(?i:possible|plausible|likely)|(?i:also|too|equally)[ \\t]+(?"
+        ":(?i:be|is)[ \\t]+)?(?:(?i:an?)[ \\t]+)?(?i:possible|plausible|likely|correct|right|va"
+        "lid|acceptable|works?|answer|solution)|(?i:works?|correct|right|valid|acceptable)[ \\"
+        "t]*,?[ \\t]+(?i:too|also|as[ \\t]+well)|(?:(?i:an?)[ \\t]+)?(?i:another|alternative|oth"
+        "er|second|possible|plausible)[ \\t]+(?:(?i:valid|possible|plausible|correct)[ \\t]+)?("
+        "?i:answer|solution|option|choice))\\b|[ \\t]+(?i:if|when|assuming)\\b[^()\\n]{0,40}\\))",
+        0,
+    ),
+    "_answer._CORRECTED": (
+        "\\b(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+mean|i[ "
+        "\\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought)(?:[ \\t]*[,:;"
+        "!.\\u2014-]?[ \\t]*\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correc"
+        "tion|i[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+t"
+        "hought)|(?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that[ \\t]+is|the[ "
+        "\\t]+(?:final[ \\t]+)?answer[ \\t]+is|i[ \\t]+get|we[ \\t]+get))){0,3}[ \\t,:]{1,3}(?:\\*\\*"
+        ")?(?P<value>\\$[^$\\n]{1,80}\\$|\\\\\\([^\\n]{1,80}?\\\\\\)|-?(?:\\d[\\d,]*(?:\\.\\d+)?|\\.\\d+)(?:/"
+        "\\d+)?(?![\\d.]*\\d))(?![ \\t]{0,2}(?:[-+*/×÷=^]|\\\\(?:times|cdot|div)(?![A-Za-z])))",
+        0,
+    ),
+    "_answer._TWO_VALUES": (
+        "(?<![\\w.])(?P<a>-?(?:\\d+(?:\\.\\d+)?|\\.\\d+)(?:/\\d+)?)(?:\\s{1,3}[^\\W\\d_]{2,20})?\\$?\\s{0"
+        ",3}[,.;]?\\s{0,3}\\(?\\s{0,3}(?P<join>(?:or\\s{1,3})?(?:maybe|perhaps|possibly|probably)"
+        "\\b|\\\\(?:vee|lor)(?![A-Za-z])|\\||\\\\(?:mid|cup|sim)(?![A-Za-z])|或者?|\\|\\||[—–-]\\s{0,3}o"
+        "r\\b|\\\\\\||\\\\?&|and/or\\b|\\\\text\\{\\s{0,3}(?:resp\\.?|and/or|/)\\s{0,3}\\})\\s{0,3}\\$?\\s{0,3"
+        "}(?P<b>-?(?:\\d+(?:\\.\\d+)?|\\.\\d+)(?:/\\d+)?)(?![\\d.]*\\d)",
+        re.IGNORECASE,
+    ),
+    "_answer._TWO_IN_ONE": (
+        "(?<![\\w.])(?P<a>-?(?:\\d+(?:\\.\\d+)?|\\.\\d+)(?:/\\d+)?)(?:\\s{1,3}[^\\W\\d_]{2,20})?\\$?\\s{0"
+        ",3}[,.;]?\\s{0,3}\\(?\\s{0,3}(?P<join>(?:or\\s{1,3})?(?:maybe|perhaps|possibly|probably)"
+        "\\b|\\\\(?:vee|lor)(?![A-Za-z])|\\||\\\\(?:mid|cup|sim)(?![A-Za-z])|或者?|\\|\\||[—–-]\\s{0,3}o"
+        "r\\b|\\\\\\||\\\\?&|and/or\\b|\\\\text\\{\\s{0,3}(?:resp\\.?|and/or|/)\\s{0,3}\\}|(?!(?i:or)\\b)(?:"
+        "(?i:of)(?![^\\W\\d_])|(?:(?i:or|o|u|sau|tai|hay)(?![^\\W\\d_])|(?:(?i:vs\\.?|versus|oder|"
+        "ou|eller|lub|albo|nebo|alebo|vagy|veya|atau|hoặc|или|або|ή|أو|או|या)(?![^\\W\\d_])|또는|"
+        "혹은|または|もしくは|或者?|[还還]是)))|\\\\\\\\(?:\\[[^\\]]{0,8}\\])?|\\\\(?:vert|to|rightarrow|Rightarrow|"
+        "implies|longrightarrow|approx)(?![A-Za-z])|\\\\text\\{\\s{0,3}[,;]?\\s{0,3}\\}|\\\\hspace\\*?"
+        "\\{[^{}]{0,12}\\}|[→⇒⟶≈]|->|=>)\\s{0,3}\\$?\\s{0,3}(?P<b>-?(?:\\d+(?:\\.\\d+)?|\\.\\d+)(?:/\\d+"
+        ")?)(?![\\d.]*\\d)",
+        re.IGNORECASE,
+    ),
+    "_answer._TWO_PLAIN_VALUES": (
+        "(?<![\\w.])(?P<a>-?(?:\\d+(?:\\.\\d+)?|\\.\\d+)(?:/\\d+)?)(?:\\s{1,3}[^\\W\\d_]{2,20})?(?P<spa"
+        "n>\\$)?\\s{0,3}[,.;]?\\s{0,3}\\(?\\s{0,3}(?P<join>(?(span)(?!(?i:and/)?(?i:or)\\b))(?:and/"
+        ")?(?:(?i:of)(?![^\\W\\d_])|(?:(?i:or|o|u|sau|tai|hay)(?![^\\W\\d_])|(?:(?i:vs\\.?|versus|"
+        "oder|ou|eller|lub|albo|nebo|alebo|vagy|veya|atau|hoặc|или|або|ή|أو|או|या)(?![^\\W\\d_]"
+        ")|또는|혹은|または|もしくは|或者?|[还還]是)))(?:\\s{1,3}else)?)\\s{0,3}(?(span)\\$)(?:[A-Za-z]\\s{0,2}=\\"
+        "s{0,2})?(?P<b>-?(?:\\d+(?:\\.\\d+)?|\\.\\d+)(?:/\\d+)?)(?![\\d.]*\\d)",
+        re.IGNORECASE,
+    ),
+    "gsm8k._AUTO": (
+        "####[ \\t]{0,8}((?>-?[ \\t]{0,3}(?:\\\\\\$|\\$)?[ \\t]{0,3}-?(?:[0-9][0-9,]*(?:\\.[0-9]+)?|\\"
+        ".[0-9]+)))(?![ \\t]{0,2}(?:[-+/×÷=^]|\\*(?!\\*(?![ \\t]{0,2}[0-9]))))(?![.:)]?[ \\t]{1,3}"
+        "[A-Z][a-z])|(?i:\\banswer\\b(?:[ \\t]{1,3}is\\b)?)[ \\t]{0,3}(?:\\*\\*)?[ \\t]{0,3}[:：]?[ \\t"
+        "]{0,3}(?:\\*\\*)?[ \\t]{0,3}(?:\\\\\\(|\\$)?[ \\t]{0,3}((?>-?[ \\t]{0,3}(?:\\\\\\$|\\$)?[ \\t]{0,3"
+        "}-?(?:[0-9][0-9,]*(?:\\.[0-9]+)?|\\.[0-9]+)))(?![ \\t]{0,2}(?:[-+/×÷=^]|\\*(?!\\*(?![ \\t]"
+        "{0,2}[0-9]))))|(?m:^[ \\t]{0,8}(?:\\*\\*)?A:)(?:\\*\\*)?[ \\t]{0,3}(?:\\*\\*)?[ \\t]{0,3}(?:\\"
+        "\\\\(|\\$)?[ \\t]{0,3}((?>-?[ \\t]{0,3}(?:\\\\\\$|\\$)?[ \\t]{0,3}-?(?:[0-9][0-9,]*(?:\\.[0-9]+"
+        ")?|\\.[0-9]+)))(?![ \\t]{0,2}(?:[-+/×÷=^]|\\*(?!\\*(?![ \\t]{0,2}[0-9]))))|<answer>\\s{0,8"
+        "}[ \\t]{0,3}(?:\\*\\*)?[ \\t]{0,3}(?:\\\\\\(|\\$)?[ \\t]{0,3}((?>-?[ \\t]{0,3}(?:\\\\\\$|\\$)?[ \\t"
+        "]{0,3}-?(?:[0-9][0-9,]*(?:\\.[0-9]+)?|\\.[0-9]+)))(?![ \\t]{0,2}(?:[-+/×÷=^]|\\*(?!\\*(?!"
+        "[ \\t]{0,2}[0-9]))))\\$?(?:[ \\t.]{1,4}[A-Za-z]{1,20}){0,3}[ \\t.]{0,4}\\s{0,4}</answer>",
+        0,
+    ),
+    "gsm8k._OFFERED_AFTER": (
+        "(?:\\b(?i:could|might|may)(?:[ \\t]+(?i:also|even|well|actually|instead|equally|possib"
+        "ly))?[ \\t]+(?i:be)(?:[ \\t]+(?i:also|even))?|(?:^[ \\t$*)\\\\}]{0,4}[ \\t]*(?:(?i:or|o|u|"
+        "sau|tai|hay)(?![^\\W\\d_])|(?:(?i:vs\\.?|versus|oder|ou|eller|lub|albo|nebo|alebo|vagy|"
+        "veya|atau|hoặc|или|або|ή|أو|או|या)(?![^\\W\\d_])|또는|혹은|または|もしくは|或者?|[还還]是))|[.,;:!?\\n("
+        ")\\[\\u2013\\u2014\\u2026-][ \\t]*(?:(?i:or)|(?:(?i:vs\\.?|versus|oder|ou|eller|lub|albo|n"
+        "ebo|alebo|vagy|veya|atau|hoặc|или|або|ή|أو|או|या)(?![^\\W\\d_])|또는|혹은|または|もしくは|或者?|[还還"
+        "]是)))(?:[ \\t]+(?i:maybe|perhaps|possibly|else|even|rather|alternatively))?|\\b(?i:may"
+        "be|perhaps|possibly|alternatively|alternately|otherwise|conceivably)|\\b(?i:another|o"
+        "ther|alternative|second)(?:[ \\t]+(?i:possible|valid|plausible|potential|acceptable|c"
+        "orrect))?[ \\t]+(?i:answer|value|solution|option|choice|possibility|candidate)s?(?:[ "
+        "\\t]+(?i:is|would[ \\t]+be|could[ \\t]+be|might[ \\t]+be))?|\\b(?i:unless)[ \\t]+(?i:it(?:"
+        "'s|[ \\t]+is)|the[ \\t]+answer[ \\t]+is)|\\((?i:if|when|assuming|rounding|rounded)\\b[^()"
+        "\\n]{0,40}?[,:]|(?:^|[.!?][ \\t]{1,3})(?i:if|when|assuming)\\b[^.,;()\\n]{1,40}[,:](?=[ "
+        "\\t]{1,3}(?:\\\\?\\$)?(?:-?\\d[\\d,.]*|\\(?[A-J]\\)?)\\$?[ \\t]*(?:[.!?)]|$))|(?:^|(?<=[\\n.!?;"
+        "]))[ \\t*>]{0,3}(?=[aAoOrRsSvVcCjJоОвВαΑתاउ答解정đĐ])(?:\\b(?i:antwort|réponse|respuesta|"
+        "risposta|resposta|antwoord|svar|vastaus|odpowiedź|odpověď|válasz|răspuns|cevap|jawab"
+        "an|ответ|відповідь|απάντηση|תשובה|الإجابة|الجواب|उत्तर)\\b|答案|答え|解答|정답|(?i:đáp án))[ "
+        "\\t]{0,3}(?=:)|\\b(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i"
+        "[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought"
+        ")(?:[ \\t]*[,:;!.\\u2014-]?[ \\t]*\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sor"
+        "ry|oops|correction|i[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]"
+        "+second[ \\t]+thought)|(?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that"
+        "[ \\t]+is|the[ \\t]+(?:final[ \\t]+)?answer[ \\t]+is|i[ \\t]+get|we[ \\t]+get))){0,3})[ \\t"
+        ",:]{1,3}(?:\\\\?\\$)?[ \\t]{0,2}(-?\\d[\\d,]*(?:\\.\\d+)?)(?!\\d)(?![ \\t]{0,2}[-+*/×÷=^x])|(?"
+        "<![\\w.=+*/×÷^-])(?<![=+*/×÷^-][ \\t])\\$?(-?\\d[\\d,]*(?:\\.\\d+)?)\\$?(?:[ \\t]+(?:(?i:is|a"
+        "re|seems|looks|would|could|might|may|can|be)[ \\t]+){0,2}(?:(?i:possible|plausible|li"
+        "kely)|(?i:also|too|equally)[ \\t]+(?:(?i:be|is)[ \\t]+)?(?:(?i:an?)[ \\t]+)?(?i:possibl"
+        "e|plausible|likely|correct|right|valid|acceptable|works?|answer|solution)|(?i:works?"
+        "|correct|right|valid|acceptable)[ \\t]*,?[ \\t]+(?i:too|also|as[ \\t]+well)|(?:(?i:an?)"
+        "[ \\t]+)?(?i:another|alternative|other|second|possible|plausible)[ \\t]+(?:(?i:valid|p"
+        "ossible|plausible|correct)[ \\t]+)?(?i:answer|solution|option|choice))\\b|[ \\t]+(?i:if"
+        "|when|assuming)\\b[^()\\n]{0,40}\\))",
+        0,
+    ),
+    "gsm8k._CORRECTED": (
+        "\\b(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+mean|i[ "
+        "\\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought)(?:[ \\t]*[,:;"
+        "!.\\u2014-]?[ \\t]*\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correc"
+        "tion|i[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+t"
+        "hought)|(?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that[ \\t]+is|the[ "
+        "\\t]+(?:final[ \\t]+)?answer[ \\t]+is|i[ \\t]+get|we[ \\t]+get))){0,3}[ \\t,:]{1,3}(?:\\*\\*"
+        ")?(?:\\\\?\\$)?[ \\t]{0,2}(-?\\d[\\d,]*(?:\\.\\d+)?)(?!\\d)(?![ \\t]{0,2}[-+*/×÷=^x])",
+        0,
+    ),
+}
+OLD_AUTO = OLD.pop("gsm8k._AUTO")  # unchanged: gated (gsm8k._may_mark), not rewritten
+
+MODULES = {"_answer": _answer, "gsm8k": gsm8k}
+
+
+def _new(name: str) -> re.Pattern[str]:
+    module, attr = name.split(".")
+    pattern: re.Pattern[str] = getattr(MODULES[module], attr)
+    return pattern
+
+
+def _found(pattern: re.Pattern[str], text: str, *bounds: int) -> list[tuple[Any, ...]]:
+    return [(m.span(), m.groups(), m.groupdict()) for m in pattern.finditer(text, *bounds)]
+
+
+# --- the fuzz ---------------------------------------------------------------------------
+
+_WORDS = (
+    "could", "might", "may", "be", "also", "even", "well", "or", "o", "u", "sau", "hay",
+    "vs", "vs.", "versus", "oder", "ou", "eller", "lub", "albo", "vagy", "atau", "hoặc",
+    "или", "або", "ή", "أو", "או", "या", "또는", "혹은", "または", "もしくは", "或", "或者",
+    "还是", "還是", "maybe", "perhaps", "possibly", "alternatively", "otherwise",
+    "conceivably", "another", "other", "alternative", "second", "possible", "valid",
+    "answer", "answers", "value", "solution", "option", "is", "would be", "unless",
+    "it's", "it is", "the answer is", "if", "when", "assuming", "rounding", "rounded",
+    "antwort", "réponse", "respuesta", "svar", "ответ", "відповідь", "απάντηση", "答案",
+    "答え", "정답", "đáp án", "actually", "wait", "no", "sorry", "oops", "correction",
+    "i mean", "i meant", "make that", "scratch that", "on second thought", "should be",
+    "that is", "i get", "we get", "plausible", "likely", "too", "equally", "correct",
+    "right", "works", "work", "acceptable", "as well", "an", "a", "choice", "A:",
+    "####", "<answer>", "</answer>", "**", "\\(", "\\)", "\\times", "\\cdot", "$",
+    "works as well", "is also correct", "would also work", "another choice", "equally valid",
+    "an alternative option", "assuming rounding)", "if rounded)", "when x > 0)", "A: 18", "\nA: 18", "\n**A:** 18",
+    "anſwer", "poſſible", "ſecond", "mıght", "MİGHT", "unleſs", "İf", "ıf", "Kould",
+)  # fmt: skip
+_CHARS = list("0123456789٣-.,:;!?()[]—–…\n \t*>=+/^x×#$\\{}aeiosnKİıſßAZ'\"")
+_NUMBERS = ["20", "-3", "3.5", ".5", "1,000", "18", "$20$", "$x = 4$", "\\(20\\)", "٣"]
+_TOKENS = [*_WORDS, *(w.upper() for w in _WORDS), *(w.title() for w in _WORDS)]
+_TOKENS += [*_CHARS, *_NUMBERS * 6]  # values are what every pattern needs: often
+_SEPARATORS = ["", " ", " ", " ", "  ", "\t", ", ", ". ", ": ", "\n", "\n\n", " (", ") ", "; "]
+_SEPARATOR = st.sampled_from(_SEPARATORS)
+_VALUE_OR_NOT = st.sampled_from(["", "", *_NUMBERS])  # a value right after a word, often
+TEXTS = st.lists(
+    st.tuples(*(st.sampled_from(_TOKENS), _SEPARATOR, _VALUE_OR_NOT, _SEPARATOR) * 2),
+    max_size=15,
+).map(lambda parts: "".join("".join(part) for part in parts))
+# ASCII only: the gates read ASCII text themselves (beyond it, re decides)
+_ASCII = [token for token in _TOKENS if token.isascii()]
+ASCII_TEXTS = st.lists(
+    st.tuples(*(st.sampled_from(_ASCII), _SEPARATOR, _VALUE_OR_NOT, _SEPARATOR) * 2),
+    max_size=15,
+).map(lambda parts: "".join("".join(part) for part in parts).encode("ascii", "ignore").decode())
+FUZZ = settings(
+    max_examples=2000, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck)
+)
+
+
+@FUZZ
+@given(TEXTS, st.integers(0, 60), st.integers(0, 200))
+def test_rewritten_patterns_find_the_same_matches_on_the_fuzz(
+    text: str, pos: int, end: int
+) -> None:
+    for name, (pattern, flags) in OLD.items():
+        old, new = re.compile(pattern, flags), _new(name)
+        assert _found(new, text) == _found(old, text), name
+        assert _found(new, text, pos, end) == _found(old, text, pos, end), name
+
+
+@FUZZ
+@given(st.one_of(TEXTS, ASCII_TEXTS), st.integers(0, 60), st.integers(0, 200))
+# one gate word each, alone: a gate that forgot it would say no where the regex matches
+@example("So 20 is another choice.", 0, 200)
+@example("So 20 is equally valid.", 0, 200)
+@example("18 (20 assuming rounding)", 0, 200)
+@example("Q: how many?\nA: 18", 0, 200)
+# re folds "ſ" as "s": beyond ASCII the gates leave it to re
+@example("The anſwer is 18", 0, 200)
+@example("So 20 is another ſolution.", 0, 200)
+def test_gates_say_no_only_where_the_old_pattern_finds_nothing(
+    text: str, pos: int, end: int
+) -> None:
+    auto = re.compile(*OLD_AUTO)
+    if not gsm8k._may_mark(text):
+        assert _found(auto, text) == []
+    if not gsm8k._may_mark(text[pos:end]):  # _offered_other gates a slice, reads in bounds
+        assert _found(auto, text, pos, end) == []
+    if not _common.may_offer_predicate(text):
+        assert _found(re.compile(*OLD["_answer._PREDICATED"]), text) == []
+
+
+def test_the_lookahead_letters_fold_as_the_cue_words_do() -> None:
+    """A cue word's first letter matches, case-folded by re (``ſ`` for s, ``İ`` and ``ı``
+    for i, ``K`` for k), only characters the lookahead's letters match too."""
+    every = "".join(map(chr, range(0x110000)))
+    for word_letters, ahead in (
+        ("acimnopsuw", _common.OFFER_CUE_AHEAD),
+        ("acimnosw", _common.CORRECTION_CUE_AHEAD),
+    ):
+        ahead_re = re.compile(ahead.replace(r"\b", ""))
+        for letter in word_letters:
+            folded = re.findall(f"(?i:{letter})", every)
+            assert {"İ", "ı"} <= set(folded) if letter == "i" else True
+            assert "ſ" in folded if letter == "s" else True
+            assert all(ahead_re.match(ch) for ch in folded), letter
+
+
+# --- the corpus -------------------------------------------------------------------------
+
+
+def _corpus() -> list[dict[str, Any]]:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import real_outputs
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    rows: list[dict[str, Any]] = real_outputs.load_corpus()
+    return rows
+
+
+class _Recorder:
+    """A compiled pattern that records the arguments of every finditer/search made on it."""
+
+    def __init__(self, pattern: re.Pattern[str], calls: list[tuple[Any, ...]]) -> None:
+        self.pattern, self.flags, self._calls = pattern.pattern, pattern.flags, calls
+        self._compiled = pattern
+
+    def __getattr__(self, method: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self._calls.append(args)
+            return getattr(self._compiled, method)(*args, **kwargs)
+
+        return call
+
+
+def _run_corpus(rows: list[dict[str, Any]]) -> None:
+    from rewardkit.verifiers.gsm8k import GSM8KVerifier
+    from rewardkit.verifiers.math import MathVerifier
+
+    for verifier in _verifiers(MathVerifier, GSM8KVerifier):
+        for row in rows:
+            try:
+                verifier.quick_check(verifier.extract(row["response"]), row["ground_truth"])
+            except Exception:  # a ground truth one family cannot read: not this test's
+                pass
+
+
+def _verifiers(math_cls: Any, gsm8k_cls: Any) -> Iterator[Any]:
+    yield from (math_cls(extraction="default"), math_cls(extraction="strict"))
+    yield from (gsm8k_cls(method=method) for method in ("auto", "strict", "flexible"))
+
+
+def test_rewritten_patterns_and_gates_on_every_text_the_corpus_hands_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: dict[str, list[tuple[Any, ...]]] = {name: [] for name in OLD}
+    new = {name: _new(name) for name in OLD}  # the compiled patterns, not the recorders
+    for name in OLD:
+        module, attr = name.split(".")
+        monkeypatch.setattr(MODULES[module], attr, _Recorder(new[name], calls[name]))
+    gated: dict[str, list[str]] = {"mark": [], "predicate": []}
+    gates = {"mark": gsm8k._may_mark, "predicate": _common.may_offer_predicate}
+    for key, module, attr in (
+        ("mark", gsm8k, "_may_mark"),
+        ("predicate", _answer, "may_offer_predicate"),
+    ):
+        monkeypatch.setattr(module, attr, lambda text, key=key: _note(gated[key], gates[key], text))
+    _run_corpus(_corpus())
+    assert all(len(calls[name]) > 100 for name in OLD), {k: len(v) for k, v in calls.items()}
+    for name, (pattern, flags) in OLD.items():
+        old = re.compile(pattern, flags)
+        for args in calls[name]:
+            assert _found(new[name], *args) == _found(old, *args), (name, args)
+    auto, predicated = re.compile(*OLD_AUTO), re.compile(*OLD["_answer._PREDICATED"])
+    skipped = [text for text in gated["mark"] if not gates["mark"](text)]
+    assert len(skipped) > 500 and all(_found(auto, text) == [] for text in skipped)
+    skipped = [text for text in gated["predicate"] if not gates["predicate"](text)]
+    assert len(skipped) > 1000 and all(_found(predicated, text) == [] for text in skipped)
+
+
+def _note(seen: list[str], gate: Any, text: str) -> bool:
+    seen.append(text)
+    return bool(gate(text))
+
+
+# --- end to end: the tree before against this one, in two processes ----------------------
+
+_CHILD = r"""
+import json, sys
+sys.path.insert(0, sys.argv[2])
+import real_outputs
+import rewardkit
+from rewardkit.verifiers.gsm8k import GSM8KVerifier
+from rewardkit.verifiers.math import MathVerifier
+rows = real_outputs.load_corpus()[: int(sys.argv[1])]
+verifiers = [MathVerifier(extraction="default"), MathVerifier(extraction="strict")]
+verifiers += [GSM8KVerifier(method=m) for m in ("auto", "strict", "flexible")]
+out = []
+for verifier in verifiers:
+    for row in rows:
+        try:
+            extracted = verifier.extract(row["response"])
+            out.append(repr((extracted, verifier.quick_check(extracted, row["ground_truth"]))))
+        except Exception as error:
+            out.append("raised " + repr(error))
+print(json.dumps({"file": rewardkit.__file__, "out": out}))
+"""
+
+
+def _old_src(tmp_path: Path) -> Path:
+    """The verifiers before round 10: a checkout of them, else git's copy of the commit."""
+    if (BASE_SRC / "rewardkit" / "verifiers" / "_answer.py").exists():
+        return BASE_SRC
+    try:
+        blob = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", BASE_COMMIT, "src"],
+            capture_output=True, check=True, timeout=60,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        pytest.skip(f"the tree before the change (commit {BASE_COMMIT[:10]}) is not at hand")
+    with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
+        tar.extractall(tmp_path, filter="data")
+    return tmp_path / "src"
+
+
+def _outputs(src: Path, rows: int) -> list[str]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(rows), str(ROOT / "benchmarks")],
+        capture_output=True, text=True, env=env, timeout=600, check=True,
+    )  # fmt: skip
+    child = json.loads(done.stdout)
+    assert Path(child["file"]).is_relative_to(src)  # the tree asked for, not the installed one
+    outputs: list[str] = child["out"]
+    return outputs
+
+
+def _same_outputs(tmp_path: Path, rows: int) -> None:
+    old, new = _outputs(_old_src(tmp_path), rows), _outputs(ROOT / "src", rows)
+    assert len(old) == len(new) == 5 * min(rows, len(_corpus()))
+    differ = [(i, a, b) for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
+    assert differ == [], differ[:3]
+
+
+def test_every_corpus_row_gives_the_same_outputs_as_before(tmp_path: Path) -> None:
+    """About 5 s: each child scores the corpus 5 times (1.5 s), so CI runs all of it."""
+    _same_outputs(tmp_path, 10**9)
+
+
+# --- plain_number: Fraction built from the parts, not parsed from the string -------------
+
+
+def _plain_number_before(text: str) -> Fraction | None:
+    """``_common.plain_number`` as it was: Fraction's own string parser."""
+    cleaned = text.replace(",", "").replace("$", "").strip()
+    if len(cleaned) > _common.MAX_ANSWER_CHARS or not re.fullmatch(
+        r"-?(?:\d+(?:\.\d*)?|\.\d+)", cleaned
+    ):
+        return None
+    return Fraction(cleaned)
+
+
+_NUMBER_CHARS = st.sampled_from([*"0123456789-.,$ ", "٣", "𝟘", "०", "\t", "e", "/", "_", "+"])
+
+
+@FUZZ
+@given(st.one_of(st.lists(_NUMBER_CHARS, max_size=30).map("".join), st.text(max_size=20)))
+@example("0" * 999 + ".5")
+@example("-" + "9" * 1000)
+@example("1" * 1001)
+def test_plain_number_gives_the_same_fraction_as_before(text: str) -> None:
+    new, old = _common.plain_number(text), _plain_number_before(text)
+    assert new == old
+    if old is not None:
+        assert new is not None
+        assert (type(new), new.numerator, new.denominator) == (
+            Fraction,
+            old.numerator,
+            old.denominator,
+        )
+
+
+_STRUCK_START_BEFORE = re.compile(r"~~|<(?i:del|strike)>")  # what visible() searched for
+_STRUCK_CHARS = st.sampled_from(
+    ["~", "~~", "<", ">", "del", "DEL", "Strike", "ſtrike", "x", " ", "/"]
+)
+
+
+@FUZZ
+@given(st.lists(_STRUCK_CHARS, max_size=12).map("".join))
+def test_struck_text_is_looked_for_where_it_was(text: str) -> None:
+    found = "~~" in text or _common._STRUCK_TAG.search(text) is not None
+    assert found == (_STRUCK_START_BEFORE.search(text) is not None)
+
+
+_MATHY_TEXT = st.lists(st.sampled_from([*"09$\\[]x ", "\n", "٣", "abc"]), max_size=30).map("".join)
+_TAIL = _common.SEARCH_TAIL_CHARS
+
+
+@FUZZ
+@given(_MATHY_TEXT, st.sampled_from([0, 1, _TAIL - 1, _TAIL, _TAIL + 1]))
+def test_the_last_mathy_character_is_where_last_match_found_it(text: str, pad: int) -> None:
+    for padded in (text, text + "x" * pad, "5" + "x" * pad + text):
+        found = _common.last_match(_answer._MATHY, padded)
+        assert _answer._last_mathy_end(padded) == (None if found is None else found.end())
