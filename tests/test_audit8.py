@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from rewardkit import RewardLoop
-from serving import running_server
+from _support.serving import running_server
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -271,7 +271,7 @@ def test_verls_managers_score_a_mixed_batch_and_name_the_unknown_source(tmp_path
     config.write_text("reward:\n  num_workers: 1\n  timeout_s: 30\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])}
     proc = subprocess.run(
-        [python, str(ROOT / "tests/audit8_verl.py"), str(config)],
+        [python, str(ROOT / "tests/_support/verl_managers.py"), str(config)],
         capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]

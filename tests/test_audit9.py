@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from parse_child import differing, real_rows
+from _support.parse_child import differing, real_rows
 from rewardkit import engine as engine_module
 from rewardkit.config import RewardConfig
 from rewardkit.engine import RewardEngine
@@ -302,7 +302,7 @@ async def test_a_reward_model_batch_is_not_spread_and_its_rule_part_agrees(
     import torch
     import transformers
 
-    from model_fakes import build_tokenizer, llama_config, save_model
+    from _support.model_fakes import build_tokenizer, llama_config, save_model
 
     tok = build_tokenizer("llama")
     torch.manual_seed(0)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import torch
 
-from model_fakes import build_tokenizer
+from _support.model_fakes import build_tokenizer
 from rewardkit import ConfigError, RewardLoop, Status
 from rewardkit.config import load_config
 from rewardkit.kl import AdaptiveKLController, FixedKLController, apply_kl_penalty

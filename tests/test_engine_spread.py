@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from parse_child import real_rows
+from _support.parse_child import real_rows
 from rewardkit import engine as engine_module
 from rewardkit.config import RewardConfig
 from rewardkit.engine import RewardEngine

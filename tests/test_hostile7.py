@@ -21,10 +21,10 @@ from typing import Any
 import httpx
 import pytest
 
-from redteam_rows import gone
+from _support.verifier_rows import gone
 from rewardkit import RewardLoop, Status
 from rewardkit.types import Result
-from serving import running_server
+from _support.serving import running_server
 
 HOSTILE = """
 import os, sys, time

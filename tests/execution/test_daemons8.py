@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from redteam_rows import gone
+from _support.verifier_rows import gone
 from rewardkit import RewardLoop, Status
 from rewardkit.execution import pool as pool_module
 from rewardkit.execution.pool import WorkerPool

@@ -25,7 +25,7 @@ from rewardkit.execution.sandbox import (
     SandboxOptions,
 )
 from rewardkit.execution.sandbox_server import create_sandbox_app
-from serving import running_app
+from _support.serving import running_app
 
 IS_ROOT = os.geteuid() == 0
 NAMESPACES = sandbox_module._namespaces_unavailable() is None

@@ -167,7 +167,7 @@ def test_get_reward_reads_mapping_labels_like_the_file_adapter():
     import httpx
 
     from rewardkit.config import load_config
-    from serving import running_server
+    from _support.serving import running_server
 
     config = load_config(EXAMPLES / "reward.yaml")
     with running_server(config) as base:

@@ -258,7 +258,7 @@ def test_the_documented_example_file(tiny_tokenizer):
 
 
 def test_scores_through_a_rewardkit_server(tiny_tokenizer, rk_config):
-    from serving import running_server
+    from _support.serving import running_server
 
     with running_server(rk_config) as url:
         manager = RewardkitRewardManager(tokenizer=tiny_tokenizer, rewardkit_url=url)
@@ -362,7 +362,7 @@ JUDGE_CONFIG = {
 def test_reward_router_address_feeds_a_judge_that_asks_for_it():
     """verl passes reward_router_address when it runs reward-model servers; a rewardkit config
     whose judge url is verl://router sends its requests there (a real server on loopback)."""
-    from model_fakes import FakeModelServer, ServerThread
+    from _support.model_fakes import FakeModelServer, ServerThread
 
     fake = FakeModelServer()
     with ServerThread(fake.app) as base:

@@ -1,7 +1,7 @@
 """Tiny reward models and a fake model server, built once per test session.
 
 Models are random-init (2 layers, hidden 32) with a word-level tokenizer whose
-vocabulary is the words these tests use (see model_fakes.py).
+vocabulary is the words these tests use (see _support/model_fakes.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 import torch
 import transformers
 
-from model_fakes import (
+from _support.model_fakes import (
     CHAT_TEMPLATE,
     JUDGE_TOKEN,
     FakeModelServer,

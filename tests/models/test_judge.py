@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from model_fakes import FakeModelServer
+from _support.model_fakes import FakeModelServer
 from rewardkit.config import HttpOptions, JudgeConfig, RewardModelConfig
 from rewardkit.errors import ConfigError, InvalidSampleError
 from rewardkit.models.judge import JudgeParseError, LLMJudge, aggregate, parse_judgement

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from model_fakes import FakeModelServer, fake_score
+from _support.model_fakes import FakeModelServer, fake_score
 from rewardkit.config import HttpOptions, RewardModelConfig
 from rewardkit.errors import RemoteError
 from rewardkit.http import HttpStatusError

@@ -20,7 +20,7 @@ import ray
 
 from rewardkit.config import load_config
 from rewardkit.server.app import create_app
-from serving import running_app
+from _support.serving import running_app
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 

@@ -23,7 +23,7 @@ WORDS = "what is two plus three the answer four five i think it is maybe yes no"
 @pytest.fixture(scope="module")
 def tiny_rm(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A random 2-layer BertForSequenceClassification with a word-level tokenizer."""
-    from model_fakes import bert_config, build_tokenizer, save_model
+    from _support.model_fakes import bert_config, build_tokenizer, save_model
 
     tok = build_tokenizer("bert")
     torch.manual_seed(0)

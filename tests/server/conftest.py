@@ -1,10 +1,10 @@
-"""The reward server's tests start a real one with ``running_server`` (tests/serving.py)."""
+"""The reward server's tests start a real one with ``running_server`` (tests/_support/serving.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from serving import running_server
+from _support.serving import running_server
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ import pytest
 import torch
 import transformers
 
-from model_fakes import build_tokenizer, llama_config, save_model
+from _support.model_fakes import build_tokenizer, llama_config, save_model
 
 CLIENTS = 16
 RM_ONLY = "rm-only"  # no verifier knows it: the reward model alone scores the row

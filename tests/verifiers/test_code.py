@@ -21,7 +21,7 @@ from rewardkit.verifiers.code import (
     make_code_verifier,
     parse_tests,
 )
-from serving import running_app
+from _support.serving import running_app
 
 
 def fenced(code: str, tag: str = "python") -> str:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from code_sandbox import embedded_code_verifier, score_response
+from _support.code_sandbox import embedded_code_verifier, score_response
 from rewardkit.verifiers.code import CodeVerifier
 
 MBPP_TESTS = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from parse_child import differing, real_responses
+from _support.parse_child import differing, real_responses
 from rewardkit.verifiers import _digit_numbers
 from rewardkit.verifiers.math import MathVerifier
 

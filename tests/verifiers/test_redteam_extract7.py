@@ -32,8 +32,8 @@ import time
 
 import pytest
 
-from redteam_rows import check_math_row
-from redteam_rows import row_ids as _ids
+from _support.verifier_rows import check_math_row
+from _support.verifier_rows import row_ids as _ids
 from rewardkit.verifiers.choice import ChoiceVerifier
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
 from rewardkit.verifiers.math import MathVerifier

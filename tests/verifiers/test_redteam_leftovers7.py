@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from redteam_rows import check_math_row, row_ids
+from _support.verifier_rows import check_math_row, row_ids
 from rewardkit.verifiers import _latex
 from rewardkit.verifiers.choice import ChoiceVerifier
 from rewardkit.verifiers.gsm8k import GSM8KVerifier

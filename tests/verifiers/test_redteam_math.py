@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from redteam_rows import V, check_both_phases, check_math_row
-from redteam_rows import box as _box
-from redteam_rows import row_ids as _ids
+from _support.verifier_rows import V, check_both_phases, check_math_row
+from _support.verifier_rows import box as _box
+from _support.verifier_rows import row_ids as _ids
 from rewardkit import RewardLoop, Status
 from rewardkit.errors import InvalidSampleError
 

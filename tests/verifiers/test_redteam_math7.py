@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from redteam_rows import check_against_math_verify, check_stricter, row_ids
+from _support.verifier_rows import check_against_math_verify, check_stricter, row_ids
 from rewardkit.verifiers.base import Extracted
 from rewardkit.verifiers.math import MathVerifier, _for_math_verify
 

@@ -27,7 +27,7 @@ import time
 
 import pytest
 
-from redteam_rows import box, check_against_math_verify, check_math_row, check_stricter, row_ids
+from _support.verifier_rows import box, check_against_math_verify, check_math_row, check_stricter, row_ids
 from rewardkit.verifiers.base import Extracted
 from rewardkit.verifiers.math import (
     MathVerifier,

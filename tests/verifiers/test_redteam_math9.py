@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from redteam_rows import box, check_against_math_verify, check_stricter, row_ids
+from _support.verifier_rows import box, check_against_math_verify, check_stricter, row_ids
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers.base import Extracted
 from rewardkit.verifiers.math import MathVerifier

@@ -27,9 +27,9 @@ import time
 
 import pytest
 
-from redteam_rows import V, check_math_row
-from redteam_rows import box as _box
-from redteam_rows import row_ids as _ids
+from _support.verifier_rows import V, check_math_row
+from _support.verifier_rows import box as _box
+from _support.verifier_rows import row_ids as _ids
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
 
 AUTO = GSM8KVerifier()

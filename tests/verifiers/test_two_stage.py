@@ -8,7 +8,7 @@ can parse, syntax errors, and real model outputs.
 
 from __future__ import annotations
 
-from parse_child import differing, parse_in_child, real_responses
+from _support.parse_child import differing, parse_in_child, real_responses
 from rewardkit.verifiers import _two_stage
 from rewardkit.verifiers.math import MathVerifier
 

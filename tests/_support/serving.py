@@ -1,6 +1,6 @@
 """A real reward server on 127.0.0.1, on a port the OS picks, in a background thread.
 
-Shared by the tests that talk to the server (tests/ is on sys.path, as for model_fakes).
+Shared by the tests that talk to the server.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-REAL_OUTPUTS = Path(__file__).resolve().parent / "data" / "real_outputs"
+REAL_OUTPUTS = Path(__file__).resolve().parents[1] / "data" / "real_outputs"
 
 _PARSE_ALL = """
 import importlib, json, sys

@@ -1,4 +1,4 @@
-"""Shared by the red-team tables (tests/ is on sys.path, as for model_fakes): how a
+"""Shared by the verifier tables: how a
 (gold, response, expected, reason) row is checked."""
 
 from __future__ import annotations
