@@ -144,13 +144,20 @@ class Host:
         return self.objects[hid]
 
     def load(self, message: dict[str, Any]) -> dict[str, list[Json]]:
-        """Run setup and solution as ``__main__``; describe its names for the judge."""
+        """Run setup, the prompt's helpers and the solution as ``__main__`` (HumanEval's
+        program is prompt + completion: a solution may call ``encode_cyclic`` without
+        copying it); describe its names for the judge."""
         import types
 
         module = types.ModuleType("__main__")
         module.__file__ = message["path"]
         sys.modules["__main__"] = module
         exec(compile(message["setup"], "<setup>", "exec"), module.__dict__)
+        for _, helper in message.get("helpers", []):
+            try:
+                exec(compile(helper, "<prompt>", "exec"), module.__dict__)
+            except Exception:
+                pass  # as in the judge: the name stays undefined
         with open(message["path"], encoding="utf-8") as fh:
             source = fh.read()
         exec(compile(source, message["path"], "exec"), module.__dict__)
@@ -441,11 +448,12 @@ def _run_case(channel: Channel, spec: dict[str, Any], test: str) -> tuple[str, s
     try:
         try:
             signal.setitimer(signal.ITIMER_REAL, spec["timeout"])
-            load = {"op": "load", "setup": spec["setup"], "path": spec["path"]}
+            helpers = spec.get("helpers", [])
+            load = {"op": "load", "setup": spec["setup"], "helpers": helpers, "path": spec["path"]}
             names = channel.request(load, raw=True)
             namespace = _namespace(channel, names)
             exec(compile(spec["setup"], "<setup>", "exec"), namespace)
-            _define_helpers(namespace, spec.get("helpers", []))
+            _define_helpers(namespace, helpers)
             exec(compile(test, "<test>", "exec"), namespace)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
