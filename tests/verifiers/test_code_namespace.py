@@ -16,7 +16,7 @@ import pytest
 
 from _support.code_sandbox import embedded_code_verifier, score_response
 from rewardkit import RewardLoop
-from rewardkit.verifiers._code_prompt import prompt_helpers
+from rewardkit.verifiers._code_prompt import Helper, prompt_helpers
 from rewardkit.verifiers.code import CodeVerifier, parse_tests
 
 # ---------------------------------------------------------------------- the rows
@@ -434,8 +434,8 @@ def test_the_engine_passes_the_row_prompt() -> None:
 # ---------------------------------------------------------------------- reading the prompt
 
 
-def names(helpers: tuple) -> list[tuple[str, ...]]:
-    return [n for n, _ in helpers]
+def names(helpers: tuple[Helper, ...]) -> list[tuple[str, ...]]:
+    return [h.names for h in helpers]
 
 
 @pytest.mark.parametrize(
@@ -469,7 +469,7 @@ def test_the_ground_truth_prompt_is_read_and_the_entry_point_left_out() -> None:
     suite = parse_tests(HUMANEVAL_38)
     assert suite.entry_point == "decode_cyclic"
     assert names(suite.helpers) == [("encode_cyclic",)]
-    assert "def decode_cyclic" not in "".join(source for _, source in suite.helpers)
+    assert "def decode_cyclic" not in "".join(h.source for h in suite.helpers)
     assert parse_tests(without_prompt(HUMANEVAL_38)).helpers == ()
 
 
@@ -485,3 +485,61 @@ def test_a_prompt_helper_that_cannot_run_leaves_its_name_undefined(
     assert score(verifier, "def helper(x):\n    return x\n\ndef f(x):\n    return x\n", row) == 0.0
     row["test"] = "def check(candidate):\n    assert candidate(1) == 1\n"
     assert score(verifier, "def f(x):\n    return x\n", row) == 1.0
+
+
+# A task whose tests build the prompt's class and pass it to the solution: classes stay in
+# the solution's process (only its objects can cross to it), the prompt's functions do not.
+LINKED_LIST = {
+    "prompt": "class ListNode:\n"
+    "    def __init__(self, val=0, next=None):\n"
+    "        self.val = val\n"
+    "        self.next = next\n\n\n"
+    "def to_list(node):\n"
+    "    out = []\n"
+    "    while node is not None:\n"
+    "        out.append(node.val)\n"
+    "        node = node.next\n"
+    "    return out\n\n\n"
+    "def reverse_list(head):\n"
+    '    """Reverse a singly linked list; return its new head."""\n',
+    "test": "def check(candidate):\n"
+    "    for values in ([1, 2, 3], [7], [4, 4, 5, 1]):\n"
+    "        head = None\n"
+    "        for v in reversed(values):\n"
+    "            head = ListNode(v, head)\n"
+    "        assert to_list(candidate(head)) == values[::-1]\n",
+    "entry_point": "reverse_list",
+}
+REVERSE_LIST = (
+    "def reverse_list(head):\n"
+    "    previous = None\n"
+    "    while head is not None:\n"
+    "        head.next, previous, head = previous, head, head.next\n"
+    "    return previous\n"
+)
+
+
+def test_prompt_classes_stay_with_the_solution() -> None:
+    helpers = prompt_helpers(LINKED_LIST["prompt"], "reverse_list")
+    assert [(h.names, h.in_tests) for h in helpers] == [
+        (("ListNode",), False),
+        (("to_list",), True),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (REVERSE_LIST, 1.0),
+        ("def reverse_list(head):\n    return head\n", 0.0),
+        # to_list rigged to reverse what it reads: the tests call the prompt's
+        ("def to_list(node):\n    out = []\n    while node is not None:\n"
+         "        out.insert(0, node.val)\n        node = node.next\n    return out\n\n"
+         "def reverse_list(head):\n    return head\n", 0.0),
+    ],
+    ids=["correct", "wrong", "rigged_helper"],
+)  # fmt: skip
+def test_a_task_whose_tests_pass_prompt_objects_to_the_solution(
+    verifier: CodeVerifier, code: str, expected: float
+) -> None:
+    assert score(verifier, code, LINKED_LIST) == expected

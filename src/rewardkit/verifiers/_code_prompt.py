@@ -6,7 +6,14 @@ Some HumanEval tests call functions that the *prompt* defines: HumanEval/38 chec
 ``poly`` returning 0) must not change what the tests call: the Python test harness runs
 the prompt's own definitions in the tests' namespace after taking the solution's names,
 and only the solution's entry point (and the names the prompt does not define) reach the
-tests from the solution.
+tests from the solution. It also runs them before the solution, in the solution's process
+(HumanEval's program is prompt + completion: a solution may call ``encode_cyclic``
+without copying it).
+
+Classes are the exception: they run only in the solution's process. A test builds their
+instances to pass them to the solution (a ``ListNode`` list), and only objects of the
+solution's process can cross to it; the tests' own checks (``==`` on data, the prompt's
+functions) stay in the harness.
 
 The prompt is the row's data, trusted as its tests are. Its definitions are its
 top-level imports, functions, classes and plain assignments, read with :mod:`ast`; the
@@ -19,11 +26,20 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Iterator
+from typing import NamedTuple
 
-__all__ = ["Helper", "prompt_helpers"]
+__all__ = ["Helper", "fenced_blocks", "prompt_helpers"]
 
-Helper = tuple[tuple[str, ...], str]
-"""One definition: the names it binds and its source (run by the harness in order)."""
+
+class Helper(NamedTuple):
+    """One definition of the prompt, run in order by the harness."""
+
+    names: tuple[str, ...]
+    """What it binds (left undefined if it fails where it runs)."""
+    source: str
+    in_tests: bool
+    """Also run in the tests' namespace (all but classes), after the solution's names."""
+
 
 _CODE_STARTS = ("def ", "async def ", "class ", "import ", "from ", "@")
 _PYTHON_TAGS = (None, "python", "python3", "py", "py3")
@@ -43,7 +59,8 @@ def prompt_helpers(prompt: str, entry_point: str) -> tuple[Helper, ...]:
         for node in module.body:
             names = _defined_names(node, entry_point)
             if names is not None:
-                helpers.append((names, ast.unparse(node)))
+                in_tests = not isinstance(node, ast.ClassDef)
+                helpers.append(Helper(names, ast.unparse(node), in_tests))
     return tuple(helpers)
 
 

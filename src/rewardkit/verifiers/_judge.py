@@ -153,7 +153,7 @@ class Host:
         module.__file__ = message["path"]
         sys.modules["__main__"] = module
         exec(compile(message["setup"], "<setup>", "exec"), module.__dict__)
-        for _, helper in message.get("helpers", []):
+        for _, helper, _ in message.get("helpers", []):
             try:
                 exec(compile(helper, "<prompt>", "exec"), module.__dict__)
             except Exception:
@@ -396,6 +396,8 @@ def _namespace(channel: Channel, names: Any) -> dict[str, Any]:
             # solution's `import math` get only a real module (or nothing) under that name.
             continue
         if kind == "m":
+            if name in allowed and value != name:
+                continue  # `math` is the real math module or nothing (not cmath)
             if str(value).split(".")[0] in allowed:
                 try:
                     namespace[name] = __import__(str(value), fromlist=["_"])
@@ -411,11 +413,14 @@ def _define_helpers(namespace: dict[str, Any], helpers: list[Any]) -> None:
     """The task prompt's own definitions (``encode_cyclic``, ``poly``), run here after the
     solution's names: the tests call these, never a solution's redefinition of them.
 
-    ``helpers`` is ``[[names, source], ...]`` in the prompt's order. A definition that
-    fails here (a module this Python lacks) leaves its names undefined rather than the
-    solution's.
+    ``helpers`` is ``[[names, source, in_tests], ...]`` in the prompt's order; classes
+    (not ``in_tests``) stay the host's, as the tests pass their instances to the solution.
+    A definition that fails here (a module this Python lacks) leaves its names undefined
+    rather than the solution's.
     """
-    for names, source in helpers:
+    for names, source, in_tests in helpers:
+        if not in_tests:
+            continue
         try:
             exec(compile(source, "<prompt>", "exec"), namespace)
         except Exception:

@@ -29,7 +29,11 @@ Python assert-style tests are never appended to the code: the judge harness
 another process and comparing plain-data results with its own builtins, and a case
 passes only on the judge's verdict line carrying that run's nonce. Early exits, killed
 processes, patched builtins and "always equal" objects therefore fail (see
-``tests/verifiers/test_code_attacks.py``). Other languages' assert programs run after
+``tests/verifiers/test_code_attacks.py``). A HumanEval row's prompt helpers
+(``encode_cyclic``, ``poly``: :mod:`rewardkit.verifiers._code_prompt`), from
+``ground_truth["prompt"]`` or else the row's prompt, run before the solution (which may
+call them) and again in the tests' namespace after it, so the tests never call a
+solution's redefinition (``tests/verifiers/test_code_namespace.py``). Other languages' assert programs run after
 the code in one program; for cpp, bash and nodejs the test ends by printing a fresh
 nonce, and a case passes only with that line and exit status 0, so code that exits 0
 first scores 0 (``tests/verifiers/test_code_exit8.py``; what remains: "completion
@@ -231,7 +235,7 @@ class TestSuite:
         """
         nonce = secrets.token_hex(16)
         tests = [self.cases[i] for i in indices]
-        helpers = [[list(names), source] for names, source in self.helpers]
+        helpers = [[list(h.names), h.source, h.in_tests] for h in self.helpers]
         spec = {"nonce": nonce, "setup": self.setup, "helpers": helpers, "tests": tests,
                 "path": "solution.py", "timeout": timeout_s,
                 "stop_at_first_failure": stop}  # fmt: skip
