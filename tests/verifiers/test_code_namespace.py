@@ -1,12 +1,12 @@
-"""guards: what a code row's tests see (verifiers/_judge.py, verifiers/_code_prompt.py): the
-harness's own builtins and modules, never a dunder name from the solution, and the task
-prompt's own helper definitions, never the solution's redefinitions of them.
+"""guards: the tests' namespace of a Python code row: no solution dunder, the prompt's helpers."""
 
-The rows are facts of the public datasets (openai_humaneval HumanEval/2, /32, /38 with
-their ``prompt``, ``canonical_solution``, ``test`` and ``entry_point``; sanitized MBPP
-tasks 2 and 82). Every hack defines a *wrong* function and scores 0; the canonical
-solutions score 1, also when they call a prompt helper without copying it.
-"""
+# What a code row's tests see (verifiers/_judge.py, verifiers/_code_prompt.py): the
+# harness's own builtins and modules, never a dunder name from the solution, and the task
+# prompt's own helper definitions, never the solution's redefinitions of them. The rows
+# are facts of the public datasets (openai_humaneval HumanEval/2, /32, /38 with their
+# prompt, canonical_solution, test and entry_point; sanitized MBPP tasks 2 and 82). Every
+# hack defines a *wrong* function and scores 0; the canonical solutions score 1, also when
+# they call a prompt helper without copying it.
 
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ HUMANEVAL_32 = {
     "    a solution.\n"
     "    >>> round(find_zero([1, 2]), 2) # f(x) = 1 + 2x\n"
     "    -0.5\n"
-    "    >>> round(find_zero([-6, 11, -6, 1]), 2) # (x - 1) * (x - 2) * (x - 3) = -6 + 11x - 6x^2 + x^3\n"
+    "    >>> round(find_zero([-6, 11, -6, 1]), 2) # (x - 1) * (x - 2) * (x - 3) = "
+    "-6 + 11x - 6x^2 + x^3\n"
     "    1.0\n"
     '    """\n',
     "canonical_solution": "    begin, end = -1., 1.\n"

@@ -481,7 +481,8 @@ def judge_main() -> None:
     """Run the cases given on stdin, each against its own host; print each verdict line.
 
     stdin: the number of cases on a line, then ``{"nonce", "setup", "helpers", "tests",
-    "path", "timeout", "stop_at_first_failure"}``. The hosts are forked before the tests are read.
+    "path", "timeout", "stop_at_first_failure"}``. The hosts are forked before the tests
+    are read.
     """
     hosts = [_start_host() for _ in range(_read_count())]
     _undumpable()

@@ -33,10 +33,11 @@ processes, patched builtins and "always equal" objects therefore fail (see
 (``encode_cyclic``, ``poly``: :mod:`rewardkit.verifiers._code_prompt`), from
 ``ground_truth["prompt"]`` or else the row's prompt, run before the solution (which may
 call them) and again in the tests' namespace after it, so the tests never call a
-solution's redefinition (``tests/verifiers/test_code_namespace.py``). Other languages' assert programs run after
-the code in one program; for cpp, bash and nodejs the test ends by printing a fresh
-nonce, and a case passes only with that line and exit status 0, so code that exits 0
-first scores 0 (``tests/verifiers/test_code_exit8.py``; what remains: "completion
+solution's redefinition (``tests/verifiers/test_code_namespace.py``).
+
+Other languages' assert programs run after the code in one program; for cpp, bash and
+nodejs the test ends by printing a fresh nonce, and a case passes only with that line and
+exit status 0, so code that exits 0 first scores 0 (``tests/verifiers/test_code_exit8.py``; what remains: "completion
 lines" below). Other languages pass on exit status 0.
 
 A ``"language"`` key (ground truth or ``extra_info``) picks the language; else, for
