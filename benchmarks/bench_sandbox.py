@@ -17,7 +17,7 @@ Contenders, each with the same interpreter the sandbox picked:
 
 - ``subprocess.run`` in two threads, no isolation: the floor (in a new session, as every
   sandbox run is, so that the kernel's autogroup scheduling treats them alike);
-- the embedded :class:`~rewardkit.execution.sandbox.Sandbox` with the machine's isolation
+- the embedded :class:`~rewardkit.sandbox.Sandbox` with the machine's isolation
   (``namespaces`` as root: PID/net/mount/IPC/UTS namespaces, a read-only minimal root,
   uid drop, rlimits), and with ``basic`` isolation;
 - the namespaced sandbox again after the parent grew by 1 GiB (runs are forked by the
@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from rewardkit.config import SandboxFusionConfig  # noqa: E402
-from rewardkit.execution.sandbox import RunCodeRequest, RunCodeResponse, Sandbox, SandboxOptions  # noqa: E402
+from rewardkit.sandbox import RunCodeRequest, RunCodeResponse, Sandbox, SandboxOptions  # noqa: E402
 from rewardkit.verifiers.code import CodeVerifier, make_code_verifier  # noqa: E402
 
 CONCURRENCY = 2

@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     ("balancer", 4, ("rewardkit.balancer",)),
     # The interfaces and leaf infrastructure the components share.
     ("verifier interface", 5, ("rewardkit.verifiers.base",)),
-    ("sandbox", 5, ("rewardkit.execution.sandbox", "rewardkit.execution._sandbox_spawner")),
+    ("sandbox", 5, ("rewardkit.sandbox",)),
     ("pool health", 5, ("rewardkit.execution.health",)),
     ("ray helpers", 6, ("rewardkit.execution._ray",)),
     # The components: they do not import each other.

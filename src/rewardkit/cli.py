@@ -281,8 +281,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _sandbox(args: argparse.Namespace) -> int:
-    from rewardkit.execution.sandbox import SandboxOptions
-    from rewardkit.execution.sandbox_server import serve_sandbox
+    from rewardkit.sandbox import SandboxOptions
+    from rewardkit.sandbox.server import serve_sandbox
 
     api_key = os.environ.get(args.api_key_env)
     if api_key is not None and not api_key.strip():

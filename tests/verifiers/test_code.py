@@ -11,8 +11,8 @@ import pytest
 
 from rewardkit.config import SandboxFusionConfig
 from rewardkit.errors import InvalidSampleError, RemoteError, ScorerError
-from rewardkit.execution.sandbox import Sandbox, SandboxOptions
-from rewardkit.execution.sandbox_server import create_sandbox_app
+from rewardkit.sandbox import Sandbox, SandboxOptions
+from rewardkit.sandbox.server import create_sandbox_app
 from rewardkit.verifiers.base import AsyncVerifier
 from rewardkit.verifiers.code import (
     CodeVerifier,

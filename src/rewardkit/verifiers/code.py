@@ -52,7 +52,7 @@ the embedded sandbox lacks is the answer's fault: every case is a ``compile_erro
 since a row error would spare a wrong answer its reward (TRL: no advantage; verl: the
 run stops).
 
-The runs go to the embedded :class:`~rewardkit.execution.sandbox.Sandbox` in this process
+The runs go to the embedded :class:`~rewardkit.sandbox.Sandbox` in this process
 when ``reward.sandbox_fusion.url`` is null, else to that SandboxFusion-compatible server.
 """
 
@@ -75,7 +75,7 @@ from pydantic import ValidationError
 from rewardkit._system import usable_cores
 from rewardkit.config import HttpOptions, RewardSection, SandboxFusionConfig
 from rewardkit.errors import InvalidSampleError, RemoteError, ScorerError
-from rewardkit.execution.sandbox import (
+from rewardkit.sandbox import (
     CommandRunStatus,
     Language,
     RunCodeRequest,
@@ -519,7 +519,7 @@ class _EmbeddedRunner:
     """The in-process sandbox: the same ``run_code`` the HTTP server calls, no HTTP."""
 
     def __init__(self, options: SandboxOptions) -> None:
-        from rewardkit.execution.sandbox.core import Sandbox  # only where one runs here
+        from rewardkit.sandbox.core import Sandbox  # only where one runs here
 
         self.sandbox = Sandbox(options)
 
