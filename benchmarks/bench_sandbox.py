@@ -10,7 +10,7 @@ Two workloads, two programs in flight at a time (``max_concurrent=2``):
 - a 10-case stdin/stdout problem (read numbers, print their sorted order), scored by
   the code verifier: 10 runs and an output comparison per problem;
 - a 3-assert MBPP problem scored by the code verifier, whose Python assert tests run in
-  the judge harness (two processes per run: the judge and the solution's host); its bare
+  the Python test harness (two processes per run: the harness and the solution's host); its bare
   floor runs the code with the assert appended, one process, as unguarded harnesses do.
 
 Contenders, each with the same interpreter the sandbox picked:
@@ -204,7 +204,7 @@ async def _measure(
                 lambda: loop.run_in_executor(None, bare_mbpp, python, args.problems, folder),
             ),
             (
-                "mbpp|namespaces, judge harness",
+                "mbpp|namespaces, test harness",
                 lambda: sandbox_problems(ns_verifier, args.problems, MBPP_RESPONSE, MBPP),
             ),
         ]
@@ -349,7 +349,7 @@ def report(
         f"Target, isolation costs at most 2x the bare subprocess: {verdict}, "
         f"**{ns_cpu / bare_cpu:.2f}x** CPU on the trivial program ({ns_wall / bare_wall:.2f}x "
         f"wall at a load average of {os.getloadavg()[0]:.1f} on {len(os.sched_getaffinity(0))} "
-        "cores, where the namespaced run's extra init process also waits for a core). The MBPP row is the judge harness's price (the judge's own interpreter and its "
+        "cores, where the namespaced run's extra init process also waits for a core). The MBPP row is the test harness's price (the harness's own interpreter and its "
         "forked host per run, so that the solution cannot forge a pass), not isolation's.\n"
     )
 

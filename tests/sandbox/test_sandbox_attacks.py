@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from _support.serving import running_app
 from rewardkit import sandbox as sandbox_module
 from rewardkit.sandbox import (
     RunCodeRequest,
@@ -25,7 +26,6 @@ from rewardkit.sandbox import (
     SandboxOptions,
 )
 from rewardkit.sandbox.server import create_sandbox_app
-from _support.serving import running_app
 
 IS_ROOT = os.geteuid() == 0
 NAMESPACES = sandbox_module._namespaces_unavailable() is None
