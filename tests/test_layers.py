@@ -38,6 +38,9 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     ("sandbox", 5, ("rewardkit.sandbox",)),
     ("pool health", 5, ("rewardkit.execution.health",)),
     ("ray helpers", 6, ("rewardkit.execution._ray",)),
+    # Reward shaping (format, overlong, scaling): wraps the verifier interface, used by
+    # the registry, the token placement and the engine.
+    ("shaping", 6, ("rewardkit.shaping",)),
     # The components: they do not import each other.
     ("verifiers", 7, ("rewardkit.verifiers",)),
     ("models", 7, ("rewardkit.models",)),
