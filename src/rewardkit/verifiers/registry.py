@@ -26,13 +26,13 @@ from collections.abc import Iterable
 from typing import Literal
 
 from rewardkit.config import RewardSection, VerifierOptions
+from rewardkit.shaping.scaled import Scaled
 from rewardkit.verifiers._answer import ExtractionMode
 from rewardkit.verifiers.base import AnyVerifier, Entry, Matcher, Verifier, is_async
 from rewardkit.verifiers.choice import ChoiceVerifier
 from rewardkit.verifiers.geometry import GeometryVerifier
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
 from rewardkit.verifiers.math import MathVerifier, warm_up
-from rewardkit.shaping.scaled import Scaled
 from rewardkit.verifiers.search_qa import SearchQAVerifier
 
 __all__ = [
