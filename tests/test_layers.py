@@ -63,12 +63,8 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     ("cli", 16, ("rewardkit.cli",)),
 )
 
-# Imports that close a cycle inside one part, each with why it is there.
-ALLOWED_CYCLES = {
-    # build_model_scorers makes a replica's one local copy: the factory and the replica
-    # wrapper call each other, both lazily, inside rewardkit.models.
-    frozenset({"rewardkit.models", "rewardkit.models.replicas"}),
-}
+# Imports that close a cycle inside one part, each with why it is there (none today).
+ALLOWED_CYCLES: set[frozenset[str]] = set()
 
 
 def _modules() -> dict[str, Path]:
