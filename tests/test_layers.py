@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     ("balancer", 4, ("rewardkit.balancer",)),
     # The interfaces and leaf infrastructure the components share.
     ("verifier interface", 5, ("rewardkit.verifiers.base",)),
+    # The code sandbox: verifiers run code in it; it knows nothing of who calls it.
     ("sandbox", 5, ("rewardkit.sandbox",)),
     ("pool health", 5, ("rewardkit.execution.health",)),
     ("ray helpers", 6, ("rewardkit.execution._ray",)),
@@ -44,6 +45,7 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     # The components: they do not import each other.
     ("verifiers", 7, ("rewardkit.verifiers",)),
     ("models", 7, ("rewardkit.models",)),
+    # The pool and Ray actors that run verifiers (tasks.py still imports the interface).
     ("execution", 7, ("rewardkit.execution",)),
     ("tokens", 8, ("rewardkit.tokens",)),
     ("wiring", 9, ("rewardkit.wiring",)),
@@ -200,6 +202,8 @@ def test_no_import_cycles() -> None:
         ("rewardkit.wiring", "rewardkit.models.replicas"),  # inside a function
         ("rewardkit.report", "rewardkit.report_html"),  # `from rewardkit import report_html`
         ("rewardkit.models.judge", "rewardkit.errors"),
+        ("rewardkit.verifiers.code", "rewardkit.sandbox.core"),  # lazy, one level deeper
+        ("rewardkit.verifiers.registry", "rewardkit.shaping.scaled"),
     ],
 )
 def test_the_walk_sees_every_kind_of_import(source: str, expected: str) -> None:
@@ -213,6 +217,11 @@ BAD_IMPORTS = [
     ("rewardkit.engine", "rewardkit.io", "up"),  # the engine reading files for BadRow
     ("rewardkit.server.app", "rewardkit.integrations.openrlhf", "sideways"),  # an adapter
     ("rewardkit.verifiers.math", "rewardkit.engine", "up"),
+    # The sandbox and shaping sit below their users, and the components stay apart.
+    ("rewardkit.sandbox.core", "rewardkit.verifiers.code", "up"),
+    ("rewardkit.shaping.scaled", "rewardkit.verifiers.registry", "up"),
+    ("rewardkit.execution.pool", "rewardkit.verifiers.code", "sideways"),
+    ("rewardkit.sandbox.server", "rewardkit.execution.health", "sideways"),
 ]
 
 
