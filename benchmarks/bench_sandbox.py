@@ -10,14 +10,14 @@ Two workloads, two programs in flight at a time (``max_concurrent=2``):
 - a 10-case stdin/stdout problem (read numbers, print their sorted order), scored by
   the code verifier: 10 runs and an output comparison per problem;
 - a 3-assert MBPP problem scored by the code verifier, whose Python assert tests run in
-  the judge harness (two processes per run: the judge and the solution's host); its bare
+  the Python test harness (two processes per run: the harness and the solution's host); its bare
   floor runs the code with the assert appended, one process, as unguarded harnesses do.
 
 Contenders, each with the same interpreter the sandbox picked:
 
 - ``subprocess.run`` in two threads, no isolation: the floor (in a new session, as every
   sandbox run is, so that the kernel's autogroup scheduling treats them alike);
-- the embedded :class:`~rewardkit.execution.sandbox.Sandbox` with the machine's isolation
+- the embedded :class:`~rewardkit.sandbox.Sandbox` with the machine's isolation
   (``namespaces`` as root: PID/net/mount/IPC/UTS namespaces, a read-only minimal root,
   uid drop, rlimits), and with ``basic`` isolation;
 - the namespaced sandbox again after the parent grew by 1 GiB (runs are forked by the
@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from rewardkit.config import SandboxFusionConfig  # noqa: E402
-from rewardkit.execution.sandbox import RunCodeRequest, RunCodeResponse, Sandbox, SandboxOptions  # noqa: E402
+from rewardkit.sandbox import RunCodeRequest, RunCodeResponse, Sandbox, SandboxOptions  # noqa: E402
 from rewardkit.verifiers.code import CodeVerifier, make_code_verifier  # noqa: E402
 
 CONCURRENCY = 2
@@ -204,7 +204,7 @@ async def _measure(
                 lambda: loop.run_in_executor(None, bare_mbpp, python, args.problems, folder),
             ),
             (
-                "mbpp|namespaces, judge harness",
+                "mbpp|namespaces, test harness",
                 lambda: sandbox_problems(ns_verifier, args.problems, MBPP_RESPONSE, MBPP),
             ),
         ]
@@ -349,7 +349,7 @@ def report(
         f"Target, isolation costs at most 2x the bare subprocess: {verdict}, "
         f"**{ns_cpu / bare_cpu:.2f}x** CPU on the trivial program ({ns_wall / bare_wall:.2f}x "
         f"wall at a load average of {os.getloadavg()[0]:.1f} on {len(os.sched_getaffinity(0))} "
-        "cores, where the namespaced run's extra init process also waits for a core). The MBPP row is the judge harness's price (the judge's own interpreter and its "
+        "cores, where the namespaced run's extra init process also waits for a core). The MBPP row is the test harness's price (the harness's own interpreter and its "
         "forked host per run, so that the solution cannot forge a pass), not isolation's.\n"
     )
 

@@ -365,3 +365,27 @@ def test_progress_bar_shows_the_total_and_time_left_on_a_terminal(tmp_path: Path
     text = seen.decode("utf-8", "replace")
     assert re.search(r"\d+/120", text)  # done of the total
     assert "eta" in text
+
+
+# ---------------------------------------------------------------------- rewardkit bench
+
+
+def test_bench_outside_a_checkout_says_where_to_run_it(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no benchmarks/ here: the installed package is no checkout
+    assert main(["bench", "scoring"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rewardkit: error: no bench_*.py in")
+    assert "source checkout" in err and "--dir" in err
+
+
+def test_bench_runs_the_scripts_of_the_folder_it_is_given(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    ran = tmp_path / "ran.txt"
+    (folder / "bench_hello.py").write_text(
+        f"import sys\nopen({str(ran)!r}, 'w').write(' '.join(sys.argv[1:]))\n"
+    )
+    assert main(["bench", "hello", "--quick", "--dir", str(folder)]) == 0
+    assert ran.read_text() == "--quick"
+    assert main(["bench", "nope", "--dir", str(folder)]) == 2
+    assert "unknown benchmark 'nope'; available: hello" in capsys.readouterr().err

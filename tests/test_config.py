@@ -6,6 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from rewardkit import ConfigError, RewardConfig, load_config
+from rewardkit.config import JudgeConfig
 
 
 def test_defaults_match_verl_names() -> None:
@@ -52,8 +53,23 @@ def test_verifier_options_are_validated_naming_the_key() -> None:
 def test_cross_field_rules_name_the_keys() -> None:
     with pytest.raises(ConfigError, match=r"reward_model\.model_path"):
         load_config({"reward": {"reward_model": {"enable": True}}})
+    with pytest.raises(ConfigError, match=r"backend 'vllm' needs reward_model\.url \(or urls\)"):
+        load_config({"reward": {"reward_model": {"enable": True, "backend": "vllm"}}})
     with pytest.raises(ConfigError, match="overlong_buffer"):
         load_config({"reward": {"overlong_buffer": {"enable": True}}})
+
+
+@pytest.mark.parametrize(("low", "high"), [(5, 5), (10, 0)])
+def test_an_empty_judge_score_range_is_refused_naming_the_keys(low: float, high: float) -> None:
+    judge = {"score_min": low, "score_max": high}
+    with pytest.raises(ConfigError) as caught:
+        load_config({"reward": {"reward_model": {"judge": judge}}})
+    (line,) = str(caught.value).splitlines()[1:]
+    assert line.strip().startswith("reward.reward_model.judge:")
+    assert f"judge.score_max ({high}) must be greater than judge.score_min ({low})" in line
+    with pytest.raises(ValidationError, match=r"judge\.score_max"):  # built in code, too
+        JudgeConfig(score_min=low, score_max=high)
+    assert load_config({"reward": {"reward_model": {"judge": {"score_max": 1}}}})
 
 
 def test_bad_files_get_clear_errors(tmp_path: Path) -> None:

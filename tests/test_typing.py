@@ -77,23 +77,23 @@ def test_the_code_verifier_imports_only_the_sandbox_wire_types() -> None:
 
     probe = (
         "import sys, rewardkit.verifiers.code\n"
-        "print(sorted(m for m in sys.modules if m.startswith('rewardkit.execution.sandbox')))"
+        "print(sorted(m for m in sys.modules if m.startswith('rewardkit.sandbox')))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.split() == [
-        "['rewardkit.execution.sandbox',",
-        "'rewardkit.execution.sandbox.options',",
-        "'rewardkit.execution.sandbox.protocol']",
+        "['rewardkit.sandbox',",
+        "'rewardkit.sandbox.options',",
+        "'rewardkit.sandbox.protocol']",
     ]
 
 
 def test_the_sandbox_package_keeps_its_import_paths() -> None:
-    """Every name imported from ``rewardkit.execution.sandbox`` before the split still is."""
-    from rewardkit.execution import sandbox
+    """Every name imported from ``rewardkit.sandbox`` before the split still is."""
+    from rewardkit import sandbox
 
     for name in sandbox.__all__:
         assert getattr(sandbox, name) is not None
-    assert sandbox.Sandbox.__module__ == "rewardkit.execution.sandbox.core"
+    assert sandbox.Sandbox.__module__ == "rewardkit.sandbox.core"
     assert sandbox._namespaces_unavailable() is None or isinstance(
         sandbox._namespaces_unavailable(), str
     )

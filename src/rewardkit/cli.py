@@ -110,9 +110,20 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     sandbox.set_defaults(run=_sandbox)
 
-    bench = commands.add_parser("bench", help="run the benchmarks in benchmarks/")
+    bench = commands.add_parser(
+        "bench",
+        help="run the benchmarks of a source checkout (benchmarks/bench_*.py)",
+        description="Run a checkout's benchmark scripts (benchmarks/bench_NAME.py), from the "
+        "checkout's root or with --dir.",
+    )
     bench.add_argument(
         "names", nargs="*", help="benchmark names (default: all), e.g. scoring sandbox rm"
+    )
+    bench.add_argument(
+        "--dir",
+        default="benchmarks",
+        type=Path,
+        help="the folder of bench_*.py scripts (default: ./benchmarks)",
     )
     bench.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     bench.set_defaults(run=_bench)
@@ -281,8 +292,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _sandbox(args: argparse.Namespace) -> int:
-    from rewardkit.execution.sandbox import SandboxOptions
-    from rewardkit.execution.sandbox_server import serve_sandbox
+    from rewardkit.sandbox import SandboxOptions
+    from rewardkit.sandbox.server import serve_sandbox
 
     api_key = os.environ.get(args.api_key_env)
     if api_key is not None and not api_key.strip():
@@ -306,12 +317,13 @@ def _sandbox(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    folder = Path(__file__).resolve().parents[2] / "benchmarks"
-    if not folder.is_dir():
-        raise RewardkitError(
-            "benchmarks/ is not here: run `rewardkit bench` from a source checkout"
-        )
+    folder: Path = args.dir
     available = {p.stem.removeprefix("bench_"): p for p in sorted(folder.glob("bench_*.py"))}
+    if not available:  # also when the folder is missing: glob finds nothing
+        raise RewardkitError(
+            f"no bench_*.py in {folder}/: run `rewardkit bench` from the root of a rewardkit "
+            "source checkout, or pass --dir PATH/TO/benchmarks"
+        )
     names = args.names or list(available)
     unknown = [n for n in names if n not in available]
     if unknown:

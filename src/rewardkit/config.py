@@ -295,6 +295,15 @@ class JudgeConfig(_Section):
     max_tokens: int = Field(default=512, gt=0)
     """Tokens the judge may write per sample."""
 
+    @model_validator(mode="after")
+    def _score_range_is_not_empty(self) -> JudgeConfig:
+        if self.score_max <= self.score_min:
+            raise ValueError(
+                f"judge.score_max ({self.score_max:g}) must be greater than judge.score_min "
+                f"({self.score_min:g}): a parsed score must fall between them"
+            )
+        return self
+
 
 class RewardModelConfig(_Section):
     enable: bool = False
@@ -568,21 +577,41 @@ class RewardConfig(_Section):
     server: ServerConfig = ServerConfig()
     algorithm: AlgorithmConfig = AlgorithmConfig()
 
+    # Cross-field rules of the reward section, one check each (run in this order; the
+    # first that fails is reported). The model scorers rely on them and do not check again.
+
     @field_validator("reward")
     @classmethod
-    def _models_need_a_path(cls, reward: RewardSection) -> RewardSection:
+    def _local_model_needs_a_path(cls, reward: RewardSection) -> RewardSection:
         rm = reward.reward_model
         if rm.enable and rm.backend == "hf" and not rm.model_path:
             raise ValueError("reward_model.enable with backend 'hf' needs reward_model.model_path")
+        return reward
+
+    @field_validator("reward")
+    @classmethod
+    def _served_model_needs_a_url(cls, reward: RewardSection) -> RewardSection:
+        rm = reward.reward_model
         if rm.enable and rm.backend != "hf" and not (rm.url or rm.urls):
             raise ValueError(
                 f"reward_model.backend '{rm.backend}' needs reward_model.url (or urls)"
             )
+        return reward
+
+    @field_validator("reward")
+    @classmethod
+    def _overlong_buffer_needs_its_lengths(cls, reward: RewardSection) -> RewardSection:
         ob = reward.overlong_buffer
         if ob.enable and (ob.len <= 0 or ob.max_resp_len is None):
             raise ValueError(
                 "overlong_buffer.enable needs overlong_buffer.len > 0 and max_resp_len"
             )
+        return reward
+
+    @field_validator("reward")
+    @classmethod
+    def _overlong_buffer_fits_the_length(cls, reward: RewardSection) -> RewardSection:
+        ob = reward.overlong_buffer
         if ob.enable and ob.max_resp_len is not None and ob.len > ob.max_resp_len:
             raise ValueError(
                 f"overlong_buffer.len ({ob.len}) must not exceed overlong_buffer.max_resp_len "

@@ -39,11 +39,11 @@ from rewardkit.errors import (
 )
 from rewardkit.execution import tasks
 from rewardkit.execution.pool import WorkerPool, fair_share
+from rewardkit.shaping.format import format_score
+from rewardkit.shaping.overlong import MAX_RESPONSE_LENGTH, overlong_penalty
 from rewardkit.types import BadRow, Result, Sample, Status
 from rewardkit.verifiers import registry
 from rewardkit.verifiers.base import AsyncVerifier, Extracted, Verdict, Verifier, is_async
-from rewardkit.verifiers.format import format_score
-from rewardkit.verifiers.overlong import MAX_RESPONSE_LENGTH, overlong_penalty
 
 __all__ = ["RewardEngine"]
 

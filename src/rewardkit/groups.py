@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from rewardkit.types import Result
 
-__all__ = ["GroupStats", "group_stats", "summarize_groups"]
+__all__ = ["GroupStats", "group_stats", "group_stats_of", "summarize_groups"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +63,7 @@ def group_stats(
     members: dict[Hashable, list[tuple[float, bool] | None]] = {}
     for item, group in zip(results_or_scores, group_ids, strict=True):
         members.setdefault(group, []).append(_score_and_pass(item, pass_threshold))
-    return {group: _stats(rows) for group, rows in members.items()}
+    return {group: group_stats_of(rows) for group, rows in members.items()}
 
 
 def summarize_groups(
@@ -111,7 +111,8 @@ def _score_and_pass(item: Result | float | None, threshold: float) -> tuple[floa
     return score, score >= threshold
 
 
-def _stats(rows: list[tuple[float, bool] | None]) -> GroupStats:
+def group_stats_of(rows: Sequence[tuple[float, bool] | None]) -> GroupStats:
+    """One group's statistics from its rows' ``(score, passed)``, None for a failed row."""
     scored = [row for row in rows if row is not None]
     n_failed = len(rows) - len(scored)
     if not scored:

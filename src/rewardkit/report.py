@@ -11,6 +11,8 @@ degenerate output. Plots are matplotlib SVG inlined in the page: it opens offlin
 
 The builder streams: :meth:`ReportBuilder.add` keeps running totals, a bounded
 sample of points and the few rows worth showing, so memory stays bounded on large files.
+:meth:`ReportBuilder.data` hands them, as :mod:`rewardkit.report_data`, to
+:mod:`rewardkit.report_html` (imported only to render: matplotlib is optional).
 """
 
 from __future__ import annotations
@@ -24,27 +26,20 @@ import re
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from rewardkit.errors import OutputError, RewardkitError
-from rewardkit.groups import GroupStats
-from rewardkit.groups import _stats as group_stats_of
+from rewardkit.groups import GroupStats, group_stats_of
 from rewardkit.io import BadRow, decode_result_row
+from rewardkit.report_data import FLAGS, ReportData, ShownRow, SourceTotals
 from rewardkit.summary import error_reason
 
 __all__ = ["FLAGS", "ReportBuilder", "flag_response", "write_report"]
 
 _T = TypeVar("_T")
 
-FLAGS = {
-    "hedging": "more than one different final answer, or a hedge ('either ... or')",
-    "no final answer": "empty response, or the verifier found no answer in it",
-    "repetition": "degenerate output: the same text over and over",
-    "copied prompt": "most of the response is copied from the prompt",
-    "very long": "far longer than the run's typical response, or penalised as overlong",
-}
 _SAMPLE_POINTS = 5000  # points kept for the length/score scatter
 _KEEP = 8  # example rows kept per flag / per error reason / slowest rows
 _HEDGES = re.compile(
@@ -94,43 +89,22 @@ def _runs(prompt: str) -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(words[i : i + 6]) for i in range(len(words) - 5))
 
 
-@dataclass
-class _Shown:
-    """A row worth showing: where it is, what it said, why it is here."""
-
-    index: int
-    data_source: str
-    status: str
-    score: float | None
-    response: str
-    note: str
-    elapsed_s: float | None = None
-
-
-@dataclass
-class _Source:
-    scores: list[float] = field(default_factory=list)
-    components: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
-    statuses: Counter[str] = field(default_factory=Counter)
-    accuracy: list[bool] = field(default_factory=list)
-
-
 class ReportBuilder:
     """Accumulates Result rows (``Result.to_row()`` or rows read from a scored file)."""
 
     def __init__(self, seed: int = 0) -> None:
         self.rows = 0
-        self.sources: dict[str, _Source] = defaultdict(_Source)
+        self.sources: dict[str, SourceTotals] = defaultdict(SourceTotals)
         self.reasons: Counter[str] = Counter()
-        self.reason_examples: dict[str, _Shown] = {}
+        self.reason_examples: dict[str, ShownRow] = {}
         self.flag_counts: Counter[str] = Counter()
-        self.flagged: dict[str, list[_Shown]] = defaultdict(list)
+        self.flagged: dict[str, list[ShownRow]] = defaultdict(list)
         # (source, prompt digest) -> (score, passed) per row, None for a failed row
         self._groups: dict[tuple[str, bytes], list[tuple[float, bool] | None]] = {}
         self._points: list[tuple[int, float, str]] = []  # (length, score, source), sampled
         self._lengths: list[int] = []  # sampled, for the typical length
-        self._longest: list[tuple[int, int, _Shown]] = []  # min-heap by length
-        self._slowest: list[tuple[float, int, _Shown]] = []  # min-heap by elapsed_s
+        self._longest: list[tuple[int, int, ShownRow]] = []  # min-heap by length
+        self._slowest: list[tuple[float, int, ShownRow]] = []  # min-heap by elapsed_s
         self._rng = random.Random(seed)
 
     def add(self, row: Mapping[str, Any]) -> None:
@@ -145,7 +119,7 @@ class ReportBuilder:
         raw_response, raw_extra = row.get("response"), row.get("extra")
         response = raw_response if isinstance(raw_response, str) else ""
         extra: Mapping[str, Any] = raw_extra if isinstance(raw_extra, Mapping) else {}
-        shown = _Shown(index, source, status, score, response, "", _elapsed(row))
+        shown = ShownRow(index, source, status, score, response, "", _elapsed(row))
         self._count(source, status, score, row, extra)
         if status != "ok":
             error = row.get("error")  # text in our files; anything in a file edited elsewhere
@@ -198,7 +172,7 @@ class ReportBuilder:
         if slot < _SAMPLE_POINTS:
             bucket[slot] = item
 
-    def _flag(self, shown: _Shown, prompt: str, extra: Mapping[str, Any]) -> None:
+    def _flag(self, shown: ShownRow, prompt: str, extra: Mapping[str, Any]) -> None:
         flags = flag_response(shown.response, prompt, extra)
         if extra.get("overlong") is True:
             flags.append("very long")
@@ -215,7 +189,22 @@ class ReportBuilder:
         """Per prompt group (same data_source and prompt, or extra_info.uid): GRPO's view."""
         return {key: group_stats_of(rows) for key, rows in self._groups.items()}
 
-    def very_long(self) -> list[_Shown]:
+    def data(self) -> ReportData:
+        """What the page shows, from the rows added so far."""
+        return ReportData(
+            rows=self.rows,
+            sources=self.sources,
+            reasons=self.reasons.most_common(),
+            reason_examples=self.reason_examples,
+            flag_counts=self.flag_counts,
+            flagged=self.flagged,
+            groups=list(self.group_stats().values()),
+            points=self._points,
+            very_long=self.very_long(),
+            slowest=self.slowest(),
+        )
+
+    def very_long(self) -> list[ShownRow]:
         """Rows over 4x the typical length (and 2,000 characters) seen by the builder."""
         if not self._lengths:
             return []
@@ -226,7 +215,7 @@ class ReportBuilder:
         )
         return [_with_note(s, f"{len(s.response):,} characters; typical {typical:,}") for s in rows]
 
-    def slowest(self) -> list[_Shown]:
+    def slowest(self) -> list[ShownRow]:
         return [s for _, _, s in sorted(self._slowest, key=lambda t: -t[0])]
 
     def write(self, path: str | Path, *, title: str = "rewardkit report") -> None:
@@ -250,15 +239,15 @@ def write_report(rows: Iterable[Any], path: str | Path, *, title: str = "rewardk
     return builder.rows
 
 
-def _keep_top(heap: list[Any], item: tuple[Any, int, _Shown]) -> None:
+def _keep_top(heap: list[Any], item: tuple[Any, int, ShownRow]) -> None:
     if len(heap) < _KEEP:
         heapq.heappush(heap, item)
     elif item[:2] > heap[0][:2]:
         heapq.heapreplace(heap, item)
 
 
-def _with_note(shown: _Shown, note: str) -> _Shown:
-    return _Shown(**{**shown.__dict__, "note": note})
+def _with_note(shown: ShownRow, note: str) -> ShownRow:
+    return replace(shown, note=note)
 
 
 def _elapsed(row: Mapping[str, Any]) -> float | None:
@@ -279,9 +268,9 @@ def _prompt_text(prompt: Any) -> str:
 
 def _render(report: ReportBuilder, title: str) -> str:
     try:
-        from rewardkit import _report_html
+        from rewardkit import report_html
     except ImportError as exc:  # matplotlib missing
         raise RewardkitError(
             f"the report needs matplotlib: pip install 'rewardkit[report]' ({exc})"
         ) from exc
-    return _report_html.render(report, title)
+    return report_html.render(report.data(), title)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from rewardkit.verifiers.overlong import overlong_penalty
+from rewardkit.shaping.overlong import overlong_penalty
 
 __all__ = [
     "last_token_index",
@@ -103,7 +103,7 @@ def overlong_penalties(
     Within ``max_resp_len - buffer_len`` tokens there is no penalty; across the buffer
     it falls linearly to ``-penalty_factor`` at ``max_resp_len`` (verl's DAPO formula).
     Take ``response_lengths`` from :func:`valid_response_length`. Each row goes through
-    :func:`rewardkit.verifiers.overlong.overlong_penalty`, so the formula and its
+    :func:`rewardkit.shaping.overlong.overlong_penalty`, so the formula and its
     argument checks live in one place; a batch is a few thousand rows, microseconds each.
     """
     lengths = torch.as_tensor(response_lengths)  # [B]

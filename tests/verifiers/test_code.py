@@ -9,10 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from _support.serving import running_app
 from rewardkit.config import SandboxFusionConfig
 from rewardkit.errors import InvalidSampleError, RemoteError, ScorerError
-from rewardkit.execution.sandbox import Sandbox, SandboxOptions
-from rewardkit.execution.sandbox_server import create_sandbox_app
+from rewardkit.sandbox import Sandbox, SandboxOptions
+from rewardkit.sandbox.server import create_sandbox_app
 from rewardkit.verifiers.base import AsyncVerifier
 from rewardkit.verifiers.code import (
     CodeVerifier,
@@ -21,7 +22,6 @@ from rewardkit.verifiers.code import (
     make_code_verifier,
     parse_tests,
 )
-from _support.serving import running_app
 
 
 def fenced(code: str, tag: str = "python") -> str:
@@ -344,10 +344,10 @@ def test_an_empty_sandbox_api_key_is_refused() -> None:
         SandboxFusionConfig(api_key=" ")
 
 
-async def test_python_asserts_run_in_the_judge_other_languages_by_exit_status(
+async def test_python_asserts_run_in_the_harness_other_languages_by_exit_status(
     verifier: CodeVerifier,
 ) -> None:
-    """The judge harness is Python's; a C++ assert program is still judged by its exit code."""
+    """The test harness is Python's; a C++ assert program is still judged by its exit code."""
     cpp = "#include <cassert>\nint add(int a, int b) { return a + b; }"
     tests = {"test": "int main() { assert(add(1, 2) == 3); return 0; }", "language": "cpp"}
     box = verifier._runner().sandbox  # the embedded sandbox
@@ -357,13 +357,13 @@ async def test_python_asserts_run_in_the_judge_other_languages_by_exit_status(
     assert (await verifier.ascore(fenced(cpp, "cpp"), tests, {})).score == 1.0
 
 
-# ---------------------------------------------------------------------- the judge harness
+# ---------------------------------------------------------------------- the Python test harness
 
 JUDGED = {"test_list": [f"assert add({i}, 1) == {i + 1}" for i in range(10)]}
 
 
 async def test_judged_cases_each_get_a_fresh_solution_process() -> None:
-    """10 asserts (three judge runs): state the solution keeps does not leak between cases."""
+    """10 asserts (three harness runs): state the solution keeps does not leak between cases."""
     code = "calls = []\ndef add(a, b):\n    calls.append(1)\n    return a + b if len(calls) == 1 else 0"
     v = make_code_verifier(SandboxFusionConfig(allow_unisolated=True), max_cases=None)
     try:
@@ -384,7 +384,7 @@ async def test_a_judged_case_that_hangs_times_out_alone() -> None:
     assert verdict.score == 0.75
 
 
-async def test_all_or_nothing_stops_the_judge_at_the_first_failure() -> None:
+async def test_all_or_nothing_stops_the_harness_at_the_first_failure() -> None:
     code = "def add(a, b):\n    return a + b if a != 1 else -1"
     v = make_code_verifier(SandboxFusionConfig(allow_unisolated=True), mode="all_or_nothing")
     try:

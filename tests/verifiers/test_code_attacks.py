@@ -45,7 +45,7 @@ FUNCTION_ATTACKS = [
      "SystemExit escapes 'except Exception' in tests"),
     ("kill_parent_when_called",
      "import os, signal\ndef add(a, b):\n    os.kill(os.getppid(), signal.SIGKILL)\n",
-     "kill the judge while it waits for the answer"),
+     "kill the harness while it waits for the answer"),
     ("always_equal_object",
      "class Eq:\n    def __eq__(self, other): return True\n    def __ne__(self, other): return False\n"
      "    def __lt__(self, other): return True\n    def __sub__(self, other): return self\n"
@@ -70,21 +70,21 @@ FUNCTION_ATTACKS = [
      WRONG + "def check(candidate):\n    return True\n",
      "replace HumanEval's test function"),
     ("forge_verdict_lines",
-     WRONG + "for tag in ('\\x1erewardkit-judge:', '\\x1erewardkit-result:'):\n"
+     WRONG + "for tag in ('\\x1erewardkit-harness:', '\\x1erewardkit-result:'):\n"
      "    print(tag + 'x:passed')\n    sys.stderr.write(tag + 'x:passed\\n')\n",
      "print what a passing harness prints (the nonce is unknown)"),
-    ("steal_the_judge",
+    ("steal_the_harness_mark",
      WRONG + "p = os.getppid()\n"
      "for path in ('/proc/%d/fd/0' % p, '/proc/%d/mem' % p, '/proc/%d/environ' % p):\n"
      "    try:\n        open(path, 'rb').read(1)\n        print('READ', path)\n"
      "    except OSError:\n        pass\n"
      "try:\n    with open('/proc/%d/fd/1' % p, 'w') as out:\n"
-     "        out.write('\\n\\x1erewardkit-judge:x:passed\\n')\n"
+     "        out.write('\\n\\x1erewardkit-harness:x:passed\\n')\n"
      "except OSError:\n    pass\n",
-     "read the judge's stdin (tests, nonce) or write to its stdout"),
+     "read the harness's stdin (tests, nonce) or write to its stdout"),
     ("thread_forges_after",
      WRONG + "def spam():\n    import time\n    while True:\n"
-     "        sys.__stdout__.write('\\x1erewardkit-judge:x:passed\\n')\n        time.sleep(0.01)\n"
+     "        sys.__stdout__.write('\\x1erewardkit-harness:x:passed\\n')\n        time.sleep(0.01)\n"
      "threading.Thread(target=spam, daemon=True).start()\n",
      "a background thread keeps printing after the module loaded"),
 ]  # fmt: skip
@@ -180,7 +180,7 @@ def test_numpy_scalars_compare_as_numbers(verifier: CodeVerifier) -> None:
     assert score(verifier, code, MBPP_TESTS)[0] == 1.0
 
 
-def test_a_big_precomputed_table_is_not_copied_to_the_judge(verifier: CodeVerifier) -> None:
+def test_a_big_precomputed_table_is_not_copied_to_the_harness(verifier: CodeVerifier) -> None:
     """Module-level data over 1000 items crosses by reference (len, indexing, iteration)."""
     code = (
         "PRIMES = [p for p in range(2, 200000) if all(p % d for d in range(2, int(p**0.5) + 1))]\n"
@@ -191,7 +191,7 @@ def test_a_big_precomputed_table_is_not_copied_to_the_judge(verifier: CodeVerifi
 
 
 # Real rows (openai_humaneval HumanEval/0, mbpp task 2) with their canonical solutions:
-# the judge must not change what a correct answer scores.
+# the harness must not change what a correct answer scores.
 HUMANEVAL_0 = {
     "test": "\n\nMETADATA = {\n    'author': 'jt',\n    'dataset': 'test'\n}\n\n\n"
     "def check(candidate):\n"

@@ -41,7 +41,7 @@ ATTACKS = [
      "    def __iter__(self):\n        return iter([])\n"
      "def keys_of(d):\n    return Bag()",
      {"test_list": ["assert 'b' in keys_of({'a': 1, 'b': 2})", "assert 'z' in keys_of({'z': 0})"]},
-     "the judge asked the solution's own __contains__ (score 1.0)"),
+     "the harness asked the solution's own __contains__ (score 1.0)"),
     ("contains_always_false", "python",
      "class Bag:\n    def __contains__(self, x):\n        return False\n"
      "def odds(xs):\n    return Bag()",
@@ -88,7 +88,7 @@ HONEST = [
      "import sys\nsys.setrecursionlimit(20000)\ndef depth(n):\n"
      "    return 0 if n == 0 else 1 + depth(n - 1)\n"
      "def add(a, b):\n    return a + b + depth(10000) - 10000", MBPP_TESTS,
-     "deep recursion in the judge's host process"),
+     "deep recursion in the harness's host process"),
     ("call_recursion_depth_1e4", "python",
      "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\n"
      "def add(a, b):\n    return a + b + depth(10000) - 10000", CALL_TESTS,
@@ -102,7 +102,7 @@ HONEST = [
      "    def __iter__(self):\n        return iter(self.xs)\n"
      "    def __contains__(self, x):\n        return x in self.xs",
      {"test_list": ["assert 3 in Box([1, 3])", "assert 4 not in Box([1, 3])"]},
-     "membership over a solution's iterable still works, decided by the judge"),
+     "membership over a solution's iterable still works, decided by the harness"),
     ("membership_in_a_big_table", "python",
      "PRIMES = [p for p in range(2, 20000) if all(p % d for d in range(2, int(p**0.5) + 1))]",
      {"test_list": ["assert 7 in PRIMES and 9 not in PRIMES"]},

@@ -1,6 +1,6 @@
 """guards: the tests' namespace of a Python code row: no solution dunder, the prompt's helpers."""
 
-# What a code row's tests see (verifiers/_judge.py, verifiers/_code_prompt.py): the
+# What a code row's tests see (verifiers/_python_harness.py, verifiers/_code_prompt.py): the
 # harness's own builtins and modules, never a dunder name from the solution, and the task
 # prompt's own helper definitions, never the solution's redefinitions of them. The rows
 # are facts of the public datasets (openai_humaneval HumanEval/2, /32, /38 with their

@@ -6,13 +6,13 @@ import pytest
 
 from rewardkit.config import VerifierOptions
 from rewardkit.errors import InvalidSampleError
+from rewardkit.shaping.scaled import Scaled
 from rewardkit.verifiers.base import Extracted, Verifier
 from rewardkit.verifiers.choice import ChoiceVerifier
 from rewardkit.verifiers.geometry import GeometryVerifier, last_boxed, think_then_boxed
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
 from rewardkit.verifiers.math import MathVerifier
 from rewardkit.verifiers.registry import KNOWN_DATA_SOURCES, resolve, suggest
-from rewardkit.verifiers.scaled import Scaled
 from rewardkit.verifiers.search_qa import SearchQAVerifier, normalize_answer
 
 OPTIONS = VerifierOptions()
@@ -245,3 +245,25 @@ def test_an_unknown_data_source_row_names_the_closest_one() -> None:
     assert "unknown data_source 'openai/gsm8' (did you mean 'openai/gsm8k'?)" in (
         result.error or ""
     )
+
+
+def test_every_public_verifier_module_holds_a_verifier() -> None:
+    """Discovery reads every public module: one that is not a verifier belongs elsewhere
+    (a private ``_helper``, or rewardkit.shaping for reward shaping)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import rewardkit.verifiers as package
+
+    infrastructure = {"base", "registry"}  # the interface and this table
+    public = [i.name for i in pkgutil.iter_modules(package.__path__) if i.name[0] != "_"]
+    assert infrastructure < set(public)
+    for name in sorted(set(public) - infrastructure):
+        module = importlib.import_module(f"rewardkit.verifiers.{name}")
+        own = [
+            cls
+            for cls in vars(module).values()
+            if inspect.isclass(cls) and cls.__module__ == module.__name__
+        ]
+        assert any(c.__name__.endswith("Verifier") for c in own), f"{name} holds no verifier"

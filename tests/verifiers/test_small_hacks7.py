@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rewardkit.verifiers.format import format_score
+from rewardkit.shaping.format import format_score
+from rewardkit.shaping.overlong import overlong_penalty
 from rewardkit.verifiers.geometry import GeometryVerifier
-from rewardkit.verifiers.overlong import overlong_penalty
 from rewardkit.verifiers.search_qa import SearchQAVerifier
 
 SEARCH = SearchQAVerifier()

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rewardkit.config import RewardSection
-from rewardkit.errors import ConfigError
 from rewardkit.models.base import ModelScore, ModelScorer
+from rewardkit.models.factory import build_one_scorer
 
 if TYPE_CHECKING:
     from rewardkit.models.discriminative import LocalRewardModel
@@ -46,21 +46,7 @@ def build_model_scorers(cfg: RewardSection, *, max_batch_wait_ms: float = 5.0) -
 
     if wants_replicas(cfg):  # a local model as Ray actors (replicas > 1 or reward.backend ray)
         return [ReplicatedModelScorer(cfg, max_batch_wait_ms=max_batch_wait_ms)]
-    if rm.kind == "generative":
-        from rewardkit.models.judge import LLMJudge
-
-        return [LLMJudge(rm, max_batch_wait_ms=max_batch_wait_ms)]
-    if rm.backend == "hf":
-        from rewardkit.models.discriminative import LocalRewardModel
-
-        return [LocalRewardModel(rm, max_batch_wait_ms=max_batch_wait_ms)]
-    if rm.backend == "openai":
-        raise ConfigError(
-            "reward_model.backend 'openai' serves generative judges: set reward_model.kind: generative"
-        )
-    from rewardkit.models.remote import RemoteRewardModel
-
-    return [RemoteRewardModel(rm, max_batch_wait_ms=max_batch_wait_ms)]
+    return [build_one_scorer(rm, max_batch_wait_ms=max_batch_wait_ms)]
 
 
 def __getattr__(name: str) -> object:

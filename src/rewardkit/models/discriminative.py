@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rewardkit.config import RewardModelConfig
-from rewardkit.errors import ConfigError, RewardkitError, ScorerError
+from rewardkit.errors import RewardkitError, ScorerError
 from rewardkit.models.base import ModelScore
 from rewardkit.models.batching import (
     DEFAULT_COST,
@@ -58,9 +58,7 @@ class LocalRewardModel(ModelThread):
     component = "rm"
 
     def __init__(self, cfg: RewardModelConfig, *, max_batch_wait_ms: float = 5.0) -> None:
-        if not cfg.model_path:
-            raise ConfigError("reward_model.model_path is required for backend 'hf'")
-        self.cfg = cfg
+        self.cfg = cfg  # model_path: required by the config (RewardConfig) for backend hf
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewardkit-rm")
         self._batcher: Batcher[Sample, ModelScore] = Batcher(
             self._process, max_wait_s=max_batch_wait_ms / 1000, name="reward model"

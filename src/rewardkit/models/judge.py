@@ -88,9 +88,7 @@ class LLMJudge:
 
     def __init__(self, cfg: RewardModelConfig, *, max_batch_wait_ms: float = 5.0) -> None:
         self.cfg = cfg
-        self.judge: JudgeConfig = cfg.judge
-        if self.judge.score_max <= self.judge.score_min:
-            raise ConfigError("reward_model.judge.score_max must be greater than score_min")
+        self.judge: JudgeConfig = cfg.judge  # its score range was checked by JudgeConfig
         self.template: JudgeTemplate = load_judge_template(self.judge.template, self.judge.parser)
         if cfg.backend == "hf":
             self._generator: _Generator = _LocalGenerator(cfg, max_batch_wait_ms)
@@ -240,9 +238,7 @@ class _LocalGenerator(ModelThread, _Generator):
     """A local causal LM (AutoModelForCausalLM) generating on a dedicated thread."""
 
     def __init__(self, cfg: RewardModelConfig, max_batch_wait_ms: float) -> None:
-        if not cfg.model_path:
-            raise ConfigError("reward_model.model_path is required for backend 'hf'")
-        self.cfg = cfg
+        self.cfg = cfg  # model_path: required by the config (RewardConfig) for backend hf
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewardkit-judge")
         self._batcher: Batcher[list[dict[str, str]], list[str]] = Batcher(
             self._process, max_wait_s=max_batch_wait_ms / 1000, name="judge model"

@@ -59,7 +59,7 @@ def _single_copy(cfg: RewardSection) -> RewardSection:
 
 
 class _ReplicaActor:
-    """One replica: the scorer ``build_model_scorers`` makes for one local copy."""
+    """One replica: the scorer ``build_one_scorer`` makes for one local copy."""
 
     def __init__(self, cfg: RewardSection, max_batch_wait_ms: float) -> None:
         self._cfg = cfg
@@ -69,14 +69,9 @@ class _ReplicaActor:
     async def start(self) -> dict[str, Any]:
         import ray
 
-        from rewardkit.models import build_model_scorers
+        from rewardkit.models.factory import build_one_scorer
 
-        scorers = build_model_scorers(self._cfg, max_batch_wait_ms=self._wait_ms)
-        if len(scorers) != 1:
-            raise ConfigError(
-                f"a replica expects one model scorer, the config builds {len(scorers)}"
-            )
-        self._scorer = scorers[0]
+        self._scorer = build_one_scorer(self._cfg.reward_model, max_batch_wait_ms=self._wait_ms)
         await self._scorer.start()
         return {
             "node_id": ray.get_runtime_context().get_node_id(),

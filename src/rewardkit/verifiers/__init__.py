@@ -7,8 +7,13 @@
   ``resolve(data_source, options)`` and ``KNOWN_DATA_SOURCES``.
 * :mod:`~rewardkit.verifiers.gsm8k`, :mod:`~rewardkit.verifiers.math`,
   :mod:`~rewardkit.verifiers.choice`: the verifiers.
-* :mod:`~rewardkit.verifiers.format`, :mod:`~rewardkit.verifiers.overlong`: the format
-  reward and DAPO's overlong penalty, plain functions.
+* :mod:`~rewardkit.verifiers.code`, :mod:`~rewardkit.verifiers.geometry`,
+  :mod:`~rewardkit.verifiers.search_qa`: more verifiers (code runs in
+  :mod:`rewardkit.sandbox`).
+
+Besides base and registry, every public module here is a verifier; helpers are private
+(``_answer``, ``_python_harness``, ...). The format reward, the overlong penalty and the
+score scaling are reward shaping, in :mod:`rewardkit.shaping`.
 
 Submodules are imported on demand: importing the interface must not pull in sympy.
 """

@@ -24,10 +24,10 @@ Ground truth formats (a dict, or the same as a JSON string, as verl's datasets s
   the test, then ``check(f)``; a plain non-JSON string holding ``assert`` is run the same
   way.
 
-Python assert-style tests are never appended to the code: the judge harness
-(``_judge.py``) runs them in a process of its own, calling the solution's functions in
-another process and comparing plain-data results with its own builtins, and a case
-passes only on the judge's verdict line carrying that run's nonce. Early exits, killed
+Python assert-style tests are never appended to the code: the Python test
+harness (``_python_harness.py``) runs them in a process of its own, calling the solution's
+functions in another process and comparing plain-data results with its own builtins, and
+a case passes only on the harness's verdict line carrying that run's nonce. Early exits, killed
 processes, patched builtins and "always equal" objects therefore fail (see
 ``tests/verifiers/test_code_attacks.py``). A HumanEval row's prompt helpers
 (``encode_cyclic``, ``poly``: :mod:`rewardkit.verifiers._code_prompt`), from
@@ -57,7 +57,7 @@ the embedded sandbox lacks is the answer's fault: every case is a ``compile_erro
 since a row error would spare a wrong answer its reward (TRL: no advantage; verl: the
 run stops).
 
-The runs go to the embedded :class:`~rewardkit.execution.sandbox.Sandbox` in this process
+The runs go to the embedded :class:`~rewardkit.sandbox.Sandbox` in this process
 when ``reward.sandbox_fusion.url`` is null, else to that SandboxFusion-compatible server.
 """
 
@@ -80,7 +80,7 @@ from pydantic import ValidationError
 from rewardkit._system import usable_cores
 from rewardkit.config import HttpOptions, RewardSection, SandboxFusionConfig
 from rewardkit.errors import InvalidSampleError, RemoteError, ScorerError
-from rewardkit.execution.sandbox import (
+from rewardkit.sandbox import (
     CommandRunStatus,
     Language,
     RunCodeRequest,
@@ -129,11 +129,11 @@ _CALL_PRELUDE = (
     "from functools import *\nfrom heapq import *\nfrom bisect import *\nfrom math import *\n"
 )
 _RESULT_MARKER = "\x1erewardkit-result:"
-_JUDGE_SOURCE = (Path(__file__).parent / "_judge.py").read_text(encoding="utf-8")
-_JUDGE_MARKER = "\x1erewardkit-judge:"
-_JUDGE_VERDICTS = ("passed", "wrong_answer", "runtime_error", "timeout")
-_JUDGE_BATCH = 4
-"""Cases per judge run. Each has a host process forked up front, and processes count
+_HARNESS_SOURCE = (Path(__file__).parent / "_python_harness.py").read_text(encoding="utf-8")
+_HARNESS_MARKER = "\x1erewardkit-harness:"
+_HARNESS_VERDICTS = ("passed", "wrong_answer", "runtime_error", "timeout")
+_HARNESS_BATCH = 4
+"""Cases per harness run. Each has a host process forked up front, and processes count
 against the run's RLIMIT_NPROC (32): MBPP's 3 asserts fit in one run, leaving the
 solution 26 processes or threads."""
 _CALL_HARNESS = """\
@@ -178,15 +178,15 @@ class CodeOptions:
 
 @dataclass(frozen=True, slots=True)
 class _Case:
-    """One test: what to run, and how to judge its output."""
+    """One test: what to run, and how its output is checked."""
 
     code: str
     stdin: str | None = None
     files: Mapping[str, str] = field(default_factory=dict)
     expected: Any = None
-    judge: Literal["stdout", "call", "exit", "harness"] = "exit"
+    check: Literal["stdout", "call", "exit", "harness"] = "exit"
     run_timeout_s: float | None = None
-    """None: the verifier's per-case limit (a judge run holds several cases)."""
+    """None: the verifier's per-case limit (a harness run holds several cases)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,12 +211,12 @@ class TestSuite:
         case = self.cases[index]
         if self.kind == "stdio":
             stdin, expected = case
-            return _Case(code=code, stdin=stdin, expected=expected, judge="stdout")
+            return _Case(code=code, stdin=stdin, expected=expected, check="stdout")
         if self.kind == "call":
             args, expected = case
             files = {"solution.py": _b64(_CALL_PRELUDE + code), "args.json": _b64(json.dumps(args))}
             harness = _CALL_HARNESS.format(name=self.fn_name, marker=_RESULT_MARKER)
-            return _Case(code=harness, files=files, expected=expected, judge="call")
+            return _Case(code=harness, files=files, expected=expected, check="call")
         prefix = f"{self.setup}\n" if self.setup else ""
         nonce = secrets.token_hex(16)
         program = _run_to_the_end(language, f"{prefix}{code}\n\n", case, nonce)
@@ -224,15 +224,16 @@ class TestSuite:
             return _Case(code=f"{prefix}{code}\n\n{case}\n")
         return _Case(code=program, expected=nonce)
 
-    def judged(self, language: str) -> bool:
-        """Whether these tests run in the judge harness (Python assert-style tests)."""
+    def in_harness(self, language: str) -> bool:
+        """Whether these tests run in the Python test harness (assert-style tests)."""
         return language == "python" and self.kind in ("assert", "program")
 
-    def build_judged(self, code: str, indices: range, timeout_s: float, stop: bool) -> _Case:
-        """One judge run (``_judge.py``) for the cases ``indices``, each with its own host.
+    def build_harness_run(self, code: str, indices: range, timeout_s: float, stop: bool) -> _Case:
+        """One harness run (``_python_harness.py``) for the cases ``indices``, each with its
+        own host.
 
-        The tests and a fresh nonce travel on the judge's stdin; the solution runs in
-        processes that see neither, so only the judge can print the verdict lines.
+        The tests and a fresh nonce travel on the harness's stdin; the solution runs in
+        processes that see neither, so only the harness can print the verdict lines.
         """
         nonce = secrets.token_hex(16)
         tests = [self.cases[i] for i in indices]
@@ -241,12 +242,12 @@ class TestSuite:
                 "path": "solution.py", "timeout": timeout_s,
                 "stop_at_first_failure": stop}  # fmt: skip
         return _Case(
-            code=_JUDGE_SOURCE,
+            code=_HARNESS_SOURCE,
             stdin=f"{len(tests)}\n{json.dumps(spec)}",
             files={"solution.py": _b64(code)},
             expected=(nonce, len(tests), stop),
-            judge="harness",
-            run_timeout_s=timeout_s * len(tests) + 5.0,  # the judge times each case itself
+            check="harness",
+            run_timeout_s=timeout_s * len(tests) + 5.0,  # the harness times each case itself
         )
 
 
@@ -353,8 +354,8 @@ def _nonempty(suite: TestSuite) -> TestSuite:
 # response, so the code cannot print it) and a case passes only with that line and exit
 # status 0. What remains: the code runs in the same program as the test, so it can read
 # the nonce from its own source or binary and print it, or rewrite the test (a C++ macro,
-# a bash function named like a command the test uses); only a judge process apart from
-# the solution, as _judge.py is for Python, closes that. Languages without a completion
+# a bash function named like a command the test uses); only a checking process apart
+# from the solution, as _python_harness.py is for Python, closes that. Languages without a completion
 # line here (java, go, rust, perl, ruby, php, lua, ...) are still judged by exit status.
 _DONE_MARKER = "\x1erewardkit-done:"
 
@@ -515,7 +516,7 @@ class _EmbeddedRunner:
     """The in-process sandbox: the same ``run_code`` the HTTP server calls, no HTTP."""
 
     def __init__(self, options: SandboxOptions) -> None:
-        from rewardkit.execution.sandbox.core import Sandbox  # only where one runs here
+        from rewardkit.sandbox.core import Sandbox  # only where one runs here
 
         self.sandbox = Sandbox(options)
 
@@ -625,7 +626,7 @@ class CodeVerifier:
             )
         if _picked_by_fence(suite, extra_info) and not await self._runner().supports(language):
             return _not_installed(language, self._case_count(suite))
-        verdicts = await self._judge(suite, code, language)
+        verdicts = await self._run_suite(suite, code, language)
         passed = sum(v == "passed" for v in verdicts)
         total = len(verdicts)
         if self.options.mode == "all_or_nothing":
@@ -652,35 +653,39 @@ class CodeVerifier:
             count = min(count, self.options.max_cases)
         return count
 
-    async def _judge(self, suite: TestSuite, code: str, language: str) -> list[CaseVerdict]:
+    async def _run_suite(self, suite: TestSuite, code: str, language: str) -> list[CaseVerdict]:
         count = self._case_count(suite)
         runner = self._runner()
-        if suite.judged(language):
-            return await self._judge_batches(runner, suite, code, count)
+        if suite.in_harness(language):
+            return await self._harness_batches(runner, suite, code, count)
         jobs = [self._one(runner, suite.build(code, i, language), language) for i in range(count)]
         if self.options.mode == "all_or_nothing":
             return await _until_first_failure(jobs)
         return await _all_or_raise(jobs)
 
-    async def _judge_batches(
+    async def _harness_batches(
         self, runner: _Runner, suite: TestSuite, code: str, count: int
     ) -> list[CaseVerdict]:
-        """Judge runs of up to ``_JUDGE_BATCH`` cases: all at once (continuous), or one
+        """Harness runs of up to ``_HARNESS_BATCH`` cases: all at once (continuous), or one
         after another stopping at the first failure (all_or_nothing)."""
         stop = self.options.mode == "all_or_nothing"
-        batches = [range(i, min(i + _JUDGE_BATCH, count)) for i in range(0, count, _JUDGE_BATCH)]
-        cases = [suite.build_judged(code, b, self.options.run_timeout_s, stop) for b in batches]
+        batches = [
+            range(i, min(i + _HARNESS_BATCH, count)) for i in range(0, count, _HARNESS_BATCH)
+        ]
+        cases = [
+            suite.build_harness_run(code, b, self.options.run_timeout_s, stop) for b in batches
+        ]
         if not stop:
             runs = [self._run(runner, case, "python") for case in cases]
             answers = await _all_or_raise(runs)
             return [v for case, answer in zip(cases, answers, strict=True)
-                    for v in _judged_verdicts(answer, case)]  # fmt: skip
+                    for v in _harness_verdicts(answer, case)]  # fmt: skip
         verdicts: list[CaseVerdict] = []
         for case in cases:
             if any(v != "passed" for v in verdicts):
                 verdicts += ["skipped"] * case.expected[1]
                 continue
-            verdicts += _judged_verdicts(await self._run(runner, case, "python"), case)
+            verdicts += _harness_verdicts(await self._run(runner, case, "python"), case)
         return verdicts
 
     async def _one(self, runner: _Runner, case: _Case, language: str) -> CaseVerdict:
@@ -755,13 +760,13 @@ def _verdict(response: RunCodeResponse, case: _Case) -> CaseVerdict:
         raise ScorerError(f"sandbox could not run the program: {(run.stderr or '')[:300]}")
     if run.return_code != 0:
         # A failed assert in an assert-style test is a wrong answer, other errors are not.
-        failed_assert = case.judge == "exit" and _last_line(run.stderr or "").startswith(
+        failed_assert = case.check == "exit" and _last_line(run.stderr or "").startswith(
             "AssertionError"
         )
         return "wrong_answer" if failed_assert else "runtime_error"
-    if case.judge == "stdout":
+    if case.check == "stdout":
         return "passed" if _same_output(run.stdout or "", case.expected) else "wrong_answer"
-    if case.judge == "call":
+    if case.check == "call":
         return "passed" if _same_value(run.stdout or "", case.expected) else "wrong_answer"
     if case.expected is not None and f"{_DONE_MARKER}{case.expected}" not in _lines(
         run.stdout or ""
@@ -770,24 +775,24 @@ def _verdict(response: RunCodeResponse, case: _Case) -> CaseVerdict:
     return "passed"
 
 
-def _judged_verdicts(response: RunCodeResponse, case: _Case) -> list[CaseVerdict]:
-    """Each case's verdict from the judge's own lines (``<mark><nonce>:<i>:<verdict>``).
+def _harness_verdicts(response: RunCodeResponse, case: _Case) -> list[CaseVerdict]:
+    """Each case's verdict from the harness's own lines (``<mark><nonce>:<i>:<verdict>``).
 
     A case without its line was not judged: ``timeout`` if the run hit its limit,
-    ``skipped`` after a failure when the judge stops at the first one, else
+    ``skipped`` after a failure when the harness stops at the first one, else
     ``runtime_error`` (the run died first).
     """
     if response.status == RunStatus.SANDBOX_ERROR:
         raise ScorerError(f"sandbox error: {response.message[:300]}")
     run = response.run_result
     if run is None or run.status == CommandRunStatus.ERROR:
-        raise ScorerError(f"sandbox could not run the judge: {response.message[:300]}")
+        raise ScorerError(f"sandbox could not run the test harness: {response.message[:300]}")
     nonce, count, stop = case.expected
     found: dict[int, str] = {}
     for line in (run.stdout or "").split("\n"):
-        head, _, rest = line.partition(f"{_JUDGE_MARKER}{nonce}:")
+        head, _, rest = line.partition(f"{_HARNESS_MARKER}{nonce}:")
         index, _, verdict = rest.partition(":")
-        if _ and not head and index.isdigit() and verdict.strip() in _JUDGE_VERDICTS:
+        if _ and not head and index.isdigit() and verdict.strip() in _HARNESS_VERDICTS:
             found.setdefault(int(index), verdict.strip())
     missing: CaseVerdict = (
         "timeout" if run.status == CommandRunStatus.TIME_LIMIT_EXCEEDED else "runtime_error"

@@ -26,13 +26,13 @@ from collections.abc import Iterable
 from typing import Literal
 
 from rewardkit.config import RewardSection, VerifierOptions
+from rewardkit.shaping.scaled import Scaled
 from rewardkit.verifiers._answer import ExtractionMode
 from rewardkit.verifiers.base import AnyVerifier, Entry, Matcher, Verifier, is_async
 from rewardkit.verifiers.choice import ChoiceVerifier
 from rewardkit.verifiers.geometry import GeometryVerifier
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
 from rewardkit.verifiers.math import MathVerifier, warm_up
-from rewardkit.verifiers.scaled import Scaled
 from rewardkit.verifiers.search_qa import SearchQAVerifier
 
 __all__ = [
@@ -154,9 +154,6 @@ BUILTIN: tuple[Entry, ...] = (
 )
 """The rule families verl's ``default_compute_score`` knows (its order)."""
 
-# Modules of rewardkit.verifiers that hold no verifier (or are this registry).
-_NOT_VERIFIERS = frozenset({"base", "registry", "format", "overlong", "scaled"})
-
 
 @functools.cache
 def entries() -> tuple[Entry, ...]:
@@ -164,8 +161,10 @@ def entries() -> tuple[Entry, ...]:
     import rewardkit.verifiers as package
 
     found: list[Entry] = list(BUILTIN)
+    # Every public module is a verifier (helpers are private, shaping lives elsewhere);
+    # base and this registry are imported already and register nothing.
     for info in pkgutil.iter_modules(package.__path__):  # sorted by name: a stable order
-        if info.name.startswith("_") or info.name in _NOT_VERIFIERS:
+        if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         found.extend(getattr(module, "ENTRIES", ()))

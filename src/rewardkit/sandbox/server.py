@@ -13,7 +13,7 @@ outcome is in its ``status``: ``Success``, ``Failed`` (the program failed or tim
 ``SandboxError`` (the sandbox could not run it: language not installed, queue full).
 A malformed body is a 422 naming the field, a body over ``max_body_bytes`` a 413. With an
 API key, every route but ``/v1/ping`` needs ``Authorization: Bearer <key>`` (else 401).
-See :mod:`rewardkit.execution.sandbox` for the isolation of each run.
+See :mod:`rewardkit.sandbox` for the isolation of each run.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
-from rewardkit.execution.sandbox import (
+from rewardkit.sandbox import (
     RunCodeRequest,
     RunCodeResponse,
     RunStatus,

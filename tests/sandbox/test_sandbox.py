@@ -13,8 +13,8 @@ import os
 import psutil
 import pytest
 
-from rewardkit.execution import sandbox as sandbox_module
-from rewardkit.execution.sandbox import (
+from rewardkit import sandbox as sandbox_module
+from rewardkit.sandbox import (
     CommandRunStatus,
     RunCodeRequest,
     RunStatus,

@@ -1,4 +1,4 @@
-"""The server's end of the spawner (:mod:`rewardkit.execution._sandbox_spawner`): start,
+"""The server's end of the spawner (:mod:`rewardkit.sandbox.spawner_process`): start,
 request a run, collect its exit report and output pipes."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import array
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import socket
@@ -13,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from rewardkit.execution.sandbox.runs import _SandboxFailure
+from rewardkit.sandbox.runs import _SandboxFailure
 
 
 class _SpawnerClient:
@@ -52,10 +53,11 @@ class _SpawnerClient:
 
     @classmethod
     async def _launch(cls) -> _SpawnerClient:
+        script = _spawner_file()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-S", "-E", "-s", _SPAWNER_SCRIPT, str(theirs.fileno()), str(os.getpid()),
+                sys.executable, "-S", "-E", "-s", script, str(theirs.fileno()), str(os.getpid()),
                 pass_fds=(theirs.fileno(),), stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.DEVNULL, start_new_session=True,
             )  # fmt: skip
@@ -241,7 +243,16 @@ def _close_all(fds: Sequence[int]) -> None:
 
 _CHUNK = 64 * 1024
 _KILL_GRACE_S = 5.0
-# The script sits in rewardkit/execution, next to this package.
-_SPAWNER_SCRIPT = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_sandbox_spawner.py"
-)
+
+
+def _spawner_file() -> str:
+    """The file of :mod:`rewardkit.sandbox.spawner_process`, found as a module.
+
+    It runs by its file (``python -S -E -s FILE``), not ``-m``: ``-m`` would import
+    ``rewardkit`` and this package into the spawner first, making every fork dearer, and
+    without site packages (``-S``) an installed rewardkit is not on the path to import.
+    """
+    spec = importlib.util.find_spec("rewardkit.sandbox.spawner_process")
+    if spec is None or spec.origin is None:  # a broken install: no spawner to run
+        raise _SandboxFailure("cannot find rewardkit.sandbox.spawner_process")
+    return spec.origin

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from rewardkit._system import usable_cores
-from rewardkit.execution.sandbox.host import (
+from rewardkit.sandbox.host import (
     _available_languages,
     _cgroup_parent,
     _clamp_memory,
@@ -39,17 +39,17 @@ from rewardkit.execution.sandbox.host import (
     _visible_tree,
     _write_files,
 )
-from rewardkit.execution.sandbox.languages import _LANGUAGES, _LanguageSpec
-from rewardkit.execution.sandbox.options import SandboxOptions
-from rewardkit.execution.sandbox.protocol import (
+from rewardkit.sandbox.languages import _LANGUAGES, _LanguageSpec
+from rewardkit.sandbox.options import SandboxOptions
+from rewardkit.sandbox.protocol import (
     CommandRunResult,
     CommandRunStatus,
     RunCodeRequest,
     RunCodeResponse,
     RunStatus,
 )
-from rewardkit.execution.sandbox.runs import _Outcome, _Runtime, _SandboxFailure, _Slot, _Step
-from rewardkit.execution.sandbox.spawner import (
+from rewardkit.sandbox.runs import _Outcome, _Runtime, _SandboxFailure, _Slot, _Step
+from rewardkit.sandbox.spawner import (
     _KILL_GRACE_S,
     _await_exit,
     _Capture,

@@ -17,15 +17,15 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from rewardkit.execution import sandbox as sandbox_module
-from rewardkit.execution.sandbox import (
+from _support.serving import running_app
+from rewardkit import sandbox as sandbox_module
+from rewardkit.sandbox import (
     RunCodeRequest,
     RunStatus,
     Sandbox,
     SandboxOptions,
 )
-from rewardkit.execution.sandbox_server import create_sandbox_app
-from _support.serving import running_app
+from rewardkit.sandbox.server import create_sandbox_app
 
 IS_ROOT = os.geteuid() == 0
 NAMESPACES = sandbox_module._namespaces_unavailable() is None
@@ -174,7 +174,7 @@ def test_an_unprivileged_sandbox_refuses_to_start_unless_allowed() -> None:
     script = (
         "import asyncio, os, sys\n"
         "os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)\n"
-        "from rewardkit.execution.sandbox import Sandbox, SandboxOptions\n"
+        "from rewardkit.sandbox import Sandbox, SandboxOptions\n"
         "async def main():\n"
         "    box = Sandbox(SandboxOptions(max_concurrent=1, work_root='/tmp'))\n"
         "    answer = await box.run_code({'code': 'print(1)', 'language': 'python'})\n"

@@ -1,7 +1,7 @@
 """The sandbox's spawner: a small process that forks, isolates and reaps every run.
 
-:class:`rewardkit.execution.sandbox.Sandbox` starts one per instance, as a script with
-no rewardkit imports (``python -S -E -s _sandbox_spawner.py SOCKET_FD PARENT_PID``), so
+:class:`rewardkit.sandbox.Sandbox` starts one per instance, as a script with
+no rewardkit imports (``python -S -E -s spawner_process.py SOCKET_FD PARENT_PID``), so
 forking it costs little however large the server process grows (forking a process with
 a model loaded takes tens of milliseconds). Requests arrive on a SOCK_SEQPACKET socket,
 one JSON message each; a spawn carries the run's stdin, stdout and stderr as SCM_RIGHTS

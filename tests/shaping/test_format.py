@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from rewardkit.verifiers.format import format_score
+from rewardkit.shaping.format import format_score
 
 ROWS = [
     ("<think>2+2 is 4</think>The answer is 4.", 1.0),

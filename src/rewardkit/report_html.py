@@ -1,17 +1,20 @@
-"""The HTML and plots of `rewardkit report` (imports matplotlib; see rewardkit.report)."""
+"""The HTML and plots of `rewardkit report` (imports matplotlib; see rewardkit.report).
+
+:func:`render` turns a :class:`~rewardkit.report_data.ReportData` into the page: it reads
+plain data and knows nothing of the builder that collected it.
+"""
 
 from __future__ import annotations
 
 import html
 import io
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure  # used directly: no pyplot, no global backend
 
-if TYPE_CHECKING:
-    from rewardkit.report import ReportBuilder, _Shown
+from rewardkit.report_data import FLAGS, ReportData, ShownRow
 
 matplotlib.rcParams.update(
     {
@@ -49,15 +52,15 @@ nav a{margin-right:12px;font-size:13px}
 """
 
 
-def render(report: ReportBuilder, title: str) -> str:
+def render(data: ReportData, title: str) -> str:
     sections = [
-        _overview(report),
-        _section("scores", "Scores per data source and component", _scores(report)),
-        _section("failures", "Statuses and failures", _failures(report)),
-        _section("groups", "GRPO groups (by prompt)", _groups(report)),
-        _section("length", "Response length against score", _length(report)),
-        _section("slowest", "Slowest rows", _slowest(report)),
-        _section("flagged", "Flagged responses", _flagged(report)),
+        _overview(data),
+        _section("scores", "Scores per data source and component", _scores(data)),
+        _section("failures", "Statuses and failures", _failures(data)),
+        _section("groups", "GRPO groups (by prompt)", _groups(data)),
+        _section("length", "Response length against score", _length(data)),
+        _section("slowest", "Slowest rows", _slowest(data)),
+        _section("flagged", "Flagged responses", _flagged(data)),
     ]
     nav = " ".join(
         f'<a href="#{k}">{v}</a>'
@@ -92,19 +95,19 @@ def _svg(figure: Figure) -> str:
     return f'<div class="plot">{text[text.find("<svg") :]}</div>'
 
 
-def _overview(report: ReportBuilder) -> str:
-    ok = sum(s.statuses["ok"] for s in report.sources.values())
-    scores = [x for s in report.sources.values() for x in s.scores]
-    acc = [a for s in report.sources.values() for a in s.accuracy]
-    stats = [g for g in report.group_stats().values() if g.mean is not None and g.n_scored > 1]
+def _overview(data: ReportData) -> str:
+    ok = sum(s.statuses["ok"] for s in data.sources.values())
+    scores = [x for s in data.sources.values() for x in s.scores]
+    acc = [a for s in data.sources.values() for a in s.accuracy]
+    stats = [g for g in data.groups if g.mean is not None and g.n_scored > 1]
     wasted = sum(g.std == 0.0 for g in stats)
-    failed = report.rows - ok
-    flagged = sum(report.flag_counts.values())
+    failed = data.rows - ok
+    flagged = sum(data.flag_counts.values())
     cards = [
-        ("rows", f"{report.rows:,}", ""),
+        ("rows", f"{data.rows:,}", ""),
         (
             "failed (not ok)",
-            f"{failed:,} ({failed / max(report.rows, 1):.1%})",
+            f"{failed:,} ({failed / max(data.rows, 1):.1%})",
             "bad" if failed else "",
         ),
         ("mean score (ok rows)", f"{sum(scores) / len(scores):.3f}" if scores else "-", ""),
@@ -122,25 +125,25 @@ def _overview(report: ReportBuilder) -> str:
     return f'<div class="cards">{body}</div>'
 
 
-def _sources(report: ReportBuilder) -> list[str]:
-    by_size = sorted(report.sources, key=lambda s: -sum(report.sources[s].statuses.values()))
+def _sources(data: ReportData) -> list[str]:
+    by_size = sorted(data.sources, key=lambda s: -sum(data.sources[s].statuses.values()))
     return by_size[:_MAX_SOURCES]
 
 
-def _scores(report: ReportBuilder) -> str:
-    sources = [s for s in _sources(report) if report.sources[s].scores]
+def _scores(data: ReportData) -> str:
+    sources = [s for s in _sources(data) if data.sources[s].scores]
     if not sources:
         return '<p class="empty">No row ended ok: no scores to show.</p>'
     present = [
         c
         for c in ("rule", "rm", "judge", "format", "overlong")
-        if any(report.sources[s].components.get(c) for s in sources)
+        if any(data.sources[s].components.get(c) for s in sources)
     ]
     columns = ["score", *present]
     figure = Figure(figsize=(2.3 * len(columns) + 0.6, 1.7 * len(sources) + 0.4))
     axes = figure.subplots(len(sources), len(columns), squeeze=False)
     for r, source in enumerate(sources):
-        totals = report.sources[source]
+        totals = data.sources[source]
         for c, column in enumerate(columns):
             ax = axes[r][c]
             values = totals.scores if column == "score" else totals.components.get(column, [])
@@ -166,7 +169,7 @@ def _scores(report: ReportBuilder) -> str:
     rows = "".join(
         f"<tr><td>{_e(s)}</td><td class=n>{len(t.scores):,}</td><td class=n>{_mean(t.scores)}</td>"
         f"<td class=n>{_rate(t.accuracy)}</td></tr>"
-        for s, t in sorted(report.sources.items())
+        for s, t in sorted(data.sources.items())
     )
     table = f"<table><tr><th>data_source</th><th>ok rows</th><th>mean</th><th>accuracy</th></tr>{rows}</table>"
     return (
@@ -176,14 +179,14 @@ def _scores(report: ReportBuilder) -> str:
     )
 
 
-def _failures(report: ReportBuilder) -> str:
-    sources = _sources(report)
+def _failures(data: ReportData) -> str:
+    sources = _sources(data)
     statuses = ["ok", "timeout", "error", "invalid"]
     figure = Figure(figsize=(8.5, 0.42 * len(sources) + 0.9))
     ax = figure.subplots()
     left = [0.0] * len(sources)
     for status in statuses:
-        counts = [report.sources[s].statuses[status] for s in sources]
+        counts = [data.sources[s].statuses[status] for s in sources]
         ax.barh(
             [_short(s, 28) for s in sources],
             counts,
@@ -196,11 +199,11 @@ def _failures(report: ReportBuilder) -> str:
     ax.set_xlabel("rows")
     ax.legend(ncol=4, loc="lower right", bbox_to_anchor=(1, 1), frameon=False)
     figure.tight_layout()
-    if not report.reasons:
+    if not data.reasons:
         return _svg(figure) + '<p class="empty">Every row ended ok.</p>'
     rows = []
-    for reason, count in report.reasons.most_common(10):
-        ex = report.reason_examples[reason]
+    for reason, count in data.reasons[:10]:
+        ex = data.reason_examples[reason]
         rows.append(
             f"<tr><td class=n>{count:,}</td><td>{_tag(ex.status)} {_e(reason.partition(': ')[2])}</td>"
             f"<td>row {ex.index} ({_e(ex.data_source)})<br><span class=note>{_e(ex.note[:300])}</span>"
@@ -214,8 +217,8 @@ def _failures(report: ReportBuilder) -> str:
     return _svg(figure) + "<p>Top error reasons, each with its first row:</p>" + table
 
 
-def _groups(report: ReportBuilder) -> str:
-    stats = [g for g in report.group_stats().values() if g.mean is not None]
+def _groups(data: ReportData) -> str:
+    stats = [g for g in data.groups if g.mean is not None]
     multi = [g for g in stats if g.n_scored > 1]
     if not multi:
         return '<p class="empty">No prompt appears more than once: no GRPO groups to show.</p>'
@@ -252,11 +255,11 @@ def _groups(report: ReportBuilder) -> str:
     return text + _svg(figure)
 
 
-def _length(report: ReportBuilder) -> str:
-    points = report._points
+def _length(data: ReportData) -> str:
+    points = data.points
     if not points:
         return '<p class="empty">No scored rows.</p>'
-    sources = _sources(report)
+    sources = _sources(data)
     figure = Figure(figsize=(8.5, 3.0))
     ax = figure.subplots()
     for i, source in enumerate(sources):
@@ -285,18 +288,16 @@ def _length(report: ReportBuilder) -> str:
     return _svg(figure) + note
 
 
-def _slowest(report: ReportBuilder) -> str:
-    rows = report.slowest()
+def _slowest(data: ReportData) -> str:
+    rows = data.slowest
     if not rows:
         return '<p class="empty">No timing in these rows (elapsed_s is written by rewardkit score).</p>'
     return _rows_table(rows, [("seconds", lambda s: f"{s.elapsed_s:.3f}")])
 
 
-def _flagged(report: ReportBuilder) -> str:
-    from rewardkit.report import FLAGS
-
-    very_long = report.very_long()
-    counts = dict(report.flag_counts)
+def _flagged(data: ReportData) -> str:
+    very_long = data.very_long
+    counts = dict(data.flag_counts)
     counts["very long"] = counts.get("very long", 0) + len(very_long)
     summary = "".join(
         f"<tr><td>{_e(name)}</td><td class=n>{counts.get(name, 0):,}</td><td>{_e(why)}</td></tr>"
@@ -304,9 +305,9 @@ def _flagged(report: ReportBuilder) -> str:
     )
     parts = [f"<table><tr><th>flag</th><th>rows</th><th>what it means</th></tr>{summary}</table>"]
     for name in FLAGS:
-        shown = list(report.flagged.get(name, []))
+        shown = list(data.flagged.get(name, []))
         if name == "very long":
-            shown = (shown + very_long)[:8]
+            shown = [*shown, *very_long][:8]
         if shown:
             parts.append(f"<h3>{_e(name)}</h3>" + _rows_table(shown, []))
     if not any(counts.values()):
@@ -314,7 +315,7 @@ def _flagged(report: ReportBuilder) -> str:
     return "".join(parts)
 
 
-def _rows_table(rows: Sequence[_Shown], columns: list[tuple[str, Any]]) -> str:
+def _rows_table(rows: Sequence[ShownRow], columns: list[tuple[str, Any]]) -> str:
     head = "".join(f"<th>{_e(name)}</th>" for name, _ in columns)
     body = []
     for s in rows:

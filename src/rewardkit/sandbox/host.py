@@ -15,22 +15,22 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rewardkit.execution.sandbox.languages import (
+from rewardkit.sandbox.languages import (
     _JAVA_CLASS,
     _LANGUAGES,
     _SEARCH_PATH,
     _STANDARD_DIRS,
     _LanguageSpec,
 )
-from rewardkit.execution.sandbox.options import SandboxOptions
-from rewardkit.execution.sandbox.protocol import (
+from rewardkit.sandbox.options import SandboxOptions
+from rewardkit.sandbox.protocol import (
     CommandRunResult,
     CommandRunStatus,
     RunCodeRequest,
     RunCodeResponse,
     RunStatus,
 )
-from rewardkit.execution.sandbox.runs import _Runtime, _SandboxFailure, _Slot, _Step
+from rewardkit.sandbox.runs import _Runtime, _SandboxFailure, _Slot, _Step
 
 _PIVOT_ARCHES = ("x86_64", "aarch64", "arm64")
 

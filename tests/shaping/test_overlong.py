@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.verifiers.overlong import overlong_penalty
+from rewardkit.shaping.overlong import overlong_penalty
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,11 @@
 
 ``await Sandbox().run_code(RunCodeRequest(code=..., language="python", stdin=...))`` runs
 untrusted code (model generations) and answers what SandboxFusion answers, so the same
-request works here in-process, through :mod:`rewardkit.execution.sandbox_server`, or
-against a real SandboxFusion deployment.
+request works here in-process, through :mod:`rewardkit.sandbox.server`, or against a
+real SandboxFusion deployment.
 
 How a run is started. The server never forks: a small spawner process per sandbox
-(:mod:`rewardkit.execution._sandbox_spawner`, stdlib only) does, so a run costs the same
+(:mod:`rewardkit.sandbox.spawner_process`, stdlib only) does, so a run costs the same
 however large the process holding the sandbox grows (forking a process with a model
 loaded takes tens of milliseconds), and orphans are reaped by the spawner, not left to
 an init that may not reap. The server feeds stdin and reads the output pipes on its
@@ -70,9 +70,12 @@ point it at an interpreter with the packages the programs may import.
 The package, by layer: :mod:`.protocol` (the wire types), :mod:`.options`,
 :mod:`.languages`, :mod:`.runs` (what the layers below pass around), :mod:`.host` (the
 machine: isolation, tools, uids, cgroups, files), :mod:`.spawner` (the client of the
-spawner process) and :mod:`.core` (the scheduler, :class:`Sandbox`). Importing the wire
-types (``rewardkit.execution.sandbox.protocol``) loads none of the rest: the scheduler is
-imported on first use of :class:`Sandbox` or :func:`run_code`.
+spawner process, :mod:`.spawner_process`, which runs as a stdlib-only script),
+:mod:`.core` (the scheduler, :class:`Sandbox`) and :mod:`.server` (the HTTP front).
+Importing the wire types (``rewardkit.sandbox.protocol``) loads none of the rest: the
+scheduler is imported on first use of :class:`Sandbox` or :func:`run_code`. The package
+imports nothing of rewardkit but its own modules and the leaf helpers (``_system``,
+``errors``): verifiers use it, it uses no verifier.
 """
 
 from __future__ import annotations
@@ -80,8 +83,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from rewardkit.execution.sandbox.options import SandboxOptions
-from rewardkit.execution.sandbox.protocol import (
+from rewardkit.sandbox.options import SandboxOptions
+from rewardkit.sandbox.protocol import (
     CommandRunResult,
     CommandRunStatus,
     Language,
@@ -91,7 +94,7 @@ from rewardkit.execution.sandbox.protocol import (
 )
 
 if TYPE_CHECKING:
-    from rewardkit.execution.sandbox.core import Sandbox, run_code
+    from rewardkit.sandbox.core import Sandbox, run_code
 
 __all__ = [
     "CommandRunResult",

@@ -22,8 +22,8 @@ import pytest
 import sandbox_fusion
 import uvicorn
 
-from rewardkit.execution.sandbox import Sandbox, SandboxOptions
-from rewardkit.execution.sandbox_server import create_sandbox_app
+from rewardkit.sandbox import Sandbox, SandboxOptions
+from rewardkit.sandbox.server import create_sandbox_app
 
 IS_ROOT = os.geteuid() == 0
 

@@ -1,28 +1,31 @@
 """rewardkit's Python test harness, run inside the sandbox as the program (stdlib only).
 
+Not an LLM judge (that is :mod:`rewardkit.models.judge`): this decides pass or fail of
+Python test cases by running them.
+
 The code verifier sends this file as the program of every Python ``assert``-style run
 (MBPP, HumanEval), with up to a few cases per run. The submitted code never runs where
 the verdict is made:
 
-* the **judge** (this file as ``main.py``) reads the number of cases, forks one host per
+* the **harness** (this file as ``main.py``) reads the number of cases, forks one host per
   case, makes itself undumpable (the solution, under the same uid, can then neither
   ptrace it nor open its ``/proc`` files, descriptors included), reads the tests and a
   per-run nonce from its stdin, runs each case itself under the case's time limit and
-  prints ``\\x1erewardkit-judge:<nonce>:<case>:<verdict>`` on its stdout;
+  prints ``\\x1erewardkit-harness:<nonce>:<case>:<verdict>`` on its stdout;
 * a **host** (forked before the tests were read, so it holds no copy of them) loads
-  ``solution.py`` and answers the judge's calls for one case on two pipes. It never sees
-  the tests, the nonce or the judge's stdout (its own stdin and stdout are /dev/null).
+  ``solution.py`` and answers the harness's calls for one case on two pipes. It never sees
+  the tests, the nonce or the harness's stdout (its own stdin and stdout are /dev/null).
 
-Every value that crosses from host to judge is plain data (None, bool, int, float,
-complex, str, bytes, list, tuple, set, frozenset, dict) rebuilt by the judge from a
+Every value that crosses from host to harness is plain data (None, bool, int, float,
+complex, str, bytes, list, tuple, set, frozenset, dict) rebuilt by the harness from a
 tagged JSON form, or an opaque handle that compares equal only to itself. So the test's
-``==`` runs on the judge's own builtins: an "always equal" object, a patched ``assert``,
+``==`` runs on the harness's own builtins: an "always equal" object, a patched ``assert``,
 ``sys.exit(0)``, ``os._exit(0)``, killing either process, ``atexit`` hooks or monkey
 patches in the solution can fail a test but never pass one.
 
-The test's namespace is built by the judge, never taken whole from the host: the
+The test's namespace is built by the harness, never taken whole from the host: the
 solution's plain names (no dunder, no builtin's name, no stdlib module's name unless it
-is that real module), then the judge's own ``__name__`` and builtins, the row's setup,
+is that real module), then the harness's own ``__name__`` and builtins, the row's setup,
 and the task prompt's helper definitions (``encode_cyclic`` for ``decode_cyclic``),
 which a solution's redefinitions cannot replace.
 """
@@ -33,7 +36,7 @@ from __future__ import annotations
 import sys
 
 if __name__ == "__main__":
-    del sys.path[0]  # the judge imports nothing from the workspace the solution can write
+    del sys.path[0]  # the harness imports nothing from the workspace the solution can write
 
 import builtins
 import json
@@ -48,7 +51,7 @@ Json = Any
 if hasattr(sys, "set_int_max_str_digits"):
     sys.set_int_max_str_digits(0)
 
-_MARK = "\x1erewardkit-judge:"
+_MARK = "\x1erewardkit-harness:"
 
 
 # ---------------------------------------------------------------------- the codec
@@ -77,7 +80,7 @@ def encode(obj: Any, handle: Callable[[Any], Json]) -> Json:
 
 
 def decode(value: Json, handle: Callable[[int], Any]) -> Any:
-    """The judge's own objects from tagged JSON; ValueError/TypeError if malformed."""
+    """The harness's own objects from tagged JSON; ValueError/TypeError if malformed."""
     if value is None or value is True or value is False or type(value) is str:
         return value
     if type(value) is not list or not value or type(value[0]) is not str:
@@ -126,12 +129,12 @@ def _plain(obj: Any) -> Any:
 
 
 class Host:
-    """The solution's side: loads it, then runs what the judge asks, replying in data."""
+    """The solution's side: loads it, then runs what the harness asks, replying in data."""
 
     def __init__(self) -> None:
         self.objects: dict[
             int, object
-        ] = {}  # id -> object the judge holds a handle to (kept alive here)
+        ] = {}  # id -> object the harness holds a handle to (kept alive here)
 
     def handle(self, obj: object) -> Json:
         plain = _plain(obj)
@@ -146,7 +149,7 @@ class Host:
     def load(self, message: dict[str, Any]) -> dict[str, list[Json]]:
         """Run setup, the prompt's helpers and the solution as ``__main__`` (HumanEval's
         program is prompt + completion: a solution may call ``encode_cyclic`` without
-        copying it); describe its names for the judge."""
+        copying it); describe its names for the harness."""
         import types
 
         module = types.ModuleType("__main__")
@@ -157,7 +160,7 @@ class Host:
             try:
                 exec(compile(helper, "<prompt>", "exec"), module.__dict__)
             except Exception:
-                pass  # as in the judge: the name stays undefined
+                pass  # as in the harness: the name stays undefined
         with open(message["path"], encoding="utf-8") as fh:
             source = fh.read()
         exec(compile(source, message["path"], "exec"), module.__dict__)
@@ -197,14 +200,14 @@ class Host:
 
 
 def host_main(request_fd: int, reply_fd: int) -> None:
-    """Answer the judge's requests until it closes the pipe."""
+    """Answer the harness's requests until it closes the pipe."""
     host = Host()
     requests = os.fdopen(request_fd, "r", encoding="utf-8")
     replies = os.fdopen(reply_fd, "w", encoding="utf-8")
     for line in requests:
         try:
             reply = {"v": host.serve(json.loads(line))}
-        except BaseException as exc:  # the solution's SystemExit too: the judge decides
+        except BaseException as exc:  # the solution's SystemExit too: the harness decides
             reply = {"x": type(exc).__name__, "m": _text_of(exc)}
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
@@ -217,7 +220,7 @@ def _text_of(exc: BaseException) -> str:
         return "?"
 
 
-# ---------------------------------------------------------------------- the judge
+# ---------------------------------------------------------------------- the harness
 
 
 class HostGone(Exception):
@@ -229,7 +232,7 @@ class SolutionExit(BaseException):
 
 
 class SolutionError(Exception):
-    """The solution raised an exception the judge cannot rebuild as a builtin one."""
+    """The solution raised an exception the harness cannot rebuild as a builtin one."""
 
 
 class Remote:
@@ -281,7 +284,7 @@ class Remote:
 
 
 class Channel:
-    """The judge's end of the pipes to the host."""
+    """The harness's end of the pipes to the host."""
 
     def __init__(self, pid: int, requests: IO[str], replies: IO[str]) -> None:
         self.pid = pid
@@ -323,7 +326,7 @@ class Channel:
 
 
 def _rebuilt(name: str, message: str) -> BaseException:
-    """The solution's exception as the judge's builtin one (tests may catch ValueError)."""
+    """The solution's exception as the harness's builtin one (tests may catch ValueError)."""
     cls = getattr(builtins, name, None)
     if not (isinstance(cls, type) and issubclass(cls, BaseException)):
         return SolutionError(f"{name}: {message}")
@@ -357,7 +360,7 @@ def _start_host() -> Channel:
             os.dup2(null, 0)
             os.dup2(null, 1)
             low, high = sorted((req_r, rep_w))
-            os.closerange(3, low)  # the other hosts' pipes too: each talks only to the judge
+            os.closerange(3, low)  # the other hosts' pipes too: each talks only to the harness
             os.closerange(low + 1, high)
             os.closerange(high + 1, 1 << 16)
             sys.path.insert(0, "")  # the solution may import files of its workspace
@@ -378,7 +381,7 @@ def _namespace(channel: Channel, names: Any) -> dict[str, Any]:
     ``names`` is the host's reply, which the solution can forge (patch ``json.dumps``,
     write to the pipe): a dunder name (``__builtins__`` above all, whose dict would
     replace ``abs`` or ``set`` for every line of the test) or anything that is not an
-    identifier is never taken from it, and the judge's own dunders are set last.
+    identifier is never taken from it, and the harness's own dunders are set last.
     """
     if type(names) is not dict:
         raise HostGone("the solution's process broke the protocol (names)")
@@ -389,7 +392,7 @@ def _namespace(channel: Channel, names: Any) -> dict[str, Any]:
             continue
         if hasattr(builtins, name):
             # A solution's `abs`, `set` or `sorted` would run on both sides of the test's
-            # comparison (`abs(f(x) - y) < eps` with abs returning 0): builtins stay the judge's.
+            # comparison (`abs(f(x) - y) < eps` with abs returning 0): builtins stay the harness's.
             continue
         if kind != "m" and name in allowed:
             # A class named `math` with an `isclose` always True: MBPP tests that use the
@@ -477,7 +480,7 @@ def _stop(channel: Channel) -> None:
         pass
 
 
-def judge_main() -> None:
+def harness_main() -> None:
     """Run the cases given on stdin, each against its own host; print each verdict line.
 
     stdin: the number of cases on a line, then ``{"nonce", "setup", "helpers", "tests",
@@ -493,7 +496,7 @@ def judge_main() -> None:
             host = hosts[index]
             verdict, detail = _run_case(host, spec, test)
             _stop(host)
-            sys.stderr.write(f"[judge] case {index}: {verdict} {detail}\n")
+            sys.stderr.write(f"[harness] case {index}: {verdict} {detail}\n")
             sys.stdout.write(f"\n{_MARK}{spec['nonce']}:{index}:{verdict}\n")
             sys.stdout.flush()
             if verdict != "passed" and spec.get("stop_at_first_failure"):
@@ -511,4 +514,4 @@ def _classify(exc: BaseException) -> tuple[str, str]:
 
 
 if __name__ == "__main__":
-    judge_main()
+    harness_main()

@@ -1,4 +1,4 @@
-"""How a :class:`~rewardkit.execution.sandbox.Sandbox` runs: limits, concurrency, isolation."""
+"""How a :class:`~rewardkit.sandbox.Sandbox` runs: limits, concurrency, isolation."""
 
 from __future__ import annotations
 

@@ -1,0 +1,38 @@
+"""One model scorer from a ``reward_model`` section: the backend and kind pick the class.
+
+:func:`rewardkit.models.build_model_scorers` uses it for a model in this process, and each
+Ray replica (:mod:`rewardkit.models.replicas`) for its one local copy, so neither imports
+the other.
+"""
+
+from __future__ import annotations
+
+from rewardkit.config import RewardModelConfig
+from rewardkit.errors import ConfigError
+from rewardkit.models.base import ModelScorer
+
+__all__ = ["build_one_scorer"]
+
+
+def build_one_scorer(rm: RewardModelConfig, *, max_batch_wait_ms: float = 5.0) -> ModelScorer:
+    """The scorer for ``rm`` in this process (replicas aside).
+
+    kind discriminative: backend hf -> LocalRewardModel; vllm, sglang, tei -> RemoteRewardModel.
+    kind generative: backend hf -> a local judge; openai, vllm, sglang -> a chat-completions judge.
+    Nothing is loaded or connected until ``await scorer.start()``.
+    """
+    if rm.kind == "generative":
+        from rewardkit.models.judge import LLMJudge
+
+        return LLMJudge(rm, max_batch_wait_ms=max_batch_wait_ms)
+    if rm.backend == "hf":
+        from rewardkit.models.discriminative import LocalRewardModel
+
+        return LocalRewardModel(rm, max_batch_wait_ms=max_batch_wait_ms)
+    if rm.backend == "openai":
+        raise ConfigError(
+            "reward_model.backend 'openai' serves generative judges: set reward_model.kind: generative"
+        )
+    from rewardkit.models.remote import RemoteRewardModel
+
+    return RemoteRewardModel(rm, max_batch_wait_ms=max_batch_wait_ms)
