@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from _support.serving import running_app
 from rewardkit.config import SandboxFusionConfig
 from rewardkit.errors import InvalidSampleError, RemoteError, ScorerError
 from rewardkit.execution.sandbox import Sandbox, SandboxOptions
@@ -21,7 +22,6 @@ from rewardkit.verifiers.code import (
     make_code_verifier,
     parse_tests,
 )
-from _support.serving import running_app
 
 
 def fenced(code: str, tag: str = "python") -> str:
