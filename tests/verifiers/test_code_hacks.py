@@ -1,4 +1,4 @@
-"""guards: the code verifier against solutions that cheat: each attack scores 0, each honest answer 1.
+"""guards: code.py against solutions that cheat: each attack scores 0, each honest answer 1.
 
 Real runs on the embedded sandbox, on the test styles of the datasets: MBPP asserts,
 HumanEval ``check(candidate)`` programs, stdin/stdout and call-based cases

@@ -1,4 +1,6 @@
-"""The MATH verifier: a regression table of model outputs, then hedging, guards and hostile input.
+"""guards: math.py's MathVerifier: a regression table of model outputs, extraction order, guards.
+
+Hostile input too; hedging is in test_hedging.py.
 
 Each table row is (gold, response, expected score, path): ``quick`` rows must be decided
 in the main process without sympy, ``slow`` rows must be sent to math-verify.
@@ -166,17 +168,6 @@ def test_extract(response: str, answer: str | None, source: str | None) -> None:
     assert extracted.extra["source"] == source
 
 
-def test_hedged_verdict_says_so() -> None:
-    extracted = V.extract("It is $\\boxed{5}$ or $\\boxed{7}$... final: $\\boxed{9}$")
-    assert extracted.answer is None
-    assert extracted.extra["hedged"] is True
-    verdict = V.quick_check(extracted, "9")
-    assert verdict is not None
-    assert verdict.score == 0.0
-    assert verdict.extra["hedged"] is True
-    assert verdict.extra["pred"] == "9"
-
-
 def test_list_ground_truth_accepts_any() -> None:
     extracted = V.extract("\\boxed{\\frac{1}{2}}")
     assert V.check(extracted, ["0.25", "0.5"]).score == 1.0
@@ -336,7 +327,7 @@ def test_surrogate_in_ground_truth_is_just_a_wrong_answer() -> None:
     assert V.check(V.extract("\\boxed{5}"), "\ud800").score == 0.0
 
 
-# --- extraction order, the final part, hedging (issue 11) ----------------------------
+# --- extraction order, the final part --------------------------------------------------
 
 STRICT = MathVerifier(extraction="strict")
 
@@ -388,62 +379,6 @@ def test_extraction_order(
     extracted = V.extract(response)
     assert (extracted.answer, extracted.extra["source"]) == (answer, source), why
     assert STRICT.extract(response).answer == strict, why
-
-
-# (response, hedged?, why)
-HEDGING_ROWS = [
-    ("It is \\boxed{3}, or maybe \\boxed{4}.", True, "two answers in one sentence"),
-    ("Maybe \\boxed{7}? No: recomputing, \\boxed{5}.", True, "two answers in the last paragraph"),
-    ("First $a=\\boxed{3}$.\n\nSo the answer is $\\boxed{4}$.", False, "a sub-result earlier"),
-    ("<think>\\boxed{7}</think>\nSo \\boxed{5}.", False, "a box in the thinking"),
-    ("<think>\\boxed{5}</think>\nSo \\boxed{5}.", False, "a restatement"),
-    ("So \\boxed{5}, i.e. \\boxed{5.0}.", False, "the same value twice"),
-    ("So \\boxed{\\phantom{2}} and then \\boxed{5}.", False, "a blank box"),
-    ("The roots are \\boxed{2} and \\boxed{3}.", False, "one multi-part answer"),
-    ("It is \\boxed{3} or \\boxed{3}.", False, "'or' between equal answers"),
-    ("x = \\boxed{2}\n\n**Final Answer**\n\\boxed{3}. Or \\boxed{4}?", True, "at the end"),
-    # across forms: a box, an <answer> tag, answer lines (the concluding section)
-    ("So \\boxed{4}.\n\nAnswer: 3", True, "a later answer line with another value"),
-    ("The answer is 3. So \\boxed{4}.", True, "an answer line before the box, one paragraph"),
-    ("<answer>4</answer> The answer is 3.", True, "a tag, then a line with another value"),
-    ("So \\boxed{4}.\n\nThe answer is $4.0$.", False, "the same value restated"),
-    ("So \\boxed{4}.\n\nAnswer: $x = 4$", False, "a leading 'x =' is dropped: the same"),
-    ("So \\boxed{1, 2}.\n\nAnswer: $a=1, b=2$", False, "named against unnamed: cannot tell"),
-    ("First, the answer is 3.\n\nSo \\boxed{4}.", False, "a line in an earlier paragraph"),
-    ("<think>The answer is 3.</think>\n\\boxed{4}", False, "a line in the thinking"),
-    ("So \\boxed{4}.\n\nThe answer: 2 + 2 = 4.", False, "a check, not another answer"),
-    ("So \\boxed{3 \\vee 4}.", True, "one box offering two values"),
-    ("So \\boxed{\\frac12}.\n\nAnswer: 0.5", False, "a fraction restated as a decimal"),
-    ("So \\boxed{x+1}, i.e. \\boxed{1+x}.", False, "boxes shown to be one value"),
-    ("So \\boxed{0.5}, i.e. \\boxed{\\frac12}.", False, "a decimal and its fraction boxed"),
-    ("So \\boxed{25\\%}.\n\nAnswer: 0.25", False, "a percent: cannot tell inline, no hedge"),
-    ("So \\boxed{C}.\n\nAnswer: (D)", True, "another option label on the answer line"),
-]
-
-
-@pytest.mark.parametrize(("response", "hedged", "why"), HEDGING_ROWS)
-def test_hedging_is_several_different_final_answers(response: str, hedged: bool, why: str) -> None:
-    for verifier in (V, STRICT):
-        extracted = verifier.extract(response)
-        assert bool(extracted.extra.get("hedged")) is hedged, why
-        if hedged:
-            assert extracted.answer is None
-            verdict = verifier.quick_check(extracted, "4")
-            assert verdict is not None and verdict.score == 0.0
-            assert verdict.extra["hedged"] is True
-
-
-@pytest.mark.parametrize(
-    ("gold", "expected"),
-    [("4", 0.0), ("3", 0.0), ("3, 4", 1.0), ("\\{4, 3\\}", 1.0), ("34", 0.0)],
-)
-def test_boxes_joined_by_or_are_one_answer_never_a_single_value(gold: str, expected: float) -> None:
-    """math-verify reads "a or b" as the set {a, b}: right for "x = 3 or x = 4" when the
-    roots are 3 and 4, never equal to one of them (offering two values earns nothing)."""
-    extracted = V.extract("So $x = \\boxed{3}$ or $x = \\boxed{4}$.")
-    assert (extracted.answer, extracted.extra["alternatives"]) == ("3, 4", True)
-    assert "hedged" not in extracted.extra
-    assert V.check(extracted, gold).score == expected
 
 
 @pytest.mark.parametrize(

@@ -29,10 +29,10 @@ Python assert-style tests are never appended to the code: the judge harness
 another process and comparing plain-data results with its own builtins, and a case
 passes only on the judge's verdict line carrying that run's nonce. Early exits, killed
 processes, patched builtins and "always equal" objects therefore fail (see
-``tests/verifiers/test_code_attacks.py``). Other languages' assert programs run after
+``tests/verifiers/test_code_hacks.py``). Other languages' assert programs run after
 the code in one program; for cpp, bash and nodejs the test ends by printing a fresh
 nonce, and a case passes only with that line and exit status 0, so code that exits 0
-first scores 0 (``tests/verifiers/test_code_exit8.py``; what remains: "completion
+first scores 0 (``tests/verifiers/test_code_hacks.py``; what remains: "completion
 lines" below). Other languages pass on exit status 0.
 
 A ``"language"`` key (ground truth or ``extra_info``) picks the language; else, for
