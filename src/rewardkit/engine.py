@@ -522,11 +522,13 @@ class RewardEngine:
         # A group's identical answers run their tests once (the verifier names the parts of
         # extra_info it reads, so that is all of it the key needs).
         read = {name: sample.extra_info.get(name) for name in verifier.extra_info_keys}
-        key = ("async", verifier.key, _freeze(sample.ground_truth), _freeze(read), sample.response)
+        prompt = sample.prompt_text if verifier.reads_prompt else ""
+        key = ("async", verifier.key, _freeze(sample.ground_truth), _freeze(read), prompt,
+               sample.response)  # fmt: skip
         status, value = await self._shared(
             key,
             lambda: self._guarded(
-                verifier.ascore(sample.response, sample.ground_truth, sample.extra_info),
+                verifier.ascore(sample.response, sample.ground_truth, sample.extra_info, prompt),
                 self.section.async_timeout_s,
             ),
         )

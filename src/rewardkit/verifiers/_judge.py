@@ -19,6 +19,12 @@ tagged JSON form, or an opaque handle that compares equal only to itself. So the
 ``==`` runs on the judge's own builtins: an "always equal" object, a patched ``assert``,
 ``sys.exit(0)``, ``os._exit(0)``, killing either process, ``atexit`` hooks or monkey
 patches in the solution can fail a test but never pass one.
+
+The test's namespace is built by the judge, never taken whole from the host: the
+solution's plain names (no dunder, no builtin's name, no stdlib module's name unless it
+is that real module), then the judge's own ``__name__`` and builtins, the row's setup,
+and the task prompt's helper definitions (``encode_cyclic`` for ``decode_cyclic``),
+which a solution's redefinitions cannot replace.
 """
 
 # Annotations are never evaluated: the file runs on whatever Python the sandbox has.
@@ -138,13 +144,20 @@ class Host:
         return self.objects[hid]
 
     def load(self, message: dict[str, Any]) -> dict[str, list[Json]]:
-        """Run setup and solution as ``__main__``; describe its names for the judge."""
+        """Run setup, the prompt's helpers and the solution as ``__main__`` (HumanEval's
+        program is prompt + completion: a solution may call ``encode_cyclic`` without
+        copying it); describe its names for the judge."""
         import types
 
         module = types.ModuleType("__main__")
         module.__file__ = message["path"]
         sys.modules["__main__"] = module
         exec(compile(message["setup"], "<setup>", "exec"), module.__dict__)
+        for _, helper, _ in message.get("helpers", []):
+            try:
+                exec(compile(helper, "<prompt>", "exec"), module.__dict__)
+            except Exception:
+                pass  # as in the judge: the name stays undefined
         with open(message["path"], encoding="utf-8") as fh:
             source = fh.read()
         exec(compile(source, message["path"], "exec"), module.__dict__)
@@ -358,11 +371,22 @@ def _start_host() -> Channel:
     )
 
 
-def _namespace(channel: Channel, names: dict[str, Any]) -> dict[str, Any]:
-    """The test's globals: the solution's names as remotes (or data), its modules imported."""
-    namespace: dict[str, Any] = {"__name__": "__rewardkit_test__", "__builtins__": builtins}
+def _namespace(channel: Channel, names: Any) -> dict[str, Any]:
+    """The test's globals, built here: the solution's plain names as remotes (or data), its
+    stdlib modules imported here, then this process's own ``__name__`` and builtins.
+
+    ``names`` is the host's reply, which the solution can forge (patch ``json.dumps``,
+    write to the pipe): a dunder name (``__builtins__`` above all, whose dict would
+    replace ``abs`` or ``set`` for every line of the test) or anything that is not an
+    identifier is never taken from it, and the judge's own dunders are set last.
+    """
+    if type(names) is not dict:
+        raise HostGone("the solution's process broke the protocol (names)")
+    namespace: dict[str, Any] = {}
     allowed = getattr(sys, "stdlib_module_names", ())
     for name, (kind, value) in names.items():
+        if not (type(name) is str and name.isidentifier()) or name.startswith("__"):
+            continue
         if hasattr(builtins, name):
             # A solution's `abs`, `set` or `sorted` would run on both sides of the test's
             # comparison (`abs(f(x) - y) < eps` with abs returning 0): builtins stay the judge's.
@@ -372,6 +396,8 @@ def _namespace(channel: Channel, names: dict[str, Any]) -> dict[str, Any]:
             # solution's `import math` get only a real module (or nothing) under that name.
             continue
         if kind == "m":
+            if name in allowed and value != name:
+                continue  # `math` is the real math module or nothing (not cmath)
             if str(value).split(".")[0] in allowed:
                 try:
                     namespace[name] = __import__(str(value), fromlist=["_"])
@@ -379,7 +405,27 @@ def _namespace(channel: Channel, names: dict[str, Any]) -> dict[str, Any]:
                     pass
         else:
             namespace[name] = decode(value, channel.remote)
+    namespace.update(__name__="__rewardkit_test__", __builtins__=builtins)
     return namespace
+
+
+def _define_helpers(namespace: dict[str, Any], helpers: list[Any]) -> None:
+    """The task prompt's own definitions (``encode_cyclic``, ``poly``), run here after the
+    solution's names: the tests call these, never a solution's redefinition of them.
+
+    ``helpers`` is ``[[names, source, in_tests], ...]`` in the prompt's order; classes
+    (not ``in_tests``) stay the host's, as the tests pass their instances to the solution.
+    A definition that fails here (a module this Python lacks) leaves its names undefined
+    rather than the solution's.
+    """
+    for names, source, in_tests in helpers:
+        if not in_tests:
+            continue
+        try:
+            exec(compile(source, "<prompt>", "exec"), namespace)
+        except Exception:
+            for name in names:
+                namespace.pop(name, None)
 
 
 class CaseTimeout(BaseException):
@@ -407,10 +453,12 @@ def _run_case(channel: Channel, spec: dict[str, Any], test: str) -> tuple[str, s
     try:
         try:
             signal.setitimer(signal.ITIMER_REAL, spec["timeout"])
-            load = {"op": "load", "setup": spec["setup"], "path": spec["path"]}
+            helpers = spec.get("helpers", [])
+            load = {"op": "load", "setup": spec["setup"], "helpers": helpers, "path": spec["path"]}
             names = channel.request(load, raw=True)
             namespace = _namespace(channel, names)
             exec(compile(spec["setup"], "<setup>", "exec"), namespace)
+            _define_helpers(namespace, helpers)
             exec(compile(test, "<test>", "exec"), namespace)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -432,8 +480,9 @@ def _stop(channel: Channel) -> None:
 def judge_main() -> None:
     """Run the cases given on stdin, each against its own host; print each verdict line.
 
-    stdin: the number of cases on a line, then ``{"nonce", "setup", "tests", "path",
-    "timeout", "stop_at_first_failure"}``. The hosts are forked before the tests are read.
+    stdin: the number of cases on a line, then ``{"nonce", "setup", "helpers", "tests",
+    "path", "timeout", "stop_at_first_failure"}``. The hosts are forked before the tests
+    are read.
     """
     hosts = [_start_host() for _ in range(_read_count())]
     _undumpable()

@@ -95,8 +95,14 @@ class AsyncVerifier(Keyed, Protocol):
         (with the ground truth and the response), so identical rows run once."""
         ...
 
+    @property
+    def reads_prompt(self) -> bool:
+        """Whether :meth:`ascore` reads the row's prompt: the engine then passes it (as
+        text) and its cache key holds it."""
+        ...
+
     async def ascore(
-        self, response: str, ground_truth: Any, extra_info: Mapping[str, Any]
+        self, response: str, ground_truth: Any, extra_info: Mapping[str, Any], prompt: str = ""
     ) -> Verdict:
         """Score one response. Raise ScorerError (or a subclass) for an infrastructure failure."""
         ...

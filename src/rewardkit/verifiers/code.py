@@ -29,10 +29,15 @@ Python assert-style tests are never appended to the code: the judge harness
 another process and comparing plain-data results with its own builtins, and a case
 passes only on the judge's verdict line carrying that run's nonce. Early exits, killed
 processes, patched builtins and "always equal" objects therefore fail (see
-``tests/verifiers/test_code_hacks.py``). Other languages' assert programs run after
-the code in one program; for cpp, bash and nodejs the test ends by printing a fresh
-nonce, and a case passes only with that line and exit status 0, so code that exits 0
-first scores 0 (``tests/verifiers/test_code_hacks.py``; what remains: "completion
+``tests/verifiers/test_code_hacks.py``). A HumanEval row's prompt helpers
+(``encode_cyclic``, ``poly``: :mod:`rewardkit.verifiers._code_prompt`), from
+``ground_truth["prompt"]`` or else the row's prompt, run before the solution (which may
+call them) and again in the tests' namespace after it, so the tests never call a
+solution's redefinition (``tests/verifiers/test_code_namespace.py``).
+
+Other languages' assert programs run after the code in one program; for cpp, bash and
+nodejs the test ends by printing a fresh nonce, and a case passes only with that line and
+exit status 0, so code that exits 0 first scores 0 (``tests/verifiers/test_code_hacks.py``; what remains: "completion
 lines" below). Other languages pass on exit status 0.
 
 A ``"language"`` key (ground truth or ``extra_info``) picks the language; else, for
@@ -65,7 +70,7 @@ import re
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar, cast, get_args
 from urllib.parse import urlsplit, urlunsplit
@@ -83,6 +88,7 @@ from rewardkit.execution.sandbox import (
     RunStatus,
     SandboxOptions,
 )
+from rewardkit.verifiers._code_prompt import Helper, fenced_blocks, prompt_helpers
 from rewardkit.verifiers.base import Entry, Matcher, Verdict
 
 __all__ = [
@@ -195,6 +201,10 @@ class TestSuite:
     fn_name: str | None = None
     setup: str = ""
     language: str | None = None
+    entry_point: str | None = None
+    """HumanEval: the function the tests check (``check(entry_point)``)."""
+    helpers: tuple[Helper, ...] = ()
+    """The task prompt's definitions the tests call (:func:`prompt_helpers`)."""
 
     def build(self, code: str, index: int, language: str = "python") -> _Case:
         """The run for case ``index`` of ``code`` (in ``language``)."""
@@ -226,8 +236,10 @@ class TestSuite:
         """
         nonce = secrets.token_hex(16)
         tests = [self.cases[i] for i in indices]
-        spec = {"nonce": nonce, "setup": self.setup, "tests": tests, "path": "solution.py",
-                "timeout": timeout_s, "stop_at_first_failure": stop}  # fmt: skip
+        helpers = [[list(h.names), h.source, h.in_tests] for h in self.helpers]
+        spec = {"nonce": nonce, "setup": self.setup, "helpers": helpers, "tests": tests,
+                "path": "solution.py", "timeout": timeout_s,
+                "stop_at_first_failure": stop}  # fmt: skip
         return _Case(
             code=_JUDGE_SOURCE,
             stdin=f"{len(tests)}\n{json.dumps(spec)}",
@@ -276,7 +288,10 @@ def parse_tests(ground_truth: Any) -> TestSuite:
         entry = value.get("entry_point")
         if entry and not re.search(r"^check\(", test, re.M):
             test += f"\n\ncheck({entry})\n"
-        return TestSuite("program", (test,), language=language)
+        entry = entry if isinstance(entry, str) and entry.isidentifier() else None
+        prompt = value.get("prompt")  # openai_humaneval's rows carry it
+        helpers = prompt_helpers(prompt, entry) if entry and isinstance(prompt, str) else ()
+        return TestSuite("program", (test,), language=language, entry_point=entry, helpers=helpers)
     raise InvalidSampleError(
         "code ground truth needs 'inputs'/'outputs', 'assert_case', 'test_list' or 'test' "
         f"(got keys {sorted(map(str, value))[:8]})"
@@ -466,27 +481,8 @@ def _blank_comments_and_literals(text: str) -> str:
 
 def extract_code(response: str) -> tuple[str, str | None] | None:
     """The last complete fenced code block and its tag, or None. Linear in the response."""
-    last: tuple[str, str | None] | None = None
-    tag: str | None = None
-    indent = ""
-    body: list[str] = []
-    in_block = False
-    for line in response.split("\n"):
-        stripped = line.strip()
-        if not in_block:
-            if stripped.startswith("```"):
-                in_block, body = True, []
-                words = stripped[3:].strip().split()
-                tag = words[0].lower() if words else None
-                indent = line[: len(line) - len(line.lstrip())]
-        elif stripped.startswith("```") and not stripped.strip("`"):
-            in_block = False
-            code = "\n".join(body)
-            if code.strip():
-                last = (code, tag)
-        else:
-            body.append(line[len(indent) :] if indent and line.startswith(indent) else line)
-    return last
+    blocks = fenced_blocks(response)
+    return blocks[-1] if blocks else None
 
 
 # Short family names count only at the start of the name (``apps_train``), longer ones
@@ -597,16 +593,25 @@ class CodeVerifier:
     extra_info_keys: tuple[str, ...] = ("language",)
     """The only part of ``extra_info`` a run depends on (part of the engine's cache key)."""
 
+    reads_prompt: bool = True
+    """HumanEval helpers come from the row's prompt when the ground truth has none."""
+
     @property
     def key(self) -> str:
         opts = self.options
         return f"code:{opts.mode}:{opts.max_cases}:{opts.run_timeout_s:g}"
 
     async def ascore(
-        self, response: str, ground_truth: Any, extra_info: Mapping[str, Any]
+        self, response: str, ground_truth: Any, extra_info: Mapping[str, Any], prompt: str = ""
     ) -> Verdict:
-        """Run the response's code on the row's tests. ScorerError if the sandbox fails."""
+        """Run the response's code on the row's tests. ScorerError if the sandbox fails.
+
+        ``prompt``: the row's prompt as text. A HumanEval row whose ground truth has no
+        ``prompt`` of its own takes the helper definitions its tests call from it.
+        """
         suite = parse_tests(ground_truth)
+        if suite.entry_point and not suite.helpers and prompt:
+            suite = replace(suite, helpers=prompt_helpers(prompt, suite.entry_point))
         found = extract_code(response)
         if found is None:
             return Verdict(0.0, {"acc": False, "passed": 0, "total": 0, "reason": "no code block"})
