@@ -2,8 +2,8 @@
 
 Hostile input too; hedging is in test_hedging.py.
 
-Each table row is (gold, response, expected score, path): ``quick`` rows must be decided
-in the main process without sympy, ``slow`` rows must be sent to math-verify.
+Each table row is (gold, response, expected score, path, reason): ``quick`` rows must be
+decided in the main process without sympy, ``slow`` rows must be sent to math-verify.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from _support.verifier_rows import table_params
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers.base import Extracted, Verifier
 from rewardkit.verifiers.math import MathVerifier, _parse_gold, warm_up
@@ -28,105 +29,235 @@ ROWS = [
         "Janet sells 16 - 3 - 4 = 9 eggs, so she makes 9 * 2 = \\boxed{18} dollars.",
         1.0,
         "quick",
+        "a box after a worked calculation",
     ),
-    ("18", "So the total is $\\boxed{20}$.", 0.0, "quick"),
-    ("-3", "Solving, $x = \\boxed{-3}$.", 1.0, "quick"),
+    ("18", "So the total is $\\boxed{20}$.", 0.0, "quick", "another number"),
+    ("-3", "Solving, $x = \\boxed{-3}$.", 1.0, "quick", "a negative value named x"),
     # fractions and decimals, exactly
-    ("\\frac12", "Simplifying, the probability is $\\boxed{\\frac{2}{4}}$.", 1.0, "quick"),
-    ("\\frac{1}{2}", "The ratio is $\\boxed{0.5}$.", 1.0, "quick"),
-    ("\\frac{1}{3}", "The ratio is $\\boxed{0.333}$.", 0.0, "quick"),
-    ("\\frac{3}{4}", "so the answer is $\\boxed{3/4}$", 1.0, "quick"),
-    ("-\\frac{7}{2}", "Hence $k = \\boxed{-\\dfrac{7}{2}}$.", 1.0, "quick"),
+    (
+        "\\frac12",
+        "Simplifying, the probability is $\\boxed{\\frac{2}{4}}$.",
+        1.0,
+        "quick",
+        "an unreduced fraction",
+    ),
+    (
+        "\\frac{1}{2}",
+        "The ratio is $\\boxed{0.5}$.",
+        1.0,
+        "quick",
+        "a decimal equal to the fraction",
+    ),
+    ("\\frac{1}{3}", "The ratio is $\\boxed{0.333}$.", 0.0, "quick", "a short decimal is not 1/3"),
+    ("\\frac{3}{4}", "so the answer is $\\boxed{3/4}$", 1.0, "quick", "a slash fraction"),
+    ("-\\frac{7}{2}", "Hence $k = \\boxed{-\\dfrac{7}{2}}$.", 1.0, "quick", "a negative \\dfrac"),
     (
         "\\frac{\\sqrt3}{2}",
         "Thus $\\sin 60^\\circ = \\boxed{\\dfrac{\\sqrt{3}}{2}}$.",
         1.0,
         "quick",
+        "a radical fraction",
     ),
     # thousands separators, percent, degrees, units, dollars
-    ("1000", "There are $\\boxed{1,000}$ ways.", 1.0, "quick"),
-    ("1000", "There are $\\boxed{1{,}000}$ ways.", 1.0, "quick"),
-    ("10", "The discount is $\\boxed{10\\%}$.", 1.0, "quick"),
-    ("30", "The angle measures $\\boxed{30^\\circ}$.", 1.0, "quick"),
-    ("30", "The angle measures $\\boxed{30^{\\circ}}$.", 1.0, "quick"),
-    ("5", "The side is $\\boxed{5\\text{ cm}}$.", 1.0, "quick"),
-    ("12", "It costs $\\boxed{\\$12}$.", 1.0, "quick"),
-    ("12", "It costs $\\boxed{\\$13}$.", 0.0, "quick"),
+    ("1000", "There are $\\boxed{1,000}$ ways.", 1.0, "quick", "a thousands comma"),
+    ("1000", "There are $\\boxed{1{,}000}$ ways.", 1.0, "quick", "MATH's {,} thousands separator"),
+    (
+        "10",
+        "The discount is $\\boxed{10\\%}$.",
+        1.0,
+        "quick",
+        "a percent sign dropped against a bare gold",
+    ),
+    ("30", "The angle measures $\\boxed{30^\\circ}$.", 1.0, "quick", "a degree sign"),
+    ("30", "The angle measures $\\boxed{30^{\\circ}}$.", 1.0, "quick", "a degree sign in braces"),
+    ("5", "The side is $\\boxed{5\\text{ cm}}$.", 1.0, "quick", "a unit in \\text"),
+    ("12", "It costs $\\boxed{\\$12}$.", 1.0, "quick", "a dollar sign"),
+    ("12", "It costs $\\boxed{\\$13}$.", 0.0, "quick", "another amount in dollars"),
     # x = 3 vs 3, text wrappers, number words
-    ("3", "Therefore $\\boxed{x = 3}$.", 1.0, "quick"),
-    ("\\text{Evelyn}", "The fastest runner is $\\boxed{\\text{Evelyn}}$.", 1.0, "quick"),
-    ("12", "She has $\\boxed{\\text{twelve}}$ apples.", 1.0, "quick"),
-    ("21", "The answer is \\boxed{\\text{twenty-one}}.", 1.0, "quick"),
+    ("3", "Therefore $\\boxed{x = 3}$.", 1.0, "quick", "a named value is its value"),
+    (
+        "\\text{Evelyn}",
+        "The fastest runner is $\\boxed{\\text{Evelyn}}$.",
+        1.0,
+        "quick",
+        "a word in \\text",
+    ),
+    ("12", "She has $\\boxed{\\text{twelve}}$ apples.", 1.0, "quick", "a number word"),
+    ("21", "The answer is \\boxed{\\text{twenty-one}}.", 1.0, "quick", "a hyphenated number word"),
     # multiple-choice-ish MATH answers (AMC style)
-    ("\\text{(C)}", "The answer is $\\boxed{C}$.", 1.0, "quick"),
-    ("C", "The answer is $\\boxed{\\text{(C)}}$.", 1.0, "quick"),
-    ("C", "$\\boxed{\\textbf{(C)}\\ 12}$", 1.0, "quick"),
-    ("C", "$\\boxed{\\textbf{(D)}\\ 15}$", 0.0, "quick"),
-    ("12", "$\\boxed{\\textbf{(C)}\\ 12}$", 1.0, "quick"),
+    ("\\text{(C)}", "The answer is $\\boxed{C}$.", 1.0, "quick", "a letter against a gold label"),
+    ("C", "The answer is $\\boxed{\\text{(C)}}$.", 1.0, "quick", "a label against a gold letter"),
+    ("C", "$\\boxed{\\textbf{(C)}\\ 12}$", 1.0, "quick", "AMC's bold label with its value"),
+    ("C", "$\\boxed{\\textbf{(D)}\\ 15}$", 0.0, "quick", "another option"),
+    ("12", "$\\boxed{\\textbf{(C)}\\ 12}$", 1.0, "quick", "AMC's label with the gold's value"),
     # intervals, sets, tuples, matrices, expressions: math-verify
-    ("(1,2]", "The solution set is $\\boxed{(1, 2]}$.", 1.0, "quick"),
-    ("[-2,5)", "so $x \\in \\boxed{\\left[ -2, 5 \\right)}$", 1.0, "quick"),
-    ("(1,2]", "The solution set is $\\boxed{[1, 2]}$.", 0.0, "quick"),
-    ("\\{1,2\\}", "The roots are $\\boxed{\\{2,1\\}}$.", 1.0, "quick"),
-    ("\\{1,2\\}", "The roots are $\\boxed{\\{1,3\\}}$.", 0.0, "quick"),
-    ("(3,-1)", "The intersection point is $\\boxed{(3,-1)}$.", 1.0, "quick"),
-    ("(3,-1)", "The intersection point is $\\boxed{(-1,3)}$.", 0.0, "quick"),
-    ("x^2+2x+1", "Expanding, $\\boxed{(x+1)^2}$.", 1.0, "quick"),
-    ("2\\sqrt{2}", "so the length is $\\boxed{\\sqrt{8}}$.", 1.0, "quick"),
-    ("\\pi/3", "The angle is $\\boxed{\\frac{\\pi}{3}}$.", 1.0, "quick"),
+    (
+        "(1,2]",
+        "The solution set is $\\boxed{(1, 2]}$.",
+        1.0,
+        "quick",
+        "the same half-open interval",
+    ),
+    (
+        "[-2,5)",
+        "so $x \\in \\boxed{\\left[ -2, 5 \\right)}$",
+        1.0,
+        "quick",
+        "\\left[ ... \\right) sizing",
+    ),
+    ("(1,2]", "The solution set is $\\boxed{[1, 2]}$.", 0.0, "quick", "another interval"),
+    ("\\{1,2\\}", "The roots are $\\boxed{\\{2,1\\}}$.", 1.0, "quick", "a set in another order"),
+    ("\\{1,2\\}", "The roots are $\\boxed{\\{1,3\\}}$.", 0.0, "quick", "another set"),
+    ("(3,-1)", "The intersection point is $\\boxed{(3,-1)}$.", 1.0, "quick", "the same point"),
+    (
+        "(3,-1)",
+        "The intersection point is $\\boxed{(-1,3)}$.",
+        0.0,
+        "quick",
+        "the point's coordinates swapped",
+    ),
+    ("x^2+2x+1", "Expanding, $\\boxed{(x+1)^2}$.", 1.0, "quick", "an expanded square"),
+    ("2\\sqrt{2}", "so the length is $\\boxed{\\sqrt{8}}$.", 1.0, "quick", "a simplified radical"),
+    ("\\pi/3", "The angle is $\\boxed{\\frac{\\pi}{3}}$.", 1.0, "quick", "a slash fraction of pi"),
     (
         "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}",
         "The vector is $\\boxed{\\begin{pmatrix}1\\\\2\\end{pmatrix}}$.",
         1.0,
         "slow",
+        "a column vector: math-verify decides",
     ),
-    ("5, 3", "The roots are $\\boxed{3, 5}$.", 1.0, "quick"),
-    ("\\frac{\\sqrt{2}}{2}", "so $\\cos 45^\\circ = \\boxed{\\sqrt{2}/2}$", 1.0, "quick"),
-    ("3.14159", "The area is $\\boxed{\\pi}$.", 0.0, "slow"),
-    ("1", "Dividing, $\\boxed{\\frac{3}{0}}$.", 0.0, "slow"),
-    ("9", "Hence $\\boxed{9}$.\n\nThe answer is 10.", 0.0, "quick"),  # a later other value: hedged
-    ("9", "Hence $\\boxed{9}$.\n\nThe answer is 9.", 1.0, "quick"),  # the same value restated
+    ("5, 3", "The roots are $\\boxed{3, 5}$.", 1.0, "quick", "a list in another order"),
+    (
+        "\\frac{\\sqrt{2}}{2}",
+        "so $\\cos 45^\\circ = \\boxed{\\sqrt{2}/2}$",
+        1.0,
+        "quick",
+        "a radical over a slash",
+    ),
+    (
+        "3.14159",
+        "The area is $\\boxed{\\pi}$.",
+        0.0,
+        "slow",
+        "pi is not its rounding: math-verify decides",
+    ),
+    (
+        "1",
+        "Dividing, $\\boxed{\\frac{3}{0}}$.",
+        0.0,
+        "slow",
+        "division by zero: math-verify decides",
+    ),
+    (
+        "9",
+        "Hence $\\boxed{9}$.\n\nThe answer is 10.",
+        0.0,
+        "quick",
+        "a later other value: hedged",
+    ),  # a later other value: hedged
+    (
+        "9",
+        "Hence $\\boxed{9}$.\n\nThe answer is 9.",
+        1.0,
+        "quick",
+        "the same value restated",
+    ),  # the same value restated
     # Minerva, "Answer:", "**Final Answer**" (no box)
-    ("5", "Final Answer: The final answer is $5$. I hope it is correct.", 1.0, "quick"),
+    (
+        "5",
+        "Final Answer: The final answer is $5$. I hope it is correct.",
+        1.0,
+        "quick",
+        "Minerva's answer line",
+    ),
     (
         "\\frac{1}{4}",
         "Final Answer: The final answer is $\\frac14$. I hope it is correct.",
         1.0,
         "quick",
+        "Minerva's line with \\frac14",
     ),
-    ("34", "Adding up, we get 34.\n\nAnswer: 34", 1.0, "quick"),
-    ("34", "**Final Answer**\n\n$34$", 1.0, "quick"),
-    ("34", "**Answer:** 35", 0.0, "quick"),
+    ("34", "Adding up, we get 34.\n\nAnswer: 34", 1.0, "quick", "an answer line after the work"),
+    ("34", "**Final Answer**\n\n$34$", 1.0, "quick", "a Final Answer heading"),
+    ("34", "**Answer:** 35", 0.0, "quick", "another number on a bold answer line"),
     # no answer at all, a truncated box
-    ("34", "Let me think about this problem step by step. First", 0.0, "quick"),
-    ("34", "so the answer is \\boxed{3", 0.0, "quick"),
+    (
+        "34",
+        "Let me think about this problem step by step. First",
+        0.0,
+        "quick",
+        "no answer: cut off",
+    ),
+    ("34", "so the answer is \\boxed{3", 0.0, "quick", "a truncated box"),
     # hedging: different boxes earn nothing; the same answer twice is fine
-    ("5", "It is either $\\boxed{5}$ or, if I misread, $\\boxed{7}$.", 0.0, "quick"),
-    ("5", "Maybe $\\boxed{7}$? No: recomputing, $\\boxed{5}$.", 0.0, "quick"),
-    ("5", "So $x=\\boxed{5}$.\n\n**Final Answer**\n\\[\\boxed{5}\\]", 1.0, "quick"),
-    ("\\frac12", "First $\\boxed{0.5}$, i.e. $\\boxed{\\frac{1}{2}}$.", 1.0, "quick"),
+    (
+        "5",
+        "It is either $\\boxed{5}$ or, if I misread, $\\boxed{7}$.",
+        0.0,
+        "quick",
+        "two boxes offered: hedged",
+    ),
+    (
+        "5",
+        "Maybe $\\boxed{7}$? No: recomputing, $\\boxed{5}$.",
+        0.0,
+        "quick",
+        "a box taken back: hedged",
+    ),
+    (
+        "5",
+        "So $x=\\boxed{5}$.\n\n**Final Answer**\n\\[\\boxed{5}\\]",
+        1.0,
+        "quick",
+        "the same box restated under a heading",
+    ),
+    (
+        "\\frac12",
+        "First $\\boxed{0.5}$, i.e. $\\boxed{\\frac{1}{2}}$.",
+        1.0,
+        "quick",
+        "a decimal and its fraction boxed",
+    ),
     # one multi-part answer written as adjacent boxes
-    ("2, 3", "The solutions are $\\boxed{2}$ and $\\boxed{3}$.", 1.0, "quick"),
-    ("\\{2,3\\}", "The solutions are $\\boxed{2}, \\boxed{3}$.", 1.0, "quick"),
-    ("2", "The solutions are $\\boxed{2}$ or $\\boxed{3}$.", 0.0, "quick"),
+    (
+        "2, 3",
+        "The solutions are $\\boxed{2}$ and $\\boxed{3}$.",
+        1.0,
+        "quick",
+        "adjacent boxes joined by 'and': one answer",
+    ),
+    (
+        "\\{2,3\\}",
+        "The solutions are $\\boxed{2}, \\boxed{3}$.",
+        1.0,
+        "quick",
+        "adjacent boxes joined by a comma: a set",
+    ),
+    (
+        "2",
+        "The solutions are $\\boxed{2}$ or $\\boxed{3}$.",
+        0.0,
+        "quick",
+        "boxes joined by 'or': never one of them",
+    ),
 ]
 
 
-def _ids(rows: list[tuple[object, ...]]) -> list[str]:
-    return [f"{i}-{row[0]}"[:40] for i, row in enumerate(rows)]
-
-
-@pytest.mark.parametrize(("gold", "response", "expected", "path"), ROWS, ids=_ids(ROWS))
-def test_regression_table(gold: str, response: str, expected: float, path: str) -> None:
+@pytest.mark.parametrize(
+    ("gold", "response", "expected", "path", "reason"), table_params({"math": ROWS})
+)
+def test_regression_table(
+    gold: str, response: str, expected: float, path: str, reason: str
+) -> None:
     extracted = V.extract(response)
     quick = V.quick_check(extracted, gold)
     if path == "quick":
-        assert quick is not None, "expected a main-process decision"
-        assert quick.score == expected
+        assert quick is not None, f"expected a main-process decision: {reason}"
+        assert quick.score == expected, reason
     else:
-        assert quick is None, f"expected the slow path, quick_check gave {quick}"
+        assert quick is None, f"expected the slow path, quick_check gave {quick}: {reason}"
     verdict = V.check(extracted, gold)
-    assert verdict.score == expected
+    assert verdict.score == expected, reason
     assert verdict.extra["acc"] is (expected == 1.0)
 
 
