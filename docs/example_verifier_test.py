@@ -1,7 +1,9 @@
-"""The yes/no verifier's table: copy to ``tests/verifiers/test_<name>.py``.
+"""guards: yes_no.py, the yes/no verifier: one table of rows through the whole scorer.
 
-Each row goes through the whole scorer (registry, engine, worker pool), as a trainer's
-row would. Write one row per behaviour, with why it is there.
+Copy to ``tests/verifiers/test_<name>.py`` (the test file mirrors the module it guards,
+and opens with what it guards). Each row goes through the whole scorer (registry,
+engine, worker pool), as a trainer's row would. Write one row per behaviour, with why it
+is there.
 """
 
 from __future__ import annotations

@@ -1,13 +1,22 @@
-"""Shared by the verifier tables: how a
-(gold, response, expected, reason) row is checked."""
+"""Shared by the verifier tables: how a (gold, response, expected, reason) row is checked,
+and the tables' test ids."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
 from rewardkit.verifiers.base import Extracted
+from rewardkit.verifiers.choice import ChoiceVerifier
+from rewardkit.verifiers.gsm8k import GSM8KVerifier
 from rewardkit.verifiers.math import MathVerifier
 
 V = MathVerifier()
 OFF = MathVerifier(fast_paths=False)
+GSM8K = GSM8KVerifier()
+CHOICE = ChoiceVerifier()
 
 
 def box(answer: str) -> str:
@@ -23,12 +32,38 @@ def row_ids(rows: list[object]) -> list[str]:
     return out
 
 
+def table_params(tables: Mapping[str, Sequence[Sequence[Any]]]) -> list[Any]:
+    """Every row of every named table as a ``pytest.param``, its id the table's name, the
+    row's index and the start of its reason (the row's last item)."""
+    return [
+        pytest.param(*row, id=f"{name}-{i}-{row[-1]}"[:60])
+        for name, rows in tables.items()
+        for i, row in enumerate(rows)
+    ]
+
+
 def check_math_row(gold: str, response: str, expected: float, reason: str) -> None:
     """The inline decision (when it decides) and the full check score ``expected``; a row
     expected 0 also scores 0 with fast paths off: no reading may credit a wrong answer."""
     check_both_phases(gold, response, expected, reason)
     if expected == 0.0:
         assert OFF.check(OFF.extract(response), gold).score == 0.0, f"fast_paths=False: {reason}"
+
+
+def check_gsm8k_row(gold: str, response: str, expected: float, reason: str) -> None:
+    """GSM8K ``auto`` scores ``expected``."""
+    assert GSM8K.check(GSM8K.extract(response), gold).score == expected, f"gsm8k: {reason}"
+
+
+def check_choice_row(gold: str, response: str, expected: float, reason: str) -> None:
+    """Multiple choice scores ``expected``."""
+    assert CHOICE.check(CHOICE.extract(response), gold).score == expected, f"choice: {reason}"
+
+
+def check_math_and_gsm8k_row(gold: str, response: str, expected: float, reason: str) -> None:
+    """A row both the math verifier (as ``check_math_row``) and GSM8K ``auto`` score alike."""
+    check_math_row(gold, response, expected, reason)
+    check_gsm8k_row(gold, response, expected, reason)
 
 
 def check_both_phases(gold: str, response: str, expected: float, reason: str) -> None:

@@ -1,4 +1,7 @@
-"""Multiple choice: the chosen letter (A-J), from the end of the response."""
+"""guards: choice.py: the chosen letter (A-J), read from the end of the response.
+
+Hedged choices (several letters offered) are in test_hedging.py.
+"""
 
 from __future__ import annotations
 
@@ -6,42 +9,61 @@ import time
 
 import pytest
 
+from _support.verifier_rows import table_params
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers.base import Verifier
 from rewardkit.verifiers.choice import ChoiceVerifier
 
 V = ChoiceVerifier()
 
-ROWS = [
-    ("C", "Mitochondria produce ATP, so the answer is (C).", 1.0),
-    ("C", "The answer is C.", 1.0),
-    ("C", "Answer: C", 1.0),
-    ("C", "**Answer:** C", 1.0),
-    ("C", "**Answer: (C)**", 1.0),
-    ("C", "The correct option is B.", 0.0),
-    ("B", "Considering each option...\nTherefore, the final answer is $\\boxed{B}$.", 1.0),
-    ("B", "$\\boxed{\\text{B}}$", 1.0),
-    ("D", "(A) is wrong because... (B) fails... so **D**", 1.0),
-    ("D", "Option (A) is too small, option (D) fits.", 1.0),
-    ("A", "Let me check every choice.\n\nA", 1.0),
-    ("A", "Let me check every choice.\n\n(A)", 1.0),
-    ("J", "After elimination the answer is J", 1.0),
-    ("C", "The answer is C, not (D) as some think.", 1.0),
-    ("C", "answer: Consider the energy first.", 0.0),
-    ("C", "I am not sure.", 0.0),
-    ("C", "", 0.0),
-    ("C) 42", "Answer: C", 1.0),
-    ("(C)", "Answer: C", 1.0),
-    ("c", "Answer: C", 1.0),
-    (["B", "C"], "Answer: C", 1.0),
+# (gold, response, expected, reason)
+ROWS: list[tuple[object, str, float, str]] = [
+    ("C", "Mitochondria produce ATP, so the answer is (C).", 1.0, "a label after 'the answer is'"),
+    ("C", "The answer is C.", 1.0, "a stated answer"),
+    ("C", "Answer: C", 1.0, "an answer line"),
+    ("C", "**Answer:** C", 1.0, "a bold answer label"),
+    ("C", "**Answer: (C)**", 1.0, "a bold answer line with a label"),
+    ("C", "The correct option is B.", 0.0, "another letter"),
+    (
+        "B",
+        "Considering each option...\nTherefore, the final answer is $\\boxed{B}$.",
+        1.0,
+        "a boxed letter",
+    ),
+    ("B", "$\\boxed{\\text{B}}$", 1.0, "a letter in \\text in a box"),
+    ("D", "(A) is wrong because... (B) fails... so **D**", 1.0, "labels discussed, then chosen"),
+    ("D", "Option (A) is too small, option (D) fits.", 1.0, "options discussed"),
+    ("A", "Let me check every choice.\n\nA", 1.0, "a lone letter ending the response"),
+    ("A", "Let me check every choice.\n\n(A)", 1.0, "a lone label ending the response"),
+    ("J", "After elimination the answer is J", 1.0, "letters go up to J"),
+    ("C", "The answer is C, not (D) as some think.", 1.0, "a label ruled out after the answer"),
+    ("C", "answer: Consider the energy first.", 0.0, "'Consider' is a word, no letter C"),
+    ("C", "I am not sure.", 0.0, "'I' is a pronoun, no answer"),
+    ("C", "", 0.0, "an empty response"),
+    ("C) 42", "Answer: C", 1.0, "a gold with the option's text"),
+    ("(C)", "Answer: C", 1.0, "a gold label in parentheses"),
+    ("c", "Answer: C", 1.0, "a lower-case gold"),
+    (["B", "C"], "Answer: C", 1.0, "a list of golds: any one"),
+    ("C", "<answer>C</answer>", 1.0, "the R1 tag"),
+    ("C", "<answer>C) 42</answer>", 1.0, "the tag with the option's text"),
+    ("C", "Answer: C. Because option A is wrong", 1.0, "'option A' discusses, not answers"),
+    (
+        "A",
+        "so it stops at quarter $A$. </think> <answer> $A$ </answer>",
+        1.0,
+        "a letter in math in the tag (ei corpus, iter_5:780)",
+    ),
+    ("C", "<answer> C(5, 2) = 10 </answer>", 0.0, "C(5, 2) is a binomial, no letter"),
+    ("C", "Answer: C" + " " * 1_000_000, 1.0, "a megabyte of spaces after it"),
+    ("A", "<answer> I need more data. </answer>", 0.0, "'I' is a word, no letter"),
 ]
 
 
-@pytest.mark.parametrize(("gold", "response", "expected"), ROWS)
-def test_regression_table(gold: object, response: str, expected: float) -> None:
+@pytest.mark.parametrize(("gold", "response", "expected", "reason"), table_params({"choice": ROWS}))
+def test_regression_table(gold: object, response: str, expected: float, reason: str) -> None:
     extracted = V.extract(response)
     verdict = V.quick_check(extracted, gold)
-    assert verdict.score == expected, extracted
+    assert verdict.score == expected, (reason, extracted)
     assert verdict.extra["acc"] is (expected == 1.0)
     assert V.check(extracted, gold) == verdict
 

@@ -1,4 +1,7 @@
-"""Code verifiers: extraction, ground-truth formats, verdicts, modes, embedded and remote."""
+"""guards: code.py: extraction, ground-truth formats, verdicts, modes, embedded and remote.
+
+Attacks on the verifier (solutions that cheat) are in test_code_hacks.py.
+"""
 
 from __future__ import annotations
 

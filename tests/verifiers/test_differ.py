@@ -1,4 +1,6 @@
-"""The worker's shortcut past sympy's ``simplify`` never changes math-verify's verdict.
+"""guards: _differ.py: the shortcut past sympy's ``simplify`` never changes a verdict.
+
+The worker's shortcut past sympy's ``simplify`` never changes math-verify's verdict.
 
 :func:`rewardkit.verifiers._differ.surely_different` may say True only where
 math-verify's ``verify`` says False. Every test here parses both sides with math-verify

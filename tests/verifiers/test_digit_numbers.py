@@ -1,4 +1,6 @@
-"""Digit strings read without sympy's expression parser give sympy's own numbers.
+"""guards: _digit_numbers.py: digit strings read without sympy's parser give its own numbers.
+
+Digit strings read without sympy's expression parser give sympy's own numbers.
 
 The shortcut must be invisible: for every string latex2sympy or math-verify hands to
 ``sympy.Number``, the same object (type and value, by ``srepr``); for real model outputs,

@@ -1,8 +1,8 @@
-"""Regression tables of answer equivalence, from public equivalence tests and issue 11.
+"""guards: math.py's equivalence, row by row: public equivalence tests and fast-path traps.
 
 Each row is (gold, prediction, expected, reason): facts read in other projects' tests
-(written here in our own tables, never their code), and every false positive reported
-in issue 11. For each row:
+(written here in our own tables, never their code), and the traps of an exact fast path
+(shapes a string-level comparison gets wrong). For each row:
 
 * the inline fast path either defers (None) or gives the expected verdict: it is never
   wrong when it decides;
@@ -28,26 +28,26 @@ MV_MIXED = "Math-Verify tests/test_mixed_number_extraction.py"
 HENDRYCKS = "Hendrycks MATH math_equivalence_test.py"
 NEMO = "NeMo-Skills tests/test_math_equal.py"
 QWEN = "Qwen2.5-Math evaluation/grader.py tests"
-ISSUE = "issue 11"
+TRAP = "fast-path trap"
 
 ROWS = [
-    # --- issue 11: false positives of the old fast path (math-verify says 0 on all) -------
-    ("x=1,y=2", "x=2,y=1", False, f"{ISSUE}: names kept, values not compared as a set"),
-    ("x=1,y=2", "y=2,x=1", True, f"{ISSUE}: the same named values in another order"),
-    ("a=1, b=2", "a=2, b=1", False, f"{ISSUE}: swapped named values"),
-    ("2^{31}-1", "2^{31}", False, f"{ISSUE}: big integers compare exactly"),
-    ("2^{40}+1", "2^{40}", False, f"{ISSUE}: big integers compare exactly"),
-    ("0", "10^{-10}", False, f"{ISSUE}: a tiny value is not zero"),
-    ("\\frac{1}{2^{31}}", "\\frac{1}{2^{30}}", False, f"{ISSUE}: tiny values compare exactly"),
-    ("\\frac{1}{2}", "2\\frac{1}{4}", False, f"{ISSUE}: a mixed number, not a product"),
-    ("32349", "32, 349", False, f"{ISSUE}: a comma and a space separate two numbers"),
-    ("f", "\\text{for}", False, f"{ISSUE}: no splitting on the substring 'or'"),
-    # --- issue 11: shapes declared unequal instead of deferred (math-verify decides) --------
-    ("(3,2)", "(p,q)=(3,2)", True, f"{ISSUE}: a named tuple, math-verify reads its value"),
-    ("1, 2, 3", "\\{1,2,3\\}", True, f"{ISSUE}: a set against a bare list"),
-    ("918.5", "918\\frac{1}{2}", True, f"{ISSUE}; {NEMO}: 918\\frac{{1}}{{2}} is 918.5"),
-    ("918\\frac{1}{2}", "918.5", True, f"{ISSUE}; {NEMO}: symmetric"),
-    ("(1,2),(3,4)", "(1,2),(1,2),(3,4)", True, f"{ISSUE}: a solution set with a repeat"),
+    # --- fast-path traps: shapes a string-level comparison calls equal (math-verify: 0) ----
+    ("x=1,y=2", "x=2,y=1", False, f"{TRAP}: names kept, values not compared as a set"),
+    ("x=1,y=2", "y=2,x=1", True, f"{TRAP}: the same named values in another order"),
+    ("a=1, b=2", "a=2, b=1", False, f"{TRAP}: swapped named values"),
+    ("2^{31}-1", "2^{31}", False, f"{TRAP}: big integers compare exactly"),
+    ("2^{40}+1", "2^{40}", False, f"{TRAP}: big integers compare exactly"),
+    ("0", "10^{-10}", False, f"{TRAP}: a tiny value is not zero"),
+    ("\\frac{1}{2^{31}}", "\\frac{1}{2^{30}}", False, f"{TRAP}: tiny values compare exactly"),
+    ("\\frac{1}{2}", "2\\frac{1}{4}", False, f"{TRAP}: a mixed number, not a product"),
+    ("32349", "32, 349", False, f"{TRAP}: a comma and a space separate two numbers"),
+    ("f", "\\text{for}", False, f"{TRAP}: no splitting on the substring 'or'"),
+    # --- fast-path traps: shapes to defer, never to call unequal (math-verify decides) -----
+    ("(3,2)", "(p,q)=(3,2)", True, f"{TRAP}: a named tuple, math-verify reads its value"),
+    ("1, 2, 3", "\\{1,2,3\\}", True, f"{TRAP}: a set against a bare list"),
+    ("918.5", "918\\frac{1}{2}", True, f"{TRAP}; {NEMO}: 918\\frac{{1}}{{2}} is 918.5"),
+    ("918\\frac{1}{2}", "918.5", True, f"{TRAP}; {NEMO}: symmetric"),
+    ("(1,2),(3,4)", "(1,2),(1,2),(3,4)", True, f"{TRAP}: a solution set with a repeat"),
     # --- Math-Verify ------------------------------------------------------------------------
     ("7425000", "7,425,000", True, f"{MV}: thousands separators"),
     ("1000", "1000.0", True, f"{MV}: a decimal equal to an integer"),
@@ -185,9 +185,9 @@ def test_full_check_gives_the_expected_verdict(
     assert verdict.score == float(expected), reason
 
 
-def test_every_issue_false_positive_is_a_row() -> None:
-    issue_rows = [row for row in ROWS if row[3].startswith(ISSUE)]
-    assert len([row for row in issue_rows if row[2] is False]) == 9
+def test_every_fast_path_false_positive_is_a_row() -> None:
+    trap_rows = [row for row in ROWS if row[3].startswith(TRAP)]
+    assert len([row for row in trap_rows if row[2] is False]) == 9
 
 
 # Notation math-verify cannot read, which the fast path reads exactly: the only places
@@ -199,8 +199,8 @@ FAST_PATH_READS_MORE = [
     ("1", "0.\\overline{9}", "a repeating decimal: math-verify cannot parse it"),
     ("3", "3.", "a sentence's full stop after the number: math-verify cannot parse it"),
     ("A", "(A) 5", "a choice label with its value: the letter is the answer"),
-    # ("75", "75.0\\%") was here: math-verify credits N% against N only for whole N, and the
-    # fast path now defers the rest to it (test_redteam_math9, "a percent sign on one side")
+    # not ("75", "75.0\\%"): math-verify credits N% against N only for whole N, and the fast
+    # path defers the rest to it (test_fastpath_rows.py, "a percent sign on one side only")
 ]
 
 

@@ -1,6 +1,8 @@
-r"""extract + quick_check got faster without changing one output: the proofs.
+r"""guards: the extraction speed-ups (_common, _answer, gsm8k) change no output.
 
-The speed-ups (round 10) are of two kinds, each proved here:
+extract + quick_check got faster without changing one output: the proofs.
+
+The speed-ups are of two kinds, each proved here:
 
 * a lookahead put first in a pattern, true wherever a match can begin
   (``_common.OFFER_CUE_AHEAD``, ``CORRECTION_CUE_AHEAD``, ``VALUE_AHEAD``, ``(?=[-.\d])``):
@@ -39,38 +41,44 @@ from hypothesis import strategies as st
 from rewardkit.verifiers import _answer, _common, gsm8k
 
 ROOT = Path(__file__).resolve().parents[2]
-BASE_COMMIT = "0f1d7d781f7638acb4c337bb6c23c171a2c9c15c"  # the verifiers before round 10
+BASE_COMMIT = "0f1d7d781f7638acb4c337bb6c23c171a2c9c15c"  # the verifiers before the speed-ups
 BASE_SRC = Path("/work/wt/base/src")  # a checkout of it, where there is one
 
+# The start the offer-cue patterns share, before the lookaheads
+_OLD_CUE = (
+    "(?:\\b(?i:could|might|may)(?:[ \\t]+(?i:also|even|well|actually|instead|equally|possib"
+    "ly))?[ \\t]+(?i:be)(?:[ \\t]+(?i:also|even))?|(?:^[ \\t$*)\\\\}]{0,4}[ \\t]*(?:(?i:or|o|u|"
+    "sau|tai|hay)(?![^\\W\\d_])|(?:(?i:vs\\.?|versus|oder|ou|eller|lub|albo|nebo|alebo|vagy|"
+    "veya|atau|hoặc|или|або|ή|أو|או|या)(?![^\\W\\d_])|또는|혹은|または|もしくは|或者?|[还還]是))|[.,;:!?\\n("
+    ")\\[\\u2013\\u2014\\u2026-][ \\t]*(?:(?i:or)|(?:(?i:vs\\.?|versus|oder|ou|eller|lub|albo|n"
+    "ebo|alebo|vagy|veya|atau|hoặc|или|або|ή|أو|או|या)(?![^\\W\\d_])|또는|혹은|または|もしくは|或者?|[还還"
+    "]是)))(?:[ \\t]+(?i:maybe|perhaps|possibly|else|even|rather|alternatively))?|\\b(?i:may"
+    "be|perhaps|possibly|alternatively|alternately|otherwise|conceivably)|\\b(?i:another|o"
+    "ther|alternative|second)(?:[ \\t]+(?i:possible|valid|plausible|potential|acceptable|c"
+    "orrect))?[ \\t]+(?i:answer|value|solution|option|choice|possibility|candidate)s?(?:[ "
+    "\\t]+(?i:is|would[ \\t]+be|could[ \\t]+be|might[ \\t]+be))?|\\b(?i:unless)[ \\t]+(?i:it(?:"
+    "'s|[ \\t]+is)|the[ \\t]+answer[ \\t]+is)|\\((?i:if|when|assuming|rounding|rounded)\\b[^()"
+    "\\n]{0,40}?[,:]|(?:^|[.!?][ \\t]{1,3})(?i:if|when|assuming)\\b[^.,;()\\n]{1,40}[,:](?=[ "
+    "\\t]{1,3}(?:\\\\?\\$)?(?:-?\\d[\\d,.]*|\\(?[A-J]\\)?)\\$?[ \\t]*(?:[.!?)]|$))|(?:^|(?<=[\\n.!?;"
+    "]))[ \\t*>]{0,3}(?=[aAoOrRsSvVcCjJоОвВαΑתاउ答解정đĐ])(?:\\b(?i:antwort|réponse|respuesta|"
+    "risposta|resposta|antwoord|svar|vastaus|odpowiedź|odpověď|válasz|răspuns|cevap|jawab"
+    "an|ответ|відповідь|απάντηση|תשובה|الإجابة|الجواب|उत्तर)\\b|答案|答え|解答|정답|(?i:đáp án))[ "
+    "\\t]{0,3}(?=:)|\\b(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i"
+    "[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought"
+    ")(?:[ \\t]*[,:;!.\\u2014-]?[ \\t]*\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sor"
+    "ry|oops|correction|i[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]"
+    "+second[ \\t]+thought)|(?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that"
+    "[ \\t]+is|the[ \\t]+(?:final[ \\t]+)?answer[ \\t]+is|i[ \\t]+get|we[ \\t]+get))){0,3})[ \\t"
+    ",:]{1,3}(?"
+)
 # The patterns before the lookaheads, exactly as they compiled (pattern, flags)
 OLD: dict[str, tuple[str, int]] = {
     "_answer._CUED": (
-        "(?:\\b(?i:could|might|may)(?:[ \\t]+(?i:also|even|well|actually|instead|equally|possib"
-        "ly))?[ \\t]+(?i:be)(?:[ \\t]+(?i:also|even))?|(?:^[ \\t$*)\\\\}]{0,4}[ \\t]*(?:(?i:or|o|u|"
-        "sau|tai|hay)(?![^\\W\\d_])|(?:(?i:vs\\.?|versus|oder|ou|eller|lub|albo|nebo|alebo|vagy|"
-        "veya|atau|hoặc|или|або|ή|أو|או|या)(?![^\\W\\d_])|또는|혹은|または|もしくは|或者?|[还還]是))|[.,;:!?\\n("
-        ")\\[\\u2013\\u2014\\u2026-][ \\t]*(?:(?i:or)|(?:(?i:vs\\.?|versus|oder|ou|eller|lub|albo|n"
-        "ebo|alebo|vagy|veya|atau|hoặc|или|або|ή|أو|או|या)(?![^\\W\\d_])|또는|혹은|または|もしくは|或者?|[还還"
-        "]是)))(?:[ \\t]+(?i:maybe|perhaps|possibly|else|even|rather|alternatively))?|\\b(?i:may"
-        "be|perhaps|possibly|alternatively|alternately|otherwise|conceivably)|\\b(?i:another|o"
-        "ther|alternative|second)(?:[ \\t]+(?i:possible|valid|plausible|potential|acceptable|c"
-        "orrect))?[ \\t]+(?i:answer|value|solution|option|choice|possibility|candidate)s?(?:[ "
-        "\\t]+(?i:is|would[ \\t]+be|could[ \\t]+be|might[ \\t]+be))?|\\b(?i:unless)[ \\t]+(?i:it(?:"
-        "'s|[ \\t]+is)|the[ \\t]+answer[ \\t]+is)|\\((?i:if|when|assuming|rounding|rounded)\\b[^()"
-        "\\n]{0,40}?[,:]|(?:^|[.!?][ \\t]{1,3})(?i:if|when|assuming)\\b[^.,;()\\n]{1,40}[,:](?=[ "
-        "\\t]{1,3}(?:\\\\?\\$)?(?:-?\\d[\\d,.]*|\\(?[A-J]\\)?)\\$?[ \\t]*(?:[.!?)]|$))|(?:^|(?<=[\\n.!?;"
-        "]))[ \\t*>]{0,3}(?=[aAoOrRsSvVcCjJоОвВαΑתاउ答解정đĐ])(?:\\b(?i:antwort|réponse|respuesta|"
-        "risposta|resposta|antwoord|svar|vastaus|odpowiedź|odpověď|válasz|răspuns|cevap|jawab"
-        "an|ответ|відповідь|απάντηση|תשובה|الإجابة|الجواب|उत्तर)\\b|答案|答え|解答|정답|(?i:đáp án))[ "
-        "\\t]{0,3}(?=:)|\\b(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i"
-        "[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought"
-        ")(?:[ \\t]*[,:;!.\\u2014-]?[ \\t]*\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sor"
-        "ry|oops|correction|i[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]"
-        "+second[ \\t]+thought)|(?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that"
-        "[ \\t]+is|the[ \\t]+(?:final[ \\t]+)?answer[ \\t]+is|i[ \\t]+get|we[ \\t]+get))){0,3})[ \\t"
-        ",:]{1,3}(?P<value>\\$[^$\\n]{1,80}\\$|\\\\\\([^\\n]{1,80}?\\\\\\)|-?(?:\\d[\\d,]*(?:\\.\\d+)?|\\.\\d"
-        "+)(?:/\\d+)?(?![\\d.]*\\d))(?![ \\t]{0,2}(?:[-+*/×÷=^]|\\\\(?:times|cdot|div)(?![A-Za-z]))"
-        ")",
+        _OLD_CUE
+        + (
+            "P<value>\\$[^$\\n]{1,80}\\$|\\\\\\([^\\n]{1,80}?\\\\\\)|-?(?:\\d[\\d,]*(?:\\.\\d+)?|\\.\\d+)(?:/\\d+)"
+            "?(?![\\d.]*\\d))(?![ \\t]{0,2}(?:[-+*/×÷=^]|\\\\(?:times|cdot|div)(?![A-Za-z])))"
+        ),
         0,
     ),
     "_answer._PREDICATED": (
@@ -141,38 +149,18 @@ OLD: dict[str, tuple[str, int]] = {
         0,
     ),
     "gsm8k._OFFERED_AFTER": (
-        "(?:\\b(?i:could|might|may)(?:[ \\t]+(?i:also|even|well|actually|instead|equally|possib"
-        "ly))?[ \\t]+(?i:be)(?:[ \\t]+(?i:also|even))?|(?:^[ \\t$*)\\\\}]{0,4}[ \\t]*(?:(?i:or|o|u|"
-        "sau|tai|hay)(?![^\\W\\d_])|(?:(?i:vs\\.?|versus|oder|ou|eller|lub|albo|nebo|alebo|vagy|"
-        "veya|atau|hoặc|или|або|ή|أو|או|या)(?![^\\W\\d_])|또는|혹은|または|もしくは|或者?|[还還]是))|[.,;:!?\\n("
-        ")\\[\\u2013\\u2014\\u2026-][ \\t]*(?:(?i:or)|(?:(?i:vs\\.?|versus|oder|ou|eller|lub|albo|n"
-        "ebo|alebo|vagy|veya|atau|hoặc|или|або|ή|أو|או|या)(?![^\\W\\d_])|또는|혹은|または|もしくは|或者?|[还還"
-        "]是)))(?:[ \\t]+(?i:maybe|perhaps|possibly|else|even|rather|alternatively))?|\\b(?i:may"
-        "be|perhaps|possibly|alternatively|alternately|otherwise|conceivably)|\\b(?i:another|o"
-        "ther|alternative|second)(?:[ \\t]+(?i:possible|valid|plausible|potential|acceptable|c"
-        "orrect))?[ \\t]+(?i:answer|value|solution|option|choice|possibility|candidate)s?(?:[ "
-        "\\t]+(?i:is|would[ \\t]+be|could[ \\t]+be|might[ \\t]+be))?|\\b(?i:unless)[ \\t]+(?i:it(?:"
-        "'s|[ \\t]+is)|the[ \\t]+answer[ \\t]+is)|\\((?i:if|when|assuming|rounding|rounded)\\b[^()"
-        "\\n]{0,40}?[,:]|(?:^|[.!?][ \\t]{1,3})(?i:if|when|assuming)\\b[^.,;()\\n]{1,40}[,:](?=[ "
-        "\\t]{1,3}(?:\\\\?\\$)?(?:-?\\d[\\d,.]*|\\(?[A-J]\\)?)\\$?[ \\t]*(?:[.!?)]|$))|(?:^|(?<=[\\n.!?;"
-        "]))[ \\t*>]{0,3}(?=[aAoOrRsSvVcCjJоОвВαΑתاउ答解정đĐ])(?:\\b(?i:antwort|réponse|respuesta|"
-        "risposta|resposta|antwoord|svar|vastaus|odpowiedź|odpověď|válasz|răspuns|cevap|jawab"
-        "an|ответ|відповідь|απάντηση|תשובה|الإجابة|الجواب|उत्तर)\\b|答案|答え|解答|정답|(?i:đáp án))[ "
-        "\\t]{0,3}(?=:)|\\b(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i"
-        "[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought"
-        ")(?:[ \\t]*[,:;!.\\u2014-]?[ \\t]*\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sor"
-        "ry|oops|correction|i[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]"
-        "+second[ \\t]+thought)|(?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that"
-        "[ \\t]+is|the[ \\t]+(?:final[ \\t]+)?answer[ \\t]+is|i[ \\t]+get|we[ \\t]+get))){0,3})[ \\t"
-        ",:]{1,3}(?:\\\\?\\$)?[ \\t]{0,2}(-?\\d[\\d,]*(?:\\.\\d+)?)(?!\\d)(?![ \\t]{0,2}[-+*/×÷=^x])|(?"
-        "<![\\w.=+*/×÷^-])(?<![=+*/×÷^-][ \\t])\\$?(-?\\d[\\d,]*(?:\\.\\d+)?)\\$?(?:[ \\t]+(?:(?i:is|a"
-        "re|seems|looks|would|could|might|may|can|be)[ \\t]+){0,2}(?:(?i:possible|plausible|li"
-        "kely)|(?i:also|too|equally)[ \\t]+(?:(?i:be|is)[ \\t]+)?(?:(?i:an?)[ \\t]+)?(?i:possibl"
-        "e|plausible|likely|correct|right|valid|acceptable|works?|answer|solution)|(?i:works?"
-        "|correct|right|valid|acceptable)[ \\t]*,?[ \\t]+(?i:too|also|as[ \\t]+well)|(?:(?i:an?)"
-        "[ \\t]+)?(?i:another|alternative|other|second|possible|plausible)[ \\t]+(?:(?i:valid|p"
-        "ossible|plausible|correct)[ \\t]+)?(?i:answer|solution|option|choice))\\b|[ \\t]+(?i:if"
-        "|when|assuming)\\b[^()\\n]{0,40}\\))",
+        _OLD_CUE
+        + (
+            ":\\\\?\\$)?[ \\t]{0,2}(-?\\d[\\d,]*(?:\\.\\d+)?)(?!\\d)(?![ \\t]{0,2}[-+*/×÷=^x])|(?<![\\w.=+*/"
+            "×÷^-])(?<![=+*/×÷^-][ \\t])\\$?(-?\\d[\\d,]*(?:\\.\\d+)?)\\$?(?:[ \\t]+(?:(?i:is|are|seems|l"
+            "ooks|would|could|might|may|can|be)[ \\t]+){0,2}(?:(?i:possible|plausible|likely)|(?i:"
+            "also|too|equally)[ \\t]+(?:(?i:be|is)[ \\t]+)?(?:(?i:an?)[ \\t]+)?(?i:possible|plausibl"
+            "e|likely|correct|right|valid|acceptable|works?|answer|solution)|(?i:works?|correct|r"
+            "ight|valid|acceptable)[ \\t]*,?[ \\t]+(?i:too|also|as[ \\t]+well)|(?:(?i:an?)[ \\t]+)?(?"
+            "i:another|alternative|other|second|possible|plausible)[ \\t]+(?:(?i:valid|possible|pl"
+            "ausible|correct)[ \\t]+)?(?i:answer|solution|option|choice))\\b|[ \\t]+(?i:if|when|assu"
+            "ming)\\b[^()\\n]{0,40}\\))"
+        ),
         0,
     ),
     "gsm8k._CORRECTED": (
@@ -395,7 +383,7 @@ print(json.dumps({"file": rewardkit.__file__, "out": out}))
 
 
 def _old_src(tmp_path: Path) -> Path:
-    """The verifiers before round 10: a checkout of them, else git's copy of the commit."""
+    """The verifiers before the speed-ups: a checkout of them, else git's copy of the commit."""
     if (BASE_SRC / "rewardkit" / "verifiers" / "_answer.py").exists():
         return BASE_SRC
     try:

@@ -1,4 +1,4 @@
-"""Extraction on the shapes real model outputs take, and no correct row lost against verl.
+"""guards: math extraction on the shapes real model outputs take, and no row verl credits lost.
 
 Rows are ``(response_tail, ground_truth, expected score, reason)``: short excerpts of
 published model outputs (the source is named in the reason) or the shape they show.
@@ -173,10 +173,10 @@ ROWS = [
         "5",
         1.0,
         1.0,
-        "issue 11: a blank \\phantom box is not an answer",
+        "a blank \\phantom box is not an answer",
     ),
-    ("It is \\boxed{3} or \\boxed{4}.", "4", 0.0, 0.0, "issue 11: two values offered: 0"),
-    ("Maybe \\boxed{3}? No, \\boxed{4}.", "4", 0.0, 0.0, "issue 11: hedging in one paragraph"),
+    ("It is \\boxed{3} or \\boxed{4}.", "4", 0.0, 0.0, "two values offered: 0"),
+    ("Maybe \\boxed{3}? No, \\boxed{4}.", "4", 0.0, 0.0, "hedging in one paragraph"),
     ("Thus the probability is $\\frac{1}{2}$.", "\\frac{1}{2}", 1.0, 0.0, "shape: no box, LaTeX"),
     ("We get 40 + 2 = 42 apples in total.", "42", 1.0, 0.0, "shape: no box, a number in prose"),
     ("Let me think about this problem step by step. First", "34", 0.0, 0.0, "truncated"),

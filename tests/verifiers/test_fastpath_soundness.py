@@ -1,4 +1,6 @@
-"""The math fast path is never wrong when it decides, and the switch that turns it off works.
+"""guards: math.py's fast path is never wrong when it decides; fast_paths=False turns it off.
+
+The math fast path is never wrong when it decides, and the switch that turns it off works.
 
 Property tests generate (prediction, gold) pairs that are equal or unequal *by
 construction* (the truth is computed from the generator's own numbers, never by parsing
@@ -243,7 +245,7 @@ def percent_signs(draw: st.DrawFn) -> Case:
     """A number with a percent sign (or ``\\text{percent}``, the sign to math-verify)
     against the bare number: equal as math-verify grades it ("9% == 9", both sympy
     Integers) only for a whole number at least 0; ``1.5\\%``, ``-12\\%`` and ``150.0\\%``
-    against the bare number are not (red team 9)."""
+    against the bare number are not."""
     whole = draw(st.integers(-200, 200))
     kind = draw(st.sampled_from(["whole", "point zero", "half", "fraction"]))
     shown = {
@@ -261,7 +263,7 @@ def percent_signs(draw: st.DrawFn) -> Case:
 def points_and_ellipses(draw: st.DrawFn) -> Case:
     """A number ending in a point before a factor (``2.\\frac{1}{4}``, ``3. \\sqrt{2}``: an
     item's number, or a cut decimal) is no product; a value then an ellipsis (``6...``,
-    ``1+2+3...``) is a series or a decimal that goes on, no value (red team 9)."""
+    ``1+2+3...``) is a series or a decimal that goes on, no value."""
     n = draw(st.integers(1, 99))
     if draw(st.booleans()):
         factor, value = draw(
@@ -329,8 +331,8 @@ def test_slow_fast_path_soundness_and_math_verify_agreement(case: Case) -> None:
         assert _math_verify_equal(gold, pred), f"math-verify disagrees: {pred!r} vs {gold!r}"
 
 
-# TeX that renders as space, nothing, a sign or a size: a red team found the fast path
-# reading "1\\%2" as 12 and "\\sqrt\\;{7}" as \\sqrt{7} by normalising such tokens away.
+# TeX that renders as space, nothing, a sign or a size: normalising such tokens away must
+# never glue what they separate ("1\\%2" is no 12, "\\sqrt\\;{7}" no \\sqrt{7}).
 SPACING = [" ", "~", "\\,", "\\;", "\\!", "\\>", "\\ ", "\\quad", "{}", "\\left", "\\right",
            "\\big", "\\mbox{}", "\\text{ }", "\\textstyle", "\\mathrm{}"]  # fmt: skip
 SIGNS = [

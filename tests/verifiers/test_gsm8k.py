@@ -1,4 +1,4 @@
-"""GSM8K: strict '#### n' and flexible last-number extraction, compared numerically."""
+"""guards: gsm8k.py: auto, strict '#### n' and flexible last-number reading, compared as numbers."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from _support.verifier_rows import check_gsm8k_row, table_params
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers.base import Verifier
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
@@ -44,7 +45,7 @@ ROWS = [
     ("-3", "The temperature dropped to -3 degrees.\n#### -3", 1.0, 1.0, 1.0, "sign"),
     ("-3", "#### 3", 0.0, 0.0, 0.0, "sign matters"),
     ("0.5", "Half of it: 1/2 = 0.5\n#### 0.50", 1.0, 1.0, 1.0, "verl: 0 (string)"),
-    # auto: two different final numbers in one paragraph are hedging (test_redteam_extract7)
+    # auto: two different final numbers in one paragraph are hedging (more in test_hedging.py)
     ("5", "First guess: #### 3\nActually the answer is 5.\n#### 5", 0.0, 1.0, 1.0, "hedged"),
     ("5", "First guess: #### 3\n\nActually the answer is 5.\n#### 5", 1.0, 1.0, 1.0, "last wins"),
     ("5", "#### 5\n#### 6", 0.0, 0.0, 0.0, "last wins"),
@@ -201,3 +202,84 @@ def test_hostile_responses_are_bounded(response: str, strict: float) -> None:
         assert time.perf_counter() - started < 1.0
         assert verdict.score in (0.0, 1.0)
     assert STRICT.quick_check(STRICT.extract(response), "5").score == strict
+
+
+# ``auto``: the number a final answer states, read out of what qualifies it (a second value,
+# a range, a bound, a negation, an operator word); any word between two numbers that ends
+# the clause is no number ("18 sau 20", "18 hours 30 minutes"), unless it is a context
+# ("18 in 2 weeks"). Hedged answers are in test_hedging.py.
+AUTO_ROWS: list[tuple[str, str, float, str]] = [
+    # two values offered or listed
+    ("18", "The answer is 18 or 19", 0.0, "two values offered"),
+    ("19", "The answer is 18 or 19", 0.0, "the same against the other value"),
+    ("18", "The answer is 18, 19", 0.0, "two values listed"),
+    ("18", "#### 18, 19", 0.0, "a list after ####"),
+    ("18", "#### 18 or 19", 0.0, "alternatives after ####"),
+    ("18", "A: 18 or 19", 0.0, "alternatives after 'A:'"),
+    ("18", "The answer is 18 (or 19)", 0.0, "an alternative in parentheses"),
+    ("18", "The answer is 18 dollars or 19 dollars", 0.0, "alternatives with units"),
+    ("18", "The answer is 18 or maybe 19", 0.0, "'or maybe'"),
+    ("18", "The answer is 18 and 19", 0.0, "two values listed"),
+    ("19", "<answer>18 or 19</answer>", 0.0, "two values in a tag: never the last alone"),
+    # a range, a bound, a negation
+    ("18", "The answer is 18 to 19", 0.0, "a range"),
+    ("18", "The answer is 18\u201319", 0.0, "a range with an en dash"),
+    ("19", "The answer is 18-19", 0.0, "a range: never its end"),
+    ("19", "The answer is between 18 and 19", 0.0, "a range: never its end"),
+    ("18", "Answer: 18 or more", 0.0, "a bound"),
+    ("18", "The answer is 18+", 0.0, "'18+': at least 18"),
+    ("18", "The answer is at least 18", 0.0, "a bound before the number"),
+    ("18", "The answer is not 18", 0.0, "a negation"),
+    # words and operators that change the number
+    ("18", "The answer is 18 minus 1", 0.0, "an operator word"),
+    ("18", "He needs 18 and a half", 0.0, "18.5"),
+    ("18", "The answer is 18 x 2", 0.0, "a product"),
+    ("18", "The answer is 18\u00b2", 0.0, "a square"),
+    ("2", "The answer is 1/2", 0.0, "a fraction: never its denominator 2"),
+    ("19", "The answer is 18/19", 0.0, "a fraction: never its denominator"),
+    # commas that group no thousands
+    ("18", "The answer is 1,8", 0.0, "1,8 is 1.8 in much of the world, never 18"),
+    ("1819", "#### 18,19", 0.0, "two numbers, never 1819"),
+    # still read
+    ("18", "The answer is 18, not 19", 1.0, "a value ruled out after the answer"),
+    ("1000", "The answer is $1,000.", 1.0, "a thousands separator"),
+    ("12345.5", "#### $12,345.50", 1.0, "separators and decimals"),
+    ("18", "The answer is 18 apples.", 1.0, "a unit"),
+    ("18", "The answer is 18 dozen.", 1.0, "'how many dozen': a unit"),
+    ("18", "She had 5 apples and then 18.", 1.0, "the last number of a passage"),
+    ("0.5", "I solved it earlier, it's 5/10 or 0.5.", 1.0, "the same value restated"),
+    ("2", "<answer> Answer is: 2 prime numbers between 20 and 30.", 1.0, "'between' describes"),
+    (
+        "5",
+        "The minimum is 6. It can't be more than 6, as two others must have more than 5.",
+        0.0,
+        "a real output's shape: a bound before the last number",
+    ),
+    # a word between two numbers
+    ("18", "The answer is 18 sau 20", 0.0, "Romanian 'or': any word then a number"),
+    ("18", "The answer is 18 (English), 20 (Deutsch)", 0.0, "two labelled values"),
+    ("18", "The answer is 18 hours 30 minutes", 0.0, "18.5 hours is no 18"),
+    ("20", "So it is 18~20.", 0.0, "a range, read from its end"),
+    ("2", "So it is 18 ± 2.", 0.0, "'± 2' is no answer 2"),
+    # not hedging: a context, a reason, a description
+    ("18", "The answer is 18 in 2 weeks.", 1.0, "a context"),
+    ("18", "The answer is 18 because 3 x 6 = 18.", 1.0, "a reason going on"),
+    ("18", "The answer is 18 (3 x 6)", 1.0, "a calculation in parentheses, not '(alt. 20)'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "expected", "reason"), table_params({"auto": AUTO_ROWS})
+)
+def test_auto_row(gold: str, response: str, expected: float, reason: str) -> None:
+    check_gsm8k_row(gold, response, expected, reason)
+
+
+def test_a_qualified_number_is_reported_with_its_words() -> None:
+    """The row's ``pred`` shows what was read, so a 0 is explained, not silent."""
+    assert AUTO.extract("The answer is 18 or 19").answer == "18 or 19"
+
+
+def test_strict_keeps_verls_last_hash_rule() -> None:
+    """verl's strict rule reads the last ``####``: two of them are no hedge to it."""
+    assert STRICT.check(STRICT.extract("#### 18\n#### 20"), "20").score == 1.0

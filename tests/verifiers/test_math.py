@@ -1,7 +1,9 @@
-"""The MATH verifier: a regression table of model outputs, then hedging, guards and hostile input.
+"""guards: math.py's MathVerifier: a regression table of model outputs, extraction order, guards.
 
-Each table row is (gold, response, expected score, path): ``quick`` rows must be decided
-in the main process without sympy, ``slow`` rows must be sent to math-verify.
+Hostile input too; hedging is in test_hedging.py.
+
+Each table row is (gold, response, expected score, path, reason): ``quick`` rows must be
+decided in the main process without sympy, ``slow`` rows must be sent to math-verify.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from _support.verifier_rows import table_params
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers.base import Extracted, Verifier
 from rewardkit.verifiers.math import MathVerifier, _parse_gold, warm_up
@@ -26,105 +29,235 @@ ROWS = [
         "Janet sells 16 - 3 - 4 = 9 eggs, so she makes 9 * 2 = \\boxed{18} dollars.",
         1.0,
         "quick",
+        "a box after a worked calculation",
     ),
-    ("18", "So the total is $\\boxed{20}$.", 0.0, "quick"),
-    ("-3", "Solving, $x = \\boxed{-3}$.", 1.0, "quick"),
+    ("18", "So the total is $\\boxed{20}$.", 0.0, "quick", "another number"),
+    ("-3", "Solving, $x = \\boxed{-3}$.", 1.0, "quick", "a negative value named x"),
     # fractions and decimals, exactly
-    ("\\frac12", "Simplifying, the probability is $\\boxed{\\frac{2}{4}}$.", 1.0, "quick"),
-    ("\\frac{1}{2}", "The ratio is $\\boxed{0.5}$.", 1.0, "quick"),
-    ("\\frac{1}{3}", "The ratio is $\\boxed{0.333}$.", 0.0, "quick"),
-    ("\\frac{3}{4}", "so the answer is $\\boxed{3/4}$", 1.0, "quick"),
-    ("-\\frac{7}{2}", "Hence $k = \\boxed{-\\dfrac{7}{2}}$.", 1.0, "quick"),
+    (
+        "\\frac12",
+        "Simplifying, the probability is $\\boxed{\\frac{2}{4}}$.",
+        1.0,
+        "quick",
+        "an unreduced fraction",
+    ),
+    (
+        "\\frac{1}{2}",
+        "The ratio is $\\boxed{0.5}$.",
+        1.0,
+        "quick",
+        "a decimal equal to the fraction",
+    ),
+    ("\\frac{1}{3}", "The ratio is $\\boxed{0.333}$.", 0.0, "quick", "a short decimal is not 1/3"),
+    ("\\frac{3}{4}", "so the answer is $\\boxed{3/4}$", 1.0, "quick", "a slash fraction"),
+    ("-\\frac{7}{2}", "Hence $k = \\boxed{-\\dfrac{7}{2}}$.", 1.0, "quick", "a negative \\dfrac"),
     (
         "\\frac{\\sqrt3}{2}",
         "Thus $\\sin 60^\\circ = \\boxed{\\dfrac{\\sqrt{3}}{2}}$.",
         1.0,
         "quick",
+        "a radical fraction",
     ),
     # thousands separators, percent, degrees, units, dollars
-    ("1000", "There are $\\boxed{1,000}$ ways.", 1.0, "quick"),
-    ("1000", "There are $\\boxed{1{,}000}$ ways.", 1.0, "quick"),
-    ("10", "The discount is $\\boxed{10\\%}$.", 1.0, "quick"),
-    ("30", "The angle measures $\\boxed{30^\\circ}$.", 1.0, "quick"),
-    ("30", "The angle measures $\\boxed{30^{\\circ}}$.", 1.0, "quick"),
-    ("5", "The side is $\\boxed{5\\text{ cm}}$.", 1.0, "quick"),
-    ("12", "It costs $\\boxed{\\$12}$.", 1.0, "quick"),
-    ("12", "It costs $\\boxed{\\$13}$.", 0.0, "quick"),
+    ("1000", "There are $\\boxed{1,000}$ ways.", 1.0, "quick", "a thousands comma"),
+    ("1000", "There are $\\boxed{1{,}000}$ ways.", 1.0, "quick", "MATH's {,} thousands separator"),
+    (
+        "10",
+        "The discount is $\\boxed{10\\%}$.",
+        1.0,
+        "quick",
+        "a percent sign dropped against a bare gold",
+    ),
+    ("30", "The angle measures $\\boxed{30^\\circ}$.", 1.0, "quick", "a degree sign"),
+    ("30", "The angle measures $\\boxed{30^{\\circ}}$.", 1.0, "quick", "a degree sign in braces"),
+    ("5", "The side is $\\boxed{5\\text{ cm}}$.", 1.0, "quick", "a unit in \\text"),
+    ("12", "It costs $\\boxed{\\$12}$.", 1.0, "quick", "a dollar sign"),
+    ("12", "It costs $\\boxed{\\$13}$.", 0.0, "quick", "another amount in dollars"),
     # x = 3 vs 3, text wrappers, number words
-    ("3", "Therefore $\\boxed{x = 3}$.", 1.0, "quick"),
-    ("\\text{Evelyn}", "The fastest runner is $\\boxed{\\text{Evelyn}}$.", 1.0, "quick"),
-    ("12", "She has $\\boxed{\\text{twelve}}$ apples.", 1.0, "quick"),
-    ("21", "The answer is \\boxed{\\text{twenty-one}}.", 1.0, "quick"),
+    ("3", "Therefore $\\boxed{x = 3}$.", 1.0, "quick", "a named value is its value"),
+    (
+        "\\text{Evelyn}",
+        "The fastest runner is $\\boxed{\\text{Evelyn}}$.",
+        1.0,
+        "quick",
+        "a word in \\text",
+    ),
+    ("12", "She has $\\boxed{\\text{twelve}}$ apples.", 1.0, "quick", "a number word"),
+    ("21", "The answer is \\boxed{\\text{twenty-one}}.", 1.0, "quick", "a hyphenated number word"),
     # multiple-choice-ish MATH answers (AMC style)
-    ("\\text{(C)}", "The answer is $\\boxed{C}$.", 1.0, "quick"),
-    ("C", "The answer is $\\boxed{\\text{(C)}}$.", 1.0, "quick"),
-    ("C", "$\\boxed{\\textbf{(C)}\\ 12}$", 1.0, "quick"),
-    ("C", "$\\boxed{\\textbf{(D)}\\ 15}$", 0.0, "quick"),
-    ("12", "$\\boxed{\\textbf{(C)}\\ 12}$", 1.0, "quick"),
+    ("\\text{(C)}", "The answer is $\\boxed{C}$.", 1.0, "quick", "a letter against a gold label"),
+    ("C", "The answer is $\\boxed{\\text{(C)}}$.", 1.0, "quick", "a label against a gold letter"),
+    ("C", "$\\boxed{\\textbf{(C)}\\ 12}$", 1.0, "quick", "AMC's bold label with its value"),
+    ("C", "$\\boxed{\\textbf{(D)}\\ 15}$", 0.0, "quick", "another option"),
+    ("12", "$\\boxed{\\textbf{(C)}\\ 12}$", 1.0, "quick", "AMC's label with the gold's value"),
     # intervals, sets, tuples, matrices, expressions: math-verify
-    ("(1,2]", "The solution set is $\\boxed{(1, 2]}$.", 1.0, "quick"),
-    ("[-2,5)", "so $x \\in \\boxed{\\left[ -2, 5 \\right)}$", 1.0, "quick"),
-    ("(1,2]", "The solution set is $\\boxed{[1, 2]}$.", 0.0, "quick"),
-    ("\\{1,2\\}", "The roots are $\\boxed{\\{2,1\\}}$.", 1.0, "quick"),
-    ("\\{1,2\\}", "The roots are $\\boxed{\\{1,3\\}}$.", 0.0, "quick"),
-    ("(3,-1)", "The intersection point is $\\boxed{(3,-1)}$.", 1.0, "quick"),
-    ("(3,-1)", "The intersection point is $\\boxed{(-1,3)}$.", 0.0, "quick"),
-    ("x^2+2x+1", "Expanding, $\\boxed{(x+1)^2}$.", 1.0, "quick"),
-    ("2\\sqrt{2}", "so the length is $\\boxed{\\sqrt{8}}$.", 1.0, "quick"),
-    ("\\pi/3", "The angle is $\\boxed{\\frac{\\pi}{3}}$.", 1.0, "quick"),
+    (
+        "(1,2]",
+        "The solution set is $\\boxed{(1, 2]}$.",
+        1.0,
+        "quick",
+        "the same half-open interval",
+    ),
+    (
+        "[-2,5)",
+        "so $x \\in \\boxed{\\left[ -2, 5 \\right)}$",
+        1.0,
+        "quick",
+        "\\left[ ... \\right) sizing",
+    ),
+    ("(1,2]", "The solution set is $\\boxed{[1, 2]}$.", 0.0, "quick", "another interval"),
+    ("\\{1,2\\}", "The roots are $\\boxed{\\{2,1\\}}$.", 1.0, "quick", "a set in another order"),
+    ("\\{1,2\\}", "The roots are $\\boxed{\\{1,3\\}}$.", 0.0, "quick", "another set"),
+    ("(3,-1)", "The intersection point is $\\boxed{(3,-1)}$.", 1.0, "quick", "the same point"),
+    (
+        "(3,-1)",
+        "The intersection point is $\\boxed{(-1,3)}$.",
+        0.0,
+        "quick",
+        "the point's coordinates swapped",
+    ),
+    ("x^2+2x+1", "Expanding, $\\boxed{(x+1)^2}$.", 1.0, "quick", "an expanded square"),
+    ("2\\sqrt{2}", "so the length is $\\boxed{\\sqrt{8}}$.", 1.0, "quick", "a simplified radical"),
+    ("\\pi/3", "The angle is $\\boxed{\\frac{\\pi}{3}}$.", 1.0, "quick", "a slash fraction of pi"),
     (
         "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}",
         "The vector is $\\boxed{\\begin{pmatrix}1\\\\2\\end{pmatrix}}$.",
         1.0,
         "slow",
+        "a column vector: math-verify decides",
     ),
-    ("5, 3", "The roots are $\\boxed{3, 5}$.", 1.0, "quick"),
-    ("\\frac{\\sqrt{2}}{2}", "so $\\cos 45^\\circ = \\boxed{\\sqrt{2}/2}$", 1.0, "quick"),
-    ("3.14159", "The area is $\\boxed{\\pi}$.", 0.0, "slow"),
-    ("1", "Dividing, $\\boxed{\\frac{3}{0}}$.", 0.0, "slow"),
-    ("9", "Hence $\\boxed{9}$.\n\nThe answer is 10.", 0.0, "quick"),  # a later other value: hedged
-    ("9", "Hence $\\boxed{9}$.\n\nThe answer is 9.", 1.0, "quick"),  # the same value restated
+    ("5, 3", "The roots are $\\boxed{3, 5}$.", 1.0, "quick", "a list in another order"),
+    (
+        "\\frac{\\sqrt{2}}{2}",
+        "so $\\cos 45^\\circ = \\boxed{\\sqrt{2}/2}$",
+        1.0,
+        "quick",
+        "a radical over a slash",
+    ),
+    (
+        "3.14159",
+        "The area is $\\boxed{\\pi}$.",
+        0.0,
+        "slow",
+        "pi is not its rounding: math-verify decides",
+    ),
+    (
+        "1",
+        "Dividing, $\\boxed{\\frac{3}{0}}$.",
+        0.0,
+        "slow",
+        "division by zero: math-verify decides",
+    ),
+    (
+        "9",
+        "Hence $\\boxed{9}$.\n\nThe answer is 10.",
+        0.0,
+        "quick",
+        "a later other value: hedged",
+    ),  # a later other value: hedged
+    (
+        "9",
+        "Hence $\\boxed{9}$.\n\nThe answer is 9.",
+        1.0,
+        "quick",
+        "the same value restated",
+    ),  # the same value restated
     # Minerva, "Answer:", "**Final Answer**" (no box)
-    ("5", "Final Answer: The final answer is $5$. I hope it is correct.", 1.0, "quick"),
+    (
+        "5",
+        "Final Answer: The final answer is $5$. I hope it is correct.",
+        1.0,
+        "quick",
+        "Minerva's answer line",
+    ),
     (
         "\\frac{1}{4}",
         "Final Answer: The final answer is $\\frac14$. I hope it is correct.",
         1.0,
         "quick",
+        "Minerva's line with \\frac14",
     ),
-    ("34", "Adding up, we get 34.\n\nAnswer: 34", 1.0, "quick"),
-    ("34", "**Final Answer**\n\n$34$", 1.0, "quick"),
-    ("34", "**Answer:** 35", 0.0, "quick"),
+    ("34", "Adding up, we get 34.\n\nAnswer: 34", 1.0, "quick", "an answer line after the work"),
+    ("34", "**Final Answer**\n\n$34$", 1.0, "quick", "a Final Answer heading"),
+    ("34", "**Answer:** 35", 0.0, "quick", "another number on a bold answer line"),
     # no answer at all, a truncated box
-    ("34", "Let me think about this problem step by step. First", 0.0, "quick"),
-    ("34", "so the answer is \\boxed{3", 0.0, "quick"),
+    (
+        "34",
+        "Let me think about this problem step by step. First",
+        0.0,
+        "quick",
+        "no answer: cut off",
+    ),
+    ("34", "so the answer is \\boxed{3", 0.0, "quick", "a truncated box"),
     # hedging: different boxes earn nothing; the same answer twice is fine
-    ("5", "It is either $\\boxed{5}$ or, if I misread, $\\boxed{7}$.", 0.0, "quick"),
-    ("5", "Maybe $\\boxed{7}$? No: recomputing, $\\boxed{5}$.", 0.0, "quick"),
-    ("5", "So $x=\\boxed{5}$.\n\n**Final Answer**\n\\[\\boxed{5}\\]", 1.0, "quick"),
-    ("\\frac12", "First $\\boxed{0.5}$, i.e. $\\boxed{\\frac{1}{2}}$.", 1.0, "quick"),
+    (
+        "5",
+        "It is either $\\boxed{5}$ or, if I misread, $\\boxed{7}$.",
+        0.0,
+        "quick",
+        "two boxes offered: hedged",
+    ),
+    (
+        "5",
+        "Maybe $\\boxed{7}$? No: recomputing, $\\boxed{5}$.",
+        0.0,
+        "quick",
+        "a box taken back: hedged",
+    ),
+    (
+        "5",
+        "So $x=\\boxed{5}$.\n\n**Final Answer**\n\\[\\boxed{5}\\]",
+        1.0,
+        "quick",
+        "the same box restated under a heading",
+    ),
+    (
+        "\\frac12",
+        "First $\\boxed{0.5}$, i.e. $\\boxed{\\frac{1}{2}}$.",
+        1.0,
+        "quick",
+        "a decimal and its fraction boxed",
+    ),
     # one multi-part answer written as adjacent boxes
-    ("2, 3", "The solutions are $\\boxed{2}$ and $\\boxed{3}$.", 1.0, "quick"),
-    ("\\{2,3\\}", "The solutions are $\\boxed{2}, \\boxed{3}$.", 1.0, "quick"),
-    ("2", "The solutions are $\\boxed{2}$ or $\\boxed{3}$.", 0.0, "quick"),
+    (
+        "2, 3",
+        "The solutions are $\\boxed{2}$ and $\\boxed{3}$.",
+        1.0,
+        "quick",
+        "adjacent boxes joined by 'and': one answer",
+    ),
+    (
+        "\\{2,3\\}",
+        "The solutions are $\\boxed{2}, \\boxed{3}$.",
+        1.0,
+        "quick",
+        "adjacent boxes joined by a comma: a set",
+    ),
+    (
+        "2",
+        "The solutions are $\\boxed{2}$ or $\\boxed{3}$.",
+        0.0,
+        "quick",
+        "boxes joined by 'or': never one of them",
+    ),
 ]
 
 
-def _ids(rows: list[tuple[object, ...]]) -> list[str]:
-    return [f"{i}-{row[0]}"[:40] for i, row in enumerate(rows)]
-
-
-@pytest.mark.parametrize(("gold", "response", "expected", "path"), ROWS, ids=_ids(ROWS))
-def test_regression_table(gold: str, response: str, expected: float, path: str) -> None:
+@pytest.mark.parametrize(
+    ("gold", "response", "expected", "path", "reason"), table_params({"math": ROWS})
+)
+def test_regression_table(
+    gold: str, response: str, expected: float, path: str, reason: str
+) -> None:
     extracted = V.extract(response)
     quick = V.quick_check(extracted, gold)
     if path == "quick":
-        assert quick is not None, "expected a main-process decision"
-        assert quick.score == expected
+        assert quick is not None, f"expected a main-process decision: {reason}"
+        assert quick.score == expected, reason
     else:
-        assert quick is None, f"expected the slow path, quick_check gave {quick}"
+        assert quick is None, f"expected the slow path, quick_check gave {quick}: {reason}"
     verdict = V.check(extracted, gold)
-    assert verdict.score == expected
+    assert verdict.score == expected, reason
     assert verdict.extra["acc"] is (expected == 1.0)
 
 
@@ -164,17 +297,6 @@ def test_extract(response: str, answer: str | None, source: str | None) -> None:
     extracted = V.extract(response)
     assert extracted.answer == answer
     assert extracted.extra["source"] == source
-
-
-def test_hedged_verdict_says_so() -> None:
-    extracted = V.extract("It is $\\boxed{5}$ or $\\boxed{7}$... final: $\\boxed{9}$")
-    assert extracted.answer is None
-    assert extracted.extra["hedged"] is True
-    verdict = V.quick_check(extracted, "9")
-    assert verdict is not None
-    assert verdict.score == 0.0
-    assert verdict.extra["hedged"] is True
-    assert verdict.extra["pred"] == "9"
 
 
 def test_list_ground_truth_accepts_any() -> None:
@@ -336,7 +458,7 @@ def test_surrogate_in_ground_truth_is_just_a_wrong_answer() -> None:
     assert V.check(V.extract("\\boxed{5}"), "\ud800").score == 0.0
 
 
-# --- extraction order, the final part, hedging (issue 11) ----------------------------
+# --- extraction order, the final part --------------------------------------------------
 
 STRICT = MathVerifier(extraction="strict")
 
@@ -388,62 +510,6 @@ def test_extraction_order(
     extracted = V.extract(response)
     assert (extracted.answer, extracted.extra["source"]) == (answer, source), why
     assert STRICT.extract(response).answer == strict, why
-
-
-# (response, hedged?, why)
-HEDGING_ROWS = [
-    ("It is \\boxed{3}, or maybe \\boxed{4}.", True, "two answers in one sentence"),
-    ("Maybe \\boxed{7}? No: recomputing, \\boxed{5}.", True, "two answers in the last paragraph"),
-    ("First $a=\\boxed{3}$.\n\nSo the answer is $\\boxed{4}$.", False, "a sub-result earlier"),
-    ("<think>\\boxed{7}</think>\nSo \\boxed{5}.", False, "a box in the thinking"),
-    ("<think>\\boxed{5}</think>\nSo \\boxed{5}.", False, "a restatement"),
-    ("So \\boxed{5}, i.e. \\boxed{5.0}.", False, "the same value twice"),
-    ("So \\boxed{\\phantom{2}} and then \\boxed{5}.", False, "a blank box"),
-    ("The roots are \\boxed{2} and \\boxed{3}.", False, "one multi-part answer"),
-    ("It is \\boxed{3} or \\boxed{3}.", False, "'or' between equal answers"),
-    ("x = \\boxed{2}\n\n**Final Answer**\n\\boxed{3}. Or \\boxed{4}?", True, "at the end"),
-    # across forms: a box, an <answer> tag, answer lines (the concluding section)
-    ("So \\boxed{4}.\n\nAnswer: 3", True, "a later answer line with another value"),
-    ("The answer is 3. So \\boxed{4}.", True, "an answer line before the box, one paragraph"),
-    ("<answer>4</answer> The answer is 3.", True, "a tag, then a line with another value"),
-    ("So \\boxed{4}.\n\nThe answer is $4.0$.", False, "the same value restated"),
-    ("So \\boxed{4}.\n\nAnswer: $x = 4$", False, "a leading 'x =' is dropped: the same"),
-    ("So \\boxed{1, 2}.\n\nAnswer: $a=1, b=2$", False, "named against unnamed: cannot tell"),
-    ("First, the answer is 3.\n\nSo \\boxed{4}.", False, "a line in an earlier paragraph"),
-    ("<think>The answer is 3.</think>\n\\boxed{4}", False, "a line in the thinking"),
-    ("So \\boxed{4}.\n\nThe answer: 2 + 2 = 4.", False, "a check, not another answer"),
-    ("So \\boxed{3 \\vee 4}.", True, "one box offering two values"),
-    ("So \\boxed{\\frac12}.\n\nAnswer: 0.5", False, "a fraction restated as a decimal"),
-    ("So \\boxed{x+1}, i.e. \\boxed{1+x}.", False, "boxes shown to be one value"),
-    ("So \\boxed{0.5}, i.e. \\boxed{\\frac12}.", False, "a decimal and its fraction boxed"),
-    ("So \\boxed{25\\%}.\n\nAnswer: 0.25", False, "a percent: cannot tell inline, no hedge"),
-    ("So \\boxed{C}.\n\nAnswer: (D)", True, "another option label on the answer line"),
-]
-
-
-@pytest.mark.parametrize(("response", "hedged", "why"), HEDGING_ROWS)
-def test_hedging_is_several_different_final_answers(response: str, hedged: bool, why: str) -> None:
-    for verifier in (V, STRICT):
-        extracted = verifier.extract(response)
-        assert bool(extracted.extra.get("hedged")) is hedged, why
-        if hedged:
-            assert extracted.answer is None
-            verdict = verifier.quick_check(extracted, "4")
-            assert verdict is not None and verdict.score == 0.0
-            assert verdict.extra["hedged"] is True
-
-
-@pytest.mark.parametrize(
-    ("gold", "expected"),
-    [("4", 0.0), ("3", 0.0), ("3, 4", 1.0), ("\\{4, 3\\}", 1.0), ("34", 0.0)],
-)
-def test_boxes_joined_by_or_are_one_answer_never_a_single_value(gold: str, expected: float) -> None:
-    """math-verify reads "a or b" as the set {a, b}: right for "x = 3 or x = 4" when the
-    roots are 3 and 4, never equal to one of them (offering two values earns nothing)."""
-    extracted = V.extract("So $x = \\boxed{3}$ or $x = \\boxed{4}$.")
-    assert (extracted.answer, extracted.extra["alternatives"]) == ("3, 4", True)
-    assert "hedged" not in extracted.extra
-    assert V.check(extracted, gold).score == expected
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The exact fast path: (pred, gold, expected) with None meaning "math-verify decides".
+"""guards: _numeric.py, the exact fast path: (pred, gold, expected), None for "math-verify decides".
 
 Every decided row agrees with math-verify (see test_equivalence_tables.py for the rows
 taken from public equivalence tests, test_fastpath_soundness.py for the property test).

@@ -1,10 +1,10 @@
-"""rewardkit against real model outputs (tests/data/real_outputs): the issue's targets, in CI.
+"""guards: the math and GSM8K verifiers on real model outputs (tests/data/real_outputs), in CI.
 
 The corpus holds outputs other projects published (MATH and GSM8K, several models), each
 with its gold answer and the source's own verdict where it recorded one. The truth of a
 row is a hand verdict from ``adjudicated.jsonl`` where there is one, else the source's
 verdict when math-verify (called as verl's ``math_verify`` scorer calls it) agrees with
-it. Targets, from the issue "Sound verifiers":
+it. The targets:
 
 - on rows where math-verify and an independent grader agree, rewardkit is wrong on at
   most 0.5% of them;

@@ -1,4 +1,4 @@
-"""Which verifier scores which data_source (verl's default_compute_score mapping)."""
+"""guards: registry.py: which verifier scores which data_source (verl's default_compute_score)."""
 
 from __future__ import annotations
 

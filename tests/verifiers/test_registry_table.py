@@ -1,4 +1,6 @@
-"""The verifier registry as a table: every entry is consistent, and adding a verifier is
+"""guards: registry.py as a table: every entry consistent, a new verifier one module away.
+
+The verifier registry as a table: every entry is consistent, and adding a verifier is
 one module plus one test table (the walkthrough of docs/verifiers.md, run for real)."""
 
 from __future__ import annotations

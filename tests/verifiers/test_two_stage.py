@@ -1,4 +1,4 @@
-"""Two-stage parsing (SLL first, LL on a syntax error) changes no parse, only its cost.
+"""guards: _two_stage.py: parsing SLL first, LL on a syntax error, changes no parse, only its cost.
 
 ANTLR documents that SLL prediction returns LL's parse tree or a syntax error. These tests
 hold the installed latex2sympy to that: math-verify's results in this process (two-stage)

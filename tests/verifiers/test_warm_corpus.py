@@ -1,4 +1,6 @@
-"""The math verifier's warm-up corpus: parsed once in the worker fork server so that every
+"""guards: _warm_corpus.py: the math verifier's warm-up corpus.
+
+The math verifier's warm-up corpus: parsed once in the worker fork server so that every
 worker inherits latex2sympy's predictions (``benchmarks/worker_warmth.py`` measures it).
 
 It must exercise the parser (math-verify reads something in every passage), never stop a

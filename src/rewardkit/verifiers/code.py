@@ -29,7 +29,7 @@ harness (``_python_harness.py``) runs them in a process of its own, calling the 
 functions in another process and comparing plain-data results with its own builtins, and
 a case passes only on the harness's verdict line carrying that run's nonce. Early exits, killed
 processes, patched builtins and "always equal" objects therefore fail (see
-``tests/verifiers/test_code_attacks.py``). A HumanEval row's prompt helpers
+``tests/verifiers/test_code_hacks.py``). A HumanEval row's prompt helpers
 (``encode_cyclic``, ``poly``: :mod:`rewardkit.verifiers._code_prompt`), from
 ``ground_truth["prompt"]`` or else the row's prompt, run before the solution (which may
 call them) and again in the tests' namespace after it, so the tests never call a
@@ -37,7 +37,7 @@ solution's redefinition (``tests/verifiers/test_code_namespace.py``).
 
 Other languages' assert programs run after the code in one program; for cpp, bash and
 nodejs the test ends by printing a fresh nonce, and a case passes only with that line and
-exit status 0, so code that exits 0 first scores 0 (``tests/verifiers/test_code_exit8.py``; what remains: "completion
+exit status 0, so code that exits 0 first scores 0 (``tests/verifiers/test_code_hacks.py``; what remains: "completion
 lines" below). Other languages pass on exit status 0.
 
 A ``"language"`` key (ground truth or ``extra_info``) picks the language; else, for

@@ -1,0 +1,65 @@
+"""guards: _common.py's visible text: the answer is what a reader sees rendered.
+
+HTML comments and struck-out text (``~~20~~``, ``<del>20</del>``) are removed, and
+zero-width and direction marks dropped, before any answer is read (``_common.visible``):
+a hidden value neither hedges an answer nor answers. Rows are ``(gold, response,
+expected, reason)``; math rows expected 0 are also checked with ``fast_paths=False``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from _support.verifier_rows import check_choice_row, check_math_and_gsm8k_row, table_params
+from rewardkit.verifiers._common import visible
+
+# checked on math and on GSM8K ``auto``
+HIDDEN: list[tuple[str, str, float, str]] = [
+    ("20", "The answer is 18 <!-- 20 -->", 0.0, "a hidden value"),
+    ("18", "The answer is 18 <!-- 20 -->", 1.0, "what a reader sees"),
+    ("20", "#### 18 <!-- #### 20 -->", 0.0, "a hidden marker"),
+    ("20", "So it is 18 <!-- 20 -->.", 0.0, "a hidden value in a passage"),
+    ("18", "The answer is $\\boxed{18}$ <!-- \\boxed{20} -->", 1.0, "a hidden box"),
+    ("20", "The answer is $\\boxed{18}$ <!-- \\boxed{20} -->", 0.0, "never the hidden one"),
+    ("20", "So it is 18 ~~20~~.", 0.0, "a struck value"),
+    ("20", "So it is 18 <del>20</del>.", 0.0, "a deleted value"),
+    ("18", "The answer is ~~20~~ 18", 1.0, "struck out, then the answer"),
+    ("18", "The answer is <del>20</del> 18", 1.0, "deleted, then the answer"),
+    ("20", "The answer is ~~20~~ 18", 0.0, "never the struck value"),
+    ("1", "The answer is 1\u200b8", 0.0, "a zero-width space inside 18"),
+    ("18", "The answer is 1\u200b8", 1.0, "a reader sees 18"),
+    ("20", "The answer is \u200f18\u200f or \u200f20\u200f", 0.0, "RTL marks"),
+    ("20", "The answer is 18 <!-- unclosed 20", 0.0, "an unclosed comment hides the rest"),
+    ("18", "The answer is 18 <!-- unclosed 20", 1.0, "what a reader sees"),
+    ("18", "The answer is 18</s>", 1.0, "'</s>' is a leaked token, no strike"),
+    ("18", "<s>The answer is 18</s>", 1.0, "'<s>...</s>' is no strike either"),
+]
+
+CHOICE_HIDDEN: list[tuple[str, str, float, str]] = [
+    ("B", "Answer: B <!-- Answer: D -->", 1.0, "a hidden answer"),
+    ("B", "Answer: ~~D~~ B", 1.0, "struck out, then the letter"),
+    ("B", "Answer: <del>D</del> B", 1.0, "deleted, then the letter"),
+    ("B", "Answer: \u200fB\u200f or \u200fD\u200f", 0.0, "RTL marks hide no 'or'"),
+    ("B", "Answer: ~~B~~ D", 0.0, "never the struck letter"),
+]
+
+
+def test_visible_text() -> None:
+    assert visible("a<!-- b -->c<!-- d") == "a c "
+    assert visible("1\u200b8 \u202e") == "18 "
+    assert visible("~~20~~ 18 ~~ x") == "  18 ~~ x"
+    assert visible("<think>x</think> 18</s>") == "<think>x</think> 18</s>"
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "expected", "reason"), table_params({"hidden": HIDDEN})
+)
+def test_hidden_text(gold: str, response: str, expected: float, reason: str) -> None:
+    check_math_and_gsm8k_row(gold, response, expected, reason)
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "expected", "reason"), table_params({"choice": CHOICE_HIDDEN})
+)
+def test_choice_hidden_text(gold: str, response: str, expected: float, reason: str) -> None:
+    check_choice_row(gold, response, expected, reason)

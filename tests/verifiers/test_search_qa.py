@@ -1,0 +1,81 @@
+"""guards: search_qa.py's exact match (Search-R1) against answers a policy could game.
+
+verl's ``search_r1_like_qa_em.py`` is the reference; where rewardkit departs from it on
+purpose (an empty or article-only normalised target, a last-word letter), the row says why.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rewardkit.verifiers.search_qa import SearchQAVerifier
+
+SEARCH = SearchQAVerifier()
+
+
+def _search(response: str, targets: list[str]) -> float:
+    return SEARCH.quick_check(SEARCH.extract(response), {"target": targets}).score
+
+
+# (response, targets, expected score, why)
+SEARCH_ROWS = [
+    # a target of only articles or punctuation normalises to "", and so does an empty or
+    # article-only answer: verl's em_check credits the pair, rewardkit does not
+    ("<answer></answer>", ["A"], 0.0, "empty answer vs blood type A"),
+    ("<answer>the</answer>", ["A"], 0.0, "an article is not the letter A"),
+    ("<answer>.</answer>", ["!!!"], 0.0, "punctuation vs other punctuation"),
+    ("<answer></answer>", ["The The"], 0.0, "empty answer vs the band The The"),
+    ("<answer>an</answer>", ["The"], 0.0, "one article for another"),
+    # ...while such a target is still reachable by its own answer.
+    ("<answer>A</answer>", ["A"], 1.0, "the right letter"),
+    ("<answer>a.</answer>", ["A"], 1.0, "case and punctuation still normalised"),
+    ("<answer>The  the</answer>", ["The The"], 1.0, "whitespace collapsed"),
+    ("<answer>!!!</answer>", ["!!!"], 1.0, "an all-punctuation answer matches itself"),
+    ("<answer></answer>", [""], 0.0, "an empty target matches nothing"),
+    # SQuAD normalisation drops every article, so a last-word letter would vanish:
+    # "Vitamin" would match "Vitamin A" and "Type the" "Type A" (verl credits both)
+    ("<answer>Vitamin</answer>", ["Vitamin A"], 0.0, "a letter is not an article"),
+    ("<answer>Type the</answer>", ["Type A"], 0.0, "another article in its place"),
+    ("<answer>Hepatitis</answer>", ["hepatitis A", "hepatitis B"], 0.0, "which one?"),
+    ("<answer>The</answer>", ["The The"], 0.0, "half a band name"),
+    ("<answer>vitamin a.</answer>", ["Vitamin A"], 1.0, "the letter, normalised"),
+    ("<answer>the Vitamin A</answer>", ["Vitamin A"], 1.0, "a leading article still drops"),
+    ("<answer>Catherine Great</answer>", ["Catherine the Great"], 1.0, "inner articles drop"),
+    # tag games (as verl: the last complete <answer>...</answer>, non-greedy)
+    ("<answer>Paris</answer><answer>London</answer>", ["Paris"], 0.0, "last answer counts"),
+    ("<answer>London</answer><answer>Paris</answer>", ["Paris"], 1.0, "last answer counts"),
+    ("<answer><answer>Paris</answer>", ["Paris"], 0.0, "nested: span starts at the first tag"),
+    ("<answer>Paris</answer><answer>London", ["Paris"], 1.0, "unclosed last tag ignored"),
+    ("<answer>Paris", ["Paris"], 0.0, "never closed: no answer"),
+    ("Paris</answer>", ["Paris"], 0.0, "never opened: no answer"),
+    ("<answer>x</answer>" * 11 + "<answer>Paris</answer>", ["Paris"], 0.25, "tag spam: / 4"),
+    ("<answer>x</answer>" * 9 + "<answer>Paris</answer>", ["Paris"], 1.0, "10 tags: full"),
+    ("</answer>" * 11 + "<answer>Paris</answer>", ["Paris"], 0.25, "closing-tag spam"),
+    # listing candidates or hiding the answer in a longer one earns nothing
+    ("<answer>Paris, London, Berlin</answer>", ["Paris"], 0.0, "every candidate"),
+    ("<answer>Paris or London</answer>", ["Paris"], 0.0, "hedge"),
+    ("<answer>not Paris</answer>", ["Paris"], 0.0, "negation"),
+    # look-alikes and invisible characters make a different string (no credit)
+    ("<answer>P\u0430ris</answer>", ["Paris"], 0.0, "Cyrillic a"),
+    ("<answer>Par\u200bis</answer>", ["Paris"], 0.0, "zero-width space inside"),
+    ("<answer>\uff30aris</answer>", ["Paris"], 0.0, "full-width P"),
+    ("<answer>London\u200b</answer>", ["Paris", "London"], 0.0, "zero-width space after"),
+    # SQuAD normalisation is honoured for right answers
+    ("<answer> The Eiffel Tower. </answer>", ["eiffel tower"], 1.0, "article, case, dot"),
+]
+
+
+@pytest.mark.parametrize(("response", "targets", "expected", "why"), SEARCH_ROWS)
+def test_search_qa_rows(response: str, targets: list[str], expected: float, why: str) -> None:
+    assert _search(response, targets) == expected, why
+
+
+def test_search_qa_takes_numpy_targets_as_verl_does() -> None:
+    """verl's Search-R1 parquet rows hold ``{"target": numpy array}``, which verl's
+    em_check iterates: the Python API takes it too (and a bare array)."""
+    targets = np.array(["Paris", "City of Light"])
+    for truth in ({"target": targets}, targets):
+        right = SEARCH.quick_check(SEARCH.extract("<answer>city of light</answer>"), truth)
+        wrong = SEARCH.quick_check(SEARCH.extract("<answer>London</answer>"), truth)
+        assert (right.score, wrong.score) == (1.0, 0.0)
