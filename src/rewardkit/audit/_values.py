@@ -129,7 +129,7 @@ def exact_value(gold: str) -> ExactValue | None:
         text = _FRAC.sub(r"((\1)/(\2))", text)
         text = _SQRT.sub(r"S(\1)", text)
     text = text.replace("\\pi", "P").replace("\\cdot", "*").replace("\\times", "*")
-    text = re.sub(r"(?<=[0-9)SP])(?=[(SP])", "*", text)  # 4S(11), 2P, )( : products
+    text = re.sub(r"(?<=[0-9)P])(?=[(SP])", "*", text)  # 4S(11), 2P, )( : products
     text = re.sub(r"(?<=[)P])(?=[0-9])", "*", text)
     if "{" in text or "\\" in text or not re.search(r"\d|P", text):
         return None

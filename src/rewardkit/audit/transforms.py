@@ -295,8 +295,8 @@ def candidate_list(r: _Row) -> list[Variant]:
 def code_block_gold(r: _Row) -> list[Variant]:
     """The gold only inside a code block, no answer stated."""
     return [
-        Variant("code_block_gold", True, "the gold printed in a code block, no answer",
-                f"Let me compute it.\n```python\nanswer = {r.gold!r}\nprint(answer)\n```\n"
+        Variant("code_block_gold", True, "the gold only in a code output block, no answer",
+                f"Let me compute it.\n```python\nprint(solve())\n```\n```output\n{r.gold}\n```\n"
                 "I could not finish the computation."),
     ]  # fmt: skip
 
