@@ -201,7 +201,8 @@ def _audit_parser(commands: Any) -> None:
     )  # fmt: skip
     audit.add_argument(
         "--limit", type=_count, default=300, metavar="N",
-        help="audit at most N input rows, a fixed stride over them (default 300; 0: all)",
+        help="audit at most N rows of each input, a fixed stride over them (default 300; "
+        "0: all)",
     )  # fmt: skip
     audit.add_argument(
         "--families", metavar="A,B", help="only these families (default: all; see README)"

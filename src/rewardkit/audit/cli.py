@@ -25,10 +25,9 @@ def run_audit_command(args: argparse.Namespace, overrides: list[str]) -> int:
             check_target(flag, Path(target))
     families = _families(args.families)
     if args.input:
-        rows, sources = load_input(args.input), [str(args.input)]
+        rows, sources = stride(load_input(args.input), args.limit), [str(args.input)]
     else:
-        rows, sources = default_rows()
-    rows = stride(rows, args.limit)
+        rows, sources = default_rows(args.limit)
     loop = RewardLoop(args.config, overrides)  # validates the config before any work
     refuse_kl_in_reward(loop.config, "audit")
     started = time.perf_counter()

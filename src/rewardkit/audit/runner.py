@@ -126,21 +126,22 @@ def _checkout() -> Path | None:
     return root if (root / "pyproject.toml").exists() and (root / "examples").is_dir() else None
 
 
-def default_rows() -> tuple[list[dict[str, Any]], list[str]]:
-    """The bundled sample (always), plus ``examples/grpo_math.jsonl`` and the real-output
-    corpus when running from a source checkout. Returns the rows and where they came from."""
+def default_rows(limit: int = 0) -> tuple[list[dict[str, Any]], list[str]]:
+    """The bundled sample, plus ``examples/grpo_math.jsonl`` and the real-output corpus
+    when running from a source checkout: at most ``limit`` rows of each (0: all).
+    Returns the rows and where they came from."""
     names = ["rewardkit/audit/data/sample.jsonl"]
     text = resources.files("rewardkit.audit").joinpath("data/sample.jsonl").read_text("utf-8")
-    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    rows = stride([json.loads(line) for line in text.splitlines() if line.strip()], limit)
     root = _checkout()
     if root is not None:
         example = root / "examples" / "grpo_math.jsonl"
         if example.exists():
-            rows += load_input(example)
+            rows += stride(load_input(example), limit)
             names.append("examples/grpo_math.jsonl")
         corpus = root / "tests" / "data" / "real_outputs"
         if corpus.is_dir() and any(corpus.glob("*.jsonl.gz")):
-            rows += real_corpus_rows(corpus)
+            rows += stride(real_corpus_rows(corpus), limit)
             names.append("tests/data/real_outputs (rows graded correct)")
     return rows, names
 
@@ -264,6 +265,7 @@ def audit_rows(
     names = all_families()
     tallies = {name: FamilyTally(name, hack) for name, hack in names.items()
                if families is None or name in families}  # fmt: skip
+    candidates: dict[str, list[dict[str, Any]]] = {name: [] for name in tallies}
     audited: set[int] = set()
     skipped: set[int] = set()
     unscored: set[int] = set()
@@ -295,8 +297,10 @@ def audit_rows(
         )
         if hit:
             tally.hits += 1
-            if len(tally.examples) < examples:
-                tally.examples.append(_example(row, variant, result, orig, ctrl))
+            if len(candidates[variant.family]) < _CANDIDATES:
+                candidates[variant.family].append(_example(row, variant, result, orig, ctrl))
+    for name, kept in candidates.items():
+        tallies[name].examples = _varied(kept, examples)
     return AuditReport(
         families=tallies,
         rows_in=len(originals),
@@ -304,6 +308,28 @@ def audit_rows(
         rows_skipped=len(skipped - audited),
         rows_unscored=len(unscored - audited),
     )
+
+
+_CANDIDATES = 50  # examples kept per family before picking the varied few
+
+
+def _varied(found: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """Up to ``n`` examples, each from another data_source, else with another description,
+    when there are such (the first rows of a file alone would show one shape)."""
+    picked: list[dict[str, Any]] = []
+    for key in (
+        lambda e: e["data_source"],
+        lambda e: e["description"],
+        lambda e: id(e),
+    ):
+        seen = {key(e) for e in picked}
+        for example in found:
+            if len(picked) >= n:
+                return picked
+            if example not in picked and key(example) not in seen:
+                picked.append(example)
+                seen.add(key(example))
+    return picked
 
 
 def _example(

@@ -384,7 +384,7 @@ def dollar_wrap(r: _Row) -> list[Variant]:
     """The answer wrapped in ``$...$``."""
     assert r.span is not None
     content = r.span.content(r.response).strip()
-    if "$" in content:
+    if "$" in content or "\\(" in content or "\\[" in content:  # already in math mode
         return []
     if r.kind == "boxed":
         before = r.response[: r.span.form_start]
