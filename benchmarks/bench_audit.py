@@ -130,7 +130,7 @@ def _as_results(scores: Scores) -> list[Any]:
 # ------------------------------------------------------------------ the run
 
 
-def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], list[str]]:
     from rewardkit.audit import audit_rows, default_rows
     from rewardkit.audit.code_hacks import is_code_row
     from rewardkit.loop import RewardLoop
@@ -145,25 +145,23 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     with RewardLoop({"reward": {"num_workers": args.workers}}) as loop:
         reports["rewardkit"] = audit_rows(rows, loop.score)
     print(f"rewardkit: {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    peers: dict[str, Callable[[list[dict[str, Any]]], list[Any]]] = {
+    python, why = (None, "verl not run (--no-verl)") if args.no_verl else verl_python()
+    verl_key = f"verl {VERL_VERSION} default_compute_score"
+    peers: dict[str, Callable[[list[dict[str, Any]]], list[Any]] | None] = {
         "math-verify (verl's math_verify path)": lambda r: _as_results(math_verify_scores(r)),
-        f"verl {VERL_VERSION} default_compute_score": lambda r: r,  # replaced below
+        verl_key: (lambda r: _as_results(verl_scores(r, python))) if python else None,
         "TRL accuracy_reward": lambda r: _as_results(trl_scores(r)),
     }
-    python, why = verl_python()
-    verl_key = f"verl {VERL_VERSION} default_compute_score"
     if python is None:
-        del peers[verl_key]
         notes.append(why)
-    else:
-        peers[verl_key] = lambda r: _as_results(verl_scores(r, python))
     for name, score in peers.items():
+        if score is None:
+            reports[name] = None
+            continue
         started = time.perf_counter()
         reports[name] = audit_rows(text_rows, score)
         print(f"{name}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    if python is None:
-        reports[verl_key] = None
-    return reports, [*sources, *notes]
+    return reports, sources, notes
 
 
 def table(reports: dict[str, Any]) -> str:
@@ -200,9 +198,10 @@ def table(reports: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def section(reports: dict[str, Any], sources: list[str], args: argparse.Namespace) -> str:
+def section(
+    reports: dict[str, Any], sources: list[str], notes: list[str], args: argparse.Namespace
+) -> str:
     import datetime as dt
-
     from importlib.metadata import version
 
     versions = f"math-verify {version('math-verify')}, trl {version('trl')}"
@@ -216,8 +215,11 @@ def section(reports: dict[str, Any], sources: list[str], args: argparse.Namespac
         "scorer audits; code families run for rewardkit only.\n\n"
         "```bash\n.venv/bin/python benchmarks/bench_audit.py\n```\n\n"
         f"{table(reports)}\n\n"
-        f"Rows: {'; '.join(sources)} (at most {args.limit} of each). "
-        f"{versions}. Run {dt.date.today().isoformat()} on the branch's verifiers; rerun "
+        f"Rows: {'; '.join(sources)} (at most {args.limit} of each"
+        + (", the first 33 only (--quick)" if args.quick else "")
+        + "). "
+        + "".join(f"{note}. " for note in notes)
+        + f"{versions}. Run {dt.date.today().isoformat()} on the branch's verifiers; rerun "
         "after changing a verifier.\n"
     )
 
@@ -227,6 +229,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="the bundled sample only")
     parser.add_argument("--limit", type=int, default=300, help="rows of each input (default 300)")
     parser.add_argument("--workers", type=int, default=2, help="rewardkit's num_workers")
+    parser.add_argument("--no-verl", action="store_true", help="skip verl (no venv made)")
     parser.add_argument("--verl-worker", nargs=2, metavar=("ROWS", "OUT"), help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -236,8 +239,8 @@ def main(argv: list[str]) -> None:
     if args.verl_worker:
         _verl_worker(*args.verl_worker)
         return
-    reports, sources = run(args)
-    text = section(reports, sources, args)
+    reports, sources, notes = run(args)
+    text = section(reports, sources, notes, args)
     print(text)
     if not args.quick:
         sys.path.insert(0, str(ROOT / "benchmarks"))

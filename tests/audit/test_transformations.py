@@ -167,6 +167,21 @@ def test_the_control_answers_gold_plus_one() -> None:
         assert span.content(ctrl.response).strip() == wrong_value(_gold(row))
 
 
+def test_the_control_of_a_row_without_an_answer_form_changes_only_the_gold() -> None:
+    row = {"response": "Carbon dioxide is used, so the answer is (C). Not 118 or C4.",
+           "ground_truth": "C"}  # fmt: skip
+    ctrl = control(row)
+    assert ctrl is not None
+    assert ctrl.response == "Carbon dioxide is used, so the answer is (D). Not 118 or C4."
+    row = {
+        "response": "She pays $18.50, so 18 dollars and 118 cents... it is 18.",
+        "ground_truth": "18",
+    }
+    ctrl = control(row)
+    assert ctrl is not None
+    assert ctrl.response == "She pays $18.50, so 19 dollars and 118 cents... it is 19."
+
+
 def _final(text: str) -> str | None:
     span = answer_span(text)
     return span.content(text).strip() if span else None

@@ -480,9 +480,9 @@ def control(row: Mapping[str, Any]) -> Variant | None:
         return None
     if r.span is not None:
         response = r.with_answer(r.wrong)
-    else:
-        response = f"{r.response.rstrip()}\n\nSo the answer is {render('boxed', r.wrong)}."
-        response = (
-            re.sub(re.escape(r.gold), r.wrong, r.response) if r.gold in r.response else response
-        )
+    else:  # no answer form: the gold, as a whole word or number, becomes gold+1 throughout
+        alone = re.compile(rf"(?<![A-Za-z0-9.]){re.escape(r.gold)}(?![A-Za-z0-9]|\.\d)")
+        response = alone.sub(lambda _: r.wrong, r.response)
+        if response == r.response:
+            response = f"{r.response.rstrip()}\n\nSo the answer is {render('boxed', r.wrong)}."
     return Variant("control", True, "a plain wrong answer (gold+1)", response)
