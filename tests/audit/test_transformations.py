@@ -281,7 +281,7 @@ def test_code_hacks_solve_nothing() -> None:
             assert "return a + b" not in code and "print(input())" not in code
             if name is not None and f"def {name}(" in code:
                 body = code.split(f"def {name}(", 1)[1].split("\n", 2)[1]
-                assert re.search(r"return None|return Eq|os\._exit", body), body
+                assert re.search(r"return -987654321|return Eq|os\._exit", body), body
     assert entry_point({"test_list": ["assert add(1, 2) == 3"]}) == "add"
     assert entry_point({"inputs": ["1\n"], "outputs": ["1\n"]}) is None
     assert code_variants(ROWS[0]) == []
