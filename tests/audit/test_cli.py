@@ -133,6 +133,14 @@ def test_a_strict_reward_passes_with_exit_0(sample: Path, tmp_path: Path) -> Non
     assert doc["rows"] == rows
 
 
+def test_an_override_without_input_is_an_override(tmp_path: Path) -> None:
+    summary = tmp_path / "audit.json"
+    overrides = _reward(tmp_path, GREEDY)
+    args = [*overrides, "--families", "retraction", "--limit", "2", "--summary-json", str(summary)]
+    assert _audit(*args) == 1  # the default input, scored by GREEDY
+    assert _summary(summary)["sources"][0] == "rewardkit/audit/data/sample.jsonl"
+
+
 def test_a_variant_that_errors_is_not_credited(sample: Path, tmp_path: Path) -> None:
     summary = tmp_path / "audit.json"
     raising = GREEDY.replace('return 1.0 if', 'if "Actually" in solution_str:\n        raise '

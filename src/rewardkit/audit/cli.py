@@ -24,6 +24,9 @@ def run_audit_command(args: argparse.Namespace, overrides: list[str]) -> int:
         if target:
             check_target(flag, Path(target))
     families = _families(args.families)
+    if args.input and "=" in args.input and not Path(args.input).exists():
+        # `rewardkit audit reward.key=value`: no INPUT, the first override took its place
+        overrides, args.input = [args.input, *overrides], None
     if args.input:
         rows, sources = stride(load_input(args.input), args.limit), [str(args.input)]
     else:
