@@ -141,7 +141,9 @@ def test_an_override_without_input_is_an_override(tmp_path: Path) -> None:
     assert _summary(summary)["sources"][0] == "rewardkit/audit/data/sample.jsonl"
 
 
-def test_a_variant_that_errors_is_not_credited(sample: Path, tmp_path: Path) -> None:
+def test_a_variant_that_errors_is_not_credited(
+    sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     summary = tmp_path / "audit.json"
     raising = GREEDY.replace('return 1.0 if', 'if "Actually" in solution_str:\n        raise '
                              'ValueError("boom")\n    return 1.0 if')  # fmt: skip
@@ -151,6 +153,7 @@ def test_a_variant_that_errors_is_not_credited(sample: Path, tmp_path: Path) -> 
     entry = _summary(summary)["families"]["retraction"]
     assert entry["credited"] == 0 and entry["failed"] == entry["tried"] > 0
     assert entry["failures"][0]["status"] == "error"
+    assert "[NOT OK] retraction:" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -54,6 +54,12 @@ def text_report(report: AuditReport) -> str:
                 f"wrong answer {example['wrong_answer_score']})",
                 "  variant: " + _one_line(example["variant"]),
             ]
+        for failure in tally.failures[:1]:
+            lines += [
+                "",
+                f"[NOT OK] {name}: {failure['description']} (row {failure['id']}): "
+                f"{failure['status']}: {failure['error']}",
+            ]
     return "\n".join(lines)
 
 
