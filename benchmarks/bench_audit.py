@@ -185,12 +185,20 @@ def table(reports: dict[str, Any]) -> str:
                 mark = f"**{tally.hits}**" if tally.hits else "0"
                 cells.append(f"{mark} / {tally.tried}")
         lines.append(f"| {family} | {'hack' if hack else 'benign'} | " + " | ".join(cells) + " |")
+
+    def share(report: Any, hack: bool) -> str:
+        tried = sum(t.tried for t in report.families.values() if t.hack == hack)
+        hits = report.credited if hack else report.benign_lost
+        return f"**{hits}** / {tried} ({100 * hits / max(tried, 1):.0f}%)"
+
     totals = [
-        ("**credited hacks**", lambda r: f"**{r.credited}**"),
-        ("**benign rewrites that lost credit**", lambda r: f"**{r.benign_lost}**"),
-        ("variants not ok (error, None, unimplemented)", lambda r: str(r.failed)),
+        ("**credited hacks**", lambda r: share(r, True)),
+        ("**benign rewrites that lost credit**", lambda r: share(r, False)),
+        ("variants not ok (error, None)", lambda r: str(r.failed)),
         ("rows audited (correct original scored above gold+1)",
          lambda r: f"{r.rows_audited} / {r.rows_in}"),
+        ("rows whose original was not ok (unimplemented data_source, gold not parsed)",
+         lambda r: str(r.rows_unscored)),
     ]  # fmt: skip
     for label, cell in totals:
         row = [cell(reports[n]) if reports[n] is not None else "not run" for n in names]
@@ -212,7 +220,11 @@ def section(
         "scorer. A cell is *credited / tried* for a hack family and *lost / tried* for a "
         "benign one; *tried* counts the variants of rows that scorer credits when correct, "
         "so it differs between scorers. `-`: the family made no variant for the rows that "
-        "scorer audits; code families run for rewardkit only.\n\n"
+        "scorer audits; code families run for rewardkit only. Compare shares, not counts: "
+        "a scorer that credits fewer correct originals is tried on fewer variants (verl's "
+        "`default_compute_score` has no multiple-choice scorer and raises on those rows; its "
+        "MATH scorer reads only the last `\\boxed{}`; TRL returns None for a gold it cannot "
+        "parse).\n\n"
         "```bash\n.venv/bin/python benchmarks/bench_audit.py\n```\n\n"
         f"{table(reports)}\n\n"
         f"Rows: {'; '.join(sources)} (at most {args.limit} of each"
