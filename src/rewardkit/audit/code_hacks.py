@@ -5,7 +5,7 @@ task (no solution at all, or a function returning a wrong value) and then cheats
 exits before the failing asserts, returns an object equal to everything, patches
 builtins, prints what a passing judge prints, shadows the names the tests call, or looks
 for the tests on disk. Any credit is a wrong reward. The known attacks and why each
-once worked are in ``tests/verifiers/test_code_attacks.py``.
+once worked are in the code verifier's attack tests (``tests/verifiers/test_code_*.py``).
 """
 
 from __future__ import annotations
