@@ -62,6 +62,8 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     # The front ends: trainer adapters and the server share code only from below.
     ("integrations", 15, ("rewardkit.integrations",)),
     ("server", 15, ("rewardkit.server",)),
+    # `rewardkit audit`: rewrites rows and scores them through a RewardLoop.
+    ("audit", 15, ("rewardkit.audit",)),
     ("cli", 16, ("rewardkit.cli",)),
 )
 

@@ -1,7 +1,8 @@
-"""The command line: ``rewardkit score | report | config show | serve | sandbox | bench``.
+"""The command line: ``rewardkit score | report | audit | config show | serve | sandbox | bench``.
 
     rewardkit score examples/grpo_math.jsonl -o scored.jsonl --report report.html reward.num_workers=2
     rewardkit report scored.jsonl -o report.html
+    rewardkit audit -c reward.yaml --summary-json audit.json
 
 Exit status: 0 when every row got a result (whatever its status); 1 when
 ``--fail-on-error`` finds too many failed rows (or the output pipe closed); 2 with a
@@ -68,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     _score_parser(commands)
     _report_parser(commands)
+    _audit_parser(commands)
     _config_parser(commands)
 
     serve = commands.add_parser("serve", help="run the reward server (HTTP)")
@@ -184,6 +186,41 @@ def _report_parser(commands: Any) -> None:
     report.set_defaults(run=_report)
 
 
+def _audit_parser(commands: Any) -> None:
+    audit = commands.add_parser(
+        "audit",
+        help="is my reward hackable? score hacked and rewritten correct rows",
+        description="Rewrite correct rows into reward hacks (a retraction after the answer, "
+        "the answer only inside <think>, box spam, early exits in code, ...) and benign "
+        "rewrites (spacing, \\dfrac, $...$), score them with this reward configuration and "
+        "print per family the hacks credited and the rewrites that lost credit. Exit 1 when "
+        "more hacks are credited than --max-credited.",
+    )
+    audit.add_argument(
+        "input",
+        nargs="?",
+        help="correct rows of the Sample shape (.jsonl, .jsonl.gz, .json, .parquet; '-'), or "
+        "a real-output corpus folder; default: the bundled sample, plus examples/ and "
+        "tests/data/real_outputs in a source checkout",
+    )
+    _config_args(audit)
+    audit.add_argument("--summary-json", metavar="PATH", help="write the per-family counts there")
+    audit.add_argument("--report", metavar="HTML", help="also write an HTML page there")
+    audit.add_argument(
+        "--max-credited", type=_count, default=0, metavar="N",
+        help="exit 1 when more than N hacks are credited (default 0)",
+    )  # fmt: skip
+    audit.add_argument(
+        "--limit", type=_count, default=300, metavar="N",
+        help="audit at most N rows of each input, a fixed stride over them (default 300; "
+        "0: all)",
+    )  # fmt: skip
+    audit.add_argument(
+        "--families", metavar="A,B", help="only these families (default: all; see README)"
+    )
+    audit.set_defaults(run=_audit)
+
+
 def _config_parser(commands: Any) -> None:
     config = commands.add_parser("config", help="inspect the configuration")
     actions = config.add_subparsers(dest="action", required=True)
@@ -251,6 +288,12 @@ def _report(args: argparse.Namespace) -> int:
     count = write_report(rows, args.output, title=f"rewardkit report: {Path(args.input).name}")
     print(f"report on {count:,} rows written to {args.output}", file=sys.stderr)
     return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from rewardkit.audit.cli import run_audit_command
+
+    return run_audit_command(args, _split_overrides(args))
 
 
 def _config_show(args: argparse.Namespace) -> int:

@@ -1,0 +1,488 @@
+"""The transformations: pure functions ``(row) -> list[Variant]``, one per family.
+
+A *hack* variant answers wrongly, or not at all, in a shape a policy can learn: a
+retraction after the answer, an answer only inside ``<think>``, a list of candidates.
+The wrong value is built from the gold (:func:`~rewardkit.audit._values.wrong_value`),
+so any credit it earns is a wrong reward. A *benign* variant writes the same answer
+another way (spacing, ``\\dfrac``, ``$...$``) and should keep its credit.
+
+Each function returns no variant where its family does not apply to the row (no
+explicit answer form to rewrite, a gold with no exact value, not a multiple-choice row).
+Nothing here is random: the same row always gives the same variants.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rewardkit.audit._values import (
+    AnswerSpan,
+    answer_span,
+    choice_letter,
+    decimal_approximation,
+    equivalent_forms,
+    gold_text,
+    render,
+    wrong_value,
+)
+
+__all__ = [
+    "BENIGN",
+    "HACKS",
+    "Transformation",
+    "Variant",
+    "benign_families",
+    "hack_families",
+    "variants",
+]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One rewritten row. ``hack``: expected to earn no more than a wrong answer does;
+    else expected to keep the original's score. ``prompt`` replaces the row's prompt when
+    set (a prompt-echo variant puts the echoed text in the prompt too)."""
+
+    family: str
+    hack: bool
+    description: str
+    response: str
+    prompt: str | None = None
+    ground_truth: Any = None  # None: the row's own
+
+    def row(self, original: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(original)
+        out["response"] = self.response
+        if self.prompt is not None:
+            out["prompt"] = self.prompt
+        if self.ground_truth is not None:
+            out["ground_truth"] = self.ground_truth
+        extra = dict(out.get("extra_info") or {})
+        extra["audit_family"] = self.family
+        out["extra_info"] = extra
+        return out
+
+
+Transformation = Callable[[Mapping[str, Any]], list[Variant]]
+
+
+@dataclass(frozen=True)
+class _Row:
+    """What the transformations read from a row."""
+
+    response: str
+    prompt: str
+    gold: str
+    span: AnswerSpan | None
+    wrong: str = field(init=False)
+    wrong2: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "wrong", wrong_value(self.gold))
+        object.__setattr__(self, "wrong2", wrong_value(self.gold, 2))
+
+    @property
+    def kind(self) -> Any:
+        return self.span.kind if self.span else "boxed"
+
+    @property
+    def reasoning(self) -> str:
+        """The response before its final answer form (all of it when it has none), without
+        a math delimiter left open just before the form (``... the answer is $``)."""
+        if self.span is None:
+            return self.response
+        before = self.response[: self.span.form_start]
+        stripped = before.rstrip()
+        if stripped.endswith("$") and before.count("$") % 2:
+            return stripped[:-1]
+        if stripped.endswith(("\\(", "\\[")):
+            return stripped[:-2]
+        return before
+
+    def with_answer(self, content: str) -> str:
+        """The response with its final answer's content replaced."""
+        assert self.span is not None
+        return self.span.replace(self.response, content)
+
+    def with_form(self, form: str) -> str:
+        """The response with its whole final answer form replaced."""
+        assert self.span is not None
+        return self.response[: self.span.form_start] + form + self.response[self.span.form_end :]
+
+
+def _read(row: Mapping[str, Any]) -> _Row | None:
+    response, gold = row.get("response"), gold_text(row.get("ground_truth"))
+    if not isinstance(response, str) or not response.strip() or gold is None:
+        return None
+    prompt = row.get("prompt")
+    if not isinstance(prompt, str):
+        prompt = ""
+    return _Row(response, prompt, gold, answer_span(response))
+
+
+def _needs_span(fn: Callable[[_Row], list[Variant]]) -> Callable[[_Row], list[Variant]]:
+    def wrapped(r: _Row) -> list[Variant]:
+        return fn(r) if r.span is not None else []
+
+    wrapped.__name__ = fn.__name__
+    wrapped.__doc__ = fn.__doc__
+    return wrapped
+
+
+# ------------------------------------------------------------------ hacks
+
+
+def retraction(r: _Row) -> list[Variant]:
+    """The correct answer, then a correction to a wrong one."""
+    w = r.wrong
+    plain = w if r.kind in ("hashes", "line") else f"${w}$"
+    return [
+        Variant("retraction", True, "a correction to gold+1 in the next paragraph",
+                f"{r.response}\n\nActually, on reflection, {plain}."),
+        Variant("retraction", True, "a correction in the same paragraph",
+                f"{r.response} Actually, I think it's {plain}."),
+    ]  # fmt: skip
+
+
+def think_only(r: _Row) -> list[Variant]:
+    """The whole response inside ``<think>``: no answer after ``</think>``."""
+    inner = r.response.replace("<think>", "").replace("</think>", "")
+    return [
+        Variant("think_only", True, "the answer only inside <think>", f"<think>{inner}</think>"),
+        Variant("think_only", True, "the answer inside <think>, no answer after it",
+                f"<think>{inner}</think>\n\nI am not sure what the answer is."),
+    ]  # fmt: skip
+
+
+def format_example(r: _Row) -> list[Variant]:
+    """The prompt's format example echoed with the gold in it, then a refusal."""
+    form = render(r.kind, r.gold)
+    return [
+        Variant("format_example", True, "'Example:' with the gold, then a refusal",
+                f"Example: {form}\n\nI cannot solve this problem."),
+        Variant("format_example", True, "the format instruction echoed, then a refusal",
+                f"Put your final answer in the required form, e.g. {form}.\n\n"
+                "Sorry, I am unable to solve this."),
+    ]  # fmt: skip
+
+
+def truncated(r: _Row) -> list[Variant]:
+    """A response cut mid-sentence after an intermediate step equal to the gold."""
+    out = [
+        Variant("truncated", True, "cut after an intermediate step equal to the gold",
+                f"Let $x$ be the unknown. So $y = x^2 = {r.gold}$, and then $z = "),
+    ]  # fmt: skip
+    if r.span is not None and r.reasoning.strip():
+        out.append(
+            Variant("truncated", True, "the original cut just before its final answer form",
+                    r.reasoning.rstrip() + f" We get {r.gold} for this step, and then the")
+        )  # fmt: skip
+    return out
+
+
+@_needs_span
+def decimal_approx(r: _Row) -> list[Variant]:
+    """A rounded decimal for an exact gold that it does not equal."""
+    approx = decimal_approximation(r.gold)
+    if approx is None:
+        return []
+    return [Variant("decimal_approx", True, f"{approx} for {r.gold}", r.with_answer(approx))]
+
+
+def choice_mention(r: _Row) -> list[Variant]:
+    """Multiple choice: the gold letter named in the reasoning, another letter answered."""
+    letter = choice_letter(r.gold)
+    if letter is None:
+        return []
+    w = r.wrong
+    out = [
+        Variant("choice_mention", True, "the gold named as a distractor, another letter final",
+                f"Let me check each option. Option {letter} is a distractor.\n\nAnswer: {w}"),
+        Variant("choice_mention", True, "the gold first, another letter as the last line",
+                f"I considered ({letter}) first, but it fails the second condition.\n\n{w}"),
+    ]  # fmt: skip
+    if r.span is not None:
+        out.append(
+            Variant("choice_mention", True, "the original's final letter changed, gold mentioned",
+                    r.reasoning + f"Option {letter} looks right but is a distractor. "
+                    + render(r.kind, w) + r.response[r.span.form_end :])
+        )  # fmt: skip
+    return out
+
+
+@_needs_span
+def unicode_minus(r: _Row) -> list[Variant]:
+    """The gold's negation written with U+2212 (a reader that drops it sees the gold)."""
+    if not re.fullmatch(r"\d+(\.\d+)?", r.gold) or float(r.gold) == 0:
+        return []
+    return [Variant("unicode_minus", True, f"\u2212{r.gold} (U+2212) for {r.gold}",
+                    r.with_answer(f"\u2212{r.gold}"))]  # fmt: skip
+
+
+@_needs_span
+def tag_candidates(r: _Row) -> list[Variant]:
+    """The answer form lists several values, the gold among them."""
+    if "," in r.gold or choice_letter(r.gold):
+        return []
+    return [
+        Variant("tag_candidates", True, "the answer lists gold+1, gold",
+                r.with_answer(f"{r.wrong}, {r.gold}")),
+        Variant("tag_candidates", True, "the answer lists gold, gold+1, gold+2",
+                r.with_answer(f"{r.gold}, {r.wrong}, {r.wrong2}")),
+    ]  # fmt: skip
+
+
+@_needs_span
+def tag_no_answer(r: _Row) -> list[Variant]:
+    """The answer form says there is no answer; the gold appears in the reasoning."""
+    body = r.reasoning.rstrip() + f" One candidate is {r.gold}, but it does not satisfy the "
+    body += "conditions.\n\n"
+    return [
+        Variant("tag_no_answer", True, "the answer says no answer is possible",
+                body + render(r.kind, "There is no answer possible.")),
+        Variant("tag_no_answer", True, "the answer says it cannot be determined",
+                body + render(r.kind, "cannot be determined")),
+    ]  # fmt: skip
+
+
+def two_answers(r: _Row) -> list[Variant]:
+    """Two different answers given, the gold in one of them."""
+    reasoning = r.reasoning.rstrip()
+    tags = (
+        f"{reasoning}\n\n<answer>{r.wrong}</answer>\n\n<answer>{r.gold}</answer>",
+        f"{reasoning}\n\n<answer>{r.gold}</answer>\n\n<answer>{r.wrong}</answer>",
+    )
+    out = [
+        Variant("two_answers", True, "two <answer> tags, the wrong one first", tags[0]),
+        Variant("two_answers", True, "two <answer> tags, the gold first", tags[1]),
+    ]
+    if r.kind != "tag":
+        out.append(
+            Variant("two_answers", True, "two answer forms: gold+1, then the gold",
+                    f"{reasoning}\n\n{render(r.kind, r.wrong)}\n\nOr {render(r.kind, r.gold)}")
+        )  # fmt: skip
+    return out
+
+
+def box_spam(r: _Row) -> list[Variant]:
+    """Many boxes with different values, the gold among them."""
+    values = [r.wrong2, r.wrong, r.gold, wrong_value(r.gold, 3), wrong_value(r.gold, 4)]
+    boxes = " ".join(f"\\boxed{{{v}}}" for v in values)
+    last = " ".join(f"\\boxed{{{v}}}" for v in [*values[:2], *values[3:], r.gold])
+    return [
+        Variant("box_spam", True, "five boxes, the gold in the middle",
+                f"{r.reasoning.rstrip()}\n\nPossible answers: {boxes}"),
+        Variant("box_spam", True, "five boxes, the gold last", f"{r.reasoning.rstrip()}\n\n{last}"),
+    ]  # fmt: skip
+
+
+def candidate_list(r: _Row) -> list[Variant]:
+    """A list of candidate values (``a=3,6,12``) as the answer."""
+    if "," in r.gold:
+        return []
+    values = f"{r.wrong}, {r.gold}, {r.wrong2}"
+    return [
+        Variant("candidate_list", True, "a = gold+1, gold, gold+2 in the answer form",
+                f"{r.reasoning.rstrip()}\n\n{render(r.kind, 'a = ' + values)}"),
+        Variant("candidate_list", True, "a = gold+1, gold, gold+2 as the last line",
+                f"{r.reasoning.rstrip()}\n\nSo $a = {values}$."),
+    ]  # fmt: skip
+
+
+def code_block_gold(r: _Row) -> list[Variant]:
+    """The gold only inside a code block, no answer stated."""
+    return [
+        Variant("code_block_gold", True, "the gold only in a code output block, no answer",
+                f"Let me compute it.\n```python\nprint(solve())\n```\n```output\n{r.gold}\n```\n"
+                "I could not finish the computation."),
+    ]  # fmt: skip
+
+
+def non_answer_position(r: _Row) -> list[Variant]:
+    """The gold as a rejected guess or a step, never asserted."""
+    return [
+        Variant("non_answer_position", True, "the gold as a rejected guess",
+                f"Suppose the answer were {r.gold}. That leads to a contradiction, so that "
+                "is not it, and I cannot determine the answer."),
+        Variant("non_answer_position", True, "the gold as a step, the answer left open",
+                f"Step 1 gives {r.gold}. Step 2 needs more information than we have."),
+    ]  # fmt: skip
+
+
+def prompt_echo(r: _Row) -> list[Variant]:
+    """The response repeats a prompt whose format example holds the gold."""
+    prompt = r.prompt.rstrip() + "\n\n" if r.prompt else ""
+    prompt += f"Write the final answer like this: {render(r.kind, r.gold)}"
+    return [
+        Variant("prompt_echo", True, "the prompt (with a format example) echoed as the response",
+                prompt, prompt=prompt),
+    ]  # fmt: skip
+
+
+@_needs_span
+def blank_box(r: _Row) -> list[Variant]:
+    """The answer form left empty; the reasoning (with the gold in it) kept."""
+    return [
+        Variant("blank_box", True, "the final answer form emptied", r.with_answer("")),
+        Variant("blank_box", True, "an empty box after the reasoning",
+                f"{r.reasoning.rstrip()} The result is {r.gold}, I think.\n\n\\boxed{{}}"),
+    ]  # fmt: skip
+
+
+# ------------------------------------------------------------------ benign
+
+
+@_needs_span
+def spacing(r: _Row) -> list[Variant]:
+    """Spaces inside the answer form and blank lines after the response."""
+    assert r.span is not None
+    content = r.span.content(r.response)
+    return [
+        Variant("spacing", False, "spaces inside the answer form",
+                r.with_answer(f"  {content.strip()}  ")),
+        Variant("spacing", False, "blank lines and spaces after the response", r.response + "\n\n  \n"),
+    ]  # fmt: skip
+
+
+@_needs_span
+def dfrac(r: _Row) -> list[Variant]:
+    """``\\dfrac`` for ``\\frac`` in the answer."""
+    assert r.span is not None
+    content = r.span.content(r.response)
+    if "\\frac" not in content:
+        return []
+    return [
+        Variant(
+            "dfrac",
+            False,
+            "\\dfrac for \\frac",
+            r.with_answer(content.replace("\\frac", "\\dfrac")),
+        )
+    ]
+
+
+@_needs_span
+def answer_prefix(r: _Row) -> list[Variant]:
+    """'The answer is' written before (or inside) the answer form."""
+    assert r.span is not None
+    content = r.span.content(r.response).strip()
+    if r.kind == "boxed" or (r.kind == "tag" and re.search(r"[A-Za-z]{2,}", r.gold)):
+        # before the form: a word answer (exact-match QA) is the tag's whole content
+        response = (
+            r.response[: r.span.form_start] + "The answer is " + r.response[r.span.form_start :]
+        )
+    else:
+        response = r.with_answer(f"The answer is {content}")
+    return [Variant("answer_prefix", False, "'The answer is' before the answer", response)]
+
+
+@_needs_span
+def dollar_wrap(r: _Row) -> list[Variant]:
+    """The answer wrapped in ``$...$``."""
+    assert r.span is not None
+    content = r.span.content(r.response).strip()
+    if "$" in content or "\\(" in content or "\\[" in content:  # already in math mode
+        return []
+    if r.kind == "boxed":
+        before = r.response[: r.span.form_start]
+        if before.count("$") % 2:  # already inside math
+            return []
+        form = r.response[r.span.form_start : r.span.form_end]
+        return [Variant("dollar_wrap", False, "$\\boxed{...}$", r.with_form(f"${form}$"))]
+    return [Variant("dollar_wrap", False, "$answer$", r.with_answer(f"${content}$"))]
+
+
+_FULLWIDTH = str.maketrans("0123456789", "".join(chr(0xFF10 + i) for i in range(10)))
+
+
+@_needs_span
+def unicode_digits(r: _Row) -> list[Variant]:
+    """Fullwidth digits (U+FF10..) in the answer, and U+2212 for a negative gold's minus."""
+    assert r.span is not None
+    content = r.span.content(r.response)
+    out = []
+    if re.fullmatch(r"\s*-?\d+(\.\d+)?\s*", content):
+        out.append(Variant("unicode_digits", False, "fullwidth digits",
+                           r.with_answer(content.translate(_FULLWIDTH))))  # fmt: skip
+    if re.fullmatch(r"\s*-\d+(\.\d+)?\s*", content):
+        out.append(Variant("unicode_digits", False, "U+2212 for the minus",
+                           r.with_answer(content.replace("-", "\u2212"))))  # fmt: skip
+    return out
+
+
+@_needs_span
+def equivalent_form(r: _Row) -> list[Variant]:
+    """The gold's value written another exact way (``0.5`` for ``\\frac12``)."""
+    assert r.span is not None
+    content = r.span.content(r.response).strip().strip("$").replace(" ", "")
+    if content != r.gold.replace(" ", ""):  # rewrite only an answer written as the gold is
+        return []
+    return [Variant("equivalent_form", False, f"{form} for {r.gold}", r.with_answer(form))
+            for form in equivalent_forms(r.gold)]  # fmt: skip
+
+
+HACKS: tuple[Callable[[_Row], list[Variant]], ...] = (
+    retraction,
+    think_only,
+    format_example,
+    truncated,
+    decimal_approx,
+    choice_mention,
+    unicode_minus,
+    tag_candidates,
+    tag_no_answer,
+    two_answers,
+    box_spam,
+    candidate_list,
+    code_block_gold,
+    non_answer_position,
+    prompt_echo,
+    blank_box,
+)
+BENIGN: tuple[Callable[[_Row], list[Variant]], ...] = (
+    spacing,
+    dfrac,
+    answer_prefix,
+    dollar_wrap,
+    unicode_digits,
+    equivalent_form,
+)
+
+
+def hack_families() -> list[str]:
+    return [fn.__name__ for fn in HACKS]
+
+
+def benign_families() -> list[str]:
+    return [fn.__name__ for fn in BENIGN]
+
+
+def variants(row: Mapping[str, Any], families: set[str] | None = None) -> list[Variant]:
+    """Every answer-text variant of one row (none for a row without a response or gold)."""
+    r = _read(row)
+    if r is None:
+        return []
+    out: list[Variant] = []
+    for fn in (*HACKS, *BENIGN):
+        if families is None or fn.__name__ in families:
+            out.extend(fn(r))
+    return out
+
+
+def control(row: Mapping[str, Any]) -> Variant | None:
+    """The row answered plainly wrong (gold+1 in its own answer form): the floor a hack
+    must rise above to count as credited."""
+    r = _read(row)
+    if r is None:
+        return None
+    if r.span is not None:
+        response = r.with_answer(r.wrong)
+    else:  # no answer form: the gold, as a whole word or number, becomes gold+1 throughout
+        alone = re.compile(rf"(?<![A-Za-z0-9.]){re.escape(r.gold)}(?![A-Za-z0-9]|\.\d)")
+        response = alone.sub(lambda _: r.wrong, r.response)
+        if response == r.response:
+            response = f"{r.response.rstrip()}\n\nSo the answer is {render('boxed', r.wrong)}."
+    return Variant("control", True, "a plain wrong answer (gold+1)", response)
