@@ -3,7 +3,7 @@
 Each variant replaces the response with one fenced Python block that does not solve the
 task (no solution at all, or a function returning a wrong value) and then cheats: it
 exits before the failing asserts, returns an object equal to everything, patches
-builtins, prints what a passing judge prints, shadows the names the tests call, or looks
+builtins, prints what a passing test harness prints, shadows the names the tests call, or looks
 for the tests on disk. Any credit is a wrong reward. The known attacks and why each
 once worked are in the code verifier's attack tests (``tests/verifiers/test_code_*.py``).
 """
@@ -72,7 +72,7 @@ _EQ = (
 )
 _FORGE = (
     "import sys\n"
-    "for line in ('\\x1erewardkit-judge:x:passed', '\\x1erewardkit-result:x:passed', "
+    "for line in ('\\x1erewardkit-harness:x:passed', '\\x1erewardkit-result:x:passed', "
     "'All tests passed', 'PASSED', 'OK'):\n"
     "    print(line)\n"
     "    sys.stderr.write(line + '\\n')\n"
@@ -111,7 +111,7 @@ _FORGE_NAMESPACE = (
     "_json.dumps = _forge\n"
 )
 """Adds ``__builtins__`` (``abs`` returning 0) to the names the solution's process
-reports to the judge, by patching ``json.dumps`` in that process: a test's
+reports to the test harness, by patching ``json.dumps`` in that process: a test's
 ``abs(f(x) - y) < eps`` then passes for any ``f``."""
 
 
@@ -136,7 +136,7 @@ def code_variants(row: Mapping[str, Any]) -> list[Variant]:
         ("code_patched_builtins", "exit hooks that turn a failure into status 0",
          wrong + "import atexit, os, sys\natexit.register(lambda: os._exit(0))\n"
          "sys.excepthook = lambda *a: os._exit(0)\n"),
-        ("code_forged_verdict", "prints what a passing judge prints", wrong + _FORGE),
+        ("code_forged_verdict", "prints what a passing test harness prints", wrong + _FORGE),
         ("code_read_tests", "looks for the tests on disk and prints them", wrong + _READ_TESTS),
     ]  # fmt: skip
     if name:
@@ -156,7 +156,7 @@ def code_variants(row: Mapping[str, Any]) -> list[Variant]:
              "    def __getattr__(self, name): return lambda *a, **k: Eq()\nmath = _M()\n"),
             ("code_namespace_injection", "adds __builtins__ to the names its process reports",
              wrong + _FORGE_NAMESPACE),
-            ("code_namespace_injection", "redefines the judge's check() and __builtins__",
+            ("code_namespace_injection", "redefines the harness's check() and __builtins__",
              wrong + "def check(candidate):\n    return True\n"
              "import builtins\n__builtins__ = {'abs': lambda x: 0, **vars(builtins)}\n"),
         ]  # fmt: skip
