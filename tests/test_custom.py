@@ -1,8 +1,16 @@
-"""Custom reward functions run on every row: no dedup, no cache, unless the config says cache."""
+"""guards: custom reward functions (rewardkit.custom): loaded from a file, called on every row.
+
+No dedup, no cache, unless the config says cache; a function's own classes come back.
+"""
 
 from __future__ import annotations
 
-from rewardkit import RewardLoop
+from pathlib import Path
+
+import pytest
+
+from _support.user_functions import custom_row, run_named
+from rewardkit import RewardLoop, Status
 
 RANDOM_FN = """
 import random
@@ -48,3 +56,51 @@ def test_cache_true_shares_identical_rows_within_and_across_batches(write_module
     path = write_module("random_reward_cached", RANDOM_FN)
     first, second = _scores(_config(path, cache=True))
     assert len(set(first + second)) == 1
+
+
+@pytest.mark.parametrize("name", ["rnd", "arnd"])
+def test_a_random_function_is_called_on_every_row_unless_cache_is_true(
+    named_functions: Path, name: str
+) -> None:
+    fresh = [r.score for r in run_named(named_functions, name)]
+    assert len(set(fresh)) == 4  # four calls, across and within batches
+    cached = [r.score for r in run_named(named_functions, name, cache=True)]
+    assert len(set(cached)) == 1
+
+
+OWN_CLASSES = """
+class Score(float):
+    pass
+
+
+class Info:
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return f"Info({self.value})"
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
+    if solution_str == "subclass":
+        return Score(0.5)
+    if solution_str == "object_in_extra":
+        return {"score": 1.0, "info": Info(3)}
+    return float(solution_str == ground_truth)
+"""
+
+
+def test_a_function_may_return_instances_of_its_own_classes(write_module) -> None:
+    """A value of a class from the function's file (a float subclass, an object in the
+    extra dict), pickled by the worker, is rebuilt by the parent: the module a ``.py``
+    function is loaded as has one name in every process (not one after ``hash(path)``,
+    which read as 'unreadable reply from a worker', status error, worker replaced)."""
+    path = write_module("own_classes", OWN_CLASSES)
+    config = {"reward": {"num_workers": 1, "custom_reward_function": {"path": path}}}
+    with RewardLoop(config) as loop:
+        results = loop.score(
+            [custom_row("42"), custom_row("subclass"), custom_row("object_in_extra")]
+        )
+    assert [r.status for r in results] == [Status.OK] * 3, [r.error for r in results]
+    assert [r.score for r in results] == [1.0, 0.5, 1.0]
+    assert repr(results[2].extra["info"]) == "Info(3)"

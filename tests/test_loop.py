@@ -1,4 +1,5 @@
-"""RewardLoop end to end: real worker processes, real user functions, typed failures."""
+"""guards: RewardLoop (rewardkit.loop) end to end: real worker processes, real user
+functions, typed failures, streaming that may stop midway."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import time
 
 import pytest
 
+from _support.engines import fields
+from _support.parse_child import real_rows
 from rewardkit import ConfigError, RewardLoop, Sample, Status
+from rewardkit.execution.pool import WorkerPool
 
 USER_FUNCTIONS = """
 import asyncio, ctypes, os, time
@@ -296,3 +300,28 @@ def test_custom_function_from_a_module_name(tmp_path, monkeypatch: pytest.Monkey
     assert (short.score, long.score) == (0.5, 1.0)
     with pytest.raises(ConfigError, match="cannot import module"):
         RewardLoop({"reward": {"custom_reward_function": {"path": "no_such_module_xyz"}}}).start()
+
+
+def test_a_consumer_that_stops_iter_score_midway_leaves_no_busy_worker() -> None:
+    """Stopping mid-batch (spread tasks in flight) leaves every worker free, no
+    waiter queued, nothing in flight; the rows taken and a later full run are exact."""
+    rows = (real_rows(400) * 13)[:5000]
+    with RewardLoop({"reward": {"num_workers": 2}}) as loop:
+        full = loop.score(rows)
+        pool = loop.engine.pool
+        assert isinstance(pool, WorkerPool)
+        for stop_after in (100, 1500):
+            taken = []
+            results = loop.iter_score(rows, window=512)
+            for result in results:
+                taken.append(result)
+                if len(taken) >= stop_after:
+                    break
+            results.close()  # type: ignore[attr-defined]
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and (len(pool._idle) < pool.size or pool._waiting):
+                time.sleep(0.05)
+            assert len(pool._idle) == pool.size and not pool._waiting and not pool._running
+            assert [fields(r) for r in taken] == [fields(r) for r in full[:stop_after]]
+        again = loop.score(rows)
+    assert [fields(r) for r in again] == [fields(r) for r in full]

@@ -166,8 +166,8 @@ def test_get_reward_reads_mapping_labels_like_the_file_adapter():
     """One conversion (rows_from_request) for both: a mapping label over HTTP is not a ground truth."""
     import httpx
 
-    from rewardkit.config import load_config
     from _support.serving import running_server
+    from rewardkit.config import load_config
 
     config = load_config(EXAMPLES / "reward.yaml")
     with running_server(config) as base:

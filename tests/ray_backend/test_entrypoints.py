@@ -8,7 +8,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -18,9 +17,10 @@ import httpx
 import pytest
 import ray
 
+from _support.cli import CLI
+from _support.serving import running_app
 from rewardkit.config import load_config
 from rewardkit.server.app import create_app
-from _support.serving import running_app
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 
@@ -74,9 +74,7 @@ def test_rewardkit_score_joins_the_cluster_at_its_address(ray_cluster: Any, tmp_
     source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows))
     command = [
-        sys.executable,
-        "-m",
-        "rewardkit.cli",
+        *CLI,
         "score",
         str(source),
         "-o",
@@ -103,9 +101,7 @@ def test_an_address_nothing_answers_at_is_a_fast_config_error(tmp_path: Path) ->
         '{"data_source": "openai/gsm8k", "response": "#### 1", "ground_truth": "1"}\n'
     )
     command = [
-        sys.executable,
-        "-m",
-        "rewardkit.cli",
+        *CLI,
         "score",
         str(source),
         "--no-progress",
@@ -132,14 +128,17 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
 def test_sigterm_drains_the_ray_backed_server_and_exits_zero(
     ray_cluster: Any, write_module: Any, tmp_path: Path
 ) -> None:
-    # ray.init on the server's main thread used to replace uvicorn's SIGTERM handler:
-    # the request in flight got a 500 and the server exited 15.
+    # ray.init on the server's main thread must not replace uvicorn's SIGTERM handler
+    # (the request in flight would get a 500 and the server exit 15).
     path = write_module("slow_reward", SLOW)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     command = [
-        *(sys.executable, "-m", "rewardkit.cli", "serve", "--port", str(port)),
+        *CLI,
+        "serve",
+        "--port",
+        str(port),
         "reward.backend=ray",
         "reward.num_workers=1",
         "reward.ray.num_cpus_per_worker=0.5",

@@ -21,10 +21,10 @@ import httpx
 import pytest
 import ray
 
+from _support.serving import running_app
 from rewardkit import PoolUnavailable, RewardLoop, Status
 from rewardkit.config import load_config
 from rewardkit.server.app import create_app
-from _support.serving import running_app
 
 NODE = {"num_cpus": 1, "object_store_memory": 100 * 1024 * 1024}  # as conftest.py's nodes
 
