@@ -112,7 +112,7 @@ def test_bad_input_or_config_exits_2_with_one_message(
     assert err.startswith("rewardkit: error:") and message in err
 
 
-# ---------------------------------------------------------------------- issue 13/14: the CLI
+# --- outputs, signals and mistakes: the CLI ends in one line, keeps rows, resumes ------
 
 SLOW_FN = """
 import time

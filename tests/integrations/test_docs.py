@@ -1,4 +1,4 @@
-"""The README shows the integration example files verbatim (the other tests run those files)."""
+"""guards: the README shows the integration example files verbatim (other tests run those files)."""
 
 from __future__ import annotations
 

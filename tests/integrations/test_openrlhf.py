@@ -1,4 +1,6 @@
-"""The OpenRLHF adapter against OpenRLHF master's request/response contract.
+"""guards: the OpenRLHF adapter (rewardkit.integrations.openrlhf).
+
+The OpenRLHF adapter against OpenRLHF master's request/response contract.
 
 OpenRLHF cannot be installed here (it pins vLLM and DeepSpeed), so its contract is
 restated from its source, at OpenRLHF/OpenRLHF master 3c3be62 (2026-08-13):

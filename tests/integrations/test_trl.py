@@ -1,4 +1,6 @@
-"""The TRL adapter: TRL's reward-function contract, and a real GRPOTrainer run on CPU."""
+"""guards: rewardkit.integrations.trl: TRL's reward-function contract, and a real GRPOTrainer
+run on CPU.
+"""
 
 from __future__ import annotations
 

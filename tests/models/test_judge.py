@@ -1,4 +1,6 @@
-"""LLM judges: an OpenAI-compatible server (real HTTP on loopback) and a tiny local causal LM."""
+"""guards: rewardkit.models.judge: LLM judges, on an OpenAI-compatible server (real HTTP on
+loopback) and a tiny local causal LM.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Remote discriminative RMs against a real HTTP server answering in vLLM/SGLang/TEI shapes."""
+"""guards: rewardkit.models.remote: remote discriminative RMs against a real HTTP server
+answering in vLLM/SGLang/TEI shapes.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""The command line and the reward server on the cluster: `rewardkit score|serve reward.backend=ray`,
-including a drained shutdown on SIGTERM."""
+"""guards: `rewardkit score` and `rewardkit serve` with reward.backend=ray.
+
+The command line and the reward server on the cluster: `rewardkit score|serve reward.backend=ray`,
+including a drained shutdown on SIGTERM.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Losing a node and getting it back, on the two-node cluster of conftest.py.
+"""guards: the Ray backend losing and regaining nodes (rewardkit.execution.ray_pool).
+
+Losing a node and getting it back, on the two-node cluster of conftest.py.
 
 - a node (its raylet and every process on it) killed mid-batch: every row is right or
   typed ``error``; the pool runs on at 1 of 2 actors and returns to 2 of 2 when a node

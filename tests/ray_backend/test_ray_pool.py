@@ -1,5 +1,8 @@
-"""reward.backend=ray on a simulated two-node cluster: the local backend's results, hard
-timeouts inside actors, an actor killed mid-batch, back-pressure, clear failures."""
+"""guards: the Ray worker pool (rewardkit.execution.ray_pool).
+
+reward.backend=ray on a simulated two-node cluster: the local backend's results, hard
+timeouts inside actors, an actor killed mid-batch, back-pressure, clear failures.
+"""
 
 from __future__ import annotations
 
