@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from _support.cli import read_jsonl, run_cli, strict_json, write_jsonl
-from _support.user_functions import HOSTILE, custom_row
+from _support.user_functions import MISBEHAVING, custom_row
 
 
 @pytest.fixture
 def hostile(write_module) -> str:
-    return write_module("hostile_reward", HOSTILE)
+    return write_module("misbehaving_reward", MISBEHAVING)
 
 
 def test_a_scorer_that_prints_never_corrupts_jsonl_on_stdout(tmp_path: Path, hostile: str):

@@ -10,45 +10,14 @@ import pytest
 
 from _support.engines import fields
 from _support.parse_child import real_rows
+from _support.user_functions import MISBEHAVING, custom_row
 from rewardkit import ConfigError, RewardLoop, Sample, Status
 from rewardkit.execution.pool import WorkerPool
-
-USER_FUNCTIONS = """
-import asyncio, ctypes, os, time
-
-def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
-    if solution_str == "hang":
-        while True:
-            pass
-    if solution_str == "segfault":
-        ctypes.string_at(0)
-    if solution_str == "exit":
-        os._exit(7)
-    if solution_str == "raise":
-        raise RuntimeError("scorer bug")
-    if solution_str == "nan":
-        return float("nan")
-    if solution_str == "text":
-        return "1.0"
-    if solution_str == "dict":
-        return {"score": 0.5, "acc": True, "pred": "x"}
-    return float(solution_str == ground_truth) + kw.get("bonus", 0.0)
-
-async def acompute_score(data_source, solution_str, ground_truth, extra_info, **kw):
-    if solution_str == "slow":
-        await asyncio.sleep(30)
-    await asyncio.sleep(0.01)
-    return float(solution_str == ground_truth)
-"""
-
-
-def _row(response: str, truth: str = "42", source: str = "custom", **extra) -> dict:
-    return {"data_source": source, "response": response, "ground_truth": truth, **extra}
 
 
 @pytest.fixture
 def functions(write_module) -> str:
-    return write_module("user_reward", USER_FUNCTIONS)
+    return write_module("user_reward", MISBEHAVING)
 
 
 def test_custom_function_failures_are_typed_and_isolated(functions: str) -> None:
@@ -63,7 +32,7 @@ def test_custom_function_failures_are_typed_and_isolated(functions: str) -> None
     responses = ["42", "hang", "7", "segfault", "exit", "raise", "nan", "text", "dict", "42"]
     started = time.perf_counter()
     with RewardLoop(config) as loop:
-        results = loop.score([_row(r) for r in responses])
+        results = loop.score([custom_row(r) for r in responses])
     elapsed = time.perf_counter() - started
     by_response = dict(zip(responses, results, strict=True))
     assert [r.index for r in results] == list(range(len(responses)))
@@ -99,7 +68,7 @@ def test_async_custom_function_is_awaited_with_a_guard(functions: str) -> None:
         }
     }
     with RewardLoop(config) as loop:
-        results = loop.score([_row("42"), _row("slow"), _row("1")])
+        results = loop.score([custom_row("42"), custom_row("slow"), custom_row("1")])
     assert [r.status for r in results] == [Status.OK, Status.TIMEOUT, Status.OK]
     assert [r.score for r in results] == [1.0, None, 0.0]
 
@@ -241,14 +210,14 @@ def test_stream_yields_each_result_as_it_completes(functions: str) -> None:
             "custom_reward_function": {"path": functions},
         }
     }
-    rows = [_row("hang")] + [_row(str(i)) for i in range(40, 45)]
+    rows = [custom_row("hang")] + [custom_row(str(i)) for i in range(40, 45)]
 
     async def consume(loop: RewardLoop) -> list[int]:
         return [result.index async for result in loop.stream(rows)]
 
     with RewardLoop(config) as loop:
         order = asyncio.run(consume(loop))
-        single = asyncio.run(loop.ascore(_row("42"), index=9))
+        single = asyncio.run(loop.ascore(custom_row("42"), index=9))
     assert sorted(order) == list(range(6))
     assert order[-1] == 0  # the row that hangs does not hold back the others
     assert single.index == 9 and single.score == 1.0
@@ -257,7 +226,7 @@ def test_stream_yields_each_result_as_it_completes(functions: str) -> None:
 def test_loop_must_be_started() -> None:
     loop = RewardLoop()
     with pytest.raises(Exception, match="not started"):
-        loop.score([_row("1")])
+        loop.score([custom_row("1")])
     loop.close()  # closing an unstarted loop is harmless
 
 
@@ -296,7 +265,7 @@ def test_custom_function_from_a_module_name(tmp_path, monkeypatch: pytest.Monkey
         }
     }
     with RewardLoop(config) as loop:
-        short, long = loop.score([_row("abcde"), _row("x" * 40)])
+        short, long = loop.score([custom_row("abcde"), custom_row("x" * 40)])
     assert (short.score, long.score) == (0.5, 1.0)
     with pytest.raises(ConfigError, match="cannot import module"):
         RewardLoop({"reward": {"custom_reward_function": {"path": "no_such_module_xyz"}}}).start()

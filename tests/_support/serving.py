@@ -8,9 +8,9 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import uvicorn
@@ -20,7 +20,9 @@ from rewardkit.config import RewardConfig, ServerConfig, load_config
 from rewardkit.server.app import create_app
 from rewardkit.server.protocol import uvicorn_config
 
-__all__ = ["free_port", "running_app", "running_server", "serving_process"]
+T = TypeVar("T")
+
+__all__ = ["free_port", "in_thread", "running_app", "running_server", "serving_process"]
 
 
 @contextmanager
@@ -85,19 +87,19 @@ def free_port() -> int:
 
 @contextmanager
 def serving_process(
-    *overrides: str, port: int | None = None, **popen: Any
+    *overrides: str, port: int | None = None, within_s: float = 60, **popen: Any
 ) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """`rewardkit serve --port PORT OVERRIDES...` in a subprocess (``popen``: Popen's
-    keywords); yield it and its base URL once /ready answers 200. Killed at the end if
-    it still runs."""
+    keywords); yield it and its base URL once /ready answers 200 (within ``within_s``).
+    Killed at the end if it still runs."""
     port = free_port() if port is None else port
     server = subprocess.Popen([*CLI, "serve", "--port", str(port), *overrides], text=True, **popen)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + within_s
         while True:
             try:
-                if httpx.get(f"{base}/ready", timeout=1, trust_env=False).status_code == 200:
+                if httpx.get(f"{base}/ready", timeout=2, trust_env=False).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
@@ -108,3 +110,12 @@ def serving_process(
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def in_thread(call: Callable[[], T]) -> tuple[threading.Thread, list[T]]:
+    """Start ``call()`` in a thread (a request left in flight while the test goes on); the
+    list holds what it returned once the thread is done."""
+    out: list[T] = []
+    thread = threading.Thread(target=lambda: out.append(call()))
+    thread.start()
+    return thread, out

@@ -8,7 +8,7 @@ from typing import Any
 
 from rewardkit import RewardLoop
 
-__all__ = ["ASYNC_HOSTILE", "HOSTILE", "NAMED", "SLOW", "custom_row", "run_named"]
+__all__ = ["ASYNC_HOSTILE", "MISBEHAVING", "NAMED", "SLOW", "custom_row", "run_named"]
 
 # "sleep S" sleeps S seconds, then scores 0; else 1 if the response is the ground truth.
 SLOW = """
@@ -21,11 +21,22 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
 """
 
 # compute_score's behaviour is chosen by the response.
-HOSTILE = """
-import os, sys, time
+MISBEHAVING = """
+import asyncio, ctypes, os, time
 
 def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
     s = solution_str
+    if s == "hang":
+        while True:
+            pass
+    if s == "segfault":
+        ctypes.string_at(0)
+    if s == "exit":
+        os._exit(7)
+    if s == "raise":
+        raise RuntimeError("scorer bug")
+    if s == "raise_lines":
+        raise ValueError("first line\\nsecond line\\r\\nthird line")
     if s == "print":  # a debug print of 1 MB, then raw writes to descriptor 1
         print("P" * 1_000_000)
         os.write(1, b'{"fake": "row"}\\n' * 100)
@@ -34,8 +45,19 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
             time.sleep(0.5)
             print('{"from": "grandchild"}', flush=True)
             os._exit(0)
-    if s == "raise_lines":
-        raise ValueError("first line\\nsecond line\\r\\nthird line")
+    if s == "env":
+        return float(os.environ.get("RK_TEST_MARK") == "set by runtime_env")
+    if s.startswith("nap "):
+        time.sleep(0.25)
+        return int(s.split()[1]) / 100
+    if s == "nan":
+        return float("nan")
+    if s == "text":
+        return "1.0"
+    if s == "dict":
+        return {"score": 0.5, "acc": True, "pred": "x"}
+    if s == "extra_nan":
+        return {"score": 0.5, "ratio": float("nan"), "big": float("inf")}
     if s == "array":
         import numpy as np
         return np.array([1.0, 2.0])
@@ -49,9 +71,13 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
         return np.bool_(True)
     if s == "bool":
         return True
-    if s == "extra_nan":
-        return {"score": 0.5, "ratio": float("nan"), "big": float("inf")}
-    return float(s.strip() == str(ground_truth))
+    return float(s.strip() == str(ground_truth)) + kw.get("bonus", 0.0)
+
+async def acompute_score(data_source, solution_str, ground_truth, extra_info, **kw):
+    if solution_str == "slow":
+        await asyncio.sleep(30)
+    await asyncio.sleep(0.01)
+    return float(solution_str == ground_truth)
 """
 
 
@@ -118,5 +144,8 @@ def run_named(path: Path, name: str, cache: bool = False) -> list[Any]:
         return loop.score([_SAME_ROW] * 3) + loop.score([_SAME_ROW])
 
 
-def custom_row(response: str, truth: Any = "42", **extra: Any) -> dict[str, Any]:
-    return {"data_source": "custom", "response": response, "ground_truth": truth, **extra}
+def custom_row(
+    response: str, truth: Any = "42", source: str = "custom", **extra: Any
+) -> dict[str, Any]:
+    """A row for a custom function: ``response`` picks what MISBEHAVING does."""
+    return {"data_source": source, "response": response, "ground_truth": truth, **extra}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from _support.user_functions import ASYNC_HOSTILE, HOSTILE, custom_row, run_named
+from _support.user_functions import ASYNC_HOSTILE, MISBEHAVING, custom_row, run_named
 from rewardkit import RewardLoop, Status
 
 
@@ -33,7 +33,7 @@ def test_a_failing_function_gives_a_typed_status_not_zero(
 def test_user_function_failures_are_typed_one_line_and_not_internal(write_module) -> None:
     """An exception message with line breaks becomes one line (the contract); a numpy array
     or an int past 1e308 is named as a value that is no number, not an internal error."""
-    hostile = write_module("hostile_reward", HOSTILE)
+    hostile = write_module("misbehaving_reward", MISBEHAVING)
     config = {
         "reward": {"num_workers": 1, "timeout_s": 10, "custom_reward_function": {"path": hostile}}
     }

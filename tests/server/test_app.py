@@ -8,7 +8,6 @@ import os
 import signal
 import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from _support.serving import running_server, serving_process
+from _support.serving import in_thread, running_server, serving_process
 from _support.user_functions import ASYNC_HOSTILE, SLOW, custom_row
 from _support.wrong_math import expected_math_scores, math_rows
 from rewardkit import RemoteError, Status
@@ -174,12 +173,8 @@ def test_sigterm_drains_in_flight_requests_then_exits_zero(tmp_path: Path, write
     overrides = ("reward.num_workers=1", f"reward.custom_reward_function.path={path}")
     piped = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
     with serving_process(*overrides, **piped) as (server, base):
-        answers: list[httpx.Response] = []
         body = {"samples": [{"data_source": "x", "response": "sleep 1.5", "ground_truth": "1"}]}
-        request = threading.Thread(
-            target=lambda: answers.append(httpx.post(f"{base}/v1/score", json=body, timeout=30))
-        )
-        request.start()
+        request, answers = in_thread(lambda: httpx.post(f"{base}/v1/score", json=body, timeout=30))
         _wait_queued(base, 1)  # in flight: SIGTERM must let it finish
         os.kill(server.pid, signal.SIGTERM)
         request.join(timeout=30)
@@ -256,11 +251,7 @@ def test_a_request_does_not_wait_for_an_unrelated_slow_one(write_module, start_s
     slow_row = {"data_source": "x", "response": "sleep 3", "ground_truth": "1"}
     fast_row = {"data_source": "x", "response": "1", "ground_truth": "1"}
     with start_server(config) as base, httpx.Client(base_url=base, timeout=30) as client:
-        answers: list[httpx.Response] = []
-        slow = threading.Thread(
-            target=lambda: answers.append(client.post("/v1/score", json={"samples": [slow_row]}))
-        )
-        slow.start()
+        slow, answers = in_thread(lambda: client.post("/v1/score", json={"samples": [slow_row]}))
         _wait_queued(base, 1)  # the slow row is accepted (and going to a worker)
         started = time.monotonic()
         fast = client.post("/v1/score", json={"samples": [fast_row]})

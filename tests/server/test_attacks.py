@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from _support.serving import serving_process
+from _support.serving import in_thread, serving_process
 from _support.user_functions import SLOW
 from rewardkit.cli import main as cli_main
 from rewardkit.config import load_config
@@ -178,13 +178,9 @@ def test_a_huge_ground_truth_runs_off_the_loop_under_the_hard_timeout(start_serv
     huge["ground_truth"] = [str(i) for i in range(300_000)]
     config = {"reward": {"num_workers": 2, "timeout_s": 1.0}}
     with start_server(config) as base, httpx.Client(base_url=base, trust_env=False) as client:
-        answers: list[httpx.Response] = []
-        request = threading.Thread(
-            target=lambda: answers.append(
-                client.post("/v1/score", json={"samples": [huge, GSM8K_ROW]}, timeout=60)
-            )
+        request, answers = in_thread(
+            lambda: client.post("/v1/score", json={"samples": [huge, GSM8K_ROW]}, timeout=60)
         )
-        request.start()
         worst = 0.0
         while request.is_alive():
             started = time.monotonic()
@@ -281,11 +277,7 @@ def test_slow_rows_of_one_request_do_not_delay_another_requests_row(
     ]
     fast_row = {"data_source": "x", "response": "1", "ground_truth": "1"}
     with start_server(config) as base, httpx.Client(base_url=base, timeout=60) as client:
-        answers: list[httpx.Response] = []
-        slow = threading.Thread(
-            target=lambda: answers.append(client.post("/v1/score", json={"samples": slow_rows}))
-        )
-        slow.start()
+        slow, answers = in_thread(lambda: client.post("/v1/score", json={"samples": slow_rows}))
         time.sleep(0.5)  # both workers are busy with slow rows, eight more are queued
         started = time.monotonic()
         fast = client.post("/v1/score", json={"samples": [fast_row]})
@@ -321,12 +313,8 @@ def test_a_request_past_the_drain_timeout_gets_a_json_503(tmp_path: Path, write_
     overrides += (f"reward.custom_reward_function.path={write_module('slow', SLOW)}",)
     piped = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
     with serving_process(*overrides, **piped) as (server, base):
-        answers: list[httpx.Response] = []
         body = {"samples": [{"data_source": "x", "response": "sleep 30", "ground_truth": "1"}]}
-        request = threading.Thread(
-            target=lambda: answers.append(httpx.post(f"{base}/v1/score", json=body, timeout=60))
-        )
-        request.start()
+        request, answers = in_thread(lambda: httpx.post(f"{base}/v1/score", json=body, timeout=60))
         time.sleep(0.5)
         stopped = time.monotonic()
         os.kill(server.pid, signal.SIGTERM)
