@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from _support.cli import CLI, ROOT, read_jsonl, run_cli, write_jsonl
+from _support.cli import CLI, ROOT, read_jsonl, run_cli, score_file, write_jsonl
 from _support.wrong_math import expected_math_scores, math_rows
 from rewardkit.cli import main
 
@@ -69,15 +69,7 @@ def test_hostile_rows_get_results_and_exit_zero(tmp_path: Path) -> None:
     ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n{broken json\n")
     out = tmp_path / "out.jsonl"
-    proc = run_cli(
-        "score",
-        str(path),
-        "-o",
-        str(out),
-        "reward.num_workers=2",
-        "reward.timeout_s=3",
-        "--no-progress",
-    )
+    proc = score_file(path, out, "reward.num_workers=2", "reward.timeout_s=3")
     assert proc.returncode == 0, proc.stderr
     results = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(results) == len(rows) + 1

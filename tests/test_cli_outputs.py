@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from _support.cli import read_jsonl, run_cli, strict_json, write_jsonl
+from _support.cli import read_jsonl, run_cli, score_file, strict_json, write_jsonl
 from _support.user_functions import MISBEHAVING, custom_row
 
 
@@ -27,15 +27,8 @@ def test_a_scorer_that_prints_never_corrupts_jsonl_on_stdout(tmp_path: Path, hos
     JSONL rows of ``-o -``: workers send their stdout to stderr."""
     rows = [custom_row(r) for r in ("42", "print", "fork_print", "41", "42")]
     path = write_jsonl(tmp_path / "rows.jsonl", rows)
-    proc = run_cli(
-        "score",
-        str(path),
-        "-o",
-        "-",
-        "reward.num_workers=1",
-        f"reward.custom_reward_function.path={hostile}",
-        "--no-progress",
-    )
+    function = f"reward.custom_reward_function.path={hostile}"
+    proc = score_file(path, "-", "reward.num_workers=1", function)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
     assert len(lines) == len(rows), lines[:3]
@@ -87,15 +80,8 @@ def test_jsonl_output_never_holds_bare_nan(tmp_path: Path, hostile: str) -> None
         '{"data_source": "custom", "response": "41", "ground_truth": "42", "w": -Infinity}\n'
     )
     out = tmp_path / "out.jsonl"
-    proc = run_cli(
-        "score",
-        str(path),
-        "-o",
-        str(out),
-        "reward.num_workers=1",
-        f"reward.custom_reward_function.path={hostile}",
-        "--no-progress",
-    )
+    function = f"reward.custom_reward_function.path={hostile}"
+    proc = score_file(path, out, "reward.num_workers=1", function)
     assert proc.returncode == 0, proc.stderr[-2000:]
     results = [strict_json(line) for line in out.read_text().splitlines()]
     assert [r["score"] for r in results] == [1.0, 0.5, 0.0]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from _support.cli import ROOT, run_cli
+from _support.cli import ROOT, run_cli, score_file
 from rewardkit.report import ReportBuilder, flag_response, write_report
 
 MATH_PROMPT = (
@@ -96,16 +96,7 @@ def scored(
     folder = tmp_path_factory.mktemp("report")
     source, out, page = folder / "in.jsonl", folder / "scored.jsonl", folder / "report.html"
     source.write_text("\n".join(json.dumps(r) for r in demo_rows()) + "\n")
-    proc = run_cli(
-        "score",
-        str(source),
-        "-o",
-        str(out),
-        "--report",
-        str(page),
-        "reward.num_workers=2",
-        "--no-progress",
-    )
+    proc = score_file(source, out, "--report", str(page), "reward.num_workers=2")
     assert proc.returncode == 0, proc.stderr
     return out, page, proc
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CLI", "ROOT", "read_jsonl", "run_cli", "strict_json", "write_jsonl"]
+__all__ = ["CLI", "ROOT", "read_jsonl", "run_cli", "score_file", "strict_json", "write_jsonl"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "rewardkit.cli"]
@@ -23,6 +23,13 @@ def run_cli(
     return subprocess.run(
         [*CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
     )  # fmt: skip
+
+
+def score_file(
+    source: Path | str, out: Path | str, *args: str, **run: Any
+) -> subprocess.CompletedProcess[str]:
+    """``rewardkit score SOURCE -o OUT --no-progress ARGS`` (``run``: run_cli's keywords)."""
+    return run_cli("score", str(source), "-o", str(out), "--no-progress", *args, **run)
 
 
 def write_jsonl(path: Path, rows: Iterable[Any]) -> Path:
