@@ -41,3 +41,11 @@ def named_functions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("fns") / "named_functions.py"
     path.write_text(NAMED)
     return path
+
+
+@pytest.fixture
+def misbehaving(write_module: Callable[[str, str], str]) -> str:
+    """_support.user_functions.MISBEHAVING as a .py file: its path."""
+    from _support.user_functions import MISBEHAVING
+
+    return write_module("misbehaving_reward", MISBEHAVING)

@@ -14,20 +14,15 @@ from pathlib import Path
 import pytest
 
 from _support.cli import read_jsonl, run_cli, score_file, strict_json, write_jsonl
-from _support.user_functions import MISBEHAVING, custom_row
+from _support.user_functions import custom_row
 
 
-@pytest.fixture
-def hostile(write_module) -> str:
-    return write_module("misbehaving_reward", MISBEHAVING)
-
-
-def test_a_scorer_that_prints_never_corrupts_jsonl_on_stdout(tmp_path: Path, hostile: str):
+def test_a_scorer_that_prints_never_corrupts_jsonl_on_stdout(tmp_path: Path, misbehaving: str):
     """A user function's print (and its forked child's) goes to stderr, never between the
     JSONL rows of ``-o -``: workers send their stdout to stderr."""
     rows = [custom_row(r) for r in ("42", "print", "fork_print", "41", "42")]
     path = write_jsonl(tmp_path / "rows.jsonl", rows)
-    function = f"reward.custom_reward_function.path={hostile}"
+    function = f"reward.custom_reward_function.path={misbehaving}"
     proc = score_file(path, "-", "reward.num_workers=1", function)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
@@ -69,7 +64,7 @@ def test_a_printing_function_does_not_break_the_jsonl_on_stdout(tmp_path: Path, 
     assert "debug: scoring a" in proc.stderr and "debug: scoring b" in proc.stderr
 
 
-def test_jsonl_output_never_holds_bare_nan(tmp_path: Path, hostile: str) -> None:
+def test_jsonl_output_never_holds_bare_nan(tmp_path: Path, misbehaving: str) -> None:
     """A NaN read from the input (Python's reader takes ``NaN``) or returned in a user
     function's extra dict is written as null, as the server sends it: a bare ``NaN``
     makes strict readers refuse the whole file."""
@@ -80,7 +75,7 @@ def test_jsonl_output_never_holds_bare_nan(tmp_path: Path, hostile: str) -> None
         '{"data_source": "custom", "response": "41", "ground_truth": "42", "w": -Infinity}\n'
     )
     out = tmp_path / "out.jsonl"
-    function = f"reward.custom_reward_function.path={hostile}"
+    function = f"reward.custom_reward_function.path={misbehaving}"
     proc = score_file(path, out, "reward.num_workers=1", function)
     assert proc.returncode == 0, proc.stderr[-2000:]
     results = [strict_json(line) for line in out.read_text().splitlines()]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from _support.user_functions import custom_row, run_named
-from rewardkit import RewardLoop, Status
+from rewardkit import ConfigError, RewardLoop, Status
 
 RANDOM_FN = """
 import random
@@ -104,3 +104,35 @@ def test_a_function_may_return_instances_of_its_own_classes(write_module) -> Non
     assert [r.status for r in results] == [Status.OK] * 3, [r.error for r in results]
     assert [r.score for r in results] == [1.0, 0.5, 1.0]
     assert repr(results[2].extra["info"]) == "Info(3)"
+
+
+def test_missing_custom_function_is_a_config_error_naming_the_key(write_module) -> None:
+    path = write_module("empty", "x = 1\n")
+    with pytest.raises(ConfigError, match=r"custom_reward_function\.name"):
+        RewardLoop({"reward": {"custom_reward_function": {"path": path}}}).start()
+    with pytest.raises(ConfigError, match=r"custom_reward_function\.path"):
+        RewardLoop(
+            {"reward": {"custom_reward_function": {"path": "/nonexistent/reward.py"}}}
+        ).start()
+
+
+def test_custom_function_from_a_module_name(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "my_rewards"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "scoring.py").write_text(
+        "def length_score(data_source, solution_str, ground_truth, extra_info, **kw):\n"
+        "    return min(len(solution_str) / 10, 1.0)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))  # worker processes inherit the path
+    config = {
+        "reward": {
+            "num_workers": 1,
+            "custom_reward_function": {"path": "my_rewards.scoring", "name": "length_score"},
+        }
+    }
+    with RewardLoop(config) as loop:
+        short, long = loop.score([custom_row("abcde"), custom_row("x" * 40)])
+    assert (short.score, long.score) == (0.5, 1.0)
+    with pytest.raises(ConfigError, match="cannot import module"):
+        RewardLoop({"reward": {"custom_reward_function": {"path": "no_such_module_xyz"}}}).start()

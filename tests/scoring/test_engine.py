@@ -1,4 +1,4 @@
-"""guards: the engine's orchestration (rewardkit.engine): inline decisions, fast paths, weights.
+"""guards: the engine's orchestration (rewardkit.engine): inline decisions, fast paths, combining.
 
 The engine decides rows inline where it can: a Result at once, no task, no await. Real
 engine, real worker pool: the rows that need math-verify go to a worker, the others
@@ -243,3 +243,62 @@ def test_a_response_length_of_the_wrong_type_says_so(length: Any, expected: Any)
         assert result.ok and result.components["overlong"] == expected
     else:
         assert result.status is Status.INVALID and expected in result.error
+
+
+def test_with_fast_paths_off_every_answer_is_checked_in_a_worker_with_the_same_verdicts() -> None:
+    rows = [
+        {"data_source": "openai/gsm8k", "response": "#### 1,000", "ground_truth": "1000"},
+        {"data_source": "openai/gsm8k", "response": "#### 7", "ground_truth": "72"},
+        {"data_source": "lighteval/MATH", "response": r"\boxed{0.5}", "ground_truth": r"\frac12"},
+        {"data_source": "lighteval/MATH", "response": r"\boxed{3}", "ground_truth": "4"},
+        {"data_source": "lighteval/MATH", "response": r"\boxed{(1, 2]}", "ground_truth": "(1,2]"},
+    ]
+    scores = {}
+    for fast in (True, False):
+        config = {"reward": {"num_workers": 2, "verifiers": {"fast_paths": fast}}}
+        with RewardLoop(config) as loop:
+            results = loop.score(rows)
+            stats = dict(loop.engine.stats)
+        assert all(r.status is Status.OK for r in results)
+        scores[fast] = [r.score for r in results]
+        if not fast:
+            assert stats["quick"] == 0 and stats["pool"] == len(rows)
+    assert scores[True] == scores[False] == [1.0, 0.0, 1.0, 0.0, 1.0]
+
+
+def test_format_and_overlong_components_combine_with_weights() -> None:
+    config = {
+        "reward": {
+            "num_workers": 1,
+            "format_reward": {"enable": True, "weight": 0.5},
+            "overlong_buffer": {
+                "enable": True,
+                "len": 100,
+                "max_resp_len": 1000,
+                "penalty_factor": 1.0,
+            },
+        }
+    }
+    good = {
+        "data_source": "openai/gsm8k",
+        "ground_truth": "3",
+        "response": "<think>1+2</think> #### 3",
+        "extra_info": {"response_length": 950},
+    }
+    no_length = {"data_source": "openai/gsm8k", "ground_truth": "3", "response": "#### 3"}
+    with RewardLoop(config) as loop:
+        result, missing = loop.score([good, no_length])
+    assert result.components == {"rule": 1.0, "format": 1.0, "overlong": -0.5}
+    assert result.score == pytest.approx(1.0 + 0.5 * 1.0 - 0.5)
+    assert missing.status is Status.INVALID and "response_length" in missing.error
+
+
+def test_oversized_response_is_invalid_and_neighbours_are_scored() -> None:
+    rows = [
+        {"data_source": "openai/gsm8k", "ground_truth": "1", "response": "x" * 5000 + "#### 1"},
+        {"data_source": "openai/gsm8k", "ground_truth": "1", "response": "#### 1"},
+    ]
+    with RewardLoop({"reward": {"num_workers": 1, "max_response_chars": 1000}}) as loop:
+        big, small = loop.score(rows)
+    assert big.status is Status.INVALID and "max_response_chars" in big.error
+    assert small.score == 1.0

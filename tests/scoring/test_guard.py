@@ -9,8 +9,61 @@ from pathlib import Path
 
 import pytest
 
-from _support.user_functions import ASYNC_HOSTILE, MISBEHAVING, custom_row, run_named
+from _support.user_functions import ASYNC_HOSTILE, custom_row, run_named
 from rewardkit import RewardLoop, Status
+
+
+def test_custom_function_failures_are_typed_and_isolated(misbehaving: str) -> None:
+    config = {
+        "reward": {
+            "num_workers": 2,
+            "timeout_s": 1.0,
+            "custom_reward_function": {"path": misbehaving},
+            "reward_kwargs": {"bonus": 0.25},
+        }
+    }
+    responses = ["42", "hang", "7", "segfault", "exit", "raise", "nan", "text", "dict", "42"]
+    started = time.perf_counter()
+    with RewardLoop(config) as loop:
+        results = loop.score([custom_row(r) for r in responses])
+    elapsed = time.perf_counter() - started
+    by_response = dict(zip(responses, results, strict=True))
+    assert [r.index for r in results] == list(range(len(responses)))
+    assert by_response["42"].score == 1.25 and by_response["42"].components == {"rule": 1.25}
+    assert by_response["7"].score == 0.25
+    assert by_response["hang"].status is Status.TIMEOUT and by_response["hang"].score is None
+    assert "timed out" in by_response["hang"].error
+    for crash in ("segfault", "exit"):
+        assert by_response[crash].status is Status.ERROR
+        assert "worker process died" in by_response[crash].error
+    assert (
+        by_response["raise"].status is Status.ERROR
+        and "RuntimeError: scorer bug" in by_response["raise"].error
+    )
+    assert by_response["nan"].status is Status.ERROR and "non-finite" in by_response["nan"].error
+    assert (
+        by_response["text"].status is Status.ERROR
+        and "expected a number" in by_response["text"].error
+    )
+    assert by_response["dict"].score == 0.5 and by_response["dict"].extra == {
+        "acc": True,
+        "pred": "x",
+    }
+    assert elapsed < 15  # one hard timeout of 1 s, two crashes, workers replaced
+
+
+def test_async_custom_function_is_awaited_with_a_guard(misbehaving: str) -> None:
+    config = {
+        "reward": {
+            "num_workers": 1,
+            "async_timeout_s": 0.5,
+            "custom_reward_function": {"path": misbehaving, "name": "acompute_score"},
+        }
+    }
+    with RewardLoop(config) as loop:
+        results = loop.score([custom_row("42"), custom_row("slow"), custom_row("1")])
+    assert [r.status for r in results] == [Status.OK, Status.TIMEOUT, Status.OK]
+    assert [r.score for r in results] == [1.0, None, 0.0]
 
 
 @pytest.mark.parametrize(
@@ -30,12 +83,15 @@ def test_a_failing_function_gives_a_typed_status_not_zero(
     assert all(r.score is None and reason in (r.error or "") for r in results)
 
 
-def test_user_function_failures_are_typed_one_line_and_not_internal(write_module) -> None:
+def test_user_function_failures_are_typed_one_line_and_not_internal(misbehaving: str) -> None:
     """An exception message with line breaks becomes one line (the contract); a numpy array
     or an int past 1e308 is named as a value that is no number, not an internal error."""
-    hostile = write_module("misbehaving_reward", MISBEHAVING)
     config = {
-        "reward": {"num_workers": 1, "timeout_s": 10, "custom_reward_function": {"path": hostile}}
+        "reward": {
+            "num_workers": 1,
+            "timeout_s": 10,
+            "custom_reward_function": {"path": misbehaving},
+        }
     }
     responses = ["42", "raise_lines", "array", "huge_int", "numpy_float", "numpy_bool", "bool"]
     with RewardLoop(config) as loop:

@@ -13,6 +13,7 @@ import pytest
 
 from _support.engines import EDGE_ROWS, fields, index_of, make_engine, spreading_off
 from _support.parse_child import real_rows
+from rewardkit import RewardLoop
 from rewardkit.types import Result, Status
 
 # Answers whose check (math-verify) may differ from their fast path, or whose source
@@ -106,3 +107,27 @@ async def test_the_index_of_cached_answers_stays_bounded_over_many_batches() -> 
     finally:
         await engine.close()
     assert engine.stats["spread"] == 6 * 70
+
+
+def test_repeated_answers_are_checked_once() -> None:
+    group = [
+        {
+            "data_source": "lighteval/MATH",
+            "ground_truth": r"\frac{\sqrt{3}}{2}",
+            "response": rf"so \boxed{{{answer}}}",
+        }
+        for answer in [
+            r"\frac{\sqrt3}{2}",
+            r"\dfrac{\sqrt{3}}{2}",
+            r"\frac{\sqrt3}{2}",
+            r"\frac{\sqrt3}{2}",
+        ]
+        * 4
+    ]
+    with RewardLoop({"reward": {"num_workers": 2}}) as loop:
+        first = loop.score(group)
+        pool_calls = loop.engine.stats["pool"]
+        again = loop.score(group)
+        assert loop.engine.stats["pool"] == pool_calls  # the second batch is served by the cache
+    assert all(r.score == 1.0 for r in first + again)
+    assert pool_calls <= 2  # two distinct written forms at most reach a worker
