@@ -199,10 +199,7 @@ def test_a_worker_that_dies_while_its_child_holds_the_pipe_is_a_crash_not_a_time
     pipe, which the child still holds: the row is an error at once, not a ``timeout``
     after the whole timeout."""
     path = write_module("children", CHILDREN)
-    config = {
-        "reward": {"num_workers": 1, "timeout_s": 30, "custom_reward_function": {"path": path}}
-    }
-    with RewardLoop(config) as loop:
+    with RewardLoop(_config(path, timeout_s=30)) as loop:
         started = time.perf_counter()
         results = loop.score([custom_row("42"), custom_row("fork_then_die"), custom_row("42")])
         elapsed = time.perf_counter() - started
@@ -216,10 +213,7 @@ def test_a_timed_out_function_takes_its_child_processes_with_it(write_module, tm
     """Killing a timed-out worker kills the processes it started: none runs on, orphaned."""
     path = write_module("children", CHILDREN)
     pid_file = tmp_path / "child.pid"
-    config = {
-        "reward": {"num_workers": 1, "timeout_s": 2, "custom_reward_function": {"path": path}}
-    }
-    with RewardLoop(config) as loop:
+    with RewardLoop(_config(path, timeout_s=2)) as loop:
         results = loop.score([custom_row(f"spawn_then_hang:{pid_file}"), custom_row("42")])
         assert [r.status for r in results] == [Status.TIMEOUT, Status.OK]
         child = int(pid_file.read_text())
