@@ -71,7 +71,7 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
         return np.bool_(True)
     if s == "bool":
         return True
-    return float(s.strip() == str(ground_truth)) + kw.get("bonus", 0.0)
+    return float(s == str(ground_truth)) + kw.get("bonus", 0.0)
 
 async def acompute_score(data_source, solution_str, ground_truth, extra_info, **kw):
     if solution_str == "slow":
