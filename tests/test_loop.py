@@ -10,7 +10,7 @@ import pytest
 
 from _support.engines import fields
 from _support.parse_child import real_rows
-from _support.user_functions import custom_row
+from _support.user_functions import custom_config, custom_row
 from rewardkit import RewardLoop, Sample, Status
 from rewardkit.execution.pool import WorkerPool
 
@@ -52,13 +52,7 @@ def test_builtin_verifiers_and_invalid_rows_in_one_batch() -> None:
 
 
 def test_stream_yields_each_result_as_it_completes(misbehaving: str) -> None:
-    config = {
-        "reward": {
-            "num_workers": 2,
-            "timeout_s": 1.0,
-            "custom_reward_function": {"path": misbehaving},
-        }
-    }
+    config = custom_config(misbehaving, num_workers=2, timeout_s=1.0)
     rows = [custom_row("hang")] + [custom_row(str(i)) for i in range(40, 45)]
 
     async def consume(loop: RewardLoop) -> list[int]:

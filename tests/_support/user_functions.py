@@ -8,7 +8,15 @@ from typing import Any
 
 from rewardkit import RewardLoop
 
-__all__ = ["ASYNC_HOSTILE", "MISBEHAVING", "NAMED", "SLOW", "custom_row", "run_named"]
+__all__ = [
+    "ASYNC_HOSTILE",
+    "MISBEHAVING",
+    "NAMED",
+    "SLOW",
+    "custom_config",
+    "custom_row",
+    "run_named",
+]
 
 # "sleep S" sleeps S seconds, then scores 0; else 1 if the response is the ground truth.
 SLOW = """
@@ -149,3 +157,10 @@ def custom_row(
 ) -> dict[str, Any]:
     """A row for a custom function: ``response`` picks what MISBEHAVING does."""
     return {"data_source": source, "response": response, "ground_truth": truth, **extra}
+
+
+def custom_config(path: str, name: str | None = None, **reward: Any) -> dict[str, Any]:
+    """A config scoring with function ``name`` (compute_score by default) of the module at
+    ``path``: one worker unless ``reward`` (reward.* keys) says otherwise."""
+    function: dict[str, Any] = {"path": str(path)} | ({"name": name} if name else {})
+    return {"reward": {"num_workers": 1, **reward, "custom_reward_function": function}}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from _support.processes import gone, wait_gone
-from _support.user_functions import custom_row
+from _support.user_functions import custom_config, custom_row
 from rewardkit import RewardLoop, Status
 
 pytestmark = pytest.mark.skipif(
@@ -98,10 +98,7 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
 
 
 def _config(path: str, timeout_s: float = 30) -> dict:
-    function = {"path": path}
-    return {
-        "reward": {"num_workers": 1, "timeout_s": timeout_s, "custom_reward_function": function}
-    }
+    return custom_config(path, timeout_s=timeout_s)
 
 
 def test_a_double_forked_daemon_dies_with_its_timed_out_worker(write_module, tmp_path) -> None:

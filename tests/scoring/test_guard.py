@@ -9,19 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from _support.user_functions import ASYNC_HOSTILE, custom_row, run_named
+from _support.user_functions import ASYNC_HOSTILE, custom_config, custom_row, run_named
 from rewardkit import RewardLoop, Status
 
 
 def test_custom_function_failures_are_typed_and_isolated(misbehaving: str) -> None:
-    config = {
-        "reward": {
-            "num_workers": 2,
-            "timeout_s": 1.0,
-            "custom_reward_function": {"path": misbehaving},
-            "reward_kwargs": {"bonus": 0.25},
-        }
-    }
+    config = custom_config(misbehaving, num_workers=2, timeout_s=1.0, reward_kwargs={"bonus": 0.25})
     responses = ["42", "hang", "7", "segfault", "exit", "raise", "nan", "text", "dict", "42"]
     started = time.perf_counter()
     with RewardLoop(config) as loop:
@@ -53,13 +46,7 @@ def test_custom_function_failures_are_typed_and_isolated(misbehaving: str) -> No
 
 
 def test_async_custom_function_is_awaited_with_a_guard(misbehaving: str) -> None:
-    config = {
-        "reward": {
-            "num_workers": 1,
-            "async_timeout_s": 0.5,
-            "custom_reward_function": {"path": misbehaving, "name": "acompute_score"},
-        }
-    }
+    config = custom_config(misbehaving, "acompute_score", async_timeout_s=0.5)
     with RewardLoop(config) as loop:
         results = loop.score([custom_row("42"), custom_row("slow"), custom_row("1")])
     assert [r.status for r in results] == [Status.OK, Status.TIMEOUT, Status.OK]
@@ -86,13 +73,7 @@ def test_a_failing_function_gives_a_typed_status_not_zero(
 def test_user_function_failures_are_typed_one_line_and_not_internal(misbehaving: str) -> None:
     """An exception message with line breaks becomes one line (the contract); a numpy array
     or an int past 1e308 is named as a value that is no number, not an internal error."""
-    config = {
-        "reward": {
-            "num_workers": 1,
-            "timeout_s": 10,
-            "custom_reward_function": {"path": misbehaving},
-        }
-    }
+    config = custom_config(misbehaving, timeout_s=10)
     responses = ["42", "raise_lines", "array", "huge_int", "numpy_float", "numpy_bool", "bool"]
     with RewardLoop(config) as loop:
         results = dict(zip(responses, loop.score([custom_row(r) for r in responses]), strict=True))
@@ -118,13 +99,7 @@ def test_async_functions_that_escape_or_ignore_cancellation_cost_only_their_row(
     wait_for, nor the loop's close; an instant TimeoutError of its own is its error, not
     'timed out after 1s'."""
     path = write_module("async_hostile", ASYNC_HOSTILE)
-    config = {
-        "reward": {
-            "num_workers": 1,
-            "async_timeout_s": 1.0,
-            "custom_reward_function": {"path": path},
-        }
-    }
+    config = custom_config(path, async_timeout_s=1.0)
     responses = ["42", "system_exit", "keyboard_interrupt", "cancelled", "own_timeout"]
     responses += ["stubborn", "41", "42"]
     started = time.perf_counter()
