@@ -31,3 +31,21 @@ def write_module(tmp_path: Path) -> Callable[[str, str], str]:
         return str(path)
 
     return write
+
+
+@pytest.fixture(scope="module")
+def named_functions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """_support.user_functions.NAMED written once per test module, as a .py file."""
+    from _support.user_functions import NAMED
+
+    path = tmp_path_factory.mktemp("fns") / "named_functions.py"
+    path.write_text(NAMED)
+    return path
+
+
+@pytest.fixture
+def misbehaving(write_module: Callable[[str, str], str]) -> str:
+    """_support.user_functions.MISBEHAVING as a .py file: its path."""
+    from _support.user_functions import MISBEHAVING
+
+    return write_module("misbehaving_reward", MISBEHAVING)

@@ -1,4 +1,6 @@
-"""BalancedHttpClient against real HTTP servers on 127.0.0.1, one per process (killed for real)."""
+"""guards: rewardkit.balancer: BalancedHttpClient against real HTTP servers, one per process
+(killed for real).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`rewardkit score` as a user runs it: a real subprocess on real files."""
+"""guards: the command line (rewardkit.cli): `rewardkit score` run as a user runs it, a real
+subprocess on real files."""
 
 from __future__ import annotations
 
@@ -16,24 +17,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from _support.cli import CLI, ROOT, read_jsonl, run_cli, score_file, write_jsonl
+from _support.wrong_math import expected_math_scores, math_rows
 from rewardkit.cli import main
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rewardkit.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
 
 
 def test_score_the_bundled_example_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "scored.jsonl"
-    proc = _run(
+    proc = run_cli(
         "score", "examples/grpo_math.jsonl", "-o", str(out), "reward.num_workers=2", "--no-progress"
     )
     assert proc.returncode == 0, proc.stderr
@@ -78,15 +69,7 @@ def test_hostile_rows_get_results_and_exit_zero(tmp_path: Path) -> None:
     ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n{broken json\n")
     out = tmp_path / "out.jsonl"
-    proc = _run(
-        "score",
-        str(path),
-        "-o",
-        str(out),
-        "reward.num_workers=2",
-        "reward.timeout_s=3",
-        "--no-progress",
-    )
+    proc = score_file(path, out, "reward.num_workers=2", "reward.timeout_s=3")
     assert proc.returncode == 0, proc.stderr
     results = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(results) == len(rows) + 1
@@ -121,7 +104,7 @@ def test_bad_input_or_config_exits_2_with_one_message(
     assert err.startswith("rewardkit: error:") and message in err
 
 
-# ---------------------------------------------------------------------- issue 13/14: the CLI
+# --- outputs, signals and mistakes: the CLI ends in one line, keeps rows, resumes ------
 
 SLOW_FN = """
 import time
@@ -144,10 +127,6 @@ def _rows(path: Path, count: int, **extra: object) -> Path:
     return path
 
 
-def _read(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
 def _one_line_error(proc: subprocess.CompletedProcess[str], code: int = 2) -> str:
     assert proc.returncode == code, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -160,11 +139,11 @@ def test_output_over_the_input_is_refused_and_the_input_kept(tmp_path: Path) -> 
     source = tmp_path / "x.jsonl"
     source.write_text((ROOT / "examples/grpo_math.jsonl").read_text())
     before = source.read_bytes()
-    line = _one_line_error(_run("score", str(source), "-o", str(source), "--no-progress"))
+    line = _one_line_error(run_cli("score", str(source), "-o", str(source), "--no-progress"))
     assert "is the input file" in line
     # The same file by another name is caught too.
     line = _one_line_error(
-        _run("score", str(source), "-o", str(tmp_path / "." / "x.jsonl"), "--no-progress")
+        run_cli("score", str(source), "-o", str(tmp_path / "." / "x.jsonl"), "--no-progress")
     )
     assert source.read_bytes() == before
 
@@ -182,7 +161,7 @@ def test_output_over_the_input_is_refused_and_the_input_kept(tmp_path: Path) -> 
 def test_unwritable_outputs_end_in_one_line(tmp_path: Path, target: str, message: str) -> None:
     source = _rows(tmp_path / "in.jsonl", 5, ground_truth="1")
     out = target if target.startswith("/") else str(tmp_path / target)
-    proc = _run("score", str(source), "-o", out, "--no-progress", "reward.num_workers=1")
+    proc = run_cli("score", str(source), "-o", out, "--no-progress", "reward.num_workers=1")
     assert message in _one_line_error(proc)
     if target != "/dev/full":
         # Checked before scoring: no summary was printed, so no row was scored.
@@ -193,7 +172,7 @@ def test_a_failed_write_keeps_the_previous_output(tmp_path: Path) -> None:
     source = _rows(tmp_path / "in.jsonl", 3)
     out = tmp_path / "out.json"
     out.write_text("[]\n")
-    proc = _run("score", str(source), "-o", str(out), "bad-override", "--no-progress")
+    proc = run_cli("score", str(source), "-o", str(out), "bad-override", "--no-progress")
     assert proc.returncode == 2 and out.read_text() == "[]\n"
     assert not list(tmp_path.glob(".out.json.*"))  # no temporary file left behind
 
@@ -220,7 +199,7 @@ def test_ctrl_c_stops_cleanly_keeps_rows_and_resume_finishes(tmp_path: Path) -> 
     fn.write_text(SLOW_FN)
     source = _rows(tmp_path / "in.jsonl", 400)
     out = tmp_path / "out.jsonl"
-    argv = [sys.executable, "-m", "rewardkit.cli", "score", str(source), "-o", str(out)]
+    argv = [*CLI, "score", str(source), "-o", str(out)]
     argv += ["--no-progress", "reward.num_workers=2", f"reward.custom_reward_function.path={fn}"]
     child = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120  # start-up, then rows at 0.05 s each on 2 workers
@@ -232,17 +211,17 @@ def test_ctrl_c_stops_cleanly_keeps_rows_and_resume_finishes(tmp_path: Path) -> 
     _, err = child.communicate(timeout=120)
     assert child.returncode == 130, err
     assert "Traceback" not in err and "Event loop is closed" not in err
-    kept = _read(out)  # every line whole
+    kept = read_jsonl(out)  # every line whole
     assert 0 < len(kept) < 400
     assert [r["response"] for r in kept] == [f"r{i}" for i in range(len(kept))]
     assert f"interrupted after {len(kept):,} rows" in err and "--resume" in err
 
-    proc = _run(*argv[3:], "--resume")
+    proc = run_cli(*argv[3:], "--resume")
     assert proc.returncode == 0, proc.stderr
     assert f"resuming: {len(kept):,} rows kept" in proc.stderr
     assert f"{400 - len(kept):,} rows in" in proc.stderr  # the rate is over rows scored now
     assert f"{len(kept):,} kept from the earlier run" in proc.stderr
-    done = _read(out)
+    done = read_jsonl(out)
     assert [r["response"] for r in done] == [f"r{i}" for i in range(400)]
     assert all(r["status"] == "ok" for r in done)
     assert re.search(r"^x\s+400\s", proc.stderr, re.M)  # the summary counts the kept rows too
@@ -256,7 +235,7 @@ def test_limit_stdin_gzip_and_field_mapping(tmp_path: Path) -> None:
     ]
     text = "".join(json.dumps(r) + "\n" for r in rows)
     out = tmp_path / "out.jsonl.gz"
-    argv = [sys.executable, "-m", "rewardkit.cli", "score", "-", "-o", str(out), "--limit", "10"]
+    argv = [*CLI, "score", "-", "-o", str(out), "--limit", "10"]
     argv += ["--field", "response=output", "--field", "ground_truth=gts", "--no-progress"]
     proc = subprocess.run(argv, input=text, capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
@@ -266,8 +245,8 @@ def test_limit_stdin_gzip_and_field_mapping(tmp_path: Path) -> None:
     assert [r["score"] for r in results] == [1.0 if i % 2 else 0.0 for i in range(1, 11)]
     # .jsonl.gz in, too.
     again = tmp_path / "again.jsonl"
-    proc = _run("score", str(out), "-o", str(again), "--no-progress")
-    assert proc.returncode == 0, proc.stderr and len(_read(again)) == 10
+    proc = run_cli("score", str(out), "-o", str(again), "--no-progress")
+    assert proc.returncode == 0, proc.stderr and len(read_jsonl(again)) == 10
 
 
 def test_summary_json_and_fail_on_error_when_every_row_fails(tmp_path: Path) -> None:
@@ -277,7 +256,7 @@ def test_summary_json_and_fail_on_error_when_every_row_fails(tmp_path: Path) -> 
     summary = tmp_path / "summary.json"
     argv = ["score", str(source), "-o", str(tmp_path / "out.jsonl"), "--no-progress"]
     argv += ["--summary-json", str(summary), f"reward.custom_reward_function.path={fn}"]
-    proc = _run(*argv, "--fail-on-error", "0.5")
+    proc = run_cli(*argv, "--fail-on-error", "0.5")
     assert proc.returncode == 1
     assert "100.0% of rows failed, over --fail-on-error 0.5" in proc.stderr
     # No "accuracy 100%" next to "ok 0": accuracy is over ok rows, and there are none.
@@ -287,22 +266,24 @@ def test_summary_json_and_fail_on_error_when_every_row_fails(tmp_path: Path) -> 
     assert data["failed_share"] == 1.0 and data["total"]["accuracy"] is None
     assert data["total"]["statuses"]["error"] == 6
     assert data["top_errors"][0]["count"] == 6
-    assert _run(*argv, "--fail-on-error", "1").returncode == 0
+    assert run_cli(*argv, "--fail-on-error", "1").returncode == 0
 
 
 def test_summary_is_not_truncated_in_logs(tmp_path: Path) -> None:
     name = "a-very-long-data-source-name/with-a-version-suffix-v2024.11-that-must-stay-whole"
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"data_source": name, "response": "#### 1"}) + "\n")
-    proc = _run("score", str(source), "--no-progress", "reward.num_workers=1")  # stderr: a pipe
+    proc = run_cli("score", str(source), "--no-progress", "reward.num_workers=1")  # stderr: a pipe
     assert proc.returncode == 0
     assert name in proc.stderr and "…" not in proc.stderr
 
 
 def test_version_and_config_show(tmp_path: Path) -> None:
-    proc = _run("--version")
+    proc = run_cli("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("rewardkit ")
-    proc = _run("config", "show", "reward.timeout_s=5", "reward.reward_model.http.api_key=s3cret")
+    proc = run_cli(
+        "config", "show", "reward.timeout_s=5", "reward.reward_model.http.api_key=s3cret"
+    )
     assert proc.returncode == 0, proc.stderr
     shown = yaml.safe_load(proc.stdout)
     assert shown["reward"]["timeout_s"] == 5.0
@@ -310,7 +291,7 @@ def test_version_and_config_show(tmp_path: Path) -> None:
     assert (
         "s3cret" not in proc.stdout and shown["reward"]["reward_model"]["http"]["api_key"] == "***"
     )
-    bad = _run("config", "show", "reward.nope=1")
+    bad = run_cli("config", "show", "reward.nope=1")
     assert bad.returncode == 2 and "reward.nope" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -328,7 +309,7 @@ def test_config_mistakes_are_caught_at_load(override: str, message: str) -> None
     argv += ["reward.reward_model.backend=openai", "reward.reward_model.kind=generative"]
     if "url=" not in override:
         argv.append("reward.reward_model.url=http://127.0.0.1:9")
-    proc = _run(*argv, override)
+    proc = run_cli(*argv, override)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert message in proc.stderr and "rows in" not in proc.stderr
     assert "KeyError" not in proc.stderr
@@ -339,15 +320,7 @@ def test_progress_bar_shows_the_total_and_time_left_on_a_terminal(tmp_path: Path
     fn.write_text(SLOW_FN)
     source = _rows(tmp_path / "in.jsonl", 120)
     primary, secondary = pty.openpty()  # stderr is a terminal, as when a person runs it
-    argv = [
-        sys.executable,
-        "-m",
-        "rewardkit.cli",
-        "score",
-        str(source),
-        "-o",
-        str(tmp_path / "o.jsonl"),
-    ]
+    argv = [*CLI, "score", str(source), "-o", str(tmp_path / "o.jsonl")]
     argv += ["reward.num_workers=2", f"reward.custom_reward_function.path={fn}"]
     child = subprocess.Popen(argv, cwd=ROOT, stderr=secondary, stdout=subprocess.DEVNULL)
     os.close(secondary)
@@ -365,6 +338,15 @@ def test_progress_bar_shows_the_total_and_time_left_on_a_terminal(tmp_path: Path
     text = seen.decode("utf-8", "replace")
     assert re.search(r"\d+/120", text)  # done of the total
     assert "eta" in text
+
+
+def test_wrong_math_answers_score_zero_with_rewardkit_score(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "rows.jsonl", math_rows())
+    proc = run_cli("score", str(source), "-o", "out.jsonl", "--no-progress", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    results = read_jsonl(tmp_path / "out.jsonl")
+    assert [r["status"] for r in results] == ["ok"] * len(results)
+    assert [r["score"] for r in results] == expected_math_scores()
 
 
 # ---------------------------------------------------------------------- rewardkit bench

@@ -1,3 +1,5 @@
+"""guards: configuration (rewardkit.config): verl's names, overrides, validation naming the key."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -235,3 +237,40 @@ def test_score_scale_is_validated() -> None:
     assert load_config({"reward": {"score_scale": "unit"}}).reward.score_scale == "unit"
     with pytest.raises(ConfigError, match=r"reward.score_scale"):
         load_config({"reward": {"score_scale": "binary"}})
+
+
+# Each is refused at load, naming the key. Accepted, a NaN or infinite weight makes the
+# combined score NaN, which Result refuses (the whole batch would crash); an infinite
+# penalty_factor or a buffer longer than max_resp_len fails every row as an "internal
+# error"; an infinite kl_coef or target_kl gives NaN token rewards or a beta that only falls.
+REFUSED = [
+    (["reward.rule_weight=nan"], "reward.rule_weight"),
+    (["reward.rule_weight=inf"], "reward.rule_weight"),
+    (["reward.rule_weight=-inf"], "reward.rule_weight"),
+    (["reward.format_reward.weight=nan"], "reward.format_reward.weight"),
+    (["reward.reward_model.weight=inf"], "reward.reward_model.weight"),
+    (["reward.overlong_buffer.penalty_factor=inf"], "reward.overlong_buffer.penalty_factor"),
+    (["algorithm.kl_ctrl.kl_coef=inf"], "algorithm.kl_ctrl.kl_coef"),
+    (["algorithm.kl_ctrl.kl_coef=nan"], "algorithm.kl_ctrl.kl_coef"),  # by ge=0
+    (["algorithm.kl_ctrl.target_kl=inf"], "algorithm.kl_ctrl.target_kl"),
+    # a think_tag that is no tag name would fail every row as an "internal error"
+    (["reward.format_reward.think_tag=a b"], "reward.format_reward.think_tag"),
+    (["reward.format_reward.think_tag=<think>"], "reward.format_reward.think_tag"),
+    (
+        [
+            "reward.overlong_buffer.enable=true",
+            "reward.overlong_buffer.len=200",
+            "reward.overlong_buffer.max_resp_len=100",
+        ],
+        "overlong_buffer.len (200) must not exceed overlong_buffer.max_resp_len (100)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("overrides", "named"), REFUSED)
+def test_non_finite_weights_and_impossible_buffers_are_refused_at_load(
+    overrides: list[str], named: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(None, overrides)
+    assert named in str(caught.value)

@@ -1,4 +1,4 @@
-"""Per-prompt group statistics, against hand-computed values."""
+"""guards: rewardkit.groups: per-prompt group statistics, against hand-computed values."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The shared HTTP client against a real server on 127.0.0.1 that misbehaves on request."""
+"""guards: rewardkit.http: the shared HTTP client against a real server that misbehaves on request."""
 
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+"""guards: reading rows and writing Results (rewardkit.io): formats, bad lines, atomic writes."""
+
 from __future__ import annotations
 
 import json
@@ -7,6 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from _support.cli import run_cli, strict_json
 from rewardkit import InputError, Result, Status
 from rewardkit.errors import OutputError
 from rewardkit.io import BadRow, RowWriter, count_rows, map_fields, parse_field_map, read_rows
@@ -141,3 +144,46 @@ def test_empty_parquet_output_is_still_readable(tmp_path: Path) -> None:
 
 def _lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# --- through `rewardkit score`: JSON Python cannot read costs one row, or one line ----
+
+
+def test_json_the_reader_cannot_parse_costs_one_row_not_the_run(tmp_path: Path) -> None:
+    """A JSONL line holding an integer of 5,000 digits (valid JSON, over Python's
+    4,300-digit limit) or nesting 100,000 deep is one ``invalid`` row, not a traceback
+    (exit 1) that loses every row."""
+    good = json.dumps({"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": "4"})
+    lines = [
+        good,
+        '{"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": ' + "9" * 5000 + "}",
+        good,
+        '{"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}",
+        good,
+        '{"data_source": "openai/gsm8k", "resp',  # a truncated last line
+    ]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(lines))
+    out = tmp_path / "out.jsonl"
+    proc = run_cli("score", str(path), "-o", str(out), "reward.num_workers=1", "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = [strict_json(line) for line in out.read_text().splitlines()]
+    assert [r["status"] for r in results] == ["ok", "invalid", "ok", "invalid", "ok", "invalid"]
+    assert [results[i]["score"] for i in (0, 2, 4)] == [1.0, 1.0, 1.0]
+    assert "line 2: not valid JSON" in results[1]["error"] and "4300 digits" in results[1]["error"]
+    assert "line 4: not valid JSON (RecursionError" in results[3]["error"]
+    assert "line 6: not valid JSON" in results[5]["error"]
+
+
+def test_a_json_input_with_a_huge_integer_is_a_one_line_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "rows.json"
+    path.write_text(
+        '[{"data_source": "gsm8k", "response": "1", "ground_truth": ' + "7" * 5000 + "}]"
+    )
+    proc = run_cli("score", str(path), "-o", str(tmp_path / "out.jsonl"), "--no-progress")
+    assert proc.returncode == 2
+    assert "not valid JSON" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

@@ -1,4 +1,6 @@
-"""The package's imports read top-down: a declared layer table, no cycles.
+"""guards: the import layers of src/rewardkit: top-down, no cycles.
+
+The package's imports read top-down: a declared layer table, no cycles.
 
 Walks every module of ``src/rewardkit`` with :mod:`ast` (module-level imports, imports
 inside functions and ``TYPE_CHECKING`` blocks alike: each is a dependency) and fails on
@@ -212,7 +214,7 @@ def test_the_walk_sees_every_kind_of_import(source: str, expected: str) -> None:
     assert expected in {target for target, _ in GRAPH[source]}
 
 
-# What the checks must catch, each the shape of a fault issue 15 named.
+# What the checks must catch, each the shape of a real layering fault.
 BAD_IMPORTS = [
     ("rewardkit.execution.tasks", "rewardkit.verifiers.math", "sideways"),  # pool preloads
     ("rewardkit.execution.ray_pool", "rewardkit.models.replicas", "sideways"),

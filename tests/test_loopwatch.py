@@ -1,4 +1,6 @@
-"""An async user function that blocks the event loop is named, not hidden behind others' timeouts."""
+"""guards: rewardkit._loopwatch: an async function that blocks the event loop is named, not
+hidden behind others' timeouts.
+"""
 
 from __future__ import annotations
 

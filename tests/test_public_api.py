@@ -1,4 +1,4 @@
-"""The public surface: one explicit, sorted ``__all__`` that names everything exported."""
+"""guards: the public surface: one explicit, sorted ``__all__`` that names everything exported."""
 
 import inspect
 

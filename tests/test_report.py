@@ -1,4 +1,4 @@
-"""`rewardkit report`: the page a user opens after a run, rendered in a real browser.
+"""guards: `rewardkit report` (rewardkit.report): the page a user opens after a run, rendered in a real browser.
 
 The rows come from a real `rewardkit score` run over the bundled GRPO example plus rows
 made to trip each part of the page (failures, flags, a slow row); the HTML is checked
@@ -14,14 +14,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from _support.cli import ROOT, run_cli, score_file
 from rewardkit.report import ReportBuilder, flag_response, write_report
 
-ROOT = Path(__file__).resolve().parents[1]
 MATH_PROMPT = (
     "What is $2+3$?\nPlease reason step by step, and put your final answer within \\boxed{}."
 )
@@ -97,25 +96,7 @@ def scored(
     folder = tmp_path_factory.mktemp("report")
     source, out, page = folder / "in.jsonl", folder / "scored.jsonl", folder / "report.html"
     source.write_text("\n".join(json.dumps(r) for r in demo_rows()) + "\n")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rewardkit.cli",
-            "score",
-            str(source),
-            "-o",
-            str(out),
-            "--report",
-            str(page),
-            "reward.num_workers=2",
-            "--no-progress",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
+    proc = score_file(source, out, "--report", str(page), "reward.num_workers=2")
     assert proc.returncode == 0, proc.stderr
     return out, page, proc
 
@@ -274,49 +255,32 @@ def test_report_renders_in_headless_chromium(scored, tmp_path: Path) -> None:
 def test_report_command_reads_jsonl_and_parquet_results(scored, tmp_path: Path) -> None:
     out, _, _ = scored
     parquet = tmp_path / "scored.parquet"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rewardkit.cli",
-            "score",
-            str(out),
-            "-o",
-            str(parquet),
-            "--no-progress",
-            "reward.num_workers=1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )  # re-scoring the scored rows gives a parquet file of Result rows
+    # re-scoring the scored rows gives a parquet file of Result rows
+    proc = run_cli("score", str(out), "-o", str(parquet), "--no-progress", "reward.num_workers=1")
     assert proc.returncode == 0, proc.stderr
     for source in (out, parquet):
         page = tmp_path / f"{source.suffix}.html"
-        proc = subprocess.run(
-            [sys.executable, "-m", "rewardkit.cli", "report", str(source), "-o", str(page)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            cwd=ROOT,
-        )
+        proc = run_cli("report", str(source), "-o", str(page))
         assert proc.returncode == 0, proc.stderr
         assert f"report on {len(demo_rows()):,} rows written to {page}" in proc.stderr
         assert "Flagged responses" in page.read_text()
-    missing = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rewardkit.cli",
-            "report",
-            str(out),
-            "-o",
-            str(tmp_path / "no/r.html"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
+    missing = run_cli("report", str(out), "-o", str(tmp_path / "no/r.html"))
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
+
+
+def test_report_reads_a_scored_file_with_foreign_field_types(tmp_path: Path) -> None:
+    """``rewardkit report`` reads a scored file edited elsewhere, where a row's ``error``
+    (or any other field) is not of the type it writes: a report, not a traceback."""
+    path = tmp_path / "scored.jsonl"
+    ok = {"data_source": "gsm8k", "response": "#### 4", "score": 1.0, "status": "ok"}
+    odd = {"data_source": 5, "response": 3, "score": "x", "status": "error", "error": {"a": 1}}
+    odd |= {"components": [1], "extra": "s", "elapsed_s": "slow"}
+    path.write_text(
+        json.dumps(ok) + "\n" + json.dumps(odd) + "\n"
+        '{"data_source": "gsm8k", "response": "x", "score": NaN, "status": "ok"}\n'
+    )
+    out = tmp_path / "report.html"
+    proc = run_cli("report", str(path), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "report on 3 rows" in proc.stdout + proc.stderr
+    assert out.stat().st_size > 0

@@ -1,4 +1,4 @@
-"""Token placement and the DAPO overlong penalty, against hand-computed tensors."""
+"""guards: rewardkit.tokens: token placement and the DAPO overlong penalty, by hand-computed tensors."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
+"""guards: rewardkit.types: Sample read from rows (each bad field named), Result's rules."""
+
 from __future__ import annotations
 
 import pytest
 
-from rewardkit import InvalidSampleError, Result, Sample, Status
+from rewardkit import InvalidSampleError, Result, RewardLoop, Sample, Status
 
 
 def test_from_row_reads_verl_parquet_layout() -> None:
@@ -74,3 +76,40 @@ def test_result_row_is_the_input_plus_outcome() -> None:
         "extra": {"acc": True},
     }
     assert result.log() == {"reward/rule": 1.0, "reward/score": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        ("a\nb", "a b"),
+        ("a\r\n  b\u2028c\x85d", "a b c d"),
+        ("x" * 5000, "x" * 1999 + "\u2026"),
+        ("plain  spaces kept", "plain  spaces kept"),  # no break: untouched
+    ],
+)
+def test_a_result_error_is_always_one_bounded_line(error: str, expected: str) -> None:
+    assert Result(0, Status.ERROR, error=error).error == expected
+
+
+def test_hand_built_samples_with_wrong_types_are_invalid_rows_not_a_failed_batch() -> None:
+    """A Sample built in Python is checked as a dict row is: a list as extra_info, bytes or
+    an int as response make an invalid row, not a failed ``loop.score`` call (every row
+    lost) nor a value reaching the verifier."""
+    good = Sample(data_source="openai/gsm8k", response="#### 4", ground_truth="4")
+    rows = [
+        good,
+        Sample(data_source="openai/gsm8k", response="#### 4", ground_truth="4", extra_info=[1]),  # type: ignore[arg-type]
+        Sample(data_source="openai/gsm8k", response=b"#### 4", ground_truth="4"),  # type: ignore[arg-type]
+        Sample(data_source="lighteval/MATH", response=4, ground_truth="4"),  # type: ignore[arg-type]
+        Sample(data_source=None, response="#### 4", ground_truth="4"),  # type: ignore[arg-type]
+        {"data_source": "openai/gsm8k", "response": b"#### 4", "ground_truth": "4"},
+        good,
+    ]
+    with RewardLoop({"reward": {"num_workers": 1}}) as loop:
+        results = loop.score(rows)
+    assert [r.score for r in results] == [1.0, None, None, None, None, None, 1.0]
+    assert all(r.status is Status.INVALID for r in results[1:-1])
+    assert results[1].error == "field 'extra_info' must be an object"
+    assert results[2].error == "field 'response' must be a string (got bytes)"
+    assert results[3].error == "field 'response' must be a string (got int)"
+    assert Sample.from_row(good) is good  # a well-typed Sample is taken as it is

@@ -1,5 +1,8 @@
-"""The typed seams: pools satisfy the Pool protocol, and config fields type-check for users
-without the pydantic mypy plugin (no positional ``Field`` defaults)."""
+"""guards: the typed seams: the Pool protocol and config fields for mypy users.
+
+The typed seams: pools satisfy the Pool protocol, and config fields type-check for users
+without the pydantic mypy plugin (no positional ``Field`` defaults).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The benchmark workload generator: deterministic, Sample-shaped, and the shipped example current."""
+"""guards: the benchmark workload generator: deterministic, Sample-shaped, its example current."""
 
 from __future__ import annotations
 

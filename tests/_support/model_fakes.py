@@ -10,6 +10,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -73,29 +74,19 @@ def build_tokenizer(
     return tok
 
 
+# The size of every tiny model here: 2 layers, hidden 32, 4 heads (``extra`` overrides).
+_SMALL = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "max_position_embeddings": 512}  # fmt: skip
+
+
 def llama_config(vocab: int, **extra: Any) -> Any:
     return transformers.LlamaConfig(
-        vocab_size=vocab,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        **extra,
+        **{"vocab_size": vocab, **_SMALL, "num_key_value_heads": 2, **extra}
     )
 
 
 def bert_config(vocab: int, **extra: Any) -> Any:
-    return transformers.BertConfig(
-        vocab_size=vocab,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        max_position_embeddings=512,
-        **extra,
-    )
+    return transformers.BertConfig(**{"vocab_size": vocab, **_SMALL, **extra})
 
 
 def save_model(path: Path, model: Any, tok: Any) -> str:
@@ -216,3 +207,12 @@ def fake_score(x: Any) -> float:
 
 def _is_bad(x: Any) -> bool:
     return "bad" in json.dumps(x) or (isinstance(x, list) and 666 in x)
+
+
+async def scored_by(scorer: Any, rows: Iterable[Any]) -> list[Any]:
+    """Start ``scorer``, score ``rows`` at once (an exception is its row's outcome), close."""
+    await scorer.start()
+    try:
+        return await asyncio.gather(*(scorer.score(r) for r in rows), return_exceptions=True)
+    finally:
+        await scorer.close()

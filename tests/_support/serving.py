@@ -1,24 +1,28 @@
-"""A real reward server on 127.0.0.1, on a port the OS picks, in a background thread.
-
-Shared by the tests that talk to the server.
+"""A real reward server on 127.0.0.1, on a port the OS picks: in a background thread, or
+as `rewardkit serve` in a subprocess. Shared by the tests that talk to the server.
 """
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import uvicorn
 
+from _support.cli import CLI
 from rewardkit.config import RewardConfig, ServerConfig, load_config
 from rewardkit.server.app import create_app
 from rewardkit.server.protocol import uvicorn_config
 
-__all__ = ["running_app", "running_server"]
+T = TypeVar("T")
+
+__all__ = ["free_port", "in_thread", "running_app", "running_server", "serving_process"]
 
 
 @contextmanager
@@ -72,3 +76,46 @@ def _wait_ready(base: str, api_key: str | None, deadline: float) -> None:
         if "error" in body or time.monotonic() > deadline:
             raise RuntimeError(f"the test server did not become ready: {body}")
         time.sleep(0.02)
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listened on a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def serving_process(
+    *overrides: str, port: int | None = None, within_s: float = 60, **popen: Any
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`rewardkit serve --port PORT OVERRIDES...` in a subprocess (``popen``: Popen's
+    keywords); yield it and its base URL once /ready answers 200 (within ``within_s``).
+    Killed at the end if it still runs."""
+    port = free_port() if port is None else port
+    server = subprocess.Popen([*CLI, "serve", "--port", str(port), *overrides], text=True, **popen)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + within_s
+        while True:
+            try:
+                if httpx.get(f"{base}/ready", timeout=2, trust_env=False).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline and server.poll() is None, "server did not start"
+            time.sleep(0.1)
+        yield server, base
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def in_thread(call: Callable[[], T]) -> tuple[threading.Thread, list[T]]:
+    """Start ``call()`` in a thread (a request left in flight while the test goes on); the
+    list holds what it returned once the thread is done."""
+    out: list[T] = []
+    thread = threading.Thread(target=lambda: out.append(call()))
+    thread.start()
+    return thread, out

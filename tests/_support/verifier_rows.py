@@ -90,13 +90,3 @@ def check_stricter(answer: str, gold: str, expected: float, why: str) -> None:
     quick = V.quick_check(extracted, gold)
     assert quick is not None and quick.score == expected, why
     assert V.check(extracted, gold).score == expected, why
-
-
-def gone(pid: int) -> bool:
-    """No such process, or a zombie (dead, waiting for a parent that may never reap it):
-    what an attack's stray process must be after rewardkit killed it."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True

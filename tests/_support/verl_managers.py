@@ -1,6 +1,6 @@
 """verl 0.9.1's own reward managers on a batch mixing data sources, scored by rewardkit.
 
-Not a test: the verl manager tests runs it with a Python that has verl installed
+Not a test: tests/integrations/test_verl.py runs it with a Python that has verl installed
 (``python tests/_support/verl_managers.py CONFIG``) and reads the JSON report it prints. Each
 manager is called twice: with ``on_failure="raise"`` (the default) and ``"fill"``.
 """

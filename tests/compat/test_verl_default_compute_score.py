@@ -1,4 +1,6 @@
-"""verl's own ``default_compute_score`` side by side with rewardkit, on every data source it ships.
+"""guards: rewardkit's verdicts against verl 0.9.1's default_compute_score, source by source.
+
+verl's own ``default_compute_score`` side by side with rewardkit, on every data source it ships.
 
 The table is facts: for each row, what verl 0.9.1 scores and what rewardkit scores, both
 on verl's scale (math_dapo / math / aime*: +1/-1). Where they differ, ``why`` says why

@@ -1,9 +1,11 @@
-"""rewardkit inside verl 0.9.1's own reward code paths, on real DataProto batches.
+"""guards: the verl adapter inside verl 0.9.1's own reward managers and Ray workers.
+
+rewardkit inside verl 0.9.1's own reward code paths, on real DataProto batches.
 
 Each test builds what verl builds (its managers, its config tree, its Ray workers) and
 plugs rewardkit in the way the README says. The batch mixes verifiers whose extras
 differ (gsm8k, math_dapo on verl's -1/+1 scale, Search-R1 exact match) and holds a row
-rewardkit cannot score (an unknown data source): the cases that broke before.
+rewardkit cannot score (an unknown data source): the cases most likely to break.
 """
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+"""guards: the worker pool (rewardkit.execution.pool): hard timeouts, crashes, fairness,
+affinity, and workers that never outlive the pool."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,10 +11,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from _support.processes import gone, wait_gone
 from rewardkit.errors import ScorerError, ScorerTimeout, WorkerCrashed
+from rewardkit.execution import pool as pool_module
 from rewardkit.execution.pool import WorkerPool, fair_share
 
 
@@ -131,22 +137,6 @@ def _echo(value: object) -> object:
     return value
 
 
-def _gone(pid: int) -> bool:
-    """The process has exited (a zombie awaiting its reaper counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except FileNotFoundError:
-        return True
-
-
-def _wait_gone(pids: list[int], within_s: float) -> list[int]:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline and not all(_gone(p) for p in pids):
-        time.sleep(0.05)
-    return [p for p in pids if not _gone(p)]
-
-
 async def test_workers_die_with_the_fork_server(pool: WorkerPool) -> None:
     from multiprocessing import forkserver
 
@@ -154,7 +144,7 @@ async def test_workers_die_with_the_fork_server(pool: WorkerPool) -> None:
     await asyncio.sleep(0.5)
     pids = [w.process.pid for w in pool._all]
     os.kill(forkserver._forkserver._forkserver_pid, signal.SIGKILL)
-    assert await asyncio.to_thread(_wait_gone, pids, 10) == []
+    assert await asyncio.to_thread(wait_gone, pids, 10) == []
     outcomes = await asyncio.gather(*busy, return_exceptions=True)
     assert all(isinstance(o, WorkerCrashed) for o in outcomes)
     # Replacements come from a new fork server: the pool is whole again.
@@ -197,10 +187,10 @@ def test_workers_die_with_the_process_that_runs_the_pool(tmp_path) -> None:
     try:
         line = supervisor.stdout.readline()
         pids = [int(p) for p in line.split()]
-        assert len(pids) == 2 and not any(_gone(p) for p in pids)
+        assert len(pids) == 2 and not any(gone(p) for p in pids)
         supervisor.kill()  # SIGKILL: no cleanup of its own runs
         supervisor.wait(timeout=10)
-        assert _wait_gone(pids, 10) == []
+        assert wait_gone(pids, 10) == []
     finally:
         if supervisor.poll() is None:
             supervisor.kill()
@@ -334,6 +324,102 @@ async def test_a_task_without_affinity_is_not_passed_over(pool: WorkerPool) -> N
     # The first worker to free up that no busy-key task prefers takes the plain task at
     # once, ahead of older tasks that prefer the other worker.
     assert order.index("plain") <= 3
+
+
+async def test_affinity_on_a_one_worker_pool_and_mixed_tasks() -> None:
+    """Ize=1, tasks with keys (several), with None and without: all run, in order."""
+    pool = WorkerPool(1)
+    await pool.start()
+    try:
+        keys: list[Any] = ["a", None, "b", ("t", 1), None, 7]
+        pids = await asyncio.gather(
+            *(pool.run(_sleep_then_pid, 0.01, timeout=10, affinity=key) for key in keys * 3)
+        )
+    finally:
+        await pool.close()
+    assert len(set(pids)) == 1
+
+
+async def test_a_replaced_worker_keeps_its_slot_for_its_keys() -> None:
+    """Fter a timeout kills the worker a key prefers, its replacement takes that
+    slot: the key's tasks reach one (new) worker again, and the other key is untouched."""
+    pool = WorkerPool(2)
+    await pool.start()
+    try:
+        first, second = _keys_by_worker(2)
+        before = {await pool.run(os.getpid, timeout=5, affinity=first) for _ in range(4)}
+        with pytest.raises(ScorerTimeout):
+            await pool.run(_sleep_then_pid, 5, timeout=0.2, affinity=first)
+        after = {await pool.run(os.getpid, timeout=5, affinity=first) for _ in range(4)}
+        other = {await pool.run(os.getpid, timeout=5, affinity=second) for _ in range(4)}
+    finally:
+        await pool.close()
+    assert len(before) == len(after) == len(other) == 1
+    assert before != after and after != other
+
+
+async def test_an_unhashable_affinity_is_refused_and_costs_nothing() -> None:
+    """list key raises TypeError before any worker is taken; the pool still works."""
+    pool = WorkerPool(2)
+    await pool.start()
+    try:
+        with pytest.raises(TypeError):
+            await pool.run(os.getpid, timeout=5, affinity=["1", "2"])  # type: ignore[arg-type]
+        assert len(pool._idle) == 2 and not pool._running
+        assert await pool.run(os.getpid, timeout=5, affinity="x") > 0
+    finally:
+        await pool.close()
+
+
+async def test_a_task_whose_worker_is_stuck_waits_at_most_for_the_others_queue() -> None:
+    """He worker a key prefers is stuck (3 s); tasks of that key queued before 8
+    short tasks of the other key still finish once the free worker has no other task in
+    its window, long before the stuck one frees (no starvation, no idle worker)."""
+    pool = WorkerPool(2)
+    await pool.start()
+    try:
+        stuck_key, free_key = _keys_by_worker(2)
+        stuck = asyncio.create_task(pool.run(_sleep_then_pid, 3.0, timeout=10, affinity=stuck_key))
+        while len(pool._idle) != 1:
+            await asyncio.sleep(0.01)
+        started = time.perf_counter()
+        waiting = [
+            pool.run(_sleep_then_pid, 0.05, timeout=10, affinity=stuck_key) for _ in range(2)
+        ]
+        others = [pool.run(_sleep_then_pid, 0.05, timeout=10, affinity=free_key) for _ in range(8)]
+        await asyncio.gather(*waiting, *others)
+        elapsed = time.perf_counter() - started
+        await stuck
+    finally:
+        await pool.close()
+    assert elapsed < 2.5, f"tasks waited {elapsed:.2f}s for a stuck worker"
+
+
+async def test_a_worker_holding_too_many_processes_is_replaced(monkeypatch) -> None:
+    """Adopted orphans that exit stay zombies of the worker (reaping them could steal a
+    status the user's code waits for): a worker past the bound is replaced, ending them."""
+    monkeypatch.setattr(pool_module, "_CENSUS_EVERY", 4)
+    monkeypatch.setattr(pool_module, "_MAX_BELOW", 5)
+    pool = WorkerPool(1)
+    await pool.start()
+    try:
+        workers = [await pool.run(_orphan_that_exits, timeout=30) for _ in range(12)]
+    finally:
+        await pool.close()
+    # Counted after tasks 4 (4 zombies: kept), 8 (8: replaced) and 12 (4 more: kept).
+    assert workers[:8] == [workers[0]] * 8 and workers[8:] == [workers[8]] * 4
+    assert workers[0] != workers[8] and pool.stats["restarts"] == 1
+
+
+def _orphan_that_exits() -> int:
+    """Leave an orphan that exits at once (a zombie of the worker, which adopts it)."""
+    middle = os.fork()
+    if middle == 0:
+        if os.fork() == 0:
+            os._exit(0)
+        os._exit(0)
+    os.waitpid(middle, 0)
+    return os.getpid()
 
 
 PRINTING_POOL = """

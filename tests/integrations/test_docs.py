@@ -1,4 +1,4 @@
-"""The README shows the integration example files verbatim (the other tests run those files)."""
+"""guards: the README shows the integration example files verbatim (other tests run those files)."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ def test_names_the_doc_gives_to_verl_exist():
 
 def test_openrlhf_remote_url_route_answers_what_openrlhf_reads(rk_config):
     """The documented `rewardkit serve` + `--remote_rm_url .../get_reward` path, on loopback."""
-    from rewardkit.config import load_config
     from _support.serving import running_server
+    from rewardkit.config import load_config
 
     config = load_config(ROOT / "examples" / "integrations" / "reward.yaml")
     prompt = "<|im_start|>user\nWhat is 36 + 36?<|im_end|>\n<|im_start|>assistant\n"

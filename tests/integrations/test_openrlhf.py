@@ -1,4 +1,6 @@
-"""The OpenRLHF adapter against OpenRLHF master's request/response contract.
+"""guards: the OpenRLHF adapter (rewardkit.integrations.openrlhf).
+
+The OpenRLHF adapter against OpenRLHF master's request/response contract.
 
 OpenRLHF cannot be installed here (it pins vLLM and DeepSpeed), so its contract is
 restated from its source, at OpenRLHF/OpenRLHF master 3c3be62 (2026-08-13):
@@ -166,8 +168,8 @@ def test_get_reward_reads_mapping_labels_like_the_file_adapter():
     """One conversion (rows_from_request) for both: a mapping label over HTTP is not a ground truth."""
     import httpx
 
-    from rewardkit.config import load_config
     from _support.serving import running_server
+    from rewardkit.config import load_config
 
     config = load_config(EXAMPLES / "reward.yaml")
     with running_server(config) as base:

@@ -1,4 +1,6 @@
-"""The TRL adapter: TRL's reward-function contract, and a real GRPOTrainer run on CPU."""
+"""guards: rewardkit.integrations.trl: TRL's reward-function contract, and a real GRPOTrainer
+run on CPU.
+"""
 
 from __future__ import annotations
 
@@ -123,16 +125,17 @@ def _load_example(name: str) -> Any:
 def tiny_model_dir(tiny_tokenizer_dir: Path, tiny_tokenizer: Any, tmp_path_factory) -> Path:
     """A random-init one-layer Llama over the tiny vocabulary, saved with its tokenizer."""
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
+
+    from _support.model_fakes import llama_config
 
     torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(tiny_tokenizer),
+    config = llama_config(
+        len(tiny_tokenizer),
         hidden_size=16,
         intermediate_size=32,
         num_hidden_layers=1,
         num_attention_heads=2,
-        num_key_value_heads=2,
         max_position_embeddings=128,
         pad_token_id=tiny_tokenizer.pad_token_id,
         eos_token_id=tiny_tokenizer.eos_token_id,
@@ -144,28 +147,36 @@ def tiny_model_dir(tiny_tokenizer_dir: Path, tiny_tokenizer: Any, tmp_path_facto
     return path
 
 
+def _two_grpo_steps(tokenizer: Any) -> dict[str, Any]:
+    """GRPO arguments for two quick steps on CPU, the model allowed to say only '####',
+    '72', '7' and '36' (some answers right, some wrong: groups differ)."""
+    allowed = set(tokenizer.convert_tokens_to_ids(["####", "72", "7", "36"]))
+    suppress = [i for i in range(len(tokenizer)) if i not in allowed]
+    return {
+        "max_steps": 2,
+        "num_generations": 4,
+        "max_completion_length": 4,
+        "learning_rate": 1e-3,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": "none",
+        "use_cpu": True,
+        "seed": 0,
+        "generation_kwargs": {"suppress_tokens": suppress},
+    }
+
+
 def test_grpo_trainer_trains_two_steps_with_the_example(
     tiny_model_dir: Path, tiny_tokenizer: Any, tmp_path: Path
 ):
     example = _load_example("trl_grpo")
     # Let the random model say only '####', '72' and '7': some answers are then right and
     # some wrong, so groups differ and the rewards actually drive a gradient.
-    allowed = set(tiny_tokenizer.convert_tokens_to_ids(["####", "72", "7", "36"]))
-    suppress = [i for i in range(len(tiny_tokenizer)) if i not in allowed]
     trainer = example.train(
         str(tiny_model_dir),
         str(tmp_path / "out"),
-        max_steps=2,
         per_device_train_batch_size=4,
-        num_generations=4,
-        max_completion_length=4,
-        learning_rate=1e-3,
-        logging_steps=1,
-        save_strategy="no",
-        report_to="none",
-        use_cpu=True,
-        seed=0,
-        generation_kwargs={"suppress_tokens": suppress},
+        **_two_grpo_steps(tiny_tokenizer),
     )
     assert trainer.state.global_step == 2
     logged = [e for e in trainer.state.log_history if "rewards/rewardkit_openai_gsm8k/mean" in e]
@@ -243,21 +254,10 @@ def test_grpo_trainer_two_steps_with_the_async_function_and_failures(
         {"prompt": "what is 36 + 36 ?", "ground_truth": "72", "data_source": "openai/gsm8k"},
         {"prompt": "so the answer ?", "ground_truth": "72", "data_source": "no/such-source"},
     ]
-    allowed = set(tiny_tokenizer.convert_tokens_to_ids(["####", "72", "7", "36"]))
-    suppress = [i for i in range(len(tiny_tokenizer)) if i not in allowed]
     args = GRPOConfig(
         output_dir=str(tmp_path / "out"),
-        max_steps=2,
         per_device_train_batch_size=8,
-        num_generations=4,
-        max_completion_length=4,
-        learning_rate=1e-3,
-        logging_steps=1,
-        save_strategy="no",
-        report_to="none",
-        use_cpu=True,
-        seed=0,
-        generation_kwargs={"suppress_tokens": suppress},
+        **_two_grpo_steps(tiny_tokenizer),
     )
     reward = areward_func(EXAMPLES / "reward.yaml", name="rk")
     trainer = GRPOTrainer(

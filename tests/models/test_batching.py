@@ -1,4 +1,6 @@
-"""Token-budget packing and the batcher that gathers concurrent calls into rounds."""
+"""guards: rewardkit.models.batching: token-budget packing and the batcher that gathers
+concurrent calls into rounds.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The in-process discriminative reward model, on tiny random Llama and BERT classifiers."""
+"""guards: rewardkit.models.discriminative: the in-process reward model, on tiny random Llama
+and BERT classifiers.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The README's reward-model example runs as written: MiniLM with an untrained one-label head."""
+"""guards: the README's reward-model example, run as written: MiniLM with an untrained head."""
 
 from __future__ import annotations
 

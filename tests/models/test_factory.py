@@ -1,4 +1,6 @@
-"""build_model_scorers, the reward_model config section, and rendering without a chat template."""
+"""guards: rewardkit.models: build_model_scorers, the reward_model config section, and rendering
+without a chat template.
+"""
 
 from __future__ import annotations
 

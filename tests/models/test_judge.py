@@ -1,14 +1,15 @@
-"""LLM judges: an OpenAI-compatible server (real HTTP on loopback) and a tiny local causal LM."""
+"""guards: rewardkit.models.judge: LLM judges, on an OpenAI-compatible server (real HTTP on
+loopback) and a tiny local causal LM.
+"""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from _support.model_fakes import FakeModelServer
+from _support.model_fakes import FakeModelServer, scored_by
 from rewardkit.config import HttpOptions, JudgeConfig, RewardModelConfig
 from rewardkit.errors import ConfigError, InvalidSampleError
 from rewardkit.models.judge import JudgeParseError, LLMJudge, aggregate, parse_judgement
@@ -34,12 +35,19 @@ def remote(url: str, model: str, **judge: Any) -> RewardModelConfig:
 
 
 async def judged(cfg: RewardModelConfig, *rows: Sample) -> list[Any]:
-    judge = LLMJudge(cfg)
-    await judge.start()
-    try:
-        return await asyncio.gather(*(judge.score(r) for r in rows), return_exceptions=True)
-    finally:
-        await judge.close()
+    return await scored_by(LLMJudge(cfg), rows)
+
+
+def _local(model_path: str, **judge: Any) -> RewardModelConfig:
+    """A judge run in-process (transformers, on the CPU)."""
+    return RewardModelConfig(
+        enable=True,
+        kind="generative",
+        backend="hf",
+        model_path=model_path,
+        device="cpu",
+        judge=JudgeConfig(**judge),
+    )
 
 
 @pytest.mark.parametrize(
@@ -160,14 +168,7 @@ async def test_judge_server_errors_are_remote_errors(
 
 
 async def test_local_judge_generates_and_parses(judge_lm: str) -> None:
-    cfg = RewardModelConfig(
-        enable=True,
-        kind="generative",
-        backend="hf",
-        model_path=judge_lm,
-        device="cpu",
-        judge=JudgeConfig(max_tokens=3),
-    )
+    cfg = _local(judge_lm, max_tokens=3)
     rows = [
         ROW,
         Sample(
@@ -180,14 +181,7 @@ async def test_local_judge_generates_and_parses(judge_lm: str) -> None:
 
 
 async def test_local_judge_unparsable_answer(judge_lm: str) -> None:
-    cfg = RewardModelConfig(
-        enable=True,
-        kind="generative",
-        backend="hf",
-        model_path=judge_lm,
-        device="cpu",
-        judge=JudgeConfig(max_tokens=2, parser="verdict", n=2, temperature=0.0),
-    )
+    cfg = _local(judge_lm, max_tokens=2, parser="verdict", n=2, temperature=0.0)
     (error,) = await judged(cfg, ROW)
     assert isinstance(error, JudgeParseError) and error.text == "[[7]] [[7]]"
 

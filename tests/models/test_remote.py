@@ -1,4 +1,6 @@
-"""Remote discriminative RMs against a real HTTP server answering in vLLM/SGLang/TEI shapes."""
+"""guards: rewardkit.models.remote: remote discriminative RMs against a real HTTP server
+answering in vLLM/SGLang/TEI shapes.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from _support.model_fakes import FakeModelServer, fake_score
+from _support.model_fakes import FakeModelServer, fake_score, scored_by
 from rewardkit.config import HttpOptions, RewardModelConfig
 from rewardkit.errors import RemoteError
 from rewardkit.http import HttpStatusError
@@ -28,12 +30,7 @@ def config(url: str, backend: str, **overrides: Any) -> RewardModelConfig:
 
 
 async def score_all(cfg: RewardModelConfig, rows: list[Sample]) -> list[Any]:
-    scorer = RemoteRewardModel(cfg)
-    await scorer.start()
-    try:
-        return await asyncio.gather(*(scorer.score(r) for r in rows), return_exceptions=True)
-    finally:
-        await scorer.close()
+    return await scored_by(RemoteRewardModel(cfg), rows)
 
 
 @pytest.mark.parametrize("backend", ["vllm", "sglang"])

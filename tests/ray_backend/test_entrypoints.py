@@ -1,15 +1,15 @@
-"""The command line and the reward server on the cluster: `rewardkit score|serve reward.backend=ray`,
-including a drained shutdown on SIGTERM."""
+"""guards: `rewardkit score` and `rewardkit serve` with reward.backend=ray.
+
+The command line and the reward server on the cluster: `rewardkit score|serve reward.backend=ray`,
+including a drained shutdown on SIGTERM.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -18,9 +18,10 @@ import httpx
 import pytest
 import ray
 
+from _support.cli import CLI
+from _support.serving import free_port, in_thread, running_app, serving_process
 from rewardkit.config import load_config
 from rewardkit.server.app import create_app
-from _support.serving import running_app
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 
@@ -74,9 +75,7 @@ def test_rewardkit_score_joins_the_cluster_at_its_address(ray_cluster: Any, tmp_
     source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows))
     command = [
-        sys.executable,
-        "-m",
-        "rewardkit.cli",
+        *CLI,
         "score",
         str(source),
         "-o",
@@ -95,17 +94,13 @@ def test_rewardkit_score_joins_the_cluster_at_its_address(ray_cluster: Any, tmp_
 
 
 def test_an_address_nothing_answers_at_is_a_fast_config_error(tmp_path: Path) -> None:
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # a port nobody listens on
     source = tmp_path / "in.jsonl"
     source.write_text(
         '{"data_source": "openai/gsm8k", "response": "#### 1", "ground_truth": "1"}\n'
     )
     command = [
-        sys.executable,
-        "-m",
-        "rewardkit.cli",
+        *CLI,
         "score",
         str(source),
         "--no-progress",
@@ -132,37 +127,24 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
 def test_sigterm_drains_the_ray_backed_server_and_exits_zero(
     ray_cluster: Any, write_module: Any, tmp_path: Path
 ) -> None:
-    # ray.init on the server's main thread used to replace uvicorn's SIGTERM handler:
-    # the request in flight got a 500 and the server exited 15.
+    # ray.init on the server's main thread must not replace uvicorn's SIGTERM handler
+    # (the request in flight would get a 500 and the server exit 15).
     path = write_module("slow_reward", SLOW)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [
-        *(sys.executable, "-m", "rewardkit.cli", "serve", "--port", str(port)),
+    overrides = (
         "reward.backend=ray",
         "reward.num_workers=1",
         "reward.ray.num_cpus_per_worker=0.5",
         f"reward.ray.address={ray_cluster.address}",
         f"reward.custom_reward_function.path={path}",
-    ]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while not _ready(base):
-            assert time.monotonic() < deadline and server.poll() is None, "server did not start"
-            time.sleep(0.2)
-        answers: list[httpx.Response] = []
+    )
+    piped = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
+    with serving_process(*overrides, within_s=90, **piped) as (server, base):
         started = tmp_path / "started"
         row = {"data_source": "x", "response": "2", "ground_truth": str(started)}
         body = {"samples": [row]}
-        request = threading.Thread(
-            target=lambda: answers.append(
-                httpx.post(f"{base}/v1/score", json=body, timeout=60, trust_env=False)
-            )
+        request, answers = in_thread(
+            lambda: httpx.post(f"{base}/v1/score", json=body, timeout=60, trust_env=False)
         )
-        request.start()
         deadline = time.monotonic() + 30
         while not started.exists():
             assert time.monotonic() < deadline, "the row never reached its actor"
@@ -172,14 +154,3 @@ def test_sigterm_drains_the_ray_backed_server_and_exits_zero(
         assert server.wait(timeout=60) == 0, server.stdout.read() if server.stdout else ""
         assert answers and answers[0].status_code == 200
         assert answers[0].json()["results"][0]["score"] == 0.5
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-
-
-def _ready(base: str) -> bool:
-    try:
-        return httpx.get(f"{base}/ready", timeout=2, trust_env=False).status_code == 200
-    except httpx.TransportError:
-        return False

@@ -1,4 +1,6 @@
-"""Losing a node and getting it back, on the two-node cluster of conftest.py.
+"""guards: the Ray backend losing and regaining nodes (rewardkit.execution.ray_pool).
+
+Losing a node and getting it back, on the two-node cluster of conftest.py.
 
 - a node (its raylet and every process on it) killed mid-batch: every row is right or
   typed ``error``; the pool runs on at 1 of 2 actors and returns to 2 of 2 when a node
@@ -21,10 +23,10 @@ import httpx
 import pytest
 import ray
 
+from _support.serving import running_app
 from rewardkit import PoolUnavailable, RewardLoop, Status
 from rewardkit.config import load_config
 from rewardkit.server.app import create_app
-from _support.serving import running_app
 
 NODE = {"num_cpus": 1, "object_store_memory": 100 * 1024 * 1024}  # as conftest.py's nodes
 

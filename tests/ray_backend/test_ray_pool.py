@@ -1,5 +1,8 @@
-"""reward.backend=ray on a simulated two-node cluster: the local backend's results, hard
-timeouts inside actors, an actor killed mid-batch, back-pressure, clear failures."""
+"""guards: the Ray worker pool (rewardkit.execution.ray_pool).
+
+reward.backend=ray on a simulated two-node cluster: the local backend's results, hard
+timeouts inside actors, an actor killed mid-batch, back-pressure, clear failures.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import Any
 import pytest
 import ray
 
+from _support.user_functions import MISBEHAVING
 from rewardkit import ConfigError, RewardLoop, Status
 from rewardkit.config import RayOptions
 from rewardkit.errors import ScorerError, ScorerTimeout
@@ -22,24 +26,6 @@ pytestmark = pytest.mark.usefixtures("ray_cluster")
 # One CPU per node: two actors at half a CPU each leave room for a replacement.
 RAY = {"backend": "ray", "num_workers": 2, "ray": {"num_cpus_per_worker": 0.5}}
 
-USER_FUNCTIONS = """
-import ctypes, os, time
-
-def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
-    if solution_str == "hang":
-        while True:
-            pass
-    if solution_str == "segfault":
-        ctypes.string_at(0)
-    if solution_str == "raise":
-        raise RuntimeError("scorer bug")
-    if solution_str == "env":
-        return float(os.environ.get("RK_TEST_MARK") == "set by runtime_env")
-    if solution_str.startswith("nap "):
-        time.sleep(0.25)
-        return int(solution_str.split()[1]) / 100
-    return float(solution_str == ground_truth)
-"""
 
 ROWS: list[Any] = [
     {"data_source": "openai/gsm8k", "response": "so 8 * 9 = 72\n#### 72", "ground_truth": "72"},
@@ -110,7 +96,7 @@ def test_ray_backend_gives_exactly_the_local_backend_results() -> None:
 
 
 def test_timeouts_and_crashes_stay_the_rows_status_inside_actors(write_module) -> None:
-    path = write_module("user_reward", USER_FUNCTIONS)
+    path = write_module("user_reward", MISBEHAVING)
     ray_opts = {**RAY["ray"], "runtime_env": {"env_vars": {"RK_TEST_MARK": "set by runtime_env"}}}
     config = {
         "reward": {
@@ -150,7 +136,7 @@ def test_timeouts_and_crashes_stay_the_rows_status_inside_actors(write_module) -
 
 
 def test_an_actor_killed_mid_batch_costs_no_row(write_module) -> None:
-    path = write_module("user_reward", USER_FUNCTIONS)
+    path = write_module("user_reward", MISBEHAVING)
     config = {"reward": {**RAY, "custom_reward_function": {"path": path}}}
     rows = [
         {"data_source": "custom", "response": f"nap {i}", "ground_truth": "-"} for i in range(16)

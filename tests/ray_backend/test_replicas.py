@@ -1,4 +1,6 @@
-"""Reward-model replicas as Ray actors: the local model's scores, spread, a dead replica survived."""
+"""guards: rewardkit.models.replicas: reward-model replicas as Ray actors: the local model's
+scores, spread, a dead replica survived.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The reward server over real HTTP: protocol, auth, limits, metrics, drain, disconnects."""
+"""guards: the reward server (rewardkit.server.app) over real HTTP: protocol, auth, limits,
+metrics, drain, disconnects, bodies and rows it cannot read or encode."""
 
 from __future__ import annotations
 
@@ -7,26 +8,19 @@ import os
 import signal
 import socket
 import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
+from _support.serving import in_thread, running_server, serving_process
+from _support.user_functions import ASYNC_HOSTILE, SLOW, custom_row
+from _support.wrong_math import expected_math_scores, math_rows
 from rewardkit import RemoteError, Status
 from rewardkit.client import RewardClient
-
-SLOW = """
-import time
-
-def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
-    if solution_str.startswith("sleep"):
-        time.sleep(float(solution_str.split()[1]))
-    return float(solution_str.strip() == str(ground_truth))
-"""
 
 GSM8K = [
     {"data_source": "openai/gsm8k", "response": "so #### 72", "ground_truth": "72", "id": "a"},
@@ -176,41 +170,11 @@ def test_a_client_that_disconnects_mid_request_costs_nothing(write_module, start
 
 def test_sigterm_drains_in_flight_requests_then_exits_zero(tmp_path: Path, write_module) -> None:
     path = write_module("slow", SLOW)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "rewardkit.cli",
-            "serve",
-            "--port",
-            str(port),
-            "reward.num_workers=1",
-            f"reward.custom_reward_function.path={path}",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/ready", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline and server.poll() is None, "server did not start"
-            time.sleep(0.1)
-        answers: list[httpx.Response] = []
+    overrides = ("reward.num_workers=1", f"reward.custom_reward_function.path={path}")
+    piped = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
+    with serving_process(*overrides, **piped) as (server, base):
         body = {"samples": [{"data_source": "x", "response": "sleep 1.5", "ground_truth": "1"}]}
-        request = threading.Thread(
-            target=lambda: answers.append(httpx.post(f"{base}/v1/score", json=body, timeout=30))
-        )
-        request.start()
+        request, answers = in_thread(lambda: httpx.post(f"{base}/v1/score", json=body, timeout=30))
         _wait_queued(base, 1)  # in flight: SIGTERM must let it finish
         os.kill(server.pid, signal.SIGTERM)
         request.join(timeout=30)
@@ -219,9 +183,6 @@ def test_sigterm_drains_in_flight_requests_then_exits_zero(tmp_path: Path, write
         assert answers[0].json()["results"][0]["score"] == 0.0
         output = server.stdout.read()
         assert "loopback only" in output
-    finally:
-        if server.poll() is None:
-            server.kill()
 
 
 GATED = """
@@ -290,11 +251,7 @@ def test_a_request_does_not_wait_for_an_unrelated_slow_one(write_module, start_s
     slow_row = {"data_source": "x", "response": "sleep 3", "ground_truth": "1"}
     fast_row = {"data_source": "x", "response": "1", "ground_truth": "1"}
     with start_server(config) as base, httpx.Client(base_url=base, timeout=30) as client:
-        answers: list[httpx.Response] = []
-        slow = threading.Thread(
-            target=lambda: answers.append(client.post("/v1/score", json={"samples": [slow_row]}))
-        )
-        slow.start()
+        slow, answers = in_thread(lambda: client.post("/v1/score", json={"samples": [slow_row]}))
         _wait_queued(base, 1)  # the slow row is accepted (and going to a worker)
         started = time.monotonic()
         fast = client.post("/v1/score", json={"samples": [fast_row]})
@@ -303,3 +260,97 @@ def test_a_request_does_not_wait_for_an_unrelated_slow_one(write_module, start_s
     assert fast.json()["results"][0]["score"] == 1.0
     assert fast_s < 2.0, f"the fast request waited {fast_s:.1f}s behind the slow one"
     assert answers and answers[0].json()["results"][0]["score"] == 0.0
+
+
+@pytest.mark.parametrize("fast_paths", [True, False])
+def test_wrong_math_answers_score_zero_through_the_server(fast_paths: bool) -> None:
+    """And with fast_paths off, /metrics shows no row decided inline: all went to a worker."""
+    config = {"reward": {"num_workers": 1, "verifiers": {"fast_paths": fast_paths}}}
+    rows = math_rows()
+    with running_server(config) as base:
+        answer = httpx.post(f"{base}/v1/score", json={"samples": rows}, timeout=120)
+        metrics = httpx.get(f"{base}/metrics", timeout=30).text
+    assert answer.status_code == 200, answer.text
+    results = answer.json()["results"]
+    assert [r["status"] for r in results] == ["ok"] * len(rows)
+    assert [r["score"] for r in results] == expected_math_scores()
+    quick = _engine_event(metrics, "quick")
+    assert quick == 0.0 if not fast_paths else quick > 0
+
+
+def _engine_event(metrics: str, event: str) -> float:
+    label = f'rewardkit_engine_events_total{{event="{event}",source="engine"}}'
+    for line in metrics.splitlines():
+        if line.startswith(label):
+            return float(line.split()[-1])
+    raise AssertionError(f"{label} not in /metrics")
+
+
+@pytest.mark.parametrize("depth", [400, 900])  # past pydantic's encoder; past json's too
+def test_a_row_too_deep_to_encode_costs_only_itself_on_the_server(depth: int) -> None:
+    """A row whose ground truth (or any echoed field) nests a few hundred levels deep is
+    parsed and scored, but cannot be encoded: the field is replaced by a note and the
+    rest of the answer is sent (not a 500 for the whole request)."""
+    deep: Any = 4
+    for _ in range(depth):
+        deep = [deep]
+    rows = [
+        {"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": "4"},
+        {"data_source": "lighteval/MATH", "response": "\\boxed{4}", "ground_truth": deep},
+        {"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": "4", "meta": deep},
+        {"data_source": "openai/gsm8k", "response": "#### 5", "ground_truth": "4"},
+    ]
+    body = json.dumps({"samples": rows}).encode()
+    config = {"reward": {"num_workers": 1, "timeout_s": 10}}
+    with running_server(config) as base, httpx.Client(base_url=base, timeout=60) as client:
+        answer = client.post(
+            "/v1/score", content=body, headers={"content-type": "application/json"}
+        )
+        assert answer.status_code == 200, answer.text[:300]
+        results = answer.json()["results"]
+        assert [r["score"] for r in results] == [1.0, None, 1.0, 0.0]
+        assert results[1]["status"] in ("invalid", "error") and results[1]["error"]
+        note = "<not encodable as JSON: RecursionError>"
+        assert results[1]["ground_truth"] in (deep, note)  # as sent, where it can be
+        assert results[2]["status"] == "ok" and results[2]["meta"] in (deep, note)
+        again = client.post("/v1/score", json={"samples": rows[:1]})
+        assert again.status_code == 200 and again.json()["results"][0]["score"] == 1.0
+
+
+def test_a_body_python_cannot_read_is_a_422_with_the_reason() -> None:
+    """A body holding an integer of 5,000 digits (valid JSON, over Python's 4,300-digit
+    limit) gets 422 with the reason, like any other malformed body (not FastAPI's 400
+    "There was an error parsing the body"); the server answers the next request."""
+    huge = '{"samples": [{"data_source": "gsm8k", "response": "1", "ground_truth": '
+    body = (huge + "7" * 5000 + "}]}").encode()
+    config = {"reward": {"num_workers": 1, "timeout_s": 10}}
+    with running_server(config) as base, httpx.Client(base_url=base, timeout=60) as client:
+        answer = client.post(
+            "/v1/score", content=body, headers={"content-type": "application/json"}
+        )
+        assert answer.status_code == 422, answer.text[:300]
+        assert "not readable JSON" in answer.json()["detail"][0]
+        assert "4300 digits" in answer.json()["detail"][0]
+        assert client.get("/no/such/route").status_code == 404  # other HTTP errors unchanged
+        row = {"data_source": "openai/gsm8k", "response": "#### 4", "ground_truth": "4"}
+        again = client.post("/v1/score", json={"samples": [row]})
+        assert again.status_code == 200 and again.json()["results"][0]["score"] == 1.0
+
+
+@pytest.mark.slow
+def test_the_server_answers_and_exits_on_sigterm_despite_a_stubborn_coroutine(
+    write_module,
+) -> None:
+    """``asyncio.run`` waits for every task when the server stops: a scorer task that
+    swallows cancellation kept ``rewardkit serve`` from exiting on SIGTERM."""
+    path = write_module("async_hostile", ASYNC_HOSTILE)
+    overrides = ("reward.num_workers=1", "reward.async_timeout_s=1")
+    overrides += (f"reward.custom_reward_function.path={path}",)
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    with serving_process(*overrides, **quiet) as (server, base):
+        rows = [custom_row("42"), custom_row("stubborn"), custom_row("41")]
+        answer = httpx.post(f"{base}/v1/score", json={"samples": rows}, timeout=60)
+        results = answer.json()["results"]
+        assert [r["status"] for r in results] == ["ok", "timeout", "ok"]
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 0

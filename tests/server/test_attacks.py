@@ -1,6 +1,5 @@
-"""The reward server under attack (issue 13): each test runs the attack, bounded in size and
-time, against a real server on 127.0.0.1 and checks that it is contained and that real
-clients are still served."""
+"""guards: the reward server under attack: each attack, bounded in size and time, is
+contained by a real server on 127.0.0.1, and real clients are still served."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,18 +15,11 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from _support.serving import in_thread, serving_process
+from _support.user_functions import SLOW
 from rewardkit.cli import main as cli_main
 from rewardkit.config import load_config
 from rewardkit.errors import ConfigError
-
-SLOW = """
-import time
-
-def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
-    if solution_str.startswith("sleep"):
-        time.sleep(float(solution_str.split()[1]))
-    return float(solution_str.strip() == str(ground_truth))
-"""
 
 GSM8K_ROW = {"data_source": "openai/gsm8k", "response": "#### 72", "ground_truth": "72"}
 
@@ -187,13 +178,9 @@ def test_a_huge_ground_truth_runs_off_the_loop_under_the_hard_timeout(start_serv
     huge["ground_truth"] = [str(i) for i in range(300_000)]
     config = {"reward": {"num_workers": 2, "timeout_s": 1.0}}
     with start_server(config) as base, httpx.Client(base_url=base, trust_env=False) as client:
-        answers: list[httpx.Response] = []
-        request = threading.Thread(
-            target=lambda: answers.append(
-                client.post("/v1/score", json={"samples": [huge, GSM8K_ROW]}, timeout=60)
-            )
+        request, answers = in_thread(
+            lambda: client.post("/v1/score", json={"samples": [huge, GSM8K_ROW]}, timeout=60)
         )
-        request.start()
         worst = 0.0
         while request.is_alive():
             started = time.monotonic()
@@ -290,11 +277,7 @@ def test_slow_rows_of_one_request_do_not_delay_another_requests_row(
     ]
     fast_row = {"data_source": "x", "response": "1", "ground_truth": "1"}
     with start_server(config) as base, httpx.Client(base_url=base, timeout=60) as client:
-        answers: list[httpx.Response] = []
-        slow = threading.Thread(
-            target=lambda: answers.append(client.post("/v1/score", json={"samples": slow_rows}))
-        )
-        slow.start()
+        slow, answers = in_thread(lambda: client.post("/v1/score", json={"samples": slow_rows}))
         time.sleep(0.5)  # both workers are busy with slow rows, eight more are queued
         started = time.monotonic()
         fast = client.post("/v1/score", json={"samples": [fast_row]})
@@ -326,54 +309,20 @@ def test_a_key_is_never_printed_in_config_errors(capsys) -> None:
 
 
 def test_a_request_past_the_drain_timeout_gets_a_json_503(tmp_path: Path, write_module) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [
-        sys.executable,
-        "-m",
-        "rewardkit.cli",
-        "serve",
-        "--port",
-        str(port),
-        "reward.num_workers=1",
-        "reward.timeout_s=60",
-        f"reward.custom_reward_function.path={write_module('slow', SLOW)}",
-        "server.drain_timeout_s=1",
-    ]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        _wait_listening(base, server)
-        answers: list[httpx.Response] = []
+    overrides = ("reward.num_workers=1", "reward.timeout_s=60", "server.drain_timeout_s=1")
+    overrides += (f"reward.custom_reward_function.path={write_module('slow', SLOW)}",)
+    piped = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
+    with serving_process(*overrides, **piped) as (server, base):
         body = {"samples": [{"data_source": "x", "response": "sleep 30", "ground_truth": "1"}]}
-        request = threading.Thread(
-            target=lambda: answers.append(httpx.post(f"{base}/v1/score", json=body, timeout=60))
-        )
-        request.start()
+        request, answers = in_thread(lambda: httpx.post(f"{base}/v1/score", json=body, timeout=60))
         time.sleep(0.5)
         stopped = time.monotonic()
         os.kill(server.pid, signal.SIGTERM)
         request.join(timeout=30)
         assert server.wait(timeout=30) == 0
         assert time.monotonic() - stopped < 15
-    finally:
-        if server.poll() is None:
-            server.kill()
     assert answers and answers[0].status_code == 503
     assert "server.drain_timeout_s=1" in answers[0].json()["detail"]
-
-
-def _wait_listening(base: str, server: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/ready", timeout=1, trust_env=False).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline and server.poll() is None, "server did not start"
-        time.sleep(0.1)
 
 
 def test_connections_past_the_cap_close_the_longest_waiting_first(start_server) -> None:

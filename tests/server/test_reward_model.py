@@ -1,5 +1,8 @@
-"""The reward server with a real (tiny) reward model: batching across requests, readiness,
-and the model's batch metrics."""
+"""guards: the reward server (rewardkit.server) serving a real reward model.
+
+The reward server with a real (tiny) reward model: batching across requests, readiness,
+and the model's batch metrics.
+"""
 
 from __future__ import annotations
 

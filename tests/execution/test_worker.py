@@ -1,26 +1,23 @@
-"""Processes a user function leaves behind must not outlive its worker (red-team red8c).
+"""guards: the worker process (rewardkit.execution._worker): what user code starts dies with it.
 
-Found: a custom reward function that double-forked a daemon (fork, setsid, fork, the
-middle process exits) left a process reparented to init. The pool's kill on timeout and
-on close only found the worker's descendants, so the daemon ran on for ever. Workers are
-now child subreapers: such orphans are adopted by the worker and killed with it.
-
-    .venv/bin/python -m pytest tests/execution/test_daemons8.py
+A custom reward function that double-forks a daemon (fork, setsid, fork, the middle
+process exits) leaves a process reparented away from the worker, out of reach of a kill
+of the worker's descendants. Workers are child subreapers: such orphans are adopted by the
+worker and killed with it, on a timeout and when the pool closes. A worker that dies is
+noticed by its process, not by EOF on a pipe a child may still hold.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from _support.verifier_rows import gone
+from _support.processes import gone, wait_gone
+from _support.user_functions import custom_config, custom_row
 from rewardkit import RewardLoop, Status
-from rewardkit.execution import pool as pool_module
-from rewardkit.execution.pool import WorkerPool
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="subreapers and /proc are Linux's"
@@ -100,69 +97,43 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
 """
 
 
-def _orphan_that_exits() -> int:
-    """Leave an orphan that exits at once (a zombie of the worker, which adopts it)."""
-    middle = os.fork()
-    if middle == 0:
-        if os.fork() == 0:
-            os._exit(0)
-        os._exit(0)
-    os.waitpid(middle, 0)
-    return os.getpid()
-
-
-def _row(response: str) -> dict:
-    return {"data_source": "custom", "response": response, "ground_truth": "42"}
-
-
 def _config(path: str, timeout_s: float = 30) -> dict:
-    function = {"path": path}
-    return {
-        "reward": {"num_workers": 1, "timeout_s": timeout_s, "custom_reward_function": function}
-    }
-
-
-def _waitgone(pids: list[int], within_s: float = 10) -> list[int]:
-    """The pids still running after ``within_s`` seconds."""
-    deadline = time.monotonic() + within_s
-    while any(not gone(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return [p for p in pids if not gone(p)]
+    return custom_config(path, timeout_s=timeout_s)
 
 
 def test_a_double_forked_daemon_dies_with_its_timed_out_worker(write_module, tmp_path) -> None:
-    path = write_module("daemons8", DAEMONS)
+    path = write_module("daemons", DAEMONS)
     pid_file = tmp_path / "daemon.pid"
     with RewardLoop(_config(path, timeout_s=3)) as loop:
-        results = loop.score([_row(f"daemon_then_hang:{pid_file}"), _row("42")])
+        results = loop.score([custom_row(f"daemon_then_hang:{pid_file}"), custom_row("42")])
         assert [r.status for r in results] == [Status.TIMEOUT, Status.OK]
         daemon = int(pid_file.read_text())
-        assert _waitgone([daemon]) == [], f"daemon {daemon} outlived its timed-out worker"
-        assert loop.score([_row("42")])[0].score == 1.0  # the replacement worker serves
+        assert wait_gone([daemon]) == [], f"daemon {daemon} outlived its timed-out worker"
+        assert loop.score([custom_row("42")])[0].score == 1.0  # the replacement worker serves
 
 
 def test_a_daemon_left_by_a_task_that_returned_lives_until_the_pool_closes(
     write_module, tmp_path
 ) -> None:
     """Kept for the worker's life (a helper the function may reuse), never longer."""
-    path = write_module("daemons8", DAEMONS)
+    path = write_module("daemons", DAEMONS)
     pid_file = tmp_path / "daemon.pid"
     with RewardLoop(_config(path)) as loop:
-        assert loop.score([_row(f"daemon_then_return:{pid_file}")])[0].score == 1.0
+        assert loop.score([custom_row(f"daemon_then_return:{pid_file}")])[0].score == 1.0
         daemon = int(pid_file.read_text())
-        assert loop.score([_row("42")])[0].score == 1.0
+        assert loop.score([custom_row("42")])[0].score == 1.0
         assert not gone(daemon)  # not killed after its task: it lives with the worker
-    assert _waitgone([daemon]) == [], f"daemon {daemon} outlived the closed pool"
+    assert wait_gone([daemon]) == [], f"daemon {daemon} outlived the closed pool"
 
 
 def test_a_process_that_keeps_changing_its_pid_is_caught(write_module, tmp_path) -> None:
     """Fork and exit in a loop: each pid is gone before a one-pass kill reaches it. The
     kill goes round until nothing below the (stopped) worker lives."""
-    path = write_module("daemons8", DAEMONS)
+    path = write_module("daemons", DAEMONS)
     pid_file = tmp_path / "hopper.pid"
     log = Path(f"{pid_file}.log")
     with RewardLoop(_config(path, timeout_s=3)) as loop:
-        results = loop.score([_row(f"hopper_then_hang:{pid_file}")])
+        results = loop.score([custom_row(f"hopper_then_hang:{pid_file}")])
         assert results[0].status is Status.TIMEOUT
         time.sleep(0.5)
         size = log.stat().st_size
@@ -170,46 +141,80 @@ def test_a_process_that_keeps_changing_its_pid_is_caught(write_module, tmp_path)
         assert log.stat().st_size == size, "the hopper still forks after the kill"
         hops = [int(p) for p in log.read_text().split()]
         assert len(hops) > 10  # it did hop while the function ran
-        assert _waitgone(hops[-50:], within_s=2) == []
+        assert wait_gone(hops[-50:], within_s=2) == []
 
 
 def test_adopted_orphans_never_take_the_functions_own_exit_statuses(write_module, tmp_path) -> None:
     """The worker does not reap what it adopts during a task: a reap-all would also
     steal the status of the function's own child (Python reads a stolen one as 0)."""
-    path = write_module("daemons8", DAEMONS)
+    path = write_module("daemons", DAEMONS)
     with RewardLoop(_config(path)) as loop:
-        result = loop.score([_row(f"exit_status:{tmp_path / 'orphan.pid'}")])[0]
+        result = loop.score([custom_row(f"exit_status:{tmp_path / 'orphan.pid'}")])[0]
     assert (result.status, result.score) == (Status.OK, 3.0)
 
 
 def test_a_tree_of_setsid_processes_is_killed_in_bounded_time(write_module, tmp_path) -> None:
     """127 processes, each in its own session: all found below the worker and killed,
     and the row's answer is not held up by the kill for long."""
-    path = write_module("daemons8", DAEMONS)
+    path = write_module("daemons", DAEMONS)
     pid_file = tmp_path / "tree.pid"
     log = Path(f"{pid_file}.log")
     with RewardLoop(_config(path, timeout_s=4)) as loop:
         started = time.monotonic()
-        results = loop.score([_row(f"tree_then_hang:{pid_file}"), _row("42")])
+        results = loop.score([custom_row(f"tree_then_hang:{pid_file}"), custom_row("42")])
         elapsed = time.monotonic() - started
         assert [r.status for r in results] == [Status.TIMEOUT, Status.OK]
         tree = [int(p) for p in log.read_text().split()]
         assert len(tree) > 10  # the bomb did go off before the timeout
-        assert _waitgone(tree) == [], "processes of the tree outlived their worker"
+        assert wait_gone(tree) == [], "processes of the tree outlived their worker"
     assert elapsed < 4 + 20  # the timeout, then a bounded kill and a fresh worker
 
 
-async def test_a_worker_holding_too_many_processes_is_replaced(monkeypatch) -> None:
-    """Adopted orphans that exit stay zombies of the worker (reaping them could steal a
-    status the user's code waits for): a worker past the bound is replaced, ending them."""
-    monkeypatch.setattr(pool_module, "_CENSUS_EVERY", 4)
-    monkeypatch.setattr(pool_module, "_MAX_BELOW", 5)
-    pool = WorkerPool(1)
-    await pool.start()
-    try:
-        workers = [await pool.run(_orphan_that_exits, timeout=30) for _ in range(12)]
-    finally:
-        await pool.close()
-    # Counted after tasks 4 (4 zombies: kept), 8 (8: replaced) and 12 (4 more: kept).
-    assert workers[:8] == [workers[0]] * 8 and workers[8:] == [workers[8]] * 4
-    assert workers[0] != workers[8] and pool.stats["restarts"] == 1
+CHILDREN = """
+import os, subprocess, sys, time
+
+def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
+    if solution_str == "fork_then_die":  # the child keeps the worker's pipe open
+        if os.fork() == 0:
+            time.sleep(25)  # outlives the check below, then goes
+            os._exit(0)
+        os._exit(3)
+    if solution_str.startswith("spawn_then_hang:"):  # a child process, then a hang
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        with open(solution_str.split(":", 1)[1], "w") as handle:
+            handle.write(str(child.pid))
+        while True:
+            time.sleep(0.05)
+    return float(solution_str == str(ground_truth))
+"""
+
+
+def test_a_worker_that_dies_while_its_child_holds_the_pipe_is_a_crash_not_a_timeout(
+    write_module,
+) -> None:
+    """A worker that forks and then dies is noticed by its process, not by EOF on its
+    pipe, which the child still holds: the row is an error at once, not a ``timeout``
+    after the whole timeout."""
+    path = write_module("children", CHILDREN)
+    with RewardLoop(_config(path, timeout_s=30)) as loop:
+        started = time.perf_counter()
+        results = loop.score([custom_row("42"), custom_row("fork_then_die"), custom_row("42")])
+        elapsed = time.perf_counter() - started
+    assert [r.score for r in results] == [1.0, None, 1.0]
+    assert results[1].status is Status.ERROR
+    assert "worker process died (exit code 3)" in results[1].error
+    assert elapsed < 15  # not the 30 s timeout, nor the 25 s the child holds the pipe
+
+
+def test_a_timed_out_function_takes_its_child_processes_with_it(write_module, tmp_path) -> None:
+    """Killing a timed-out worker kills the processes it started: none runs on, orphaned."""
+    path = write_module("children", CHILDREN)
+    pid_file = tmp_path / "child.pid"
+    with RewardLoop(_config(path, timeout_s=2)) as loop:
+        results = loop.score([custom_row(f"spawn_then_hang:{pid_file}"), custom_row("42")])
+        assert [r.status for r in results] == [Status.TIMEOUT, Status.OK]
+        child = int(pid_file.read_text())
+        deadline = time.monotonic() + 10
+        while not gone(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert gone(child), f"process {child} outlived its timed-out worker"
