@@ -1,4 +1,4 @@
-"""The embedded sandbox in-process: protocol shapes, languages, limits, queueing, cleanup.
+"""guards: the embedded sandbox in-process: protocol shapes, languages, limits, queueing, cleanup.
 
 Hostile programs against the real HTTP server are in test_sandbox_server.py.
 """

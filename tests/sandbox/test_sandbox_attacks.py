@@ -1,4 +1,4 @@
-"""Attacks on the sandbox's resources (issue 13), each reproduced against the real sandbox.
+"""guards: the sandbox's resource limits under attack, each reproduced against the real sandbox.
 
 Sizes are small on purpose (the machine is shared): a 64 MiB limit against children that
 touch 40 MiB each, a 16 MiB workspace against a 200 MiB write.

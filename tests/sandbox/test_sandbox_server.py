@@ -1,4 +1,4 @@
-"""The sandbox HTTP server, for real on a free 127.0.0.1 port: protocol, clients, hostile code.
+"""guards: the sandbox HTTP server, for real on a free 127.0.0.1 port: protocol, clients, hostile code.
 
 Every hostile program runs at once against one server; the server must answer each with
 a typed result, keep serving, and leave no process behind. The fork bomb needs the runs

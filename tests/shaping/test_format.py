@@ -1,4 +1,4 @@
-"""The <think>...</think> answer format reward."""
+"""guards: the <think>...</think> answer format reward."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DAPO's overlong penalty: free up to max - buffer, then linear down to -factor."""
+"""guards: DAPO's overlong penalty: free up to max - buffer, then linear down to -factor."""
 
 from __future__ import annotations
 
