@@ -14,6 +14,7 @@ output path that cannot be written fails before any row is scored.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import gzip
 import json
 import os
@@ -171,7 +172,11 @@ def _json_columns(metadata: Mapping[bytes, bytes] | None) -> frozenset[str]:
         names = json.loads((metadata or {}).get(JSON_COLUMNS_KEY, b"[]"))
     except (ValueError, TypeError):
         return frozenset()
-    return frozenset(n for n in names if isinstance(n, str)) if isinstance(names, list) else frozenset()
+    return (
+        frozenset(n for n in names if isinstance(n, str))
+        if isinstance(names, list)
+        else frozenset()
+    )
 
 
 def _decoded(rows: Iterable[dict[str, Any]], columns: frozenset[str]) -> Iterator[dict[str, Any]]:
@@ -187,19 +192,31 @@ def _decoded(rows: Iterable[dict[str, Any]], columns: frozenset[str]) -> Iterato
 
 # ---------------------------------------------------------------------- column mapping
 
+SAMPLE_FIELDS = ("data_source", "prompt", "response", "ground_truth", "extra_info", "id")
+"""The fields of a Sample row: what ``--field TARGET=SOURCE`` may fill."""
+
 
 def parse_field_map(items: Iterable[str]) -> dict[str, str]:
     """``["response=output", "ground_truth=gts"]`` -> ``{"response": "output", ...}``.
 
     The source may be dotted (``ground_truth=reward_model.ground_truth``) to reach into
-    a nested object. InputError naming the item when one is malformed.
+    a nested object. InputError naming the item when one is malformed or its target is
+    not a Sample field (with the closest field: ``respnse`` -> did you mean response?).
     """
     mapping: dict[str, str] = {}
     for item in items:
         target, sep, source = item.partition("=")
         if not sep or not target.strip() or not source.strip():
             raise InputError(f"--field wants TARGET=SOURCE (e.g. response=output), got {item!r}")
-        mapping[target.strip()] = source.strip()
+        target = target.strip()
+        if target not in SAMPLE_FIELDS:
+            close = difflib.get_close_matches(target, SAMPLE_FIELDS, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise InputError(
+                f"--field {item}: {target!r} is not a Sample field; {hint}"
+                f"TARGET is one of {', '.join(SAMPLE_FIELDS)}"
+            )
+        mapping[target] = source.strip()
     return mapping
 
 
@@ -381,7 +398,9 @@ class RowWriter:
         if self._schema is None:
             self._open_parquet(_result_schema(self._buffer))
         names = self._schema.names
-        columns = {name: [_parquet_cell(name, row.get(name)) for row in self._buffer] for name in names}
+        columns = {
+            name: [_parquet_cell(name, row.get(name)) for row in self._buffer] for name in names
+        }
         table = pa.Table.from_pydict(columns, schema=self._schema)  # every cell fits its column
         self._guard(lambda: self._parquet.write_table(table))
         self._buffer = []
