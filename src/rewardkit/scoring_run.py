@@ -127,16 +127,19 @@ class ScoringRun:
                             stopped = exc
                     seconds = time.perf_counter() - started
             except BaseException:
+                interrupts.hold()  # a second signal must not cut short the write of the rows
                 if writer is not None:  # keep what was scored; never replace a file with less
                     with contextlib.suppress(Exception):
                         # Stopped while copying the kept rows: the old target is still whole.
                         writer.close() if writer.count > self.kept else writer.discard()
                 raise
+            interrupts.hold()
             if writer is not None:
                 if stopped is not None and writer.count <= self.kept:
                     writer.discard()  # nothing new: the old target stays as it was
                 else:
                     writer.close()  # also when stopped: the rows done so far are kept
+            stopped = stopped or interrupts.take()  # a signal during the close: it is done
         return self._finish(summary, report, seconds, stopped, writer)
 
     def _keep_previous(self, writer: RowWriter | None, summary: Summary, report: Any) -> None:
@@ -354,6 +357,16 @@ class _Interrupts:
             return
         raise stop
 
+    def hold(self) -> None:
+        """From now on a signal is only noted, for :meth:`take`: what follows (moving the
+        finished rows into place) must not be cut short."""
+        self._shielded = True
+
+    def take(self) -> KeyboardInterrupt | None:
+        """The signal noted while shielded, if any (and forget it)."""
+        stop, self._pending = self._pending, None
+        return stop
+
     @contextlib.contextmanager
     def between_rows(self) -> Iterator[None]:
         self._shielded = True
@@ -361,8 +374,8 @@ class _Interrupts:
             yield
         finally:
             self._shielded = False
-        if self._pending is not None:
-            stop, self._pending = self._pending, None
+        stop = self.take()
+        if stop is not None:
             raise stop
 
 
