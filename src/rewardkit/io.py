@@ -8,7 +8,9 @@ becomes a :class:`BadRow`, which the scoring loop turns into a Result with statu
 
 A :class:`RowWriter` writes to a temporary file beside its target and renames it
 into place on :meth:`~RowWriter.close`: the target is never half-replaced, and an
-output path that cannot be written fails before any row is scored.
+output path that cannot be written fails before any row is scored. In Parquet, every
+column whose type may differ by row (``ground_truth`` ``"1"`` here, ``2`` there) is JSON
+text, named in the file's metadata; :func:`read_rows` decodes it back.
 """
 
 from __future__ import annotations
