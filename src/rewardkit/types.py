@@ -234,18 +234,17 @@ FIELD_HINTS = {
 
 
 def _field_problem(row: Mapping[str, Any], name: str, wanted: str) -> str:
-    """Why ``row[name]`` cannot be used: missing, null (not the same), or of the wrong type;
-    a missing or null field names the fix (a column of the row that may hold it first)."""
-    if name not in row or row[name] is None:
-        got = "missing" if name not in row else "null"
+    """Why ``row[name]`` cannot be used: missing, null (not the same), empty, or of the
+    wrong type; an absent value names the fix (first a column of the row that may hold it)."""
+    value = row.get(name)
+    if value is None or value == "":
+        got = "missing" if name not in row else "null" if value is None else "an empty string"
         found = [c for c in _ALIASES.get(name, ()) if c in row]
         fix = (
             f"--field {name}={found[0]} reads it from {found[0]!r}" if found else FIELD_HINTS[name]
         )
         return f"field {name!r} is {got}: {fix}"
-    value = row[name]
-    got = "an empty string" if value == "" else type(value).__name__
-    return f"field {name!r} must be {wanted} (got {got})"
+    return f"field {name!r} must be {wanted} (got {type(value).__name__})"
 
 
 def _ground_truth(row: Mapping[str, Any]) -> Any:
