@@ -174,11 +174,9 @@ def _json_columns(metadata: Mapping[bytes, bytes] | None) -> frozenset[str]:
         names = json.loads((metadata or {}).get(JSON_COLUMNS_KEY, b"[]"))
     except (ValueError, TypeError):
         return frozenset()
-    return (
-        frozenset(n for n in names if isinstance(n, str))
-        if isinstance(names, list)
-        else frozenset()
-    )
+    if not isinstance(names, list):
+        return frozenset()
+    return frozenset(name for name in names if isinstance(name, str))
 
 
 def _decoded(rows: Iterable[dict[str, Any]], columns: frozenset[str]) -> Iterator[dict[str, Any]]:
