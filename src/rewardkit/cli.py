@@ -6,8 +6,10 @@
 
 Exit status: 0 when every row got a result (whatever its status); 1 when
 ``--fail-on-error`` finds too many failed rows (or the output pipe closed); 2 with a
-one-line message for an unreadable input, an unwritable output or a bad
-configuration; 130 after Ctrl-C, with the rows done so far written.
+one-line message for an unreadable input, an unwritable output, an output that would
+destroy the input or another output, a ``--resume`` output from another input, or a
+bad configuration; 130 after Ctrl-C and 143 after SIGTERM, with the rows done so far
+written (``--resume`` continues).
 """
 
 from __future__ import annotations
@@ -47,9 +49,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         print("rewardkit: output pipe closed by the reader; stopped", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("rewardkit: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # before scoring starts; after, the run handles it
+        terminated = _terminated(exc)
+        print(f"rewardkit: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 143 if terminated else 130
+
+
+def _terminated(exc: BaseException) -> bool:
+    """Whether ``exc`` is scoring_run.Terminated (SIGTERM), without importing the scoring
+    machinery for a Ctrl-C elsewhere: only a loaded scoring_run can have raised it."""
+    module = sys.modules.get("rewardkit.scoring_run")
+    return module is not None and isinstance(exc, module.Terminated)
 
 
 def _version() -> str:
@@ -145,7 +155,8 @@ def _score_parser(commands: Any) -> None:
     score.add_argument(
         "-o",
         "--output",
-        help="where to write Result rows (.jsonl, .jsonl.gz, .json, .parquet; '-': stdout)",
+        help="where to write Result rows (.jsonl, .jsonl.gz, .json, .parquet; '-': stdout); "
+        "without it, only the summary is printed",
     )
     _config_args(score)
     score.add_argument("--limit", type=_count, help="score only the first N rows")
@@ -154,13 +165,15 @@ def _score_parser(commands: Any) -> None:
         action="append",
         default=[],
         metavar="TARGET=SOURCE",
-        help="read a Sample field from another column, e.g. --field response=output "
+        help="read a Sample field (TARGET: data_source, prompt, response, ground_truth, "
+        "extra_info, id) from another column, e.g. --field response=output "
         "--field ground_truth=gts (SOURCE may be dotted: reward_model.ground_truth)",
     )
     score.add_argument(
         "--resume",
         action="store_true",
-        help="keep the rows already in OUTPUT (from an interrupted run) and score the rest",
+        help="keep the rows already in OUTPUT (from an interrupted run), each checked "
+        "against its input row, and score the rest",
     )
     score.add_argument("--report", metavar="HTML", help="also write the HTML report there")
     score.add_argument("--summary-json", metavar="PATH", help="write the summary as JSON there")
@@ -279,13 +292,18 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from rewardkit.errors import InputError
     from rewardkit.io import read_rows
     from rewardkit.report import write_report
-    from rewardkit.scoring_run import check_target
+    from rewardkit.scoring_run import check_target, refuse_overwrites
 
+    refuse_overwrites(args.input, [("-o", args.output)])  # the page would replace the rows
     check_target("-o", Path(args.output))  # before reading a large file
     rows = read_rows(args.input)
-    count = write_report(rows, args.output, title=f"rewardkit report: {Path(args.input).name}")
+    try:
+        count = write_report(rows, args.output, title=f"rewardkit report: {Path(args.input).name}")
+    except InputError as exc:  # the file's fault: say which file
+        raise InputError(f"{args.input}: {exc}") from None
     print(f"report on {count:,} rows written to {args.output}", file=sys.stderr)
     return 0
 

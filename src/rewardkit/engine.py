@@ -41,7 +41,7 @@ from rewardkit.execution import tasks
 from rewardkit.execution.pool import WorkerPool, fair_share
 from rewardkit.shaping.format import format_score
 from rewardkit.shaping.overlong import MAX_RESPONSE_LENGTH, overlong_penalty
-from rewardkit.types import BadRow, Result, Sample, Status
+from rewardkit.types import FIELD_HINTS, BadRow, Result, Sample, Status
 from rewardkit.verifiers import registry
 from rewardkit.verifiers.base import AsyncVerifier, Extracted, Verdict, Verifier, is_async
 
@@ -426,7 +426,10 @@ class RewardEngine:
         """The cheap phases inline: a quick verdict is the piece; else the pooled check."""
         weight = self.section.rule_weight
         if sample.ground_truth is None:
-            raise InvalidSampleError(f"data_source {sample.data_source!r} needs a ground_truth")
+            raise InvalidSampleError(
+                f"data_source {sample.data_source!r} needs a ground_truth (missing or null): "
+                + FIELD_HINTS["ground_truth"]
+            )
         if _too_big_inline(sample.response, sample.ground_truth):
             return self._whole_in_pool(verifier, sample)
         extracted = verifier.extract(sample.response)

@@ -8,12 +8,15 @@ becomes a :class:`BadRow`, which the scoring loop turns into a Result with statu
 
 A :class:`RowWriter` writes to a temporary file beside its target and renames it
 into place on :meth:`~RowWriter.close`: the target is never half-replaced, and an
-output path that cannot be written fails before any row is scored.
+output path that cannot be written fails before any row is scored. In Parquet, every
+column whose type may differ by row (``ground_truth`` ``"1"`` here, ``2`` there) is JSON
+text, named in the file's metadata; :func:`read_rows` decodes it back.
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import gzip
 import json
 import os
@@ -160,24 +163,60 @@ def _read_parquet(path: Path) -> Iterator[dict[str, Any]]:
         parquet = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise InputError(f"{path}: not a readable parquet file ({exc})") from exc
-    return (row for batch in parquet.iter_batches(batch_size=1024) for row in batch.to_pylist())
+    rows = (row for batch in parquet.iter_batches(batch_size=1024) for row in batch.to_pylist())
+    encoded = _json_columns(parquet.schema_arrow.metadata)
+    return _decoded(rows, encoded) if encoded else rows
+
+
+def _json_columns(metadata: Mapping[bytes, bytes] | None) -> frozenset[str]:
+    """The columns a RowWriter stored as JSON text (named in the file's schema metadata)."""
+    try:
+        names = json.loads((metadata or {}).get(JSON_COLUMNS_KEY, b"[]"))
+    except (ValueError, TypeError):
+        return frozenset()
+    if not isinstance(names, list):
+        return frozenset()
+    return frozenset(name for name in names if isinstance(name, str))
+
+
+def _decoded(rows: Iterable[dict[str, Any]], columns: frozenset[str]) -> Iterator[dict[str, Any]]:
+    """Rows with their JSON-text columns read back to the values that were written."""
+    for row in rows:
+        for name in columns & row.keys():
+            value = row[name]
+            if isinstance(value, str):
+                with contextlib.suppress(*_UNREADABLE_JSON):
+                    row[name] = json.loads(value)
+        yield row
 
 
 # ---------------------------------------------------------------------- column mapping
+
+SAMPLE_FIELDS = ("data_source", "prompt", "response", "ground_truth", "extra_info", "id")
+"""The fields of a Sample row: what ``--field TARGET=SOURCE`` may fill."""
 
 
 def parse_field_map(items: Iterable[str]) -> dict[str, str]:
     """``["response=output", "ground_truth=gts"]`` -> ``{"response": "output", ...}``.
 
     The source may be dotted (``ground_truth=reward_model.ground_truth``) to reach into
-    a nested object. InputError naming the item when one is malformed.
+    a nested object. InputError naming the item when one is malformed or its target is
+    not a Sample field (with the closest field: ``respnse`` -> did you mean response?).
     """
     mapping: dict[str, str] = {}
     for item in items:
         target, sep, source = item.partition("=")
         if not sep or not target.strip() or not source.strip():
             raise InputError(f"--field wants TARGET=SOURCE (e.g. response=output), got {item!r}")
-        mapping[target.strip()] = source.strip()
+        target = target.strip()
+        if target not in SAMPLE_FIELDS:
+            close = difflib.get_close_matches(target, SAMPLE_FIELDS, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise InputError(
+                f"--field {item}: {target!r} is not a Sample field; {hint}"
+                f"TARGET is one of {', '.join(SAMPLE_FIELDS)}"
+            )
+        mapping[target] = source.strip()
     return mapping
 
 
@@ -275,7 +314,7 @@ class RowWriter:
 
     def write(self, row: Mapping[str, Any]) -> None:
         if self.kind == ".parquet":
-            self._buffer.append(_parquet_ready(row))
+            self._buffer.append(dict(row))
             if len(self._buffer) >= 4096:
                 self._flush_parquet()
         else:
@@ -357,11 +396,12 @@ class RowWriter:
         if not self._buffer:
             return
         if self._schema is None:
-            self._open_parquet(_result_schema(pa.Table.from_pylist(self._buffer).schema))
-        try:
-            table = pa.Table.from_pylist(self._buffer, schema=self._schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise OutputError(f"{self.path}: rows do not share one parquet schema ({exc})") from exc
+            self._open_parquet(_result_schema(self._buffer))
+        names = self._schema.names
+        columns = {
+            name: [_parquet_cell(name, row.get(name)) for row in self._buffer] for name in names
+        }
+        table = pa.Table.from_pydict(columns, schema=self._schema)  # every cell fits its column
         self._guard(lambda: self._parquet.write_table(table))
         self._buffer = []
 
@@ -383,10 +423,11 @@ def _output_format(path: Path) -> str:
         raise OutputError(str(exc)) from None
 
 
-def _dumps(row: Mapping[str, Any]) -> str:
-    """Compact UTF-8 JSON; escaped ASCII when the row holds text UTF-8 cannot encode (lone
-    surrogates); NaN and infinities as null (as the server sends them), never the bare
-    ``NaN`` that strict JSON readers (jq, JavaScript, Go) refuse, losing the whole file."""
+def _dumps(row: Any) -> str:
+    """Compact UTF-8 JSON of a row (or of one Parquet cell); escaped ASCII when it holds
+    text UTF-8 cannot encode (lone surrogates); NaN and infinities as null (as the server
+    sends them), never the bare ``NaN`` that strict JSON readers (jq, JavaScript, Go)
+    refuse, losing the whole file."""
     try:
         text = json.dumps(row, ensure_ascii=False, default=str, allow_nan=False)
     except ValueError:  # a NaN in an echoed input or a user function's extra
@@ -399,32 +440,49 @@ def _dumps(row: Mapping[str, Any]) -> str:
     return text
 
 
-def _parquet_ready(row: Mapping[str, Any]) -> dict[str, Any]:
-    """Parquet needs one schema for every row: free-form objects are stored as JSON text."""
-    out = dict(row)
-    for key in ("components", "extra"):
-        if key in out and not isinstance(out[key], str):  # already text when resuming
-            out[key] = json.dumps(out[key], ensure_ascii=False, default=str)
-    return out
+# Parquet needs one type per column, fixed by the first rows written. rewardkit's own
+# columns and the Sample's text fields have one type; every other column (ground_truth,
+# prompt, extra_info, components, extra, any column echoed from the input) may hold a
+# different JSON type in each row (`"1"` here, `2` there), so it is stored as JSON text,
+# named in the file's metadata under JSON_COLUMNS_KEY and decoded again by read_rows.
+JSON_COLUMNS_KEY = b"rewardkit.json_columns"
+_FLOAT_COLUMNS = frozenset({"score", "elapsed_s"})
+_TEXT_COLUMNS = frozenset({"status", "error", "data_source", "response", "id", "input_digest"})
 
 
-def _result_schema(inferred: Any) -> Any:
-    """The inferred schema with rewardkit's own columns pinned (an all-null batch infers 'null')."""
+def _result_schema(rows: list[dict[str, Any]]) -> Any:
+    """One column per key of the first rows (in order of appearance), with its storage type."""
     import pyarrow as pa
 
-    pinned = {
-        "score": pa.float64(),
-        "status": pa.string(),
-        "error": pa.string(),
-        "components": pa.string(),
-        "extra": pa.string(),
-        "elapsed_s": pa.float64(),
-    }
-    for name, type_ in pinned.items():
-        index = inferred.get_field_index(name)
-        if index >= 0:
-            inferred = inferred.set(index, pa.field(name, type_))
-    return inferred
+    names = list(dict.fromkeys(key for row in rows for key in row))
+    fields = [
+        pa.field(name, pa.float64() if name in _FLOAT_COLUMNS else pa.string()) for name in names
+    ]
+    encoded = [name for name in names if name not in _FLOAT_COLUMNS | _TEXT_COLUMNS]
+    return pa.schema(fields, metadata={JSON_COLUMNS_KEY: json.dumps(encoded).encode()})
+
+
+def _parquet_cell(name: str, value: Any) -> Any:
+    """``value`` as its column stores it: a float, text, or JSON text (None stays null)."""
+    if value is None:
+        return None
+    if name in _FLOAT_COLUMNS:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return float(value) if ok else None
+    if name in _TEXT_COLUMNS:
+        return _utf8(value) if isinstance(value, str) else _dumps(value)
+    if name in ("components", "extra") and isinstance(value, str):
+        return _utf8(value)  # already JSON text: a row kept from an older parquet file
+    return _dumps(value)
+
+
+def _utf8(text: str) -> str:
+    """Text Parquet can store: lone surrogates (valid in Python, not in UTF-8) replaced."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def decode_result_row(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rewardkit.errors import OutputError, RewardkitError
+from rewardkit.errors import InputError, OutputError, RewardkitError
 from rewardkit.groups import GroupStats, group_stats_of
 from rewardkit.io import BadRow, decode_result_row
 from rewardkit.report_data import FLAGS, ReportData, ShownRow, SourceTotals
@@ -228,10 +228,19 @@ class ReportBuilder:
 
 
 def write_report(rows: Iterable[Any], path: str | Path, *, title: str = "rewardkit report") -> int:
-    """Build the report from scored rows and write it; the number of rows read."""
+    """Build the report from scored rows and write it; the number of rows read.
+
+    InputError, before anything is written, when the first row carries neither ``status``
+    nor ``score``: the file was never scored, and every row would read as a failure.
+    """
     builder = ReportBuilder()
     for row in rows:
         if isinstance(row, Mapping):
+            if not builder.rows and "status" not in row and "score" not in row:
+                raise InputError(
+                    "the rows are not scored (no 'status' or 'score' field): score them "
+                    "first, e.g. rewardkit score INPUT -o scored.jsonl --report report.html"
+                )
             builder.add(row)
         elif not isinstance(row, BadRow):  # the input's fault: not the report's path
             raise RewardkitError(f"scored rows must be objects, got {type(row).__name__}")

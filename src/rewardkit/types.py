@@ -64,11 +64,10 @@ class Sample:
             raise InvalidSampleError(f"row is {type(row).__name__}, expected an object")
         data_source = row.get("data_source") or default_data_source
         if not isinstance(data_source, str) or not data_source:
-            raise InvalidSampleError("field 'data_source' is missing or not a non-empty string")
+            raise InvalidSampleError(_field_problem(row, "data_source", "a non-empty string"))
         response = row.get("response")
         if not isinstance(response, str):
-            got = "missing" if response is None else type(response).__name__
-            raise InvalidSampleError(f"field 'response' must be a string (got {got})")
+            raise InvalidSampleError(_field_problem(row, "response", "a string"))
         prompt = row.get("prompt")
         prompt = _check_prompt("" if prompt is None else prompt)
         extra_info = row.get("extra_info")
@@ -216,6 +215,36 @@ def _check_prompt(prompt: Any) -> str | list[Message]:
     ):
         return [dict(m) for m in prompt]
     raise InvalidSampleError("field 'prompt' must be a string or a list of chat messages")
+
+
+# Where a missing field usually is: the columns other datasets and trainers name it by.
+_ALIASES = {
+    "data_source": ("source", "dataset", "task", "data_source_name"),
+    "response": ("output", "completion", "generation", "model_output", "responses", "text"),
+    "ground_truth": ("answer", "gts", "solution", "label", "target", "reference"),
+}
+FIELD_HINTS = {
+    "data_source": "set reward.default_data_source=NAME, or map a column to it with "
+    "--field data_source=COLUMN",
+    "response": "map the column that holds it with --field response=COLUMN",
+    "ground_truth": "map the column that holds it with --field ground_truth=COLUMN "
+    "(rewardkit score; reward_model.ground_truth is read by default)",
+}
+"""What to do about a missing Sample field: every such row's error ends with it."""
+
+
+def _field_problem(row: Mapping[str, Any], name: str, wanted: str) -> str:
+    """Why ``row[name]`` cannot be used: missing, null (not the same), empty, or of the
+    wrong type; an absent value names the fix (first a column of the row that may hold it)."""
+    value = row.get(name)
+    if value is None or value == "":
+        got = "missing" if name not in row else "null" if value is None else "an empty string"
+        found = [c for c in _ALIASES.get(name, ()) if c in row]
+        fix = (
+            f"--field {name}={found[0]} reads it from {found[0]!r}" if found else FIELD_HINTS[name]
+        )
+        return f"field {name!r} is {got}: {fix}"
+    return f"field {name!r} must be {wanted} (got {type(value).__name__})"
 
 
 def _ground_truth(row: Mapping[str, Any]) -> Any:
