@@ -1,4 +1,4 @@
-"""Audit of checks inside spread tasks (engine.score_into, tasks.spread_rows) from outside.
+"""Audit of checks inside spread tasks (scoring.spread, tasks.spread_rows) from outside.
 
 A large batch's spread task now checks the rows its fast paths leave, unless the cache
 holds that check. Real engine, real worker pool, real published model outputs, real
@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 
 from _support.parse_child import real_rows
-from rewardkit import engine as engine_module
 from rewardkit.config import RewardConfig
-from rewardkit.engine import RewardEngine
-from rewardkit.execution import tasks
 from rewardkit.execution.pool import WorkerPool
+from rewardkit.scoring import spread as spread_module
+from rewardkit.scoring import tasks
+from rewardkit.scoring.engine import RewardEngine
+from rewardkit.scoring.outcomes import CheckKey
 from rewardkit.types import Result, Status
 from rewardkit.verifiers.base import Entry, Extracted, Verdict
 from rewardkit.verifiers.registry import VerifierTable, entries
@@ -41,9 +42,9 @@ async def _engine(**reward: Any) -> RewardEngine:
 def _index_of(engine: RewardEngine) -> dict[tuple[str, str], set[tuple[Any, Any]]]:
     """What the spread tasks' index of cached answers must be: rebuilt from the cache."""
     index: dict[tuple[str, str], set[tuple[Any, Any]]] = {}
-    for key in engine._cache:
-        if key[0] == "verify":
-            index.setdefault(key[1:3], set()).add(key[3:])
+    for key in engine.outcomes.cache:
+        if isinstance(key, CheckKey):
+            index.setdefault((key.verifier, key.gold), set()).add((key.answer, key.source))
     return index
 
 
@@ -89,8 +90,8 @@ async def _two_batches(rows: list[Any], reward: dict[str, Any]) -> list[list[Res
     try:
         for batch in (rows, rows[::-1]):
             out.append(await engine.score_many(batch))
-            assert engine._cached_answers == _index_of(engine)
-            assert len(engine._cache) <= engine.section.cache_size
+            assert engine.outcomes.answers == _index_of(engine)
+            assert len(engine.outcomes.cache) <= engine.section.cache_size
     finally:
         await engine.close()
     return out
@@ -113,7 +114,7 @@ async def test_small_caches_evicting_mid_batch_agree_with_rows_scored_alone(
     equals the one-row-at-a-time path's, and the index stays the cache's exactly."""
     rows = _rows_with_repeats()
     spread = await _two_batches(rows, reward)
-    monkeypatch.setattr(engine_module, "SPREAD_MIN_ROWS", 10**9)
+    monkeypatch.setattr(spread_module, "SPREAD_MIN_ROWS", 10**9)
     alone = await _two_batches(rows, reward)
     for got, want in zip(spread, alone, strict=True):
         assert [_fields(r) for r in got] == [_fields(r) for r in want]
@@ -132,9 +133,11 @@ async def test_the_index_of_cached_answers_stays_bounded_over_many_batches() -> 
             assert [r.score == 1.0 for r in results] == [
                 step * 100 + i == i % 7 + step for i in range(70)
             ]
-            assert engine._cached_answers == _index_of(engine)
-            assert sum(map(len, engine._cached_answers.values())) == len(engine._cache) == 30
-            assert all(engine._cached_answers.values())
+            assert engine.outcomes.answers == _index_of(engine)
+            assert (
+                sum(map(len, engine.outcomes.answers.values())) == len(engine.outcomes.cache) == 30
+            )
+            assert all(engine.outcomes.answers.values())
     finally:
         await engine.close()
     assert engine.stats["spread"] == 6 * 70
@@ -207,7 +210,7 @@ async def test_found_a_check_that_passes_alone_does_not_time_out_its_spread_task
     ran the task out of time: its worker was killed and all 32 rows scored again one by
     one, each in a task of its own. Fix: the task's deadline adds the time it starts
     checks in (SPREAD_CHECK_S), the most a check that passes alone can add to it."""
-    monkeypatch.setattr(engine_module, "SPREAD_CHECK_S", 2.0)  # margins for a loaded machine
+    monkeypatch.setattr(spread_module, "SPREAD_CHECK_S", 2.0)  # margins for a loaded machine
     answers = [f"fast{i}" for i in range(15)] + ["slow"] + [f"q{i}" for i in range(48)]
     spread, stats, pool = await _score_timed(_timed_rows(answers), True, timeout_s=4)
     assert pool["timeouts"] == 0 and pool["restarts"] == 0
@@ -223,7 +226,7 @@ async def test_a_check_that_hangs_still_ends_its_task_and_costs_only_its_row(
 ) -> None:
     """Held, with the fix above: a check past reward.timeout_s ends its task; that row is
     a typed timeout, its batch-mates' verdicts equal the one-by-one path's."""
-    monkeypatch.setattr(engine_module, "SPREAD_CHECK_S", 0.5)
+    monkeypatch.setattr(spread_module, "SPREAD_CHECK_S", 0.5)
     answers = ["fast1", "slow"] + [f"fast{i}" for i in range(2, 10)] + [f"q{i}" for i in range(54)]
     started = time.perf_counter()
     spread, _, pool = await _score_timed(_timed_rows(answers), True, slow_s=30, timeout_s=1.5)
@@ -308,7 +311,7 @@ async def test_cancelled_mid_batch_leaves_no_worker_held_and_scores_again_exactl
         while time.monotonic() < deadline and len(pool._idle) < pool.size:
             await asyncio.sleep(0.05)
         assert len(pool._idle) == pool.size and not pool._waiting and not pool._running
-        assert engine._cached_answers == _index_of(engine)
+        assert engine.outcomes.answers == _index_of(engine)
         after = await engine.score_many(rows)
     finally:
         await engine.close()

@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from _support.parse_child import differing, real_rows
-from rewardkit import engine as engine_module
 from rewardkit.config import RewardConfig
-from rewardkit.engine import RewardEngine
 from rewardkit.errors import ScorerTimeout
 from rewardkit.execution.pool import WorkerPool
 from rewardkit.loop import RewardLoop
+from rewardkit.scoring import spread as spread_module
+from rewardkit.scoring.engine import RewardEngine
 from rewardkit.types import BadRow, Result, Status
 from rewardkit.verifiers import _two_stage
 from rewardkit.verifiers.base import Entry, Extracted, Verdict
@@ -131,7 +131,7 @@ async def test_spread_and_inline_agree_on_mixed_hostile_rows(
     """Held: every field of every Result, in order, equal with spreading on and off."""
     rows = _mixed_rows()
     spread, spread_stats = await _score(rows, reward)
-    monkeypatch.setattr(engine_module, "SPREAD_MIN_ROWS", 10**9)  # spreading off
+    monkeypatch.setattr(spread_module, "SPREAD_MIN_ROWS", 10**9)  # spreading off
     inline, inline_stats = await _score(rows, reward)
     assert spread_stats["spread"] > 250 and inline_stats["spread"] == 0
     assert [_fields(r) for r in spread] == [_fields(r) for r in inline]
@@ -196,7 +196,7 @@ async def test_found_a_spread_task_timeout_costs_only_its_slow_row(
     rows[12] = {"data_source": "odd", "response": "bad", "ground_truth": "1"}
     spread = await _score_odd(rows, {"timeout_s": 0.5})
     assert spread[10].status is Status.TIMEOUT and "timed out" in (spread[10].error or "")
-    monkeypatch.setattr(engine_module, "SPREAD_MIN_ROWS", 10**9)  # spreading off
+    monkeypatch.setattr(spread_module, "SPREAD_MIN_ROWS", 10**9)  # spreading off
     inline = await _score_odd(rows, {"timeout_s": 0.5})
     # On the loop, the inline phases have no hard limit: the slow row is scored there.
     # In a worker they run under reward.timeout_s: a typed timeout, never a wrong score.
@@ -213,7 +213,7 @@ async def test_found_a_verifier_bug_after_a_spread_task_costs_only_its_row(
     the spread task and failed every row of the batch; inline it costs only its row."""
     rows = _odd_rows("bad")
     spread = await _score_odd(rows, {})
-    monkeypatch.setattr(engine_module, "SPREAD_MIN_ROWS", 10**9)  # spreading off
+    monkeypatch.setattr(spread_module, "SPREAD_MIN_ROWS", 10**9)  # spreading off
     inline = await _score_odd(rows, {})
     assert spread[10].status is Status.ERROR
     assert (spread[10].error or "").startswith("internal error: ValueError")

@@ -11,7 +11,7 @@ import gc
 import inspect
 
 from rewardkit.config import RewardConfig
-from rewardkit.engine import RewardEngine
+from rewardkit.scoring.engine import RewardEngine
 from rewardkit.types import BadRow, Result, Status
 
 INLINE_RIGHT = {"data_source": "math", "response": "So \\boxed{12}.", "ground_truth": "12"}

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from _support.parse_child import real_rows
-from rewardkit import engine as engine_module
 from rewardkit.config import RewardConfig
-from rewardkit.engine import RewardEngine
+from rewardkit.scoring import spread as spread_module
+from rewardkit.scoring.engine import RewardEngine
 from rewardkit.types import BadRow, Result, Status
 from rewardkit.verifiers.base import Entry, Extracted, Verdict
 from rewardkit.verifiers.registry import VerifierTable, entries
@@ -52,7 +52,7 @@ async def test_spread_rows_get_the_results_they_get_inline(monkeypatch: pytest.M
     rows[5:5] = HOSTILE  # among the first spread task's rows
     rows += HOSTILE
     spread, spread_stats = await _score(rows)
-    monkeypatch.setattr(engine_module, "SPREAD_MIN_ROWS", 10**9)
+    monkeypatch.setattr(spread_module, "SPREAD_MIN_ROWS", 10**9)
     inline, inline_stats = await _score(rows)
     assert spread_stats["spread"] > 300 and inline_stats["spread"] == 0
     assert [_fields(r) for r in spread] == [_fields(r) for r in inline]
@@ -169,7 +169,7 @@ async def test_past_its_check_time_a_spread_task_leaves_its_checks_to_the_pool(
     engine = await _engine()
     checked_in_task = await engine.score_many(rows)
     await engine.close()
-    monkeypatch.setattr(engine_module, "SPREAD_CHECK_S", 0.0)
+    monkeypatch.setattr(spread_module, "SPREAD_CHECK_S", 0.0)
     engine = await _engine()
     calls = _Calls(engine)
     try:
