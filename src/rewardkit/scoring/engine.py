@@ -316,8 +316,13 @@ class RewardEngine:
         self, jobs: Sequence[Piece | Awaitable[Piece]], sample: Sample
     ) -> list[Piece] | Awaitable[list[Piece]]:
         """The row's pieces with its shaping ones, or an awaitable of them."""
+        if len(jobs) == 1:  # the usual case, one source
+            (job,) = jobs
+            if isinstance(job, Piece):  # decided inline: no await at all
+                return [job, *self._shape_pieces(sample)]
+            return self._gather_pieces(jobs, sample)
         decided = [job for job in jobs if isinstance(job, Piece)]
-        if len(decided) == len(jobs):  # decided inline: no await at all
+        if len(decided) == len(jobs):
             return [*decided, *self._shape_pieces(sample)]
         return self._gather_pieces(jobs, sample)
 
