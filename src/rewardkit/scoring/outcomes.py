@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Hashable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
@@ -121,7 +121,7 @@ class Outcomes:
             self.stats["deduplicated"] += 1
         return await asyncio.shield(task)
 
-    def known(self, reference: tuple[str, str]) -> Iterable[Answer]:
+    def known(self, reference: tuple[str, str]) -> Collection[Answer]:
         """The answers the cache holds a check of against ``(verifier, ground truth)``."""
         return self.answers.get(reference, ())
 

@@ -220,10 +220,10 @@ class Spreader:
         for row in rows:
             reference = (row.verifier.key, row.gold)
             if reference not in known:
-                answers = frozenset(self.outcomes.known(reference))
-                fits = len(answers) <= budget
+                answers = self.outcomes.known(reference)
+                fits = len(answers) <= budget  # counted before copied: bounded work
                 budget -= len(answers) if fits else 0
-                known[reference] = answers if fits else None
+                known[reference] = frozenset(answers) if fits else None
             sample = row.sample
             work.append(
                 (row.verifier, sample.response, sample.ground_truth, row.gold, known[reference])
