@@ -123,3 +123,20 @@ async def test_a_math_equivalence_with_fast_paths_off_still_goes_to_math_verify(
     [result], stats = await _score([row], fast_paths=False)
     assert result.score == 1.0
     assert stats["quick"] == 0 and stats["pool"] == 1
+
+
+async def test_two_hedges_against_one_reference_each_keep_their_own_verdict() -> None:
+    """Two hedged answers have the same check key (no answer, the same source): sent to
+    check with fast_paths off, the second row was given the first row's shared verdict,
+    its ``pred`` included. As guard verdicts they are each the row's own."""
+    rows = [
+        {"data_source": "lighteval/MATH", "response": HEDGED, "ground_truth": "3"},
+        {"data_source": "lighteval/MATH", "response": HEDGED.replace("3", "5").replace("4", "6"),
+         "ground_truth": "3"},
+    ]  # fmt: skip
+    results, stats = await _score(rows, fast_paths=False)
+    assert [(r.score, r.extra["hedged"], r.extra["pred"]) for r in results] == [
+        (0.0, True, "4"),
+        (0.0, True, "6"),
+    ]
+    assert stats["pool"] == stats["deduplicated"] == stats["cache_hits"] == 0
