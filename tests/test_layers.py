@@ -51,7 +51,9 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     ("execution", 7, ("rewardkit.execution",)),
     ("tokens", 8, ("rewardkit.tokens",)),
     ("wiring", 9, ("rewardkit.wiring",)),
-    ("engine", 10, ("rewardkit.engine",)),
+    # Scoring: the engine and its parts (outcomes, guard, spread tasks, the functions its
+    # workers run, which call verifiers: execution runs them without knowing any).
+    ("scoring", 10, ("rewardkit.scoring",)),
     ("loop", 11, ("rewardkit.loop",)),
     ("client", 11, ("rewardkit.client",)),
     # Row files: read and written by runs and reports, never by scoring itself.
@@ -202,7 +204,7 @@ def test_no_import_cycles() -> None:
     ("source", "expected"),
     [
         # Facts the walk must get right, or the two tests above prove nothing.
-        ("rewardkit.engine", "rewardkit.wiring"),  # module level
+        ("rewardkit.scoring.engine", "rewardkit.wiring"),  # module level
         ("rewardkit.wiring", "rewardkit.models.replicas"),  # inside a function
         ("rewardkit.report", "rewardkit.report_html"),  # `from rewardkit import report_html`
         ("rewardkit.models.judge", "rewardkit.errors"),
@@ -216,16 +218,17 @@ def test_the_walk_sees_every_kind_of_import(source: str, expected: str) -> None:
 
 # What the checks must catch, each the shape of a real layering fault.
 BAD_IMPORTS = [
-    ("rewardkit.execution.tasks", "rewardkit.verifiers.math", "sideways"),  # pool preloads
+    ("rewardkit.execution.pool", "rewardkit.verifiers.math", "sideways"),  # pool preloads
     ("rewardkit.execution.ray_pool", "rewardkit.models.replicas", "sideways"),
-    ("rewardkit.engine", "rewardkit.io", "up"),  # the engine reading files for BadRow
+    ("rewardkit.scoring.engine", "rewardkit.io", "up"),  # the engine reading files for BadRow
     ("rewardkit.server.app", "rewardkit.integrations.openrlhf", "sideways"),  # an adapter
-    ("rewardkit.verifiers.math", "rewardkit.engine", "up"),
+    ("rewardkit.verifiers.math", "rewardkit.scoring.engine", "up"),
     # The sandbox and shaping sit below their users, and the components stay apart.
     ("rewardkit.sandbox.core", "rewardkit.verifiers.code", "up"),
     ("rewardkit.shaping.scaled", "rewardkit.verifiers.registry", "up"),
     ("rewardkit.execution.pool", "rewardkit.verifiers.code", "sideways"),
     ("rewardkit.sandbox.server", "rewardkit.execution.health", "sideways"),
+    ("rewardkit.execution.pool", "rewardkit.scoring.tasks", "up"),  # the pool knows no task
 ]
 
 
@@ -233,6 +236,18 @@ BAD_IMPORTS = [
 def test_the_checker_rejects(source: str, target: str, way: str) -> None:
     (found,) = _violations({source: [(target, 1)]})
     assert found.endswith(way)
+
+
+def test_execution_imports_no_verifier() -> None:
+    """The pool runs scoring's task functions by reference; it never imports a verifier."""
+    wrong = [
+        f"{module}:{line} imports {target}"
+        for module, imports in GRAPH.items()
+        if module.startswith("rewardkit.execution")
+        for target, line in imports
+        if target.startswith("rewardkit.verifiers")
+    ]
+    assert not wrong, wrong
 
 
 def test_the_checker_finds_a_cycle() -> None:

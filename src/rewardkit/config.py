@@ -187,7 +187,9 @@ class VerifierOptions(_Section):
     fast_paths: bool = True
     """true: answers that plain comparison or the bounded numeric evaluator can settle are
     graded inline; false: every extracted answer goes to the full checker (math-verify) in
-    a worker. For checking the fast paths against the reference, and for benchmarks."""
+    a worker, but for what a verifier's guards decide before any comparison (no answer, a
+    hedge), as the full checker would. For checking the fast paths against the reference,
+    and for benchmarks. Decided in one place: rewardkit.scoring.rows.quick_decides."""
 
 
 class RolloutConfig(_Section):

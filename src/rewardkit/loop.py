@@ -24,9 +24,9 @@ from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator
 from typing import Any, TypeVar
 
 from rewardkit.config import ConfigSource, RewardConfig, load_config
-from rewardkit.engine import RewardEngine
 from rewardkit.errors import PoolUnavailable, RewardkitError
 from rewardkit.execution.health import engine_problem, refusals
+from rewardkit.scoring.engine import RewardEngine
 from rewardkit.types import Result
 
 __all__ = ["RewardLoop"]

@@ -21,7 +21,7 @@ __all__ = ["WORKER_PRELOAD", "Pool", "make_model_scorers", "make_pool", "make_ve
 
 Pool: TypeAlias = "WorkerPool | RayWorkerPool"
 
-WORKER_PRELOAD = ("rewardkit.execution.tasks", "rewardkit.verifiers._warm")
+WORKER_PRELOAD = ("rewardkit.scoring.tasks", "rewardkit.verifiers._warm")
 """Imported by every worker before its first task: the task functions, and the warm-ups
 of the registered verifiers (math-verify's imports and tables: half a second per worker,
 paid once in the fork server instead of on each worker's first row)."""

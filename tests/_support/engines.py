@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from rewardkit import engine as engine_module
 from rewardkit.config import RewardConfig
-from rewardkit.engine import RewardEngine
-from rewardkit.execution import tasks
+from rewardkit.scoring import spread as spread_module
+from rewardkit.scoring.engine import RewardEngine
+from rewardkit.scoring.outcomes import CheckKey
+from rewardkit.scoring import tasks
 from rewardkit.types import BadRow, Result
 from rewardkit.verifiers.base import Entry
 from rewardkit.verifiers.registry import VerifierTable, entries
@@ -122,15 +123,15 @@ def plug(engine: RewardEngine, verifier: Any) -> RewardEngine:
 
 def spreading_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """From now on every batch keeps its inline phases on the event loop."""
-    monkeypatch.setattr(engine_module, "SPREAD_MIN_ROWS", 10**9)
+    monkeypatch.setattr(spread_module, "SPREAD_MIN_ROWS", 10**9)
 
 
 def index_of(engine: RewardEngine) -> dict[tuple[str, str], set[tuple[Any, Any]]]:
     """What the spread tasks' index of cached answers must be: rebuilt from the cache."""
     index: dict[tuple[str, str], set[tuple[Any, Any]]] = {}
-    for key in engine._cache:
-        if key[0] == "verify":
-            index.setdefault(key[1:3], set()).add(key[3:])
+    for key in engine.outcomes.cache:
+        if isinstance(key, CheckKey):
+            index.setdefault((key.verifier, key.gold), set()).add((key.answer, key.source))
     return index
 
 

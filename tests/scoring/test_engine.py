@@ -1,4 +1,4 @@
-"""guards: the engine's orchestration (rewardkit.engine): inline decisions, fast paths, combining.
+"""guards: the engine's orchestration (rewardkit.scoring.engine): inline decisions, fast paths, combining.
 
 The engine decides rows inline where it can: a Result at once, no task, no await. Real
 engine, real worker pool: the rows that need math-verify go to a worker, the others
@@ -18,7 +18,7 @@ import pytest
 from _support.model_fakes import build_tokenizer
 from rewardkit import RewardLoop
 from rewardkit.config import RewardConfig
-from rewardkit.engine import RewardEngine
+from rewardkit.scoring.engine import RewardEngine
 from rewardkit.types import BadRow, Result, Status
 
 INLINE_RIGHT = {"data_source": "math", "response": "So \\boxed{12}.", "ground_truth": "12"}

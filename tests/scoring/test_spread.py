@@ -28,8 +28,8 @@ from _support.engines import (
     spreading_off,
 )
 from _support.parse_child import real_rows
-from rewardkit import engine as engine_module
-from rewardkit.engine import RewardEngine
+from rewardkit.scoring import spread as spread_module
+from rewardkit.scoring.engine import RewardEngine
 from rewardkit.execution.pool import WorkerPool
 from rewardkit.types import BadRow, Result, Status
 from rewardkit.verifiers.base import Extracted, Verdict
@@ -227,7 +227,7 @@ async def test_past_its_check_time_a_spread_task_leaves_its_checks_to_the_pool(
 ) -> None:
     rows = real_rows(400)
     checked_in_task, _ = await score_rows(rows)
-    monkeypatch.setattr(engine_module, "SPREAD_CHECK_S", 0.0)
+    monkeypatch.setattr(spread_module, "SPREAD_CHECK_S", 0.0)
     engine = await make_engine()
     calls = PoolCalls(engine)
     try:
@@ -339,7 +339,7 @@ async def test_a_check_that_passes_alone_does_not_time_out_its_spread_task(
     reward.timeout_s of its own (as it does alone), must not run the task out of time
     (its worker killed, all 32 rows scored again one by one): the task's deadline adds
     the time it starts checks in (SPREAD_CHECK_S), the most such a check can add."""
-    monkeypatch.setattr(engine_module, "SPREAD_CHECK_S", 2.0)  # margins for a loaded machine
+    monkeypatch.setattr(spread_module, "SPREAD_CHECK_S", 2.0)  # margins for a loaded machine
     answers = [f"fast{i}" for i in range(15)] + ["slow"] + [f"q{i}" for i in range(48)]
     spread, stats, pool = await _score_timed(_timed_rows(answers), True, timeout_s=4)
     assert pool["timeouts"] == 0 and pool["restarts"] == 0
@@ -355,7 +355,7 @@ async def test_a_check_that_hangs_still_ends_its_task_and_costs_only_its_row(
 ) -> None:
     """With that margin, a check past reward.timeout_s still ends its task; that row is
     a typed timeout, its batch-mates' verdicts equal the one-by-one path's."""
-    monkeypatch.setattr(engine_module, "SPREAD_CHECK_S", 0.5)
+    monkeypatch.setattr(spread_module, "SPREAD_CHECK_S", 0.5)
     answers = ["fast1", "slow"] + [f"fast{i}" for i in range(2, 10)] + [f"q{i}" for i in range(54)]
     started = time.perf_counter()
     spread, _, pool = await _score_timed(_timed_rows(answers), True, slow_s=30, timeout_s=1.5)
@@ -511,7 +511,7 @@ async def test_cancelled_mid_batch_leaves_no_worker_held_and_scores_again_exactl
         while time.monotonic() < deadline and len(pool._idle) < pool.size:
             await asyncio.sleep(0.05)
         assert len(pool._idle) == pool.size and not pool._waiting and not pool._running
-        assert engine._cached_answers == index_of(engine)
+        assert engine.outcomes.answers == index_of(engine)
         after = await engine.score_many(rows)
     finally:
         await engine.close()

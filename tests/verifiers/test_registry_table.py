@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from rewardkit.config import RewardConfig, RewardSection
-from rewardkit.engine import RewardEngine
-from rewardkit.execution import tasks
+from rewardkit.scoring import tasks
+from rewardkit.scoring.engine import RewardEngine
 from rewardkit.verifiers import registry
 from rewardkit.verifiers.base import Entry, Extracted, Matcher, Verdict, Verifier, is_async
 from rewardkit.verifiers.code import CODE_SOURCES, CodeVerifier
@@ -183,7 +183,7 @@ from rewardkit.execution.pool import WorkerPool
 async def main():
     pool = WorkerPool(1, preload=wiring.WORKER_PRELOAD)
     await pool.start()
-    probe = "[m in __import__('sys').modules for m in ('math_verify', 'rewardkit.execution.tasks')]"
+    probe = "[m in __import__('sys').modules for m in ('math_verify', 'rewardkit.scoring.tasks')]"
     print(await pool.run(eval, probe, timeout=60))
     await pool.close()
 

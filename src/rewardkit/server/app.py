@@ -5,7 +5,7 @@
 Routes (DESIGN.md, "Reward server"): ``POST /v1/score``, OpenRLHF's ``POST
 /get_reward``, ``GET /health``, ``GET /ready``, ``GET /metrics``.
 
-Each row of each request is handed to one :class:`~rewardkit.engine.RewardEngine`
+Each row of each request is handed to one :class:`~rewardkit.scoring.engine.RewardEngine`
 running on the server's own event loop. Rows from concurrent requests therefore
 meet inside the engine: CPU verifiers share the worker pool, and model rows are
 gathered by the model scorers into token-budget batches. No request waits for an
@@ -34,8 +34,8 @@ from pydantic_core import PydanticSerializationError, to_json
 from starlette.exceptions import HTTPException
 
 from rewardkit.config import RewardConfig
-from rewardkit.engine import RewardEngine
 from rewardkit.execution.health import engine_problem
+from rewardkit.scoring.engine import RewardEngine
 from rewardkit.server.metrics import EngineCollector, ServerMetrics, SourceLabels
 from rewardkit.server.protocol import uvicorn_config
 from rewardkit.trainer_rows import rows_from_request

@@ -29,6 +29,12 @@ class Scaled:
     def key(self) -> str:
         return f"{self.inner.key}[{self.low:g},{self.high:g}]"
 
+    @property
+    def fast_paths(self) -> bool:
+        """The inner verifier's own ``fast_paths`` (True when it applies none): what its
+        quick verdicts are (see ``rewardkit.scoring.rows.quick_decides``)."""
+        return getattr(self.inner, "fast_paths", True) is not False
+
     def extract(self, response: str) -> Extracted:
         return self.inner.extract(response)
 

@@ -1,4 +1,9 @@
-"""The functions a worker process runs. Module-level, so they pickle by reference."""
+"""The functions a worker process runs. Module-level, so they pickle by reference.
+
+The rule verifier's phases here are the engine's (:mod:`rewardkit.scoring.rows`):
+:func:`~rewardkit.scoring.rows.first_phases` and
+:func:`~rewardkit.scoring.rows.quick_decides`, as on the event loop.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from typing import Any
 
 from rewardkit.custom import load_function
 from rewardkit.errors import InvalidSampleError
+from rewardkit.scoring.outcomes import CheckKey
+from rewardkit.scoring.rows import first_phases, quick_decides
 from rewardkit.verifiers.base import Extracted, Verdict, Verifier
 
 __all__ = ["call_custom", "check", "spread_rows", "verify_whole"]
@@ -33,12 +40,12 @@ def verify_whole(
     """
     extracted = verifier.extract(response)
     try:
-        verdict = verifier.quick_check(extracted, ground_truth)
+        quick = verifier.quick_check(extracted, ground_truth)
     except InvalidSampleError as exc:  # anything else is a bug: the row's status is error
         return str(exc)
-    if verdict is None or not fast_paths:
-        verdict = verifier.check(extracted, ground_truth)
-    return verdict, dict(extracted.extra)
+    if quick is not None and quick_decides(verifier, quick, fast_paths):
+        return quick, dict(extracted.extra)
+    return verifier.check(extracted, ground_truth), dict(extracted.extra)
 
 
 SpreadRow = tuple[Verifier, str, Any, str, frozenset[tuple[Any, Any]] | None]
@@ -54,10 +61,10 @@ message")``."""
 
 def spread_rows(rows: list[SpreadRow], fast_paths: bool, check_for_s: float) -> list[SpreadOutcome]:
     """A large batch's rows, every phase the engine can leave to one task
-    (``RewardEngine.score_into``): ``extract`` and ``quick_check`` of each row, then
-    ``check`` of each row those leave to the slow path (every row, with ``fast_paths``
-    off), unless the engine knows its outcome already (its cache answers it) or sent
-    None for what it knows (then it checks the row itself).
+    (:mod:`rewardkit.scoring.spread`): ``extract`` and ``quick_check`` of each row, then
+    ``check`` of each row those leave to the slow path (``quick_decides``), unless the
+    engine knows its outcome already (its cache answers it) or sent None for what it
+    knows (then it checks the row itself).
 
     Checks start only in the task's first ``check_for_s`` seconds: a row checked here
     costs no task of its own, a row left unchecked is checked as any other, alone. A
@@ -67,17 +74,18 @@ def spread_rows(rows: list[SpreadRow], fast_paths: bool, check_for_s: float) -> 
     """
     began = time.perf_counter()
     firsts = [_first_phases(verifier, response, truth) for verifier, response, truth, _, _ in rows]
-    checked: dict[tuple[Any, ...], Verdict] = {}
+    checked: dict[CheckKey, Verdict] = {}
     out: list[SpreadOutcome] = []
     for (verifier, _, truth, truth_key, known), first in zip(rows, firsts, strict=True):
         if first[0] != "ok":
             out.append(first)
             continue
         extracted, quick = first[1]
-        answer = (extracted.answer, extracted.extra.get("source"))
-        key = (verifier.key, truth_key, *answer)
+        key = CheckKey.of(verifier, truth_key, extracted)
+        answer = key.answer_of
         verdict, shared = checked.get(key), key in checked
-        wanted = (quick is None or not fast_paths) and known is not None and answer not in known
+        wanted = not quick_decides(verifier, quick, fast_paths)
+        wanted = wanted and known is not None and answer not in known
         if verdict is None and wanted and time.perf_counter() - began < check_for_s:
             verdict = _checked(verifier, extracted, truth)
             if verdict is not None:
@@ -88,8 +96,7 @@ def spread_rows(rows: list[SpreadRow], fast_paths: bool, check_for_s: float) -> 
 
 def _first_phases(verifier: Verifier, response: str, ground_truth: Any) -> SpreadOutcome:
     try:
-        extracted = verifier.extract(response)
-        return "ok", (extracted, verifier.quick_check(extracted, ground_truth))
+        return "ok", first_phases(verifier, response, ground_truth)
     except InvalidSampleError as exc:
         return "invalid", str(exc)
     except Exception as exc:

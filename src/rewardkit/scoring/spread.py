@@ -1,0 +1,258 @@
+"""A large batch's inline phases, run in the workers a few dozen rows per task.
+
+A large batch (a trainer's step, a big HTTP request) would keep the event loop's one
+core busy with every row's extraction and fast paths while the workers wait for the
+few rows those leave them: the inline phases cap the whole engine's rate (more so the
+more cores). Past :data:`SPREAD_MIN_ROWS` rows they run in the workers too
+(:func:`rewardkit.scoring.tasks.spread_rows`), a few dozen rows per task, and the same
+task checks the rows they leave to the slow path (unless the cache holds that check):
+a task per checked row would cost the loop and the worker a round trip each, a sixth of
+the whole run on math outputs. What a task leaves unchecked (past its
+:data:`SPREAD_CHECK_S`, or a check that failed) goes on to the pool's checks as it would
+from the loop (shared keys, cache, affinity).
+
+Not a second pipeline: the worker runs the phases the loop would
+(:func:`~rewardkit.scoring.rows.first_phases`,
+:func:`~rewardkit.scoring.rows.quick_decides`), and each row's outcome comes back to
+the engine's own :meth:`RulePipeline.verdict_result`, which inline rows take too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from rewardkit.config import RewardSection
+from rewardkit.errors import InvalidSampleError, RewardkitError, ScorerTimeout
+from rewardkit.execution.pool import WorkerPool
+from rewardkit.scoring import tasks
+from rewardkit.scoring.guard import Guard
+from rewardkit.scoring.outcomes import Outcomes
+from rewardkit.scoring.rows import failed, freeze, row_of, store, timed, too_big_inline
+from rewardkit.types import Result, Sample, Status
+from rewardkit.verifiers.base import AnyVerifier, Extracted, Verdict, Verifier, is_async
+
+__all__ = [
+    "SPREAD_CHARS",
+    "SPREAD_CHECK_S",
+    "SPREAD_KNOWN_MAX",
+    "SPREAD_MIN_ROWS",
+    "SPREAD_ROWS",
+    "Batch",
+    "RulePipeline",
+    "SpreadRow",
+    "Spreader",
+]
+
+SPREAD_MIN_ROWS = 64
+"""A batch of at least this many rows runs its inline phases in the workers."""
+SPREAD_ROWS = 32
+"""Rows per spread task: a few milliseconds of extraction, one pipe write."""
+SPREAD_CHARS = 48_000  # responses per task: below the pool's inline send size, with room
+SPREAD_KNOWN_MAX = 256
+"""Cached answers a spread task carries at most (see :meth:`Spreader.work`)."""
+SPREAD_CHECK_S = 0.25
+"""A spread task starts checks only this long (a check of a math row takes about 3 ms):
+past it, the rows it has not checked go to the pool one by one, where requesters share
+the workers fairly."""
+
+
+@dataclass(slots=True)
+class SpreadRow:
+    """A row whose inline phases a worker runs: parsed once, on the loop."""
+
+    index: int
+    raw: Mapping[str, Any]
+    sample: Sample
+    verifier: Verifier
+    started: float
+    gold: str  # the ground truth's key (rows.freeze): the checks' and the pool's affinity's
+
+
+class RulePipeline(Protocol):
+    """The engine's way from a rule verifier's first phases to a row's Result: the one
+    inline rows take (``RewardEngine``)."""
+
+    def verdict_result(
+        self,
+        row: SpreadRow,
+        extracted: Extracted,
+        quick: Verdict | None,
+        checked: Verdict | None = None,
+        shared: bool = False,
+    ) -> Result | Coroutine[Any, Any, Result]:
+        """The row's Result, or the coroutine that checks it and gives it."""
+        ...
+
+    def failure_result(self, row: SpreadRow, status: Status, error: str) -> Result:
+        """The row's Result when its rule verifier failed (a timeout, a dead worker)."""
+        ...
+
+
+class Batch:
+    """A batch's rows gathered into spread tasks, in input order, one open task per
+    worker: a row joins the task of the worker its ground truth prefers (the pool's
+    affinity), so that the rows of a prompt, checked in their task, meet a parser that
+    has read its reference, as they would in the pool."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.open: list[list[SpreadRow]] = [[] for _ in range(workers)]
+        self.chars = [0] * workers
+
+    def add(self, row: SpreadRow) -> list[SpreadRow] | None:
+        """Add a row: the task it fills, if any."""
+        slot = hash(row.gold) % self.workers
+        self.open[slot].append(row)
+        self.chars[slot] += len(row.sample.response)
+        if len(self.open[slot]) < SPREAD_ROWS and self.chars[slot] < SPREAD_CHARS:
+            return None
+        full, self.open[slot], self.chars[slot] = self.open[slot], [], 0
+        return full
+
+    def take_all(self) -> list[list[SpreadRow]]:
+        """The tasks still open, at the end of the batch."""
+        rest = [rows for rows in self.open if rows]
+        self.open = [[] for _ in range(self.workers)]
+        return rest
+
+
+class Spreader:
+    """Runs spread tasks for one engine and hands each row's outcome back to it."""
+
+    def __init__(
+        self,
+        section: RewardSection,
+        stats: dict[str, int],
+        guard: Guard,
+        outcomes: Outcomes,
+        rows: RulePipeline,
+    ) -> None:
+        self.section = section
+        self.stats = stats
+        self.guard = guard
+        self.outcomes = outcomes
+        self.rows = rows
+
+    def batch(self, rows: int, rule_only: bool) -> Batch | None:
+        """What gathers a batch of ``rows`` rows into spread tasks, or None: the batch is
+        too small, the pool is not local, one worker would leave the loop's core idle, or
+        (not ``rule_only``) a user function or a reward model scores the rows."""
+        pool = self.guard.pool
+        if (
+            rows >= SPREAD_MIN_ROWS
+            and isinstance(pool, WorkerPool)
+            and pool.size >= 2
+            and rule_only
+        ):
+            return Batch(pool.size)
+        return None
+
+    def spreadable(
+        self,
+        index: int,
+        raw: Any,
+        sample: Sample,
+        started: float,
+        pick: Callable[[str], AnyVerifier | None],
+    ) -> SpreadRow | None:
+        """The row, when a worker can run its inline phases; None for anything the loop
+        must see (oversized rows, a missing ground truth, async verifiers)."""
+        if sample.ground_truth is None or len(sample.response) > self.section.max_response_chars:
+            return None
+        if too_big_inline(sample.response, sample.ground_truth):
+            return None  # every phase in a worker, on its own (RewardEngine._whole_in_pool)
+        verifier = pick(sample.data_source)
+        if verifier is None or is_async(verifier):
+            return None
+        return SpreadRow(index, row_of(raw), sample, verifier, started, freeze(sample.ground_truth))
+
+    async def score(self, rows: list[SpreadRow], done: dict[int, Result]) -> None:
+        """Run ``rows`` in one worker task (their inline phases, then the checks those
+        leave), then finish each row: decided, or on to the pool's checks."""
+        pool = self.guard.pool
+        assert pool is not None
+        self.stats["spread"] += len(rows)
+        check_for_s = min(SPREAD_CHECK_S, self.section.timeout_s / 2)
+        fast_paths = self.section.verifiers.fast_paths
+        outcomes: list[tasks.SpreadOutcome] | list[None]
+        try:
+            outcomes = await pool.run(
+                tasks.spread_rows,
+                self.work(rows),
+                fast_paths,
+                check_for_s,
+                # a check it starts (before check_for_s) has reward.timeout_s of its own,
+                # as alone: one that would pass alone never costs the task its rows
+                timeout=self.section.timeout_s + check_for_s,
+                affinity=rows[0].gold,  # the worker every row's ground truth prefers
+            )
+        except (RewardkitError, ScorerTimeout):  # (a BaseException: named on its own)
+            # a row killed its worker or ran out of time: find which, each row alone
+            outcomes = [None] * len(rows)
+        # The worker is free: let the next task reach it before these rows are finished
+        # here (a millisecond of the loop's time, per task, that it would otherwise idle).
+        await asyncio.sleep(0)
+        later = []
+        for row, outcome in zip(rows, outcomes, strict=True):
+            self.stats["rows"] += 1
+            if outcome is None:  # its task failed: this row's inline phases alone, in a worker
+                later.append(store(self._alone(row), row.index, done))
+                continue
+            finished = self._outcome(row, outcome)
+            if isinstance(finished, Result):
+                done[row.index] = finished
+            else:
+                later.append(store(finished, row.index, done))
+        await asyncio.gather(*later)
+
+    def work(self, rows: list[SpreadRow]) -> list[tasks.SpreadRow]:
+        """What a spread task needs of each row, with the answers the cache holds for it.
+
+        At most SPREAD_KNOWN_MAX answers a task: a reference with more (a common one, late
+        in a run) sends None, its rows' checks left to the pool and its cache, so that a
+        task's size and the loop's work for it never grow with the cache."""
+        known: dict[tuple[str, str], frozenset[tuple[Any, Any]] | None] = {}
+        budget = SPREAD_KNOWN_MAX
+        work = []
+        for row in rows:
+            reference = (row.verifier.key, row.gold)
+            if reference not in known:
+                answers = self.outcomes.known(reference)
+                fits = len(answers) <= budget  # counted before copied: bounded work
+                budget -= len(answers) if fits else 0
+                known[reference] = frozenset(answers) if fits else None
+            sample = row.sample
+            work.append(
+                (row.verifier, sample.response, sample.ground_truth, row.gold, known[reference])
+            )
+        return work
+
+    async def _alone(self, row: SpreadRow) -> Result:
+        """A row of a failed spread task, alone: the Result it gets on the loop, unless it
+        is the row that ran out of time or killed its worker (then that, typed)."""
+        # no check in the task: a row that fails here must fail as it would on the loop
+        fast_paths = self.section.verifiers.fast_paths
+        status, value = await self.guard.in_pool(
+            tasks.spread_rows, self.work([row]), fast_paths, 0, count=False
+        )
+        if status is not Status.OK:
+            return self.rows.failure_result(row, status, f"rule: {value}")
+        finished = self._outcome(row, value[0])
+        return finished if isinstance(finished, Result) else await finished
+
+    def _outcome(
+        self, row: SpreadRow, outcome: tasks.SpreadOutcome
+    ) -> Result | Coroutine[Any, Any, Result]:
+        """A row's Result from its first phases' outcome in a worker, or the coroutine
+        that checks it: the engine's, as for a row whose phases ran on the loop."""
+        kind, value = outcome
+        if kind == "invalid":
+            return timed(failed(row.index, InvalidSampleError(value), row.raw), row.started)
+        if kind == "bug":
+            error = f"internal error: {value}"
+            return timed(Result(row.index, Status.ERROR, error=error, row=row.raw), row.started)
+        extracted, quick, checked, shared = value
+        return self.rows.verdict_result(row, extracted, quick, checked, shared)
