@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     # The components: they do not import each other.
     ("verifiers", 7, ("rewardkit.verifiers",)),
     ("models", 7, ("rewardkit.models",)),
-    # The pool and Ray actors that run verifiers (tasks.py still imports the interface).
+    # The pool and Ray actors that run verifiers by reference, importing none.
     ("execution", 7, ("rewardkit.execution",)),
     ("tokens", 8, ("rewardkit.tokens",)),
     ("wiring", 9, ("rewardkit.wiring",)),

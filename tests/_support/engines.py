@@ -14,9 +14,9 @@ import pytest
 
 from rewardkit.config import RewardConfig
 from rewardkit.scoring import spread as spread_module
+from rewardkit.scoring import tasks
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.scoring.outcomes import CheckKey
-from rewardkit.scoring import tasks
 from rewardkit.types import BadRow, Result
 from rewardkit.verifiers.base import Entry
 from rewardkit.verifiers.registry import VerifierTable, entries

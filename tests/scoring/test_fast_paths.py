@@ -11,10 +11,10 @@ from rewardkit.config import RewardConfig
 from rewardkit.scoring import tasks
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.scoring.rows import quick_decides
+from rewardkit.shaping.scaled import Scaled
 from rewardkit.verifiers.base import Entry, Extracted, Verdict
 from rewardkit.verifiers.math import MathVerifier
 from rewardkit.verifiers.registry import VerifierTable, entries
-from rewardkit.verifiers.scaled import Scaled
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ def _check(answer: str, gold: str = '"12"', source: str | None = "boxed") -> Che
 def test_keys_of_different_kinds_are_never_equal_even_with_the_same_values() -> None:
     """A tuple key told kinds apart by position 0; typed keys by their class."""
     values = ("a", "b", "c", "d")
-    keys = [CheckKey(*values), CustomKey(*values), AsyncKey(*values)]
+    keys = [CheckKey(*values), CustomKey(*values), AsyncKey(*values[:3], "", values[3])]
     assert len(set(keys)) == 3
     assert all(a != b for i, a in enumerate(keys) for b in keys[i + 1 :])
     assert CheckKey(*values) == CheckKey(*values)

@@ -28,9 +28,9 @@ from _support.engines import (
     spreading_off,
 )
 from _support.parse_child import real_rows
+from rewardkit.execution.pool import WorkerPool
 from rewardkit.scoring import spread as spread_module
 from rewardkit.scoring.engine import RewardEngine
-from rewardkit.execution.pool import WorkerPool
 from rewardkit.types import BadRow, Result, Status
 from rewardkit.verifiers.base import Extracted, Verdict
 

@@ -47,9 +47,9 @@ from rewardkit.scoring.rows import (
     verdict_piece,
 )
 from rewardkit.scoring.spread import Spreader, SpreadRow
-from rewardkit.types import FIELD_HINTS, BadRow, Result, Sample, Status
 from rewardkit.shaping.format import format_score
 from rewardkit.shaping.overlong import MAX_RESPONSE_LENGTH, overlong_penalty
+from rewardkit.types import FIELD_HINTS, BadRow, Result, Sample, Status
 from rewardkit.verifiers import registry
 from rewardkit.verifiers.base import AsyncVerifier, Extracted, Verdict, Verifier, is_async
 
