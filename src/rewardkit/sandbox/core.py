@@ -17,8 +17,8 @@ from typing import Any
 
 from rewardkit._system import usable_cores
 from rewardkit.sandbox.host import (
-    _available_languages,
     WORK_PREFIX,
+    _available_languages,
     _cgroup_parent,
     _claim,
     _clamp_memory,
