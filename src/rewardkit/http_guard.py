@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import gc
 import itertools
 import json
 import logging
@@ -75,6 +76,9 @@ _LINGER_S = 1.0
 
 # Body bytes given back since the last trim that make a trim worth it.
 _TRIM_AFTER_BYTES = 16 * 1024 * 1024
+
+# Seconds after a large release before the trim (at most one trim per this long).
+_TRIM_DELAY_S = 1.0
 
 # File descriptors kept free beyond the connections: worker pipes, model files, logs.
 _FD_RESERVE = 256
@@ -269,7 +273,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._reserved = 0
         if bodies.released >= _TRIM_AFTER_BYTES and not bodies.trim_pending:
             bodies.trim_pending = True
-            self.loop.call_later(0.5, _trim, bodies)  # once the request's objects are gone
+            self.loop.call_later(_TRIM_DELAY_S, _trim, bodies)  # once the request has ended
 
     # ------------------------------------------------------------------ deadlines
 
@@ -413,10 +417,13 @@ def _path(url: bytes) -> str:
 
 
 def _trim(bodies: _Bodies) -> None:
-    """Give freed heap memory back to the system (glibc keeps it otherwise: the bodies'
-    chunks raise its thresholds, and a second attack would find the memory still held)."""
+    """Free what the bodies' requests left and give the heap back to the system. A body
+    cut off mid-read lives on in a reference cycle (the disconnect's traceback holds the
+    frame holding its chunks) that only a full collection frees, and glibc keeps freed
+    heap otherwise: a second attack would find the first one's memory still held."""
     bodies.trim_pending = False
     bodies.released = 0
+    gc.collect()  # the server freezes what it loaded at startup: this walks only the new
     try:
         libc = ctypes.CDLL(None)
         trim = libc.malloc_trim
