@@ -165,7 +165,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._header_bytes += len(data)
             if self._header_bytes > self.limits.max_header_bytes:
                 limit = self.limits.name("max_header_bytes")
-                self._refuse(431, f"request line and headers over {limit}")
+                self._refuse(431, f"request line and headers over {limit}", linger=True)
 
     # ------------------------------------------------------------------ parser callbacks
 

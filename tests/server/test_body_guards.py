@@ -223,3 +223,29 @@ def test_a_request_over_max_queue_rows_gets_413_naming_the_limit(start_server) -
 def test_a_body_budget_below_one_body_is_refused() -> None:
     with pytest.raises(ConfigError, match="max_body_bytes_in_flight"):
         load_config({"server": {"max_request_bytes": 2 * MIB, "max_body_bytes_in_flight": MIB}})
+
+
+def test_a_full_queue_still_answers_429_with_retry_after(write_module, start_server) -> None:
+    # 413 is for a request that could never fit; one that would fit later is told to retry.
+    config = {
+        "reward": {
+            "num_workers": 1,
+            "custom_reward_function": {"path": write_module("slow", SLOW)},
+        },
+        "server": {"max_queue": 2},
+    }
+    rows = [{"data_source": "x", "response": "sleep 2", "ground_truth": "1"}] * 2
+    with start_server(config) as base:
+        answers: list[int] = []
+
+        def score() -> None:
+            with httpx.Client(base_url=base, timeout=30, trust_env=False) as client:
+                answers.append(client.post("/v1/score", json={"samples": rows}).status_code)
+
+        busy = threading.Thread(target=score)
+        busy.start()
+        time.sleep(0.7)  # its two rows fill the queue
+        full = httpx.post(f"{base}/v1/score", json={"samples": rows[:1]}, trust_env=False)
+        busy.join(timeout=30)
+    assert full.status_code == 429 and full.headers["retry-after"] == "1"
+    assert answers == [200]

@@ -238,6 +238,9 @@ def serve_sandbox(
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    # Listening before the sandbox starts: a client that reads the address line and connects
+    # at once waits in the backlog instead of being refused (uvicorn listens only later).
+    sock.listen(2048)
     bound = sock.getsockname()[1]
     auth = "bearer key" if api_key else "none"
 
