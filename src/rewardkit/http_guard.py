@@ -70,12 +70,11 @@ only to be answered on an open path (``/health``) or refused with 503."""
 # Seconds a probe connection may take to send its headers.
 _PROBE_HEADER_S = 2.0
 
-# After a refusal with a body still coming, the connection is kept open this long (reading
-# and dropping what arrives) so that the client can read the answer instead of a reset.
+# After a refusal while the client may still be sending, the socket is closed this late.
 _LINGER_S = 1.0
 
 # Body bytes given back since the last trim that make a trim worth it.
-_TRIM_AFTER_BYTES = 16 * 1024 * 1024
+_TRIM_AFTER_BYTES = 64 * 1024 * 1024
 
 # Seconds after a large release before the trim (at most one trim per this long).
 _TRIM_DELAY_S = 1.0
@@ -220,9 +219,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().on_message_complete()
 
     def on_response_complete(self) -> None:
+        # A body still arriving (the app answered without reading it all) keeps its deadline.
         self._waiting_since = next(_ORDER)
-        self._body_pending = False
-        self._stop_body_timer()
         if not self.pipeline:
             self._release()
         super().on_response_complete()
@@ -311,6 +309,15 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if not self.flow.read_paused:  # time the server is not reading is not the client's
             self._body_active += _TICK_S
         limits = self.limits
+        answered = self.cycle is not None and self.cycle.response_complete
+        too_slow = self._body_active > limits.body_timeout_s or (
+            self._body_active > BODY_GRACE_S
+            and self._body_seen / self._body_active < limits.body_min_bytes_per_s
+        )
+        if answered and too_slow:  # the rest of a body the app did not need: just close
+            self._body_pending = False
+            self.transport.close()
+            return
         if self._body_active > limits.body_timeout_s:
             self._refuse(408, f"request body not received within {limits.name('body_timeout_s')}")
             return
@@ -369,8 +376,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self, status: int, reason: str, *, retry_after: bool = False, linger: bool = False
     ) -> None:
         """Answer a JSON error and close, whatever state the parser is in. With ``linger``
-        (a body may still be coming) the connection reads and drops for up to
-        :data:`_LINGER_S` first, so the client reads the answer rather than a reset."""
+        (the client may still be sending) the answer is followed by end-of-file at once but
+        the socket is closed only after :data:`_LINGER_S`, reading nothing more: closed with
+        unread bytes, it would send a reset that can destroy the answer before the client
+        reads it."""
         self._disarm_header_timer()
         self._stop_body_timer()
         self._reading_headers = False
@@ -392,7 +401,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.transport.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
         if linger and self.transport.can_write_eof():
             self.transport.write_eof()
-            self.flow.resume_reading()
+            self.flow.pause_reading()  # what still comes waits in the kernel, unread
             self.loop.call_later(_LINGER_S, self.transport.close)
         else:
             self.transport.close()
