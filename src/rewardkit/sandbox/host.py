@@ -428,6 +428,8 @@ def _remove_stale(root: str) -> list[str]:
     process that started later). Directories without an owner record are left alone.
     Returns the directories removed."""
     removed: list[str] = []
+    if _process_start(os.getpid()) is None:  # no /proc: liveness cannot be told
+        return removed
     try:
         entries = [e for e in os.scandir(root) if e.name.startswith(WORK_PREFIX)]
     except OSError:
