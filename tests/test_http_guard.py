@@ -154,3 +154,22 @@ def test_probes_past_the_cap_are_bounded_and_serve_only_open_paths(path: str) ->
     assert refused.startswith(b"HTTP/1.1 503 "), refused
     expected = b"HTTP/1.1 200 " if path == "/health" else b"HTTP/1.1 503 "
     assert all(a.startswith(expected) for a in answers), answers
+
+
+def test_nothing_pipelined_behind_a_refused_request_is_read() -> None:
+    limits = ConnectionLimits(max_request_bytes=16 * KIB)
+    with serving(limits) as (address, _app, _protocol):
+        with socket.create_connection(address, timeout=5) as sock:
+            sock.sendall(
+                b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 20000\r\n\r\n"
+                + b"x" * 20000
+                + b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+            )
+            received, started = b"", time.monotonic()
+            while time.monotonic() - started < 5:
+                chunk = _reply(sock, 3)
+                if not chunk:
+                    break
+                received += chunk
+    assert received.startswith(b"HTTP/1.1 413 "), received
+    assert received.count(b"HTTP/1.1 ") == 1, received

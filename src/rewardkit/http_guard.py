@@ -169,6 +169,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     # ------------------------------------------------------------------ parser callbacks
 
     def on_message_begin(self) -> None:
+        if self._refused:  # a request pipelined behind the refused one: never read
+            return
         super().on_message_begin()
         self._reading_headers = True
         self._header_bytes = 0
