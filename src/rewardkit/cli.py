@@ -109,8 +109,9 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     sandbox.add_argument(
         "--allow-unisolated", action="store_true",
-        help="start even where runs cannot be isolated (not root): code then runs as the "
-        "server's user and can read its files and signal it",
+        help="start even where runs cannot be isolated: not root (code then runs as the "
+        "server's user and can read its files and signal it) or no namespaces (basic mode: "
+        "code sees the host's files and network)",
     )  # fmt: skip
     sandbox.set_defaults(run=_sandbox)
 

@@ -423,8 +423,9 @@ class SandboxFusionConfig(_Section):
     api_key: str | None = None
     """Sent to a remote sandbox (``url``) as 'Authorization: Bearer <key>'; not empty."""
     allow_unisolated: bool = False
-    """Let the embedded sandbox run code where it cannot isolate it (not root): the code
-    then runs as this process's user. Off: code rows are errors saying why."""
+    """Let the embedded sandbox run code where it cannot isolate it: not root (the code then
+    runs as this process's user), or no namespaces (``basic`` mode: the code sees the host's
+    files and network). Off: code rows are errors saying why."""
 
     @field_validator("api_key")
     @classmethod
