@@ -28,6 +28,8 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     ("config", 2, ("rewardkit.config",)),
     # Helpers with no knowledge of scoring: HTTP, user code, row conversions.
     ("http", 3, ("rewardkit.http",)),
+    # The connection and body guards both servers run behind.
+    ("http guard", 3, ("rewardkit.http_guard",)),
     ("loopwatch", 3, ("rewardkit._loopwatch",)),
     ("custom", 3, ("rewardkit.custom",)),
     ("trainer_rows", 3, ("rewardkit.trainer_rows",)),

@@ -111,14 +111,19 @@ def _parser() -> argparse.ArgumentParser:
         "--max-body-mb", type=int, default=32, help="largest request body (default 32 MiB)"
     )
     sandbox.add_argument(
+        "--max-connections", type=int, default=256,
+        help="open client connections; past it the slowest waiting one is closed (default 256)",
+    )  # fmt: skip
+    sandbox.add_argument(
         "--api-key-env", default="REWARDKIT_SANDBOX_API_KEY", metavar="NAME",
         help="environment variable holding the API key clients send as 'Authorization: "
         "Bearer <key>' (default REWARDKIT_SANDBOX_API_KEY; unset: no authentication)",
     )  # fmt: skip
     sandbox.add_argument(
         "--allow-unisolated", action="store_true",
-        help="start even where runs cannot be isolated (not root): code then runs as the "
-        "server's user and can read its files and signal it",
+        help="start even where runs cannot be isolated: not root (code then runs as the "
+        "server's user and can read its files and signal it) or no namespaces (basic mode: "
+        "code sees the host's files and network)",
     )  # fmt: skip
     sandbox.set_defaults(run=_sandbox)
 
@@ -359,7 +364,13 @@ def _sandbox(args: argparse.Namespace) -> int:
     api_key = os.environ.get(args.api_key_env)
     if api_key is not None and not api_key.strip():
         raise RewardkitError(f"${args.api_key_env} is set but empty: set a key or unset it")
-    for name in ("max_concurrent", "max_memory_mb", "workspace_mb", "max_body_mb"):
+    for name in (
+        "max_concurrent",
+        "max_memory_mb",
+        "workspace_mb",
+        "max_body_mb",
+        "max_connections",
+    ):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise RewardkitError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
@@ -371,7 +382,8 @@ def _sandbox(args: argparse.Namespace) -> int:
     )
     try:
         serve_sandbox(args.host, args.port, options=options, api_key=api_key,
-                      max_body_bytes=args.max_body_mb << 20)  # fmt: skip
+                      max_body_bytes=args.max_body_mb << 20,
+                      max_connections=args.max_connections)  # fmt: skip
     except (RuntimeError, OSError) as exc:
         raise RewardkitError(f"sandbox: {exc}") from exc
     return 0

@@ -425,8 +425,9 @@ class SandboxFusionConfig(_Section):
     api_key: str | None = None
     """Sent to a remote sandbox (``url``) as 'Authorization: Bearer <key>'; not empty."""
     allow_unisolated: bool = False
-    """Let the embedded sandbox run code where it cannot isolate it (not root): the code
-    then runs as this process's user. Off: code rows are errors saying why."""
+    """Let the embedded sandbox run code where it cannot isolate it: not root (the code then
+    runs as this process's user), or no namespaces (``basic`` mode: the code sees the host's
+    files and network). Off: code rows are errors saying why."""
 
     @field_validator("api_key")
     @classmethod
@@ -524,6 +525,16 @@ class ServerConfig(_Section):
     max_queue: int = Field(default=10_000, ge=1)
     max_batch_wait_ms: float = Field(default=5.0, ge=0)
     max_request_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
+    """A request body's size; a larger one gets 413 before it is read (chunked: when it
+    passes the limit)."""
+    max_body_bytes_in_flight: int = Field(default=256 * 1024 * 1024, gt=0)
+    """Request bodies being received or handled, across all connections, hold at most this;
+    a request that would pass it gets 503 with Retry-After before its body is read. At least
+    ``max_request_bytes``."""
+    body_timeout_s: float = Field(default=120.0, gt=0)
+    """A request's body must arrive within this; slower clients are closed (408)."""
+    body_min_bytes_per_s: int = Field(default=64 * 1024, ge=0)
+    """After its first 5 s, a body arriving slower than this on average is cut (408)."""
     max_connections: int = Field(default=1000, ge=1)
     """Open client connections. Past it a new connection closes the one that has waited
     longest without a request in progress (slow headers, idle keep-alive), else gets 503."""
@@ -545,6 +556,16 @@ class ServerConfig(_Section):
                 "is empty (an unset environment variable?): set a key, or null for no auth"
             )
         return key
+
+    @model_validator(mode="after")
+    def _one_body_fits_the_budget(self) -> ServerConfig:
+        if self.max_body_bytes_in_flight < self.max_request_bytes:
+            raise ValueError(
+                f"server.max_body_bytes_in_flight ({self.max_body_bytes_in_flight}) is below "
+                f"server.max_request_bytes ({self.max_request_bytes}): a request of the "
+                "largest size allowed could never be read; raise the first or lower the second"
+            )
+        return self
 
 
 class KLControllerConfig(_Section):

@@ -35,7 +35,9 @@ Isolation, strongest first (``Sandbox.isolation`` reports what is on):
     A fresh temporary working directory and a new session whose group is killed at the
     end. As root the run still drops to an unprivileged uid, and after it ends every
     process of that uid is killed, so ``setsid`` escapes die too; the host file system is
-    visible (readable as its permissions allow) and the network is the host's.
+    visible (readable as its permissions allow) and the network is the host's. A sandbox
+    in this mode (asked for, or what ``auto`` finds) refuses to start unless
+    ``allow_unisolated`` is set, and its message names what runs would reach.
 
 In both modes, when started as root, each concurrency slot runs as its own unprivileged
 uid (from a random block of high uids: no passwd entry, no groups, no capabilities,

@@ -17,8 +17,10 @@ from typing import Any
 
 from rewardkit._system import usable_cores
 from rewardkit.sandbox.host import (
+    WORK_PREFIX,
     _available_languages,
     _cgroup_parent,
+    _claim,
     _clamp_memory,
     _compile_key,
     _compiled_ok,
@@ -32,6 +34,7 @@ from rewardkit.sandbox.host import (
     _namespaces_unavailable,
     _python_candidates,
     _remove_all,
+    _remove_stale,
     _resolve_tools,
     _response,
     _slot_dir,
@@ -487,9 +490,10 @@ class Sandbox:
 
     async def _probe(self) -> _Runtime:
         opts = self.options
-        base = tempfile.mkdtemp(
-            prefix="rewardkit-sandbox-", dir=opts.work_root or tempfile.gettempdir()
-        )
+        root = opts.work_root or tempfile.gettempdir()
+        for stale in _remove_stale(root):  # left by a sandbox killed with SIGKILL
+            log.info("removed %s, left by a sandbox that did not close", stale)
+        base = tempfile.mkdtemp(prefix=WORK_PREFIX, dir=root)
         os.chmod(base, 0o711)  # runs may traverse to their own directory, not list others
         os.mkdir(os.path.join(base, "root"), 0o755)  # where the spawner mounts the runs' root
         os.mkdir(os.path.join(base, "compiled"), 0o700)  # the compile cache: the server's only
@@ -499,6 +503,7 @@ class Sandbox:
             raise RuntimeError(f"no memory cgroup can be made here: {why_not}")
         # Never closed (a crash, a forgotten close): still gone when the sandbox is, or at exit.
         self._remove_base = weakref.finalize(self, _remove_all, base, cgroup)
+        _claim(base, cgroup)  # killed before that: the next sandbox removes both
         self._slots = _make_slots(self.max_concurrent, opts.uid_base)
         for slot in self._slots:
             os.makedirs(os.path.join(base, "slots", str(slot.index)), 0o711)
@@ -514,13 +519,8 @@ class Sandbox:
             runtime.reasons.append(f"no memory cgroup ({why_not}): process tree measured")
         try:
             await self._choose_mode(runtime)
-            if runtime.mode == "basic" and not _is_root() and not opts.allow_unisolated:
-                raise RuntimeError(
-                    "the sandbox cannot isolate runs here (not root: code would run as this "
-                    "user, read its files and signal it). Run as root in a container or VM, or "
-                    "allow it: reward.sandbox_fusion.allow_unisolated=true, "
-                    "rewardkit sandbox --allow-unisolated"
-                )
+            if runtime.mode == "basic" and not opts.allow_unisolated:
+                raise RuntimeError(_unisolated(runtime, opts.isolation))
         except BaseException:
             if self._spawner_client is not None:
                 await self._spawner_client.close()
@@ -587,6 +587,27 @@ class Sandbox:
 _DEFAULT: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Sandbox] = (
     weakref.WeakKeyDictionary()
 )
+
+
+def _unisolated(runtime: _Runtime, wanted: str) -> str:
+    """Why a sandbox in ``basic`` mode refuses to start, naming what runs would reach."""
+    found = [r for r in runtime.reasons if r.startswith("namespaces")]
+    why = "isolation 'basic' was asked for" if wanted == "basic" else "; ".join(found)
+    if _is_root():
+        exposed = (
+            "code would see the host's file system (all an unprivileged uid may read: "
+            "datasets, test answers) and the host's network"
+        )
+    else:
+        exposed = (
+            "not root: code would run as this user, read its files and signal it, and see "
+            "the host's file system and network"
+        )
+    return (
+        f"the sandbox cannot isolate runs here ({why}): {exposed}. Run as root where "
+        "namespaces can be made (CAP_SYS_ADMIN in a container or VM), or allow it: "
+        "reward.sandbox_fusion.allow_unisolated=true, rewardkit sandbox --allow-unisolated"
+    )
 
 
 async def run_code(

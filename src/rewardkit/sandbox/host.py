@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import json
 import os
 import platform
 import secrets
@@ -247,7 +248,7 @@ def _fetch_files(
     out: dict[str, str] = {}
     seen: set[str] = set()
     budget = opts.max_fetch_bytes
-    left_out = 0
+    left_out: list[str] = []
     for name in names:
         target = _fetchable(workdir, name)
         if target is None or target in seen:
@@ -255,16 +256,23 @@ def _fetch_files(
         seen.add(target)
         data = _read_regular(target, budget) if len(seen) <= opts.max_fetch_files else None
         if data is None:
-            left_out += 1
+            left_out.append(name)
             continue
         budget -= len(data)
         out[name] = base64.b64encode(data).decode()
     if not left_out:
         return out, ""
+    shown = ", ".join(repr(name[:_NAME_SHOWN]) for name in left_out[:_NAMES_SHOWN])
+    more = f" and {len(left_out) - _NAMES_SHOWN} more" if len(left_out) > _NAMES_SHOWN else ""
     return out, (
-        f"fetch_files: {left_out} file(s) left out (at most {opts.max_fetch_files} files and "
-        f"{opts.max_fetch_bytes} bytes in all)"
+        f"fetch_files: {len(left_out)} file(s) left out: {shown}{more} (at most "
+        f"{opts.max_fetch_files} files and {opts.max_fetch_bytes} bytes in all)"
     )
+
+
+# How many left-out files the message names, and how much of each name.
+_NAMES_SHOWN = 20
+_NAME_SHOWN = 200
 
 
 def _fetchable(workdir: str, name: str) -> str | None:
@@ -388,6 +396,67 @@ def _remove_all(base: str, cgroup: tuple[int, str] | None) -> None:
     shutil.rmtree(base, ignore_errors=True)
     if cgroup is not None:
         _remove_cgroups(cgroup[1])
+
+
+WORK_PREFIX = "rewardkit-sandbox-"
+"""Name prefix of a sandbox's directory under its ``work_root``."""
+
+_OWNER = "owner.json"  # in a sandbox's directory: the process that owns it, and its cgroup
+
+
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot), or None if there is none."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            stat_line = fh.read()
+    except OSError:
+        return None
+    return stat_line.rpartition(")")[2].split()[19]  # field 22, after the command name
+
+
+def _claim(base: str, cgroup: tuple[int, str] | None) -> None:
+    """Record that this process owns ``base`` (and its cgroup), for :func:`_remove_stale`."""
+    owner = {"pid": os.getpid(), "start": _process_start(os.getpid()), "cgroup": cgroup}
+    with open(os.path.join(base, _OWNER), "w") as fh:
+        json.dump(owner, fh)
+    os.chmod(os.path.join(base, _OWNER), 0o600)
+
+
+def _remove_stale(root: str) -> list[str]:
+    """Remove the directories and cgroups that sandboxes killed without closing (SIGKILL)
+    left under ``root``: only those whose owner process is gone (pid dead, or reused by a
+    process that started later). Directories without an owner record are left alone.
+    Returns the directories removed."""
+    removed: list[str] = []
+    if _process_start(os.getpid()) is None:  # no /proc: liveness cannot be told
+        return removed
+    try:
+        entries = [e for e in os.scandir(root) if e.name.startswith(WORK_PREFIX)]
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            with open(os.path.join(entry.path, _OWNER)) as fh:
+                owner = json.load(fh)
+            pid, start = int(owner["pid"]), owner.get("start")
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if os.stat(entry.path).st_uid != os.geteuid():
+            continue  # another user's sandbox: not ours to judge
+        alive = _process_start(pid)
+        if alive is not None and (start is None or alive == start):
+            continue
+        cgroup = owner.get("cgroup")
+        cgroup_path = cgroup[1] if isinstance(cgroup, list) and len(cgroup) == 2 else None
+        if cgroup_path is not None and not os.path.basename(cgroup_path).startswith(
+            f"rewardkit-{WORK_PREFIX}"
+        ):
+            cgroup_path = None  # only ever a cgroup this module named
+        _remove_all(entry.path, None if cgroup_path is None else (0, cgroup_path))
+        removed.append(entry.path)
+    return removed
 
 
 def _response(compile_result: CommandRunResult | None, run_result: CommandRunResult | None,

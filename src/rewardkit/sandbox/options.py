@@ -52,10 +52,12 @@ class SandboxOptions:
     """Bytes a run may write into its directory: a tmpfs of this size in ``namespaces``
     mode; measured (with RLIMIT_FSIZE per file) and killed past it in ``basic`` mode."""
     allow_unisolated: bool = False
-    """Start even where runs cannot be isolated from the server (not root: no namespaces,
-    no uid of their own). Off: such a sandbox refuses to start, saying why."""
+    """Start even where runs cannot be isolated from the server: not root (no uid of their
+    own), or ``basic`` mode (asked for, or no namespaces: the host's files and network are
+    visible). Off: such a sandbox refuses to start, saying why and what runs would reach."""
     isolation: Literal["auto", "namespaces", "basic"] = "auto"
-    """auto: namespaces where the machine allows, else basic (see the module docstring)."""
+    """auto: namespaces where the machine allows, else basic, which starts only with
+    ``allow_unisolated`` (see the module docstring)."""
     python_executable: str | None = None
     uid_base: int | None = None
     """First of ``max_concurrent`` uids the runs use when started as root; None: random."""

@@ -30,6 +30,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
+from rewardkit.http_guard import ConnectionLimits, fitted, protocol_for
 from rewardkit.sandbox import (
     RunCodeRequest,
     RunCodeResponse,
@@ -38,10 +39,54 @@ from rewardkit.sandbox import (
     SandboxOptions,
 )
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "check_isolation", "create_sandbox_app", "serve_sandbox"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_CONNECTIONS",
+    "check_isolation",
+    "create_sandbox_app",
+    "sandbox_limits",
+    "sandbox_uvicorn_config",
+    "serve_sandbox",
+]
 
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 """Largest ``/run_code`` body accepted (code, stdin and files, base64): 32 MiB."""
+
+DEFAULT_MAX_CONNECTIONS = 256
+"""Open client connections (see :mod:`rewardkit.http_guard` for who is closed past it)."""
+
+
+def sandbox_limits(
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    **overrides: Any,
+) -> ConnectionLimits:
+    """The connection and body guards of ``rewardkit sandbox``: those of ``rewardkit serve``
+    (:mod:`rewardkit.http_guard`; header deadline 10 s and 64 KiB, body deadline 120 s and
+    64 KiB/s after 5 s, 256 MiB of bodies in flight) with this body cap and connection cap;
+    ``/v1/ping`` is the path never starved."""
+    budget = max(256 * 1024 * 1024, max_body_bytes)
+    return ConnectionLimits(
+        **{
+            "max_connections": max_connections,
+            "max_request_bytes": max_body_bytes,
+            "max_body_bytes_in_flight": budget,
+            "open_paths": frozenset({"/v1/ping"}),
+            "key_prefix": "sandbox ",
+            **overrides,
+        }
+    )
+
+
+def sandbox_uvicorn_config(app: Any, limits: ConnectionLimits | None = None, **options: Any) -> Any:
+    """A uvicorn configuration serving ``app`` behind the guards (``serve_sandbox`` and the
+    tests share it)."""
+    import uvicorn
+
+    settings: dict[str, Any] = {"log_level": "warning", "access_log": False}
+    settings.update(options)
+    settings["http"] = protocol_for(fitted(limits or sandbox_limits()))
+    return uvicorn.Config(app, **settings)
 
 
 def create_sandbox_app(
@@ -177,6 +222,7 @@ def serve_sandbox(
     options: SandboxOptions | None = None,
     api_key: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> None:
     """Run the sandbox server until interrupted (``rewardkit sandbox``).
 
@@ -192,6 +238,9 @@ def serve_sandbox(
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    # Listening before the sandbox starts: a client that reads the address line and connects
+    # at once waits in the backlog instead of being refused (uvicorn listens only later).
+    sock.listen(2048)
     bound = sock.getsockname()[1]
     auth = "bearer key" if api_key else "none"
 
@@ -202,5 +251,5 @@ def serve_sandbox(
     app = create_sandbox_app(
         options=opts, api_key=api_key, max_body_bytes=max_body_bytes, on_start=announce
     )
-    config = uvicorn.Config(app, log_level="warning", access_log=False)
+    config = sandbox_uvicorn_config(app, sandbox_limits(max_body_bytes, max_connections))
     uvicorn.Server(config).run(sockets=[sock])

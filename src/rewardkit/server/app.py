@@ -163,6 +163,7 @@ def create_app(
     app.exception_handler(RequestValidationError)(_validation_error)
     app.exception_handler(HTTPException)(_unreadable_body)  # Starlette's: FastAPI raises it
     app.exception_handler(Busy)(_busy)
+    app.exception_handler(TooManyRows)(_too_many_rows)
     # The last added runs first: the guard refuses (401, 503) before a body is read.
     app.add_middleware(BodyLimit, limit=config.server.max_request_bytes)
     app.add_middleware(Guard, state=state)
@@ -210,6 +211,9 @@ def _routes(app: FastAPI, state: _State) -> None:
 async def _score_rows(state: _State, rows: list[Any]) -> list[Result]:
     engine = state.engine
     assert engine is not None  # the guard answers 503 before startup completes
+    limit = state.config.server.max_queue
+    if len(rows) > limit:  # would never fit, however long the client waits: not a 429
+        raise TooManyRows(len(rows), limit)
     if state.in_queue + len(rows) > state.config.server.max_queue:
         raise Busy()
     state.in_queue += len(rows)
@@ -255,6 +259,17 @@ def _openrlhf_answer(config: RewardConfig, results: list[Result]) -> dict[str, A
 
 class Busy(Exception):
     """The queue is full: answered 429 with Retry-After."""
+
+
+class TooManyRows(Exception):
+    """A request with more rows than the queue holds at all: answered 413, naming the limit."""
+
+    def __init__(self, rows: int, limit: int) -> None:
+        super().__init__(
+            f"the request has {rows} rows, more than server.max_queue={limit} (the rows the "
+            f"server holds at once): send at most {limit} rows per request, or raise "
+            "server.max_queue"
+        )
 
 
 # ---------------------------------------------------------------------- middleware
@@ -411,6 +426,10 @@ async def _busy(request: Request, exc: Busy) -> JSONResponse:
     return JSONResponse(
         {"detail": "queue full, retry later"}, status_code=429, headers={"Retry-After": "1"}
     )
+
+
+async def _too_many_rows(request: Request, exc: TooManyRows) -> JSONResponse:
+    return JSONResponse({"detail": str(exc)}, status_code=413)
 
 
 # ---------------------------------------------------------------------- serve
