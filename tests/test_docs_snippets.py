@@ -32,7 +32,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-FENCE = re.compile(r"^(?:(?P<tag><!-- [^\n]*-->)\n)?```(?P<lang>\w*)\n(?P<body>.*?)^```$", re.M | re.S)
+FENCE = re.compile(
+    r"^(?:(?P<tag><!-- [^\n]*-->)\n)?```(?P<lang>\w*)\n(?P<body>.*?)^```$", re.M | re.S
+)
 SERVER = "http://127.0.0.1:8000"
 FRAGMENTS = 1  # README's compute_score: a function for a config to name, not a script
 NEEDS = {  # (document, tag of the Python block) -> {file: tag of the block holding it}

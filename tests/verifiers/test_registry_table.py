@@ -158,7 +158,7 @@ def test_the_walkthrough_adds_a_verifier_with_one_module_and_one_table(tmp_path:
     shutil.copy(Path(__file__), tmp_path / "tests/verifiers/test_registry_table.py")
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")  # pytest's settings
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}
-    this = "tests/verifiers/test_registry_table.py::test_the_walkthrough_adds_a_verifier_with_one_module_and_one_table"  # noqa: E501
+    this = "tests/verifiers/test_registry_table.py::test_the_walkthrough_adds_a_verifier_with_one_module_and_one_table"
     proc = subprocess.run(
         [sys.executable, *run.split()[1:], "-rA", "-p", "no:cacheprovider", "--deselect", this],
         cwd=tmp_path,
