@@ -10,7 +10,10 @@ would). What the blocks need around them is made here, and only that:
   ``__main__``: the TRL example's main trains a 0.5B model).
 - a block that calls ``http://127.0.0.1:8000`` gets the server the README starts
   there (``rewardkit serve --port 8000``), running while it runs.
-- ``NEEDS`` below: files a block reads that another (non-Python) block of the page holds.
+- ``<!-- test: NAME -->`` on the line before a fence: a test of its own runs the block
+  as written and checks what it prints (``snippet("NAME")`` in that test: the README's
+  MiniLM reward model, built and scored by tests/models/test_docs_minilm.py); here it is
+  only checked that such a test exists, so the 20 s model run happens once.
 - ``<!-- fragment -->`` on the line before a fence: a piece of code that is not meant to
   run alone. It must still parse; ``FRAGMENTS`` pins how many there are.
 """
@@ -37,9 +40,7 @@ FENCE = re.compile(
 )
 SERVER = "http://127.0.0.1:8000"
 FRAGMENTS = 1  # README's compute_score: a function for a config to name, not a script
-NEEDS = {  # (document, tag of the Python block) -> {file: tag of the block holding it}
-    ("README.md", "<!-- test: score -->"): {"reward.yaml": "<!-- test: config -->"},
-}
+TESTS = ROOT / "tests"
 PER_BLOCK_S = 120
 
 
@@ -70,6 +71,8 @@ def _python(doc: Path) -> list[Block]:
 
 
 def test_the_documents_hold_python_blocks_and_few_fragments() -> None:
+    for doc in DOCS:  # an indented fence (in a list item) would escape the run below
+        assert not re.search(r"^[ \t]+```py", doc.read_text(), re.M), doc.name
     every = [b for doc in DOCS for b in _python(doc)]
     assert len(every) >= 9
     fragments = [b for b in every if b.tag == "<!-- fragment -->"]
@@ -132,7 +135,6 @@ def test_every_python_block_runs_as_pasted(
     doc: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     every = blocks(doc)
-    by_tag = {b.tag: b for b in every if b.tag}
     for block in every:  # the files the page shows, where it says they live
         if block.tag.startswith("<!-- file: "):
             path = tmp_path / block.tag.removeprefix("<!-- file: ").removesuffix(" -->")
@@ -143,8 +145,13 @@ def test_every_python_block_runs_as_pasted(
     for block in _python(doc):
         if block.tag == "<!-- fragment -->":
             continue
-        for name, tag in NEEDS.get((doc.name, block.tag), {}).items():
-            (tmp_path / name).write_text(by_tag[tag].body)
+        if block.tag.startswith("<!-- test: "):
+            name = block.tag.removeprefix("<!-- test: ").removesuffix(" -->")
+            call = f'snippet("{name}")'
+            assert any(call in f.read_text() for f in TESTS.rglob("test_*.py")), (
+                f"{block.name} is tagged for a test of its own, and no test calls {call}"
+            )
+            continue
         if SERVER in block.body:
             request.getfixturevalue("server")
         proc = _run(block, tmp_path)
