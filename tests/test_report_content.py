@@ -158,3 +158,15 @@ def test_grpo_groups_follow_extra_info_uid_then_group_then_prompt() -> None:
     assert sizes == [1, 2, 4]
     page = render(builder.data(), "t")
     assert "extra_info.uid (else extra_info.group, else the same prompt)" in page
+
+
+def test_a_ground_truth_that_is_a_test_suite_is_shown_cut() -> None:
+    suite = {"inputs": ["1 2\n" * 5000] * 300, "outputs": ["3\n"] * 300}
+    rows = [_row(0, 0.0, ground_truth=suite, response="", extra={}, elapsed_s=1.0)]
+    rows.append(_row(1, 0.0, ground_truth={"target": ["Paris"]}, elapsed_s=2.0))
+    builder = ReportBuilder()
+    for row in rows:
+        builder.add(row)
+    shown = {s.index: s.ground_truth for s in builder.slowest()}
+    assert shown[0].startswith("{'inputs': [") and len(shown[0]) <= 301
+    assert shown[1] == "{'target': ['Paris']}"

@@ -20,10 +20,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import heapq
-import json
 import math
 import random
 import re
+import reprlib
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -294,10 +294,17 @@ def _elapsed(row: Mapping[str, Any]) -> float | None:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
+_TRUTH_REPR = reprlib.Repr()  # bounded: nesting, items and lengths cut with "..."
+_TRUTH_REPR.maxlevel, _TRUTH_REPR.maxdict, _TRUTH_REPR.maxlist = 3, 8, 8
+_TRUTH_REPR.maxstring = _TRUTH_REPR.maxother = 120
+
+
 def _truth_text(truth: Any) -> str:
+    """A ground truth as text, in time bounded by what is shown: a code row's truth is a
+    whole test suite, and every row passes here."""
     if truth is None:
         return ""
-    text = truth if isinstance(truth, str) else json.dumps(truth, ensure_ascii=False, default=str)
+    text = truth[: _TRUTH_CHARS + 1] if isinstance(truth, str) else _TRUTH_REPR.repr(truth)
     return text if len(text) <= _TRUTH_CHARS else text[:_TRUTH_CHARS] + "…"
 
 
