@@ -89,17 +89,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             pytest.skip("something else listens on 127.0.0.1:8000, where the docs' server goes")
     where = tmp_path_factory.mktemp("server")
     (where / "reward.yaml").write_text("reward:\n  num_workers: 1\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rewardkit.cli", "serve", "-c", "reward.yaml", "--port", "8000"],
-        cwd=where,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    log = where / "server.log"  # a file, not a pipe: nobody reads a pipe while it runs
+    with log.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rewardkit.cli", "serve", "-c", "reward.yaml", "--port", "8000"],
+            cwd=where,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 60
         while True:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert proc.poll() is None, log.read_text()[-3000:]
             try:
                 if httpx.get(f"{SERVER}/ready", timeout=2).status_code == 200:
                     break
