@@ -81,6 +81,8 @@ def test_every_plot_axis_has_a_label_and_whole_number_counts() -> None:
             assert len(labels) == 1 and labels[0], panel
             if labels[0] in {"ok rows", "rows", "groups"}:  # counts
                 assert ticks and all(re.fullmatch(r"\d+", t) for t in ticks), (labels, ticks)
+    score_axis = panels[0]["matplotlib.axis_1"]
+    assert score_axis == (["score"], ["0", "1"])  # 0/1 rewards: a bar on each, no -0.25
 
 
 def test_one_component_equal_to_the_score_is_not_a_second_panel() -> None:

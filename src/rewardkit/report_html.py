@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import io
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +32,7 @@ STATUS_COLORS = {"ok": "#4c9a2a", "timeout": "#e0a000", "error": "#d1453b", "inv
 PALETTE = ["#3b6ea5", "#e07b39", "#4c9a2a", "#b5446e", "#7a5fb0", "#2a9d8f", "#8c6d31", "#666"]
 _MAX_SOURCES = 8
 _MAX_RESPONSE = 1500
+_FEW_VALUES = 12  # up to this many distinct scores: one bar each, ticks on them
 _WIDTH = 10.5  # inches: every plot is drawn at the page's width (main's 1100 px less padding)
 
 CSS = """
@@ -162,6 +164,8 @@ def _scores(data: ReportData) -> str:
                     edgecolor="white",
                     linewidth=0.4,
                 )
+                if len(distinct := sorted(set(values))) <= _FEW_VALUES:
+                    ax.set_xticks(distinct)  # the values themselves, not -0.25 .. 1.25
             else:
                 ax.text(
                     0.5, 0.5, "none", ha="center", va="center", transform=ax.transAxes, color="#999"
@@ -380,10 +384,16 @@ def _tag(status: str) -> str:
 
 
 def _bins(values: list[float]) -> Any:
-    low, high = min(values), max(values)
-    if low == high:
-        return [low - 0.5, low + 0.5]
-    return 20
+    """20 bins, or one bar around each value when there are few (0/1 rewards: two bars,
+    not two slivers at the ends of 20 bins)."""
+    distinct = sorted(set(values))
+    if len(distinct) == 1:
+        return [distinct[0] - 0.5, distinct[0] + 0.5]
+    if len(distinct) > _FEW_VALUES:
+        return 20
+    gap = min(b - a for a, b in itertools.pairwise(distinct))
+    half = min(0.4 * gap, 0.1 * (distinct[-1] - distinct[0]))
+    return [edge for v in distinct for edge in (v - half, v + half)]
 
 
 def _mean(values: list[float]) -> str:
