@@ -2,12 +2,15 @@
 
     python examples/integrations/trl_grpo.py Qwen/Qwen2.5-0.5B-Instruct
 
-(The tests run ``train`` for two steps on a tiny random model.)
+It trains on the GPU when there is one, else on the CPU in fp32 (TRL's default bf16
+needs a GPU); ``train(..., use_cpu=True)`` forces the CPU. (The tests run ``train``
+for two steps on a tiny random model, on the CPU.)
 """
 
 import sys
 from pathlib import Path
 
+import torch
 from datasets import Dataset
 from trl import GRPOConfig, GRPOTrainer
 
@@ -33,6 +36,8 @@ def train(model: str, output_dir: str = "grpo-rewardkit", **options) -> GRPOTrai
         ]
     )
     reward = reward_func(Path(__file__).with_name("reward.yaml"))  # failed rows -> None
+    if options.get("use_cpu") or not torch.cuda.is_available():
+        options = {"use_cpu": True, "bf16": False, **options}
     args = GRPOConfig(output_dir=output_dir, **{"num_generations": 4, **options})
     trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset)
     trainer.train()

@@ -20,7 +20,18 @@ from dataclasses import dataclass
 
 from rewardkit.types import Result
 
-__all__ = ["GroupStats", "group_stats", "group_stats_of", "summarize_groups"]
+__all__ = [
+    "GROUP_KEYS",
+    "GroupStats",
+    "group_id",
+    "group_stats",
+    "group_stats_of",
+    "summarize_groups",
+]
+
+GROUP_KEYS = ("uid", "group")
+"""The ``extra_info`` keys that name a row's prompt group, first found wins: verl's
+``uid``, then ``group`` (the bundled examples' key)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +52,18 @@ class GroupStats:
     @property
     def n_scored(self) -> int:
         return self.n - self.n_failed
+
+
+def group_id(extra_info: object) -> Hashable | None:
+    """The group a row's ``extra_info`` names (:data:`GROUP_KEYS`), or None when it names
+    none (then rows are grouped by data_source and prompt)."""
+    if not isinstance(extra_info, Mapping):
+        return None
+    for key in GROUP_KEYS:
+        value = extra_info.get(key)
+        if value is not None:
+            return value if isinstance(value, Hashable) else repr(value)
+    return None
 
 
 def group_stats(

@@ -23,6 +23,7 @@ import heapq
 import math
 import random
 import re
+import reprlib
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rewardkit.errors import InputError, OutputError, RewardkitError
-from rewardkit.groups import GroupStats, group_stats_of
+from rewardkit.groups import GroupStats, group_id, group_stats_of
 from rewardkit.io import BadRow, decode_result_row
 from rewardkit.report_data import FLAGS, ReportData, ShownRow, SourceTotals
 from rewardkit.summary import error_reason
@@ -47,6 +48,8 @@ _HEDGES = re.compile(
     r"i'?m not sure|i am not sure|one of these)\b",
     re.IGNORECASE,
 )
+_SAME_TIME_S = 0.001  # rows within this of each other's elapsed_s show once among the slowest
+_TRUTH_CHARS = 300  # of a ground truth shown (code rows carry whole test suites)
 _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
 
 
@@ -104,7 +107,8 @@ class ReportBuilder:
         self._points: list[tuple[int, float, str]] = []  # (length, score, source), sampled
         self._lengths: list[int] = []  # sampled, for the typical length
         self._longest: list[tuple[int, int, ShownRow]] = []  # min-heap by length
-        self._slowest: list[tuple[float, int, ShownRow]] = []  # min-heap by elapsed_s
+        # [elapsed_s, index, row, rows within _SAME_TIME_S of it], at most _KEEP
+        self._slowest: list[list[Any]] = []
         self._rng = random.Random(seed)
 
     def add(self, row: Mapping[str, Any]) -> None:
@@ -119,7 +123,17 @@ class ReportBuilder:
         raw_response, raw_extra = row.get("response"), row.get("extra")
         response = raw_response if isinstance(raw_response, str) else ""
         extra: Mapping[str, Any] = raw_extra if isinstance(raw_extra, Mapping) else {}
-        shown = ShownRow(index, source, status, score, response, "", _elapsed(row))
+        shown = ShownRow(
+            index,
+            source,
+            status,
+            score,
+            response,
+            "",
+            _elapsed(row),
+            ground_truth=_truth_text(row.get("ground_truth")),
+            extracted=None if extra.get("pred") is None else str(extra["pred"]),
+        )
         self._count(source, status, score, row, extra)
         if status != "ok":
             error = row.get("error")  # text in our files; anything in a file edited elsewhere
@@ -131,7 +145,22 @@ class ReportBuilder:
         self._sample(len(response), score, source)
         self._flag(shown, _prompt_text(row.get("prompt")), extra)
         if shown.elapsed_s is not None:
-            _keep_top(self._slowest, (shown.elapsed_s, index, shown))
+            self._keep_slow(shown.elapsed_s, shown)
+
+    def _keep_slow(self, elapsed: float, shown: ShownRow) -> None:
+        """Keep the _KEEP slowest times. Rows scored together in one worker task (a large
+        batch's rule rows, 32 to a task) all carry the task's time: a row within
+        _SAME_TIME_S of a kept one is counted with it, not shown again."""
+        kept = self._slowest
+        if len(kept) == _KEEP and elapsed < kept[-1][0] - _SAME_TIME_S:
+            return
+        for entry in kept:
+            if abs(entry[0] - elapsed) <= _SAME_TIME_S:
+                entry[3] += 1
+                return
+        kept.append([elapsed, shown.index, shown, 0])
+        kept.sort(key=lambda e: -e[0])
+        del kept[_KEEP:]
 
     def _count(
         self, source: str, status: str, score: float | None, row: Mapping[str, Any], extra: Any
@@ -149,9 +178,8 @@ class ReportBuilder:
             totals.accuracy.append(extra["acc"])
 
     def _group(self, row: Mapping[str, Any], source: str, score: float | None, extra: Any) -> None:
-        info = row.get("extra_info") if isinstance(row.get("extra_info"), Mapping) else {}
-        uid = info.get("uid") if info else None
-        text = f"uid:{uid}" if uid is not None else _prompt_text(row.get("prompt"))
+        uid = group_id(row.get("extra_info"))  # extra_info.uid, else extra_info.group
+        text = f"uid:{uid!r}" if uid is not None else _prompt_text(row.get("prompt"))
         key = (source, hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=12).digest())
         acc = extra.get("acc")
         # Passed as verl counts it: the verifier's acc (it survives overlong shaping), else score >= 1.
@@ -186,7 +214,8 @@ class ReportBuilder:
     # ------------------------------------------------------------------ results
 
     def group_stats(self) -> dict[tuple[str, bytes], GroupStats]:
-        """Per prompt group (same data_source and prompt, or extra_info.uid): GRPO's view."""
+        """Per prompt group (same data_source and extra_info.uid/group, else the same
+        prompt): GRPO's view."""
         return {key: group_stats_of(rows) for key, rows in self._groups.items()}
 
     def data(self) -> ReportData:
@@ -216,7 +245,8 @@ class ReportBuilder:
         return [_with_note(s, f"{len(s.response):,} characters; typical {typical:,}") for s in rows]
 
     def slowest(self) -> list[ShownRow]:
-        return [s for _, _, s in sorted(self._slowest, key=lambda t: -t[0])]
+        """The slowest times, slowest first: one row each, with how many share it."""
+        return [replace(s, same_time=n) for _, _, s, n in self._slowest]
 
     def write(self, path: str | Path, *, title: str = "rewardkit report") -> None:
         """Render the page and write it; OutputError if it cannot be written."""
@@ -262,6 +292,20 @@ def _with_note(shown: ShownRow, note: str) -> ShownRow:
 def _elapsed(row: Mapping[str, Any]) -> float | None:
     value = row.get("elapsed_s")
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+
+_TRUTH_REPR = reprlib.Repr()  # bounded: nesting, items and lengths cut with "..."
+_TRUTH_REPR.maxlevel, _TRUTH_REPR.maxdict, _TRUTH_REPR.maxlist = 3, 8, 8
+_TRUTH_REPR.maxstring = _TRUTH_REPR.maxother = 120
+
+
+def _truth_text(truth: Any) -> str:
+    """A ground truth as text, in time bounded by what is shown: a code row's truth is a
+    whole test suite, and every row passes here."""
+    if truth is None:
+        return ""
+    text = truth[: _TRUTH_CHARS + 1] if isinstance(truth, str) else _TRUTH_REPR.repr(truth)
+    return text if len(text) <= _TRUTH_CHARS else text[:_TRUTH_CHARS] + "…"
 
 
 def _prompt_text(prompt: Any) -> str:

@@ -37,6 +37,13 @@ class ShownRow:
     response: str
     note: str
     elapsed_s: float | None = None
+    ground_truth: str = ""
+    """The row's ground truth as text (cut to a few hundred characters)."""
+    extracted: str | None = None
+    """The answer the verifier extracted (``extra.pred``), None when it reports none."""
+    same_time: int = 0
+    """Other rows whose ``elapsed_s`` is within a millisecond of this one's (slowest rows
+    only): rows scored together in one worker task carry that task's time."""
 
 
 @dataclass
@@ -63,10 +70,10 @@ class ReportData:
     flagged: Mapping[str, Sequence[ShownRow]]
     """A few rows per flag, in file order."""
     groups: Sequence[GroupStats]
-    """Per prompt group (same data_source and prompt, or extra_info.uid): GRPO's view."""
+    """Per prompt group (same data_source and extra_info.uid/group, else prompt): GRPO's view."""
     points: Sequence[tuple[int, float, str]]
     """(response length, score, data_source) of ok rows, sampled at random."""
     very_long: Sequence[ShownRow]
     """Rows far longer than the typical one, longest first."""
     slowest: Sequence[ShownRow]
-    """The slowest rows, slowest first."""
+    """The slowest rows, slowest first; rows of (nearly) the same time shown once."""

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import html
 import io
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure  # used directly: no pyplot, no global backend
+from matplotlib.ticker import MaxNLocator
 
 from rewardkit.report_data import FLAGS, ReportData, ShownRow
 
@@ -30,6 +32,8 @@ STATUS_COLORS = {"ok": "#4c9a2a", "timeout": "#e0a000", "error": "#d1453b", "inv
 PALETTE = ["#3b6ea5", "#e07b39", "#4c9a2a", "#b5446e", "#7a5fb0", "#2a9d8f", "#8c6d31", "#666"]
 _MAX_SOURCES = 8
 _MAX_RESPONSE = 1500
+_FEW_VALUES = 12  # up to this many distinct scores: one bar each, ticks on them
+_WIDTH = 10.5  # inches: every plot is drawn at the page's width (main's 1100 px less padding)
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#222;margin:0;background:#f6f7f9}
@@ -40,7 +44,7 @@ h1{font-size:20px;margin:6px 0 2px}h2{font-size:16px;margin:28px 0 6px;border-bo
 .card b{display:block;font-size:20px}.card span{color:#666;font-size:12px}
 .card.bad b{color:#d1453b}.card.warn b{color:#b07800}
 .plot{background:#fff;border:1px solid #e2e4e8;border-radius:8px;padding:8px;margin:8px 0;overflow-x:auto}
-.plot svg{max-width:100%;height:auto}
+.plot svg{width:100%;height:auto;display:block}
 table{border-collapse:collapse;background:#fff;width:100%;margin:8px 0;font-size:13px}
 th,td{border:1px solid #e2e4e8;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f0f2f5}td.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -57,7 +61,7 @@ def render(data: ReportData, title: str) -> str:
         _overview(data),
         _section("scores", "Scores per data source and component", _scores(data)),
         _section("failures", "Statuses and failures", _failures(data)),
-        _section("groups", "GRPO groups (by prompt)", _groups(data)),
+        _section("groups", "GRPO groups (by extra_info.uid or group, else prompt)", _groups(data)),
         _section("length", "Response length against score", _length(data)),
         _section("slowest", "Slowest rows", _slowest(data)),
         _section("flagged", "Flagged responses", _flagged(data)),
@@ -139,14 +143,19 @@ def _scores(data: ReportData) -> str:
         for c in ("rule", "rm", "judge", "format", "overlong")
         if any(data.sources[s].components.get(c) for s in sources)
     ]
+    if len(present) == 1 and all(
+        data.sources[s].components.get(present[0], []) == data.sources[s].scores for s in sources
+    ):
+        present = []  # the one component is the score: one panel says it
     columns = ["score", *present]
-    figure = Figure(figsize=(2.3 * len(columns) + 0.6, 1.7 * len(sources) + 0.4))
+    figure = Figure(figsize=(_WIDTH, 2.0 * len(sources) + 0.3))
     axes = figure.subplots(len(sources), len(columns), squeeze=False)
     for r, source in enumerate(sources):
         totals = data.sources[source]
         for c, column in enumerate(columns):
             ax = axes[r][c]
             values = totals.scores if column == "score" else totals.components.get(column, [])
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
             if values:
                 ax.hist(
                     values,
@@ -155,16 +164,17 @@ def _scores(data: ReportData) -> str:
                     edgecolor="white",
                     linewidth=0.4,
                 )
+                if len(distinct := sorted(set(values))) <= _FEW_VALUES:
+                    ax.set_xticks(distinct)  # the values themselves, not -0.25 .. 1.25
             else:
                 ax.text(
                     0.5, 0.5, "none", ha="center", va="center", transform=ax.transAxes, color="#999"
                 )
                 ax.set_xticks([])
                 ax.set_yticks([])
-            if r == 0:
-                ax.set_title(column)
-            if c == 0:
-                ax.set_ylabel(_short(source, 22), rotation=0, ha="right", va="center", labelpad=8)
+            ax.set_title(f"{_short(source, 40)}: {column}", loc="left")
+            ax.set_xlabel(column if column == "score" else f"{column} (before weighting)")
+            ax.set_ylabel("ok rows")
     figure.tight_layout()
     rows = "".join(
         f"<tr><td>{_e(s)}</td><td class=n>{len(t.scores):,}</td><td class=n>{_mean(t.scores)}</td>"
@@ -175,14 +185,16 @@ def _scores(data: ReportData) -> str:
     return (
         _svg(figure)
         + table
-        + '<p class="note">Histograms of ok rows only; each column is one component before weighting.</p>'
+        + '<p class="note">Histograms of ok rows only'
+        + ("; each further column is one component before weighting" if present else "")
+        + ".</p>"
     )
 
 
 def _failures(data: ReportData) -> str:
     sources = _sources(data)
     statuses = ["ok", "timeout", "error", "invalid"]
-    figure = Figure(figsize=(8.5, 0.42 * len(sources) + 0.9))
+    figure = Figure(figsize=(_WIDTH, 0.42 * len(sources) + 1.0))
     ax = figure.subplots()
     left = [0.0] * len(sources)
     for status in statuses:
@@ -196,7 +208,9 @@ def _failures(data: ReportData) -> str:
         )
         left = [a + b for a, b in zip(left, counts, strict=True)]
     ax.invert_yaxis()
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("rows")
+    ax.set_ylabel("data_source")
     ax.legend(ncol=4, loc="lower right", bbox_to_anchor=(1, 1), frameon=False)
     figure.tight_layout()
     if not data.reasons:
@@ -225,7 +239,7 @@ def _groups(data: ReportData) -> str:
     wasted = [g for g in multi if g.std == 0.0]
     wasted_rows = sum(g.n_scored for g in wasted)
     rows_in_groups = sum(g.n_scored for g in multi)
-    figure = Figure(figsize=(8.5, 2.4))
+    figure = Figure(figsize=(_WIDTH, 2.6))
     ax1, ax2 = figure.subplots(1, 2)
     ax1.hist(
         [g.pass_rate for g in multi],
@@ -235,6 +249,7 @@ def _groups(data: ReportData) -> str:
     )
     ax1.set_xlabel("pass rate of the group")
     ax1.set_ylabel("groups")
+    ax1.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax1.set_title("pass rate per prompt group")
     labels = ["all fail", "mixed", "all pass"]
     counts = [
@@ -244,12 +259,16 @@ def _groups(data: ReportData) -> str:
     ]
     ax2.bar(labels, counts, color=[STATUS_COLORS["error"], PALETTE[0], STATUS_COLORS["ok"]])
     ax2.set_title("groups by outcome (equal scores = no signal)")
+    ax2.set_xlabel("outcome of the group's scored rows")
+    ax2.set_ylabel("groups")
+    ax2.yaxis.set_major_locator(MaxNLocator(integer=True))
     figure.tight_layout()
     text = (
         f"<p><b>{len(wasted):,} of {len(multi):,} groups ({len(wasted) / len(multi):.0%})</b> "
         f"have zero score variance: their {wasted_rows:,} of {rows_in_groups:,} rollouts "
         f"({wasted_rows / max(rows_in_groups, 1):.0%}) give GRPO no signal (wasted rollouts). "
-        "Groups are rows with the same data_source and prompt (or extra_info.uid); "
+        "Groups are rows with the same data_source and extra_info.uid (else extra_info.group, "
+        "else the same prompt); "
         "failed rows are left out of the statistics.</p>"
     )
     return text + _svg(figure)
@@ -260,7 +279,7 @@ def _length(data: ReportData) -> str:
     if not points:
         return '<p class="empty">No scored rows.</p>'
     sources = _sources(data)
-    figure = Figure(figsize=(8.5, 3.0))
+    figure = Figure(figsize=(_WIDTH, 3.2))
     ax = figure.subplots()
     for i, source in enumerate(sources):
         xs = [p[0] for p in points if p[2] == source]
@@ -292,7 +311,22 @@ def _slowest(data: ReportData) -> str:
     rows = data.slowest
     if not rows:
         return '<p class="empty">No timing in these rows (elapsed_s is written by rewardkit score).</p>'
-    return _rows_table(rows, [("seconds", lambda s: f"{s.elapsed_s:.3f}")])
+    note = (
+        '<p class="note">seconds: the row\'s <code>elapsed_s</code>, the wall time from its start '
+        "to its result, waiting for a worker included. In a batch of 64 rows or more, rows of "
+        "rule verifiers are scored up to 32 to a worker task, and each carries its task's "
+        "time: rows within a millisecond of one another show once, with how many share "
+        "that time, and each one's own part of it is smaller.</p>"
+    )
+    return note + _rows_table(rows, [("seconds", _seconds)])
+
+
+def _seconds(s: ShownRow) -> str:
+    """The time, and how many rows share it (HTML)."""
+    shared = (
+        f"<br><span class=note>shared by {s.same_time + 1:,} rows</span>" if s.same_time else ""
+    )
+    return f"{s.elapsed_s:.3f}{shared}"
 
 
 def _flagged(data: ReportData) -> str:
@@ -319,17 +353,24 @@ def _rows_table(rows: Sequence[ShownRow], columns: list[tuple[str, Any]]) -> str
     head = "".join(f"<th>{_e(name)}</th>" for name, _ in columns)
     body = []
     for s in rows:
-        cells = "".join(f"<td class=n>{_e(fn(s))}</td>" for _, fn in columns)
+        cells = "".join(f"<td class=n>{fn(s)}</td>" for _, fn in columns)  # fn gives HTML
         score = "-" if s.score is None else f"{s.score:.3f}"
+        extracted = '<span class="empty">none</span>' if s.extracted is None else _code(s.extracted)
         body.append(
             f"<tr>{cells}<td class=n>{s.index}</td><td>{_e(s.data_source)}</td>"
-            f"<td>{_tag(s.status)} {score}</td><td>{_pre(s.response, _MAX_RESPONSE)}"
+            f"<td>{_tag(s.status)} {score}</td><td>{_code(s.ground_truth)}</td>"
+            f"<td>{extracted}</td><td>{_pre(s.response, _MAX_RESPONSE)}"
             f"{'<span class=note>' + _e(s.note) + '</span>' if s.note else ''}</td></tr>"
         )
     return (
         f"<table><tr>{head}<th>row</th><th>data_source</th><th>status / score</th>"
-        f"<th>response</th></tr>{''.join(body)}</table>"
+        f"<th>ground truth</th><th>extracted answer</th><th>response</th></tr>"
+        f"{''.join(body)}</table>"
     )
+
+
+def _code(text: str) -> str:
+    return f"<code>{_e(text)}</code>" if text else '<span class="empty">-</span>'
 
 
 def _pre(text: str, limit: int) -> str:
@@ -343,10 +384,16 @@ def _tag(status: str) -> str:
 
 
 def _bins(values: list[float]) -> Any:
-    low, high = min(values), max(values)
-    if low == high:
-        return [low - 0.5, low + 0.5]
-    return 20
+    """20 bins, or one bar around each value when there are few (0/1 rewards: two bars,
+    not two slivers at the ends of 20 bins)."""
+    distinct = sorted(set(values))
+    if len(distinct) == 1:
+        return [distinct[0] - 0.5, distinct[0] + 0.5]
+    if len(distinct) > _FEW_VALUES:
+        return 20
+    gap = min(b - a for a, b in itertools.pairwise(distinct))
+    half = min(0.4 * gap, 0.1 * (distinct[-1] - distinct[0]))
+    return [edge for v in distinct for edge in (v - half, v + half)]
 
 
 def _mean(values: list[float]) -> str:

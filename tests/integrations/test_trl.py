@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from rewardkit.errors import ConfigError
 from rewardkit.integrations.trl import areward_func, reward_func
@@ -172,13 +173,13 @@ def test_grpo_trainer_trains_two_steps_with_the_example(
     example = _load_example("trl_grpo")
     # Let the random model say only '####', '72' and '7': some answers are then right and
     # some wrong, so groups differ and the rewards actually drive a gradient.
+    steps = _two_grpo_steps(tiny_tokenizer)
+    del steps["use_cpu"]  # the example picks the CPU (and fp32) itself when there is no GPU
     trainer = example.train(
-        str(tiny_model_dir),
-        str(tmp_path / "out"),
-        per_device_train_batch_size=4,
-        **_two_grpo_steps(tiny_tokenizer),
+        str(tiny_model_dir), str(tmp_path / "out"), per_device_train_batch_size=4, **steps
     )
     assert trainer.state.global_step == 2
+    assert torch.cuda.is_available() or (trainer.args.use_cpu and not trainer.args.bf16)
     logged = [e for e in trainer.state.log_history if "rewards/rewardkit_openai_gsm8k/mean" in e]
     assert len(logged) == 2
     for entry in logged:
