@@ -107,12 +107,23 @@ def test_bad_input_or_config_exits_2_with_one_message(
 # --- outputs, signals and mistakes: the CLI ends in one line, keeps rows, resumes ------
 
 SLOW_FN = """
+import os
 import time
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None):
-    time.sleep(0.05)
+    if not os.path.exists(GO):  # rows nap until the test says go
+        time.sleep(0.05)
     return 1.0
 """
+
+
+def _slow_fn(tmp_path: Path) -> tuple[Path, Path]:
+    """A reward function whose rows nap 0.05 s each until the file ``go`` exists (the
+    function, ``go``): a run stays in flight for as long as the test needs it to."""
+    fn, go = tmp_path / "slow.py", tmp_path / "go"
+    fn.write_text(f"GO = {str(go)!r}\n" + SLOW_FN)
+    return fn, go
+
 
 STRING_FN = """
 def compute_score(data_source, solution_str, ground_truth, extra_info=None):
@@ -195,8 +206,7 @@ def test_stdout_closed_by_head_ends_in_one_line(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_stops_cleanly_keeps_rows_and_resume_finishes(tmp_path: Path) -> None:
-    fn = tmp_path / "slow.py"
-    fn.write_text(SLOW_FN)
+    fn, go = _slow_fn(tmp_path)
     source = _rows(tmp_path / "in.jsonl", 400)
     out = tmp_path / "out.jsonl"
     argv = [*CLI, "score", str(source), "-o", str(out)]
@@ -216,6 +226,7 @@ def test_ctrl_c_stops_cleanly_keeps_rows_and_resume_finishes(tmp_path: Path) -> 
     assert [r["response"] for r in kept] == [f"r{i}" for i in range(len(kept))]
     assert f"interrupted after {len(kept):,} rows" in err and "--resume" in err
 
+    go.touch()  # the resumed run need not nap: what it keeps and adds is what is checked
     proc = run_cli(*argv[3:], "--resume")
     assert proc.returncode == 0, proc.stderr
     assert f"resuming: {len(kept):,} rows kept" in proc.stderr
@@ -316,9 +327,8 @@ def test_config_mistakes_are_caught_at_load(override: str, message: str) -> None
 
 
 def test_progress_bar_shows_the_total_and_time_left_on_a_terminal(tmp_path: Path) -> None:
-    fn = tmp_path / "slow.py"
-    fn.write_text(SLOW_FN)
-    source = _rows(tmp_path / "in.jsonl", 120)
+    fn, _ = _slow_fn(tmp_path)
+    source = _rows(tmp_path / "in.jsonl", 60)  # 1.5 s of naps: fifteen redraws of the bar
     primary, secondary = pty.openpty()  # stderr is a terminal, as when a person runs it
     argv = [*CLI, "score", str(source), "-o", str(tmp_path / "o.jsonl")]
     argv += ["reward.num_workers=2", f"reward.custom_reward_function.path={fn}"]
@@ -336,7 +346,7 @@ def test_progress_bar_shows_the_total_and_time_left_on_a_terminal(tmp_path: Path
     os.close(primary)
     assert child.wait(timeout=120) == 0
     text = seen.decode("utf-8", "replace")
-    assert re.search(r"\d+/120", text)  # done of the total
+    assert re.search(r"\d+/60", text)  # done of the total
     assert "eta" in text
 
 
