@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from _support.serving import in_thread, serving_process
-from _support.user_functions import SLOW
+from _support.user_functions import NAP_UNTIL_GO, SLOW
 from rewardkit.cli import main as cli_main
 from rewardkit.config import load_config
 from rewardkit.errors import ConfigError
@@ -265,15 +265,17 @@ def test_made_up_data_sources_do_not_grow_metrics(start_server) -> None:
 
 
 def test_slow_rows_of_one_request_do_not_delay_another_requests_row(
-    write_module, start_server
+    write_module, start_server, tmp_path: Path
 ) -> None:
     # 10 rows of 2 s on 2 workers: first come, first served, the other request's row
-    # would wait about 10 s; shared fairly, it takes the first worker to free up.
-    config = {
-        "reward": {"num_workers": 2, "custom_reward_function": {"path": write_module("slow", SLOW)}}
-    }
+    # would wait about 10 s; shared fairly, it takes the first worker to free up. Once
+    # the fast row is answered, the go file cuts the slow rows' naps short.
+    path = write_module("nap_until_go", NAP_UNTIL_GO)
+    config = {"reward": {"num_workers": 2, "custom_reward_function": {"path": path}}}
+    go = tmp_path / "go"
     slow_rows = [
-        {"data_source": "x", "response": f"sleep 2 row{i}", "ground_truth": "1"} for i in range(10)
+        {"data_source": "x", "response": f"nap 2 {go} row{i}", "ground_truth": "1"}
+        for i in range(10)
     ]
     fast_row = {"data_source": "x", "response": "1", "ground_truth": "1"}
     with start_server(config) as base, httpx.Client(base_url=base, timeout=60) as client:
@@ -282,6 +284,7 @@ def test_slow_rows_of_one_request_do_not_delay_another_requests_row(
         started = time.monotonic()
         fast = client.post("/v1/score", json={"samples": [fast_row]})
         fast_s = time.monotonic() - started
+        go.touch()
         slow.join(timeout=60)
     assert fast.json()["results"][0]["score"] == 1.0
     assert fast_s < 4.5, f"the fast request waited {fast_s:.1f}s behind another's slow rows"
