@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from _support.serving import in_thread, running_server, serving_process
-from _support.user_functions import ASYNC_HOSTILE, SLOW, custom_row
+from _support.user_functions import ASYNC_HOSTILE, NAP_UNTIL_GO, SLOW, custom_row
 from _support.wrong_math import expected_math_scores, math_rows
 from rewardkit import RemoteError, Status
 from rewardkit.client import RewardClient
@@ -244,11 +244,13 @@ def test_each_request_logs_one_logfmt_line_at_debug(
     )
 
 
-def test_a_request_does_not_wait_for_an_unrelated_slow_one(write_module, start_server) -> None:
-    config = {
-        "reward": {"num_workers": 2, "custom_reward_function": {"path": write_module("slow", SLOW)}}
-    }
-    slow_row = {"data_source": "x", "response": "sleep 3", "ground_truth": "1"}
+def test_a_request_does_not_wait_for_an_unrelated_slow_one(
+    write_module, start_server, tmp_path: Path
+) -> None:
+    path = write_module("nap_until_go", NAP_UNTIL_GO)
+    config = {"reward": {"num_workers": 2, "custom_reward_function": {"path": path}}}
+    go = tmp_path / "go"  # the slow row naps 3 s, or until the fast one is answered
+    slow_row = {"data_source": "x", "response": f"nap 3 {go}", "ground_truth": "1"}
     fast_row = {"data_source": "x", "response": "1", "ground_truth": "1"}
     with start_server(config) as base, httpx.Client(base_url=base, timeout=30) as client:
         slow, answers = in_thread(lambda: client.post("/v1/score", json={"samples": [slow_row]}))
@@ -256,6 +258,7 @@ def test_a_request_does_not_wait_for_an_unrelated_slow_one(write_module, start_s
         started = time.monotonic()
         fast = client.post("/v1/score", json={"samples": [fast_row]})
         fast_s = time.monotonic() - started
+        go.touch()
         slow.join(timeout=30)
     assert fast.json()["results"][0]["score"] == 1.0
     assert fast_s < 2.0, f"the fast request waited {fast_s:.1f}s behind the slow one"
