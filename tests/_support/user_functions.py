@@ -158,11 +158,12 @@ def die(data_source, solution_str, ground_truth, extra_info, **kw):
 _SAME_ROW = {"data_source": "anything", "response": "same", "ground_truth": "1"}
 
 
-def run_named(path: Path, name: str, cache: bool = False) -> list[Any]:
+def run_named(path: Path, name: str, cache: bool = False, timeout_s: float = 2) -> list[Any]:
     """Score with function ``name`` of the module at ``path``, in two batches: three
-    identical rows, then the same row again."""
+    identical rows, then the same row again (``timeout_s``: reward.timeout_s and
+    async_timeout_s)."""
     function = {"path": str(path), "name": name, "cache": cache}
-    config = {"reward": {"num_workers": 2, "timeout_s": 2, "async_timeout_s": 2,
+    config = {"reward": {"num_workers": 2, "timeout_s": timeout_s, "async_timeout_s": timeout_s,
                          "custom_reward_function": function}}  # fmt: skip
     with RewardLoop(config) as loop:
         return loop.score([_SAME_ROW] * 3) + loop.score([_SAME_ROW])
