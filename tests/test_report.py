@@ -258,9 +258,11 @@ def test_report_command_reads_jsonl_and_parquet_results(
 ) -> None:
     out, _, _ = scored
     parquet = tmp_path / "scored.parquet"
-    # re-scoring the scored rows gives a parquet file of Result rows
-    proc = run_cli("score", str(out), "-o", str(parquet), "--no-progress", "reward.num_workers=1")
-    assert proc.returncode == 0, proc.stderr
+    # re-scoring the scored rows gives a parquet file of Result rows (the command's main(),
+    # in this process: the subject here is the report, not the scoring process)
+    argv = ["score", str(out), "-o", str(parquet), "--no-progress", "reward.num_workers=1"]
+    assert main(argv) == 0, capsys.readouterr().err
+    capsys.readouterr()
     # As a user runs it (a process of its own) on the jsonl file; in this process (the same
     # main(), without a second interpreter start-up and import) on the parquet file.
     page = tmp_path / "jsonl.html"
