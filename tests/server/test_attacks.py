@@ -89,7 +89,7 @@ class Slowloris(threading.Thread):
 def test_slowloris_and_endless_headers_are_cut_off_and_real_clients_served(start_server) -> None:
     config = {
         "reward": {"num_workers": 1, "default_data_source": "openai/gsm8k"},
-        "server": {"max_connections": 32, "header_timeout_s": 2, "max_header_bytes": 16_384},
+        "server": {"max_connections": 32, "header_timeout_s": 1, "max_header_bytes": 16_384},
     }
     with start_server(config) as base:
         attack = Slowloris(_address(base), n=200)
@@ -98,7 +98,7 @@ def test_slowloris_and_endless_headers_are_cut_off_and_real_clients_served(start
         sent = _endless_headers(_address(base), limit=16 * 1024 * 1024)
         latencies = []
         try:
-            deadline = time.monotonic() + 6  # three header timeouts of attack
+            deadline = time.monotonic() + 3  # three header timeouts of attack
             while time.monotonic() < deadline:
                 started = time.monotonic()
                 health = _as_a_client("GET", f"{base}/health")
@@ -114,7 +114,7 @@ def test_slowloris_and_endless_headers_are_cut_off_and_real_clients_served(start
     assert max(latencies) < 3.0, f"a real client waited {max(latencies):.1f}s under attack"
     # 200 connections against a cap of 32: the server kept closing the slow ones.
     assert attack.opened > 200 and len(attack.lifetimes) >= 100
-    assert max(attack.lifetimes) < 2 + 3.0, "a slow connection outlived server.header_timeout_s"
+    assert max(attack.lifetimes) < 1 + 3.0, "a slow connection outlived server.header_timeout_s"
     # The endless-header connection was refused after ~max_header_bytes, not read for ever.
     assert sent < 4 * 1024 * 1024, f"the server read {sent:,} header bytes"
     assert grown < 64 * 1024 * 1024, f"the server grew {grown / 2**20:.0f} MiB"
