@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from _support.serving import in_thread, serving_process
+from _support.serving import in_thread, serving_process, wait_queued
 from _support.user_functions import NAP_UNTIL_GO, SLOW
 from rewardkit.cli import main as cli_main
 from rewardkit.config import load_config
@@ -318,7 +318,7 @@ def test_a_request_past_the_drain_timeout_gets_a_json_503(tmp_path: Path, write_
     with serving_process(*overrides, **piped) as (server, base):
         body = {"samples": [{"data_source": "x", "response": "sleep 30", "ground_truth": "1"}]}
         request, answers = in_thread(lambda: httpx.post(f"{base}/v1/score", json=body, timeout=60))
-        time.sleep(0.5)
+        wait_queued(base, 1)  # in flight when SIGTERM comes
         stopped = time.monotonic()
         os.kill(server.pid, signal.SIGTERM)
         request.join(timeout=30)
