@@ -107,12 +107,23 @@ def test_bad_input_or_config_exits_2_with_one_message(
 # --- outputs, signals and mistakes: the CLI ends in one line, keeps rows, resumes ------
 
 SLOW_FN = """
+import os
 import time
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None):
-    time.sleep(0.05)
+    if not os.path.exists(GO):  # rows nap until the test says go
+        time.sleep(0.05)
     return 1.0
 """
+
+
+def _slow_fn(tmp_path: Path) -> tuple[Path, Path]:
+    """A reward function whose rows nap 0.05 s each until the file ``go`` exists (the
+    function, ``go``): a run stays in flight for as long as the test needs it to."""
+    fn, go = tmp_path / "slow.py", tmp_path / "go"
+    fn.write_text(f"GO = {str(go)!r}\n" + SLOW_FN)
+    return fn, go
+
 
 STRING_FN = """
 def compute_score(data_source, solution_str, ground_truth, extra_info=None):
@@ -195,8 +206,7 @@ def test_stdout_closed_by_head_ends_in_one_line(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_stops_cleanly_keeps_rows_and_resume_finishes(tmp_path: Path) -> None:
-    fn = tmp_path / "slow.py"
-    fn.write_text(SLOW_FN)
+    fn, go = _slow_fn(tmp_path)
     source = _rows(tmp_path / "in.jsonl", 400)
     out = tmp_path / "out.jsonl"
     argv = [*CLI, "score", str(source), "-o", str(out)]
@@ -216,6 +226,7 @@ def test_ctrl_c_stops_cleanly_keeps_rows_and_resume_finishes(tmp_path: Path) -> 
     assert [r["response"] for r in kept] == [f"r{i}" for i in range(len(kept))]
     assert f"interrupted after {len(kept):,} rows" in err and "--resume" in err
 
+    go.touch()  # the resumed run need not nap: what it keeps and adds is what is checked
     proc = run_cli(*argv[3:], "--resume")
     assert proc.returncode == 0, proc.stderr
     assert f"resuming: {len(kept):,} rows kept" in proc.stderr
@@ -243,10 +254,10 @@ def test_limit_stdin_gzip_and_field_mapping(tmp_path: Path) -> None:
         results = [json.loads(line) for line in handle]
     assert len(results) == 10
     assert [r["score"] for r in results] == [1.0 if i % 2 else 0.0 for i in range(1, 11)]
-    # .jsonl.gz in, too.
+    # .jsonl.gz in, too (the same main(), in this process).
     again = tmp_path / "again.jsonl"
-    proc = run_cli("score", str(out), "-o", str(again), "--no-progress")
-    assert proc.returncode == 0, proc.stderr and len(read_jsonl(again)) == 10
+    assert main(["score", str(out), "-o", str(again), "--no-progress"]) == 0
+    assert len(read_jsonl(again)) == 10
 
 
 def test_summary_json_and_fail_on_error_when_every_row_fails(tmp_path: Path) -> None:
@@ -266,7 +277,9 @@ def test_summary_json_and_fail_on_error_when_every_row_fails(tmp_path: Path) -> 
     assert data["failed_share"] == 1.0 and data["total"]["accuracy"] is None
     assert data["total"]["statuses"]["error"] == 6
     assert data["top_errors"][0]["count"] == 6
-    assert run_cli(*argv, "--fail-on-error", "1").returncode == 0
+    # The same main() in this process (no second interpreter and worker warm-up to pay):
+    # at a limit of 1 the run passes.
+    assert main([*argv, "--fail-on-error", "1"]) == 0
 
 
 def test_summary_is_not_truncated_in_logs(tmp_path: Path) -> None:
@@ -316,9 +329,8 @@ def test_config_mistakes_are_caught_at_load(override: str, message: str) -> None
 
 
 def test_progress_bar_shows_the_total_and_time_left_on_a_terminal(tmp_path: Path) -> None:
-    fn = tmp_path / "slow.py"
-    fn.write_text(SLOW_FN)
-    source = _rows(tmp_path / "in.jsonl", 120)
+    fn, _ = _slow_fn(tmp_path)
+    source = _rows(tmp_path / "in.jsonl", 60)  # 1.5 s of naps: fifteen redraws of the bar
     primary, secondary = pty.openpty()  # stderr is a terminal, as when a person runs it
     argv = [*CLI, "score", str(source), "-o", str(tmp_path / "o.jsonl")]
     argv += ["reward.num_workers=2", f"reward.custom_reward_function.path={fn}"]
@@ -336,7 +348,7 @@ def test_progress_bar_shows_the_total_and_time_left_on_a_terminal(tmp_path: Path
     os.close(primary)
     assert child.wait(timeout=120) == 0
     text = seen.decode("utf-8", "replace")
-    assert re.search(r"\d+/120", text)  # done of the total
+    assert re.search(r"\d+/60", text)  # done of the total
     assert "eta" in text
 
 

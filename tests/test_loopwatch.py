@@ -17,7 +17,7 @@ import asyncio, time
 
 async def compute_score(data_source, solution_str, ground_truth, extra_info=None):
     if solution_str == "block":
-        time.sleep(2.5)          # the bug: a blocking call inside async code
+        time.sleep(1.2)          # the bug: a blocking call inside async code
         return 1.0
     await asyncio.sleep(0.2)     # a well-behaved row that waits on I/O
     return 0.5
@@ -30,7 +30,7 @@ def test_blocking_async_function_is_named_in_its_row_and_a_warning(tmp_path: Pat
     config = {
         "reward": {
             "num_workers": 1,
-            "async_timeout_s": 1.5,
+            "async_timeout_s": 0.8,  # under the block: rows waiting behind it time out
             "custom_reward_function": {"path": str(path)},
         }
     }

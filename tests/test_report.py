@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from _support.cli import ROOT, run_cli, score_file
+from rewardkit.cli import main
 from rewardkit.report import ReportBuilder, flag_response, write_report
 
 MATH_PROMPT = (
@@ -252,20 +253,29 @@ def test_report_renders_in_headless_chromium(scored, tmp_path: Path) -> None:
         image.quantize(128).save(os.environ["REWARDKIT_SCREENSHOT"], optimize=True)  # small in git
 
 
-def test_report_command_reads_jsonl_and_parquet_results(scored, tmp_path: Path) -> None:
+def test_report_command_reads_jsonl_and_parquet_results(
+    scored, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out, _, _ = scored
     parquet = tmp_path / "scored.parquet"
-    # re-scoring the scored rows gives a parquet file of Result rows
-    proc = run_cli("score", str(out), "-o", str(parquet), "--no-progress", "reward.num_workers=1")
+    # re-scoring the scored rows gives a parquet file of Result rows (the command's main(),
+    # in this process: the subject here is the report, not the scoring process)
+    argv = ["score", str(out), "-o", str(parquet), "--no-progress", "reward.num_workers=1"]
+    assert main(argv) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    # As a user runs it (a process of its own) on the jsonl file; in this process (the same
+    # main(), without a second interpreter start-up and import) on the parquet file.
+    page = tmp_path / "jsonl.html"
+    proc = run_cli("report", str(out), "-o", str(page))
     assert proc.returncode == 0, proc.stderr
-    for source in (out, parquet):
-        page = tmp_path / f"{source.suffix}.html"
-        proc = run_cli("report", str(source), "-o", str(page))
-        assert proc.returncode == 0, proc.stderr
-        assert f"report on {len(demo_rows()):,} rows written to {page}" in proc.stderr
-        assert "Flagged responses" in page.read_text()
-    missing = run_cli("report", str(out), "-o", str(tmp_path / "no/r.html"))
-    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert f"report on {len(demo_rows()):,} rows written to {page}" in proc.stderr
+    assert "Flagged responses" in page.read_text()
+    page = tmp_path / "parquet.html"
+    assert main(["report", str(parquet), "-o", str(page)]) == 0
+    assert f"report on {len(demo_rows()):,} rows written to {page}" in capsys.readouterr().err
+    assert "Flagged responses" in page.read_text()
+    assert main(["report", str(out), "-o", str(tmp_path / "no/r.html")]) == 2
+    assert capsys.readouterr().err.startswith("rewardkit: error:")
 
 
 def test_report_reads_a_scored_file_with_foreign_field_types(tmp_path: Path) -> None:

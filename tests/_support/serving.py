@@ -22,7 +22,14 @@ from rewardkit.server.protocol import uvicorn_config
 
 T = TypeVar("T")
 
-__all__ = ["free_port", "in_thread", "running_app", "running_server", "serving_process"]
+__all__ = [
+    "free_port",
+    "in_thread",
+    "running_app",
+    "running_server",
+    "serving_process",
+    "wait_queued",
+]
 
 
 @contextmanager
@@ -119,3 +126,12 @@ def in_thread(call: Callable[[], T]) -> tuple[threading.Thread, list[T]]:
     thread = threading.Thread(target=lambda: out.append(call()))
     thread.start()
     return thread, out
+
+
+def wait_queued(base: str, rows: int, within_s: float = 60.0) -> None:
+    """Wait until the server holds ``rows`` rows not yet answered (its own gauge)."""
+    deadline = time.monotonic() + within_s
+    line = f"rewardkit_queue_rows {float(rows)}"
+    while line not in httpx.get(f"{base}/metrics", timeout=10).text.splitlines():
+        assert time.monotonic() < deadline, f"the server never held {rows} row(s)"
+        time.sleep(0.02)

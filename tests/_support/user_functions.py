@@ -12,6 +12,7 @@ __all__ = [
     "ASYNC_HOSTILE",
     "MISBEHAVING",
     "NAMED",
+    "NAP_UNTIL_GO",
     "SLOW",
     "custom_config",
     "custom_row",
@@ -25,6 +26,21 @@ import time
 def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
     if solution_str.startswith("sleep"):
         time.sleep(float(solution_str.split()[1]))
+    return float(solution_str.strip() == str(ground_truth))
+"""
+
+# "nap S GO ..." naps up to S seconds, ending early once the file GO exists, then scores
+# 0; else 1 if the response is the ground truth. A test holds rows in flight for as long
+# as it measures something, then lets them go instead of waiting out fixed sleeps.
+NAP_UNTIL_GO = """
+import os, time
+
+def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
+    if solution_str.startswith("nap"):
+        _, seconds, go = solution_str.split()[:3]
+        ends = time.monotonic() + float(seconds)
+        while time.monotonic() < ends and not os.path.exists(go):
+            time.sleep(0.01)
     return float(solution_str.strip() == str(ground_truth))
 """
 
@@ -142,11 +158,12 @@ def die(data_source, solution_str, ground_truth, extra_info, **kw):
 _SAME_ROW = {"data_source": "anything", "response": "same", "ground_truth": "1"}
 
 
-def run_named(path: Path, name: str, cache: bool = False) -> list[Any]:
+def run_named(path: Path, name: str, cache: bool = False, timeout_s: float = 2) -> list[Any]:
     """Score with function ``name`` of the module at ``path``, in two batches: three
-    identical rows, then the same row again."""
+    identical rows, then the same row again (``timeout_s``: reward.timeout_s and
+    async_timeout_s)."""
     function = {"path": str(path), "name": name, "cache": cache}
-    config = {"reward": {"num_workers": 2, "timeout_s": 2, "async_timeout_s": 2,
+    config = {"reward": {"num_workers": 2, "timeout_s": timeout_s, "async_timeout_s": timeout_s,
                          "custom_reward_function": function}}  # fmt: skip
     with RewardLoop(config) as loop:
         return loop.score([_SAME_ROW] * 3) + loop.score([_SAME_ROW])

@@ -104,7 +104,7 @@ def _config(path: str, timeout_s: float = 30) -> dict:
 def test_a_double_forked_daemon_dies_with_its_timed_out_worker(write_module, tmp_path) -> None:
     path = write_module("daemons", DAEMONS)
     pid_file = tmp_path / "daemon.pid"
-    with RewardLoop(_config(path, timeout_s=3)) as loop:
+    with RewardLoop(_config(path, timeout_s=1.5)) as loop:  # a double fork takes milliseconds
         results = loop.score([custom_row(f"daemon_then_hang:{pid_file}"), custom_row("42")])
         assert [r.status for r in results] == [Status.TIMEOUT, Status.OK]
         daemon = int(pid_file.read_text())
@@ -132,7 +132,7 @@ def test_a_process_that_keeps_changing_its_pid_is_caught(write_module, tmp_path)
     path = write_module("daemons", DAEMONS)
     pid_file = tmp_path / "hopper.pid"
     log = Path(f"{pid_file}.log")
-    with RewardLoop(_config(path, timeout_s=3)) as loop:
+    with RewardLoop(_config(path, timeout_s=1.5)) as loop:  # hundreds of hops by then
         results = loop.score([custom_row(f"hopper_then_hang:{pid_file}")])
         assert results[0].status is Status.TIMEOUT
         time.sleep(0.5)
@@ -159,7 +159,7 @@ def test_a_tree_of_setsid_processes_is_killed_in_bounded_time(write_module, tmp_
     path = write_module("daemons", DAEMONS)
     pid_file = tmp_path / "tree.pid"
     log = Path(f"{pid_file}.log")
-    with RewardLoop(_config(path, timeout_s=4)) as loop:
+    with RewardLoop(_config(path, timeout_s=2)) as loop:  # the bomb forks within it
         started = time.monotonic()
         results = loop.score([custom_row(f"tree_then_hang:{pid_file}"), custom_row("42")])
         elapsed = time.monotonic() - started
@@ -167,7 +167,7 @@ def test_a_tree_of_setsid_processes_is_killed_in_bounded_time(write_module, tmp_
         tree = [int(p) for p in log.read_text().split()]
         assert len(tree) > 10  # the bomb did go off before the timeout
         assert wait_gone(tree) == [], "processes of the tree outlived their worker"
-    assert elapsed < 4 + 20  # the timeout, then a bounded kill and a fresh worker
+    assert elapsed < 2 + 20  # the timeout, then a bounded kill and a fresh worker
 
 
 CHILDREN = """

@@ -140,7 +140,7 @@ def test_sigterm_drains_the_ray_backed_server_and_exits_zero(
     piped = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
     with serving_process(*overrides, within_s=90, **piped) as (server, base):
         started = tmp_path / "started"
-        row = {"data_source": "x", "response": "2", "ground_truth": str(started)}
+        row = {"data_source": "x", "response": "1", "ground_truth": str(started)}  # a 1 s nap
         body = {"samples": [row]}
         request, answers = in_thread(
             lambda: httpx.post(f"{base}/v1/score", json=body, timeout=60, trust_env=False)

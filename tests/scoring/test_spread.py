@@ -415,11 +415,11 @@ def _needs_the_pool(count: int, tag: str) -> list[dict[str, Any]]:
 
 async def test_a_one_row_request_does_not_wait_behind_a_big_spread_one() -> None:
     """Two requests at once (as two HTTP requests: one fair-share owner each), one of
-    3,000 rows (spread tasks and checks queued) and one of 1 row needing a worker: the
+    1,500 rows (spread tasks and checks queued) and one of 1 row needing a worker: the
     small one waits for about one task, not for the big one's queue."""
     engine = await make_engine()
     try:
-        big = (real_rows(400) * 8)[:2400] + _needs_the_pool(600, "x")
+        big = (real_rows(400) * 4)[:1200] + _needs_the_pool(300, "x")
         started = time.perf_counter()
         big_task = asyncio.create_task(engine.score_many(big))
         await asyncio.sleep(0.3)

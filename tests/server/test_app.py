@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from _support.serving import in_thread, running_server, serving_process
-from _support.user_functions import ASYNC_HOSTILE, SLOW, custom_row
+from _support.serving import in_thread, running_server, serving_process, wait_queued
+from _support.user_functions import ASYNC_HOSTILE, NAP_UNTIL_GO, SLOW, custom_row
 from _support.wrong_math import expected_math_scores, math_rows
 from rewardkit import RemoteError, Status
 from rewardkit.client import RewardClient
@@ -136,15 +136,6 @@ def test_python_client_round_trip(url: str) -> None:
         RewardClient(url).score(GSM8K)  # no key: 401
 
 
-def _wait_queued(base: str, rows: int, within_s: float = 60.0) -> None:
-    """Wait until the server holds ``rows`` rows not yet answered (its own gauge)."""
-    deadline = time.monotonic() + within_s
-    line = f"rewardkit_queue_rows {float(rows)}"
-    while line not in httpx.get(f"{base}/metrics", timeout=10).text.splitlines():
-        assert time.monotonic() < deadline, f"the server never held {rows} row(s)"
-        time.sleep(0.02)
-
-
 def test_a_client_that_disconnects_mid_request_costs_nothing(write_module, start_server) -> None:
     config = {
         "reward": {"num_workers": 1, "custom_reward_function": {"path": write_module("slow", SLOW)}}
@@ -159,7 +150,7 @@ def test_a_client_that_disconnects_mid_request_costs_nothing(write_module, start
                 f"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\n\r\n{body}".encode()
             )
-            _wait_queued(base, 1)  # the request is being scored when the client goes
+            wait_queued(base, 1)  # the request is being scored when the client goes
         answer = httpx.post(
             f"{base}/v1/score",
             json={"samples": [{"data_source": "x", "response": "1", "ground_truth": "1"}]},
@@ -175,7 +166,7 @@ def test_sigterm_drains_in_flight_requests_then_exits_zero(tmp_path: Path, write
     with serving_process(*overrides, **piped) as (server, base):
         body = {"samples": [{"data_source": "x", "response": "sleep 1.5", "ground_truth": "1"}]}
         request, answers = in_thread(lambda: httpx.post(f"{base}/v1/score", json=body, timeout=30))
-        _wait_queued(base, 1)  # in flight: SIGTERM must let it finish
+        wait_queued(base, 1)  # in flight: SIGTERM must let it finish
         os.kill(server.pid, signal.SIGTERM)
         request.join(timeout=30)
         assert server.wait(timeout=30) == 0
@@ -244,18 +235,21 @@ def test_each_request_logs_one_logfmt_line_at_debug(
     )
 
 
-def test_a_request_does_not_wait_for_an_unrelated_slow_one(write_module, start_server) -> None:
-    config = {
-        "reward": {"num_workers": 2, "custom_reward_function": {"path": write_module("slow", SLOW)}}
-    }
-    slow_row = {"data_source": "x", "response": "sleep 3", "ground_truth": "1"}
+def test_a_request_does_not_wait_for_an_unrelated_slow_one(
+    write_module, start_server, tmp_path: Path
+) -> None:
+    path = write_module("nap_until_go", NAP_UNTIL_GO)
+    config = {"reward": {"num_workers": 2, "custom_reward_function": {"path": path}}}
+    go = tmp_path / "go"  # the slow row naps 3 s, or until the fast one is answered
+    slow_row = {"data_source": "x", "response": f"nap 3 {go}", "ground_truth": "1"}
     fast_row = {"data_source": "x", "response": "1", "ground_truth": "1"}
     with start_server(config) as base, httpx.Client(base_url=base, timeout=30) as client:
         slow, answers = in_thread(lambda: client.post("/v1/score", json={"samples": [slow_row]}))
-        _wait_queued(base, 1)  # the slow row is accepted (and going to a worker)
+        wait_queued(base, 1)  # the slow row is accepted (and going to a worker)
         started = time.monotonic()
         fast = client.post("/v1/score", json={"samples": [fast_row]})
         fast_s = time.monotonic() - started
+        go.touch()
         slow.join(timeout=30)
     assert fast.json()["results"][0]["score"] == 1.0
     assert fast_s < 2.0, f"the fast request waited {fast_s:.1f}s behind the slow one"

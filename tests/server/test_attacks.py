@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from _support.serving import in_thread, serving_process
-from _support.user_functions import SLOW
+from _support.serving import in_thread, serving_process, wait_queued
+from _support.user_functions import NAP_UNTIL_GO, SLOW
 from rewardkit.cli import main as cli_main
 from rewardkit.config import load_config
 from rewardkit.errors import ConfigError
@@ -89,7 +89,7 @@ class Slowloris(threading.Thread):
 def test_slowloris_and_endless_headers_are_cut_off_and_real_clients_served(start_server) -> None:
     config = {
         "reward": {"num_workers": 1, "default_data_source": "openai/gsm8k"},
-        "server": {"max_connections": 32, "header_timeout_s": 2, "max_header_bytes": 16_384},
+        "server": {"max_connections": 32, "header_timeout_s": 1, "max_header_bytes": 16_384},
     }
     with start_server(config) as base:
         attack = Slowloris(_address(base), n=200)
@@ -98,7 +98,7 @@ def test_slowloris_and_endless_headers_are_cut_off_and_real_clients_served(start
         sent = _endless_headers(_address(base), limit=16 * 1024 * 1024)
         latencies = []
         try:
-            deadline = time.monotonic() + 6  # three header timeouts of attack
+            deadline = time.monotonic() + 3  # three header timeouts of attack
             while time.monotonic() < deadline:
                 started = time.monotonic()
                 health = _as_a_client("GET", f"{base}/health")
@@ -114,7 +114,7 @@ def test_slowloris_and_endless_headers_are_cut_off_and_real_clients_served(start
     assert max(latencies) < 3.0, f"a real client waited {max(latencies):.1f}s under attack"
     # 200 connections against a cap of 32: the server kept closing the slow ones.
     assert attack.opened > 200 and len(attack.lifetimes) >= 100
-    assert max(attack.lifetimes) < 2 + 3.0, "a slow connection outlived server.header_timeout_s"
+    assert max(attack.lifetimes) < 1 + 3.0, "a slow connection outlived server.header_timeout_s"
     # The endless-header connection was refused after ~max_header_bytes, not read for ever.
     assert sent < 4 * 1024 * 1024, f"the server read {sent:,} header bytes"
     assert grown < 64 * 1024 * 1024, f"the server grew {grown / 2**20:.0f} MiB"
@@ -265,15 +265,17 @@ def test_made_up_data_sources_do_not_grow_metrics(start_server) -> None:
 
 
 def test_slow_rows_of_one_request_do_not_delay_another_requests_row(
-    write_module, start_server
+    write_module, start_server, tmp_path: Path
 ) -> None:
     # 10 rows of 2 s on 2 workers: first come, first served, the other request's row
-    # would wait about 10 s; shared fairly, it takes the first worker to free up.
-    config = {
-        "reward": {"num_workers": 2, "custom_reward_function": {"path": write_module("slow", SLOW)}}
-    }
+    # would wait about 10 s; shared fairly, it takes the first worker to free up. Once
+    # the fast row is answered, the go file cuts the slow rows' naps short.
+    path = write_module("nap_until_go", NAP_UNTIL_GO)
+    config = {"reward": {"num_workers": 2, "custom_reward_function": {"path": path}}}
+    go = tmp_path / "go"
     slow_rows = [
-        {"data_source": "x", "response": f"sleep 2 row{i}", "ground_truth": "1"} for i in range(10)
+        {"data_source": "x", "response": f"nap 2 {go} row{i}", "ground_truth": "1"}
+        for i in range(10)
     ]
     fast_row = {"data_source": "x", "response": "1", "ground_truth": "1"}
     with start_server(config) as base, httpx.Client(base_url=base, timeout=60) as client:
@@ -282,6 +284,7 @@ def test_slow_rows_of_one_request_do_not_delay_another_requests_row(
         started = time.monotonic()
         fast = client.post("/v1/score", json={"samples": [fast_row]})
         fast_s = time.monotonic() - started
+        go.touch()
         slow.join(timeout=60)
     assert fast.json()["results"][0]["score"] == 1.0
     assert fast_s < 4.5, f"the fast request waited {fast_s:.1f}s behind another's slow rows"
@@ -315,7 +318,7 @@ def test_a_request_past_the_drain_timeout_gets_a_json_503(tmp_path: Path, write_
     with serving_process(*overrides, **piped) as (server, base):
         body = {"samples": [{"data_source": "x", "response": "sleep 30", "ground_truth": "1"}]}
         request, answers = in_thread(lambda: httpx.post(f"{base}/v1/score", json=body, timeout=60))
-        time.sleep(0.5)
+        wait_queued(base, 1)  # in flight when SIGTERM comes
         stopped = time.monotonic()
         os.kill(server.pid, signal.SIGTERM)
         request.join(timeout=30)
