@@ -1,0 +1,139 @@
+"""guards: code rows of concurrent requests share the sandbox's slots fairly, and a row's
+time limit (reward.async_timeout_s) counts its own runs, never its wait for a slot, which
+has a bound of its own (reward.sandbox_fusion.queue_timeout_s)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from _support.serving import in_thread, running_server
+from rewardkit._fair import FairSlots, fair_share
+
+SLOW_S = 1.0  # each of request A's runs sleeps this long: no CPU, so the load cannot bend it
+
+
+def _code_row(i: int, sleep_s: float, row_id: str) -> dict[str, Any]:
+    """A correct stdin/stdout answer that sleeps ``sleep_s`` first (one case; ``i`` makes
+    each row's tests, so each row's run, its own)."""
+    code = f"import time\ntime.sleep({sleep_s})\nprint(int(input()) + 1)"
+    return {
+        "id": row_id,
+        "data_source": "codecontests",
+        "response": f"```python\n{code}\n```",
+        "ground_truth": {"inputs": [f"{i}\n"], "outputs": [f"{i + 1}\n"]},
+    }
+
+
+def _config(**sandbox: Any) -> dict[str, Any]:
+    return {
+        "reward": {
+            "num_workers": 1,
+            "async_timeout_s": 3,
+            "sandbox_fusion": {"max_concurrent": 2, "allow_unisolated": True, **sandbox},
+        }
+    }
+
+
+def _score(base: str, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], float]:
+    started = time.monotonic()
+    answer = httpx.post(f"{base}/v1/score", json={"samples": rows}, timeout=60, trust_env=False)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["results"], time.monotonic() - started
+
+
+def test_a_request_behind_a_long_one_waits_for_one_slot_and_no_correct_row_times_out() -> None:
+    """Request A: 8 correct rows of 1 s each on 2 slots (4 s of queue, over the rows'
+    3 s limit); request B: 1 fast row sent 0.3 s after A. B is served at the first free
+    slot, and each of A's rows is timed from its own run: all 8 score 1.0."""
+    with running_server(_config()) as base:
+        warm, _ = _score(base, [_code_row(100, 0, "warm")])  # the sandbox starts (probes)
+        assert warm[0]["status"] == "ok", warm
+        thread, out = in_thread(
+            lambda: _score(base, [_code_row(i, SLOW_S, f"a{i}") for i in range(8)])
+        )
+        time.sleep(0.3)
+        (fast,), b_latency = _score(base, [_code_row(200, 0, "b")])
+        thread.join(timeout=60)
+    a_results, a_latency = out[0]
+    assert fast["status"] == "ok" and fast["score"] == 1.0, fast
+    # First come, first served it waited for all of A (about 4 s), and timed out at 3 s.
+    assert b_latency < 2.0, f"request B took {b_latency:.2f}s behind request A"
+    assert [(r["status"], r["score"]) for r in a_results] == [("ok", 1.0)] * 8, [
+        (r["id"], r["status"], r.get("error")) for r in a_results
+    ]
+    assert a_latency >= 4 * SLOW_S  # A's rows did wait, 4 runs deep on 2 slots
+
+
+def test_a_row_that_waits_past_the_queue_bound_is_an_error_saying_it_waited() -> None:
+    """One slot, rows of 1.5 s, a 1 s bound on the wait: the first row runs and scores,
+    the next ones wait past the bound and fail as errors (not cached as a timeout of
+    their code) whose message names the wait and the setting."""
+    with running_server(_config(max_concurrent=1, queue_timeout_s=1)) as base:
+        _score(base, [_code_row(100, 0, "warm")])
+        results, took = _score(base, [_code_row(i, 1.5, f"r{i}") for i in range(3)])
+        assert took < 6
+        assert (results[0]["status"], results[0]["score"]) == ("ok", 1.0), results[0]
+        for late in results[1:]:
+            assert late["status"] == "error", late
+            assert "waited" in late["error"] and "queue_timeout_s" in late["error"], late
+        # Not cached: alone, the same row now runs and scores.
+        (again,), _ = _score(base, [_code_row(2, 0.2, "again")])
+        assert (again["status"], again["score"]) == ("ok", 1.0), again
+
+
+# ---------------------------------------------------------------------- the fair slot queue
+
+
+def test_fair_slots_serve_the_requester_holding_fewest_first_and_fifo_within_one() -> None:
+    """Two slots; A queues six takers, then B one: B gets the first slot freed, the rest
+    go to A in the order A asked."""
+
+    async def scenario() -> list[str]:
+        slots: FairSlots[int] = FairSlots([0, 1])
+        order: list[str] = []
+        leave = {name: asyncio.Event() for name in ["b", *(f"a{i}" for i in range(6))]}
+
+        async def taker(name: str) -> None:
+            async with slots.take():
+                order.append(name)
+                await leave[name].wait()
+
+        tasks = []
+        with fair_share("A"):
+            tasks += [asyncio.ensure_future(taker(f"a{i}")) for i in range(6)]
+        await asyncio.sleep(0)
+        with fair_share("B"):
+            tasks.append(asyncio.ensure_future(taker("b")))
+        await asyncio.sleep(0)
+        assert order == ["a0", "a1"] and slots.waiting == 5
+        for left in range(7):  # the holders leave in the order they were served
+            leave[order[left]].set()
+            await asyncio.sleep(0.01)
+        await asyncio.gather(*tasks)
+        assert slots.waiting == 0 and slots.idle == 2
+        return order
+
+    assert asyncio.run(scenario()) == ["a0", "a1", "b", "a2", "a3", "a4", "a5"]
+
+
+def test_fair_slots_give_up_a_wait_on_timeout_or_cancel_without_losing_a_slot() -> None:
+    async def scenario() -> None:
+        slots: FairSlots[str] = FairSlots(["only"])
+        held = await slots.acquire("A")
+        with pytest.raises(TimeoutError):
+            await slots.acquire("B", timeout=0.05)
+        waiter = asyncio.ensure_future(slots.acquire("C"))
+        await asyncio.sleep(0)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        assert slots.waiting == 0
+        slots.release("A", held)
+        assert slots.idle == 1 and await slots.acquire("D", timeout=0.05) == "only"
+
+    asyncio.run(scenario())
