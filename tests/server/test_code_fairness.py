@@ -70,19 +70,21 @@ def test_a_request_behind_a_long_one_waits_for_one_slot_and_no_correct_row_times
 
 
 def test_a_row_that_waits_past_the_queue_bound_is_an_error_saying_it_waited() -> None:
-    """One slot, rows of 1.5 s, a 1 s bound on the wait: the first row runs and scores,
-    the next ones wait past the bound and fail as errors (not cached as a timeout of
-    their code) whose message names the wait and the setting."""
+    """One slot, rows of 1.5 s, a 1 s bound on the wait: one row runs and scores, the
+    others wait past the bound and fail as errors whose message names the wait and the
+    setting, and which are not cached as a verdict on the answer."""
     with running_server(_config(max_concurrent=1, queue_timeout_s=1)) as base:
         _score(base, [_code_row(100, 0, "warm")])
         results, took = _score(base, [_code_row(i, 1.5, f"r{i}") for i in range(3)])
-        assert took < 6
-        assert (results[0]["status"], results[0]["score"]) == ("ok", 1.0), results[0]
-        for late in results[1:]:
-            assert late["status"] == "error", late
-            assert "waited" in late["error"] and "queue_timeout_s" in late["error"], late
-        # Not cached: alone, the same row now runs and scores.
-        (again,), _ = _score(base, [_code_row(2, 0.2, "again")])
+        assert took < 2 * 1.5  # the late rows did not wait for a slot to run
+        ran = [r for r in results if r["status"] == "ok"]
+        late = [r for r in results if r["status"] != "ok"]
+        assert len(ran) == 1 and ran[0]["score"] == 1.0, results
+        for row in late:
+            assert row["status"] == "error", row
+            assert "waited" in row["error"] and "queue_timeout_s=1s" in row["error"], row
+        # Alone, the same row (same answer, same tests) runs and scores: not cached.
+        (again,), _ = _score(base, [_code_row(int(late[0]["id"][1:]), 1.5, "again")])
         assert (again["status"], again["score"]) == ("ok", 1.0), again
 
 

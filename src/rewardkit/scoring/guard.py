@@ -226,7 +226,9 @@ async def _until_done_or_over(
             over = "run"
         if left is not None and left <= 0:
             return over
-        await asyncio.wait({task, clock.changed()}, timeout=left)
+        await asyncio.wait(
+            {task, clock.changed()}, timeout=left, return_when=asyncio.FIRST_COMPLETED
+        )
     return None
 
 
