@@ -5,14 +5,19 @@ has a bound of its own (reward.sandbox_fusion.queue_timeout_s)."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from typing import Any
 
 import httpx
 import pytest
 
-from _support.serving import in_thread, running_server
+from _support.serving import in_thread, running_app, running_server
 from rewardkit._fair import FairSlots, fair_share
+from rewardkit.sandbox import Sandbox, SandboxOptions
+from rewardkit.sandbox.server import create_sandbox_app
+from rewardkit.scoring.guard import Guard
+from rewardkit.types import Status
 
 SLOW_S = 1.0  # each of request A's runs sleeps this long: no CPU, so the load cannot bend it
 
@@ -46,27 +51,44 @@ def _score(base: str, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
     return answer.json()["results"], time.monotonic() - started
 
 
-def test_a_request_behind_a_long_one_waits_for_one_slot_and_no_correct_row_times_out() -> None:
-    """Request A: 8 correct rows of 1 s each on 2 slots (4 s of queue, over the rows'
-    3 s limit); request B: 1 fast row sent 0.3 s after A. B is served at the first free
-    slot, and each of A's rows is timed from its own run: all 8 score 1.0."""
-    with running_server(_config()) as base:
-        warm, _ = _score(base, [_code_row(100, 0, "warm")])  # the sandbox starts (probes)
-        assert warm[0]["status"] == "ok", warm
-        thread, out = in_thread(
-            lambda: _score(base, [_code_row(i, SLOW_S, f"a{i}") for i in range(8)])
-        )
-        time.sleep(0.3)
-        (fast,), b_latency = _score(base, [_code_row(200, 0, "b")])
-        thread.join(timeout=60)
+def _long_then_short(base: str, rows: int) -> None:
+    """Request A: ``rows`` correct rows of 1 s each (more queue on 2 slots than the
+    rows' time limit); request B: 1 fast row sent 0.3 s after A. B is served at the first
+    free slot, and each of A's rows is timed from its own run: all of them score 1.0."""
+    warm, _ = _score(base, [_code_row(100, 0, "warm")])  # the sandbox starts (probes)
+    assert warm[0]["status"] == "ok", warm
+    thread, out = in_thread(
+        lambda: _score(base, [_code_row(i, SLOW_S, f"a{i}") for i in range(rows)])
+    )
+    time.sleep(0.3)
+    (fast,), b_latency = _score(base, [_code_row(200, 0, "b")])
+    thread.join(timeout=60)
     a_results, a_latency = out[0]
     assert fast["status"] == "ok" and fast["score"] == 1.0, fast
-    # First come, first served it waited for all of A (about 4 s), and timed out at 3 s.
+    # First come, first served it waited for A's queue, or for A's late rows to time out.
     assert b_latency < 2.0, f"request B took {b_latency:.2f}s behind request A"
-    assert [(r["status"], r["score"]) for r in a_results] == [("ok", 1.0)] * 8, [
+    assert [(r["status"], r["score"]) for r in a_results] == [("ok", 1.0)] * rows, [
         (r["id"], r["status"], r.get("error")) for r in a_results
     ]
-    assert a_latency >= 4 * SLOW_S  # A's rows did wait, 4 runs deep on 2 slots
+    assert a_latency >= rows / 2 * SLOW_S  # A's rows did wait, rows / 2 runs deep
+
+
+def test_a_request_behind_a_long_one_waits_for_one_slot_and_no_correct_row_times_out() -> None:
+    """The embedded sandbox: 8 rows of 1 s on 2 slots (4 s of queue, 3 s limit)."""
+    with running_server(_config()) as base:
+        _long_then_short(base, rows=8)
+
+
+def test_a_remote_sandbox_is_shared_as_fairly_and_its_queue_is_not_run_time() -> None:
+    """A remote sandbox (`rewardkit sandbox`'s app on 127.0.0.1, FIFO itself): rewardkit's
+    2 requests in flight to it are the slots, shared by request; 6 rows of 1 s, a 2 s
+    limit."""
+    sandbox = Sandbox(SandboxOptions(allow_unisolated=True, max_concurrent=2))
+    with running_app(create_sandbox_app(sandbox), wait_ready=False) as remote:
+        config = _config(url=f"{remote}/run_code")
+        config["reward"]["async_timeout_s"] = 2
+        with running_server(config) as base:
+            _long_then_short(base, rows=6)
 
 
 def test_a_row_that_waits_past_the_queue_bound_is_an_error_saying_it_waited() -> None:
@@ -139,3 +161,37 @@ def test_fair_slots_give_up_a_wait_on_timeout_or_cancel_without_losing_a_slot() 
         assert slots.idle == 1 and await slots.acquire("D", timeout=0.05) == "only"
 
     asyncio.run(scenario())
+
+
+# ---------------------------------------------------------------------- the row's clock
+
+
+def test_the_guard_times_a_row_by_its_runs_and_bounds_its_wait_apart() -> None:
+    """One slot held 0.6 s by another row: a row that then runs 0.3 s is not timed out
+    at 0.5 s (its clock ran 0.3 s), a row that runs 0.7 s is, and one whose wait passes
+    its queue bound is an error that says it waited."""
+
+    async def scenario() -> list[tuple[Status, Any]]:
+        slots: FairSlots[int] = FairSlots([0])
+        guard = Guard(10, {})
+
+        async def row(run_s: float) -> str:
+            async with slots.take():
+                await asyncio.sleep(run_s)
+            return "done"
+
+        holder = asyncio.ensure_future(guard.awaited(row(0.6), 5))
+        await asyncio.sleep(0.05)
+        with fair_share("B"):
+            short = guard.awaited(row(0.3), 0.5)
+            long = guard.awaited(row(0.7), 0.5)
+            waits = guard.awaited(row(0.1), 5, queue_timeout=0.3, queue_setting="q_s")
+            outcomes = await asyncio.gather(short, long, waits)
+        assert (await holder)[0] is Status.OK
+        return list(outcomes)
+
+    short, long, waits = asyncio.run(scenario())
+    assert short == (Status.OK, "done")
+    assert long[0] is Status.TIMEOUT and "timed out after 0.5s" in long[1], long
+    assert "waiting for a slot, not counted" in long[1], long
+    assert waits[0] is Status.ERROR and re.search(r"waited 0\.\ds .*q_s=0\.3s", waits[1]), waits
