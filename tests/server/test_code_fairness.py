@@ -14,6 +14,8 @@ import pytest
 
 from _support.serving import in_thread, running_app, running_server
 from rewardkit._fair import FairSlots, fair_share
+from rewardkit.config import load_config
+from rewardkit.errors import ConfigError
 from rewardkit.sandbox import Sandbox, SandboxOptions
 from rewardkit.sandbox.server import create_sandbox_app
 from rewardkit.scoring.guard import Guard
@@ -108,6 +110,13 @@ def test_a_row_that_waits_past_the_queue_bound_is_an_error_saying_it_waited() ->
         # Alone, the same row (same answer, same tests) runs and scores: not cached.
         (again,), _ = _score(base, [_code_row(int(late[0]["id"][1:]), 1.5, "again")])
         assert (again["status"], again["score"]) == ("ok", 1.0), again
+
+
+@pytest.mark.parametrize("bad", [0, -1, "soon"])
+def test_the_queue_bound_is_validated_at_load_naming_its_key(bad: Any) -> None:
+    with pytest.raises(ConfigError, match=r"reward\.sandbox_fusion\.queue_timeout_s"):
+        load_config({"reward": {"sandbox_fusion": {"queue_timeout_s": bad}}})
+    assert load_config({}).reward.sandbox_fusion.queue_timeout_s == 600
 
 
 # ---------------------------------------------------------------------- the fair slot queue
