@@ -195,6 +195,7 @@ class FairSlots(Generic[_T]):
         future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
         self._queues.setdefault(owner, deque()).append(future)
         try:
+            # Not wait_for: on 3.11 it can swallow a cancel that lands as the slot frees up.
             async with asyncio.timeout(timeout):
                 return await future
         except (asyncio.CancelledError, TimeoutError):

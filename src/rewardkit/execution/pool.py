@@ -14,8 +14,8 @@ either never leaves workers running on their own. A worker is a child subreaper 
 the daemons a user function double-forks are adopted by it and killed with it (on a
 timeout, a replacement, the pool's close), never left to init.
 
-Free workers are shared fairly between requesters (:func:`~rewardkit._fair.fair_share`, one per
-``RewardEngine.score_many`` call, so one per HTTP request): a free worker goes to the
+Free workers are shared fairly between requesters (:func:`~rewardkit._fair.fair_share`,
+one per ``RewardEngine.score_many`` call, so one per HTTP request): a free worker goes to the
 waiting requester that holds the fewest workers, so ten slow rows of one request never
 queue ahead of another request's row; that row waits at most for the first worker to
 free up.

@@ -105,11 +105,13 @@ class Sandbox:
             return
         if self._start_lock is None:
             self._start_lock = asyncio.Lock()
-        async with self._start_lock:
-            if not self._ready:
-                self._runtime = await self._probe()
-                self._ready = True
-                log.info("code sandbox started: %s", self.describe())
+        # The probes are not a row's run: the clock of a row that waits here stands still.
+        with waiting():
+            async with self._start_lock:
+                if not self._ready:
+                    self._runtime = await self._probe()
+                    self._ready = True
+                    log.info("code sandbox started: %s", self.describe())
 
     async def _start_or_refuse(self) -> None:
         """Start once; a sandbox that refused to start (no isolation) keeps refusing."""
@@ -180,9 +182,7 @@ class Sandbox:
         if not isinstance(request, RunCodeRequest):
             request = RunCodeRequest.model_validate(request)
         try:
-            # Starting (probes) is not the row's run: its time limit stands still meanwhile.
-            with contextlib.nullcontext() if self._ready else waiting():
-                await self._start_or_refuse()
+            await self._start_or_refuse()
             spec = self._language(request.language)
             async with self._slot() as slot:
                 return await self._run_in_slot(slot, spec, request)
