@@ -222,6 +222,7 @@ class FairSlots(Generic[_T]):
                 self._serve(turn)
                 future.set_result(slot)
                 return
+            self._drop_if_done(turn)
         self._idle.append(slot)
 
     def _serve(self, owner: Hashable | None) -> None:

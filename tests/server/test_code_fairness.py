@@ -149,6 +149,7 @@ def test_fair_slots_serve_the_requester_holding_fewest_first_and_fifo_within_one
             await asyncio.sleep(0.01)
         await asyncio.gather(*tasks)
         assert slots.waiting == 0 and slots.idle == 2
+        assert not slots._last_served  # no record kept of requesters gone
         return order
 
     assert asyncio.run(scenario()) == ["a0", "a1", "b", "a2", "a3", "a4", "a5"]
