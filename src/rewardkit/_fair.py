@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Hashable, Iterable, Iterator
 from contextvars import ContextVar
 from typing import Generic, TypeVar
 
-__all__ = ["FairSlots", "RowClock", "fair_share", "holding", "requester", "waiting"]
+__all__ = ["FairSlots", "RowClock", "clocked", "fair_share", "holding", "requester", "waiting"]
 
 _T = TypeVar("_T")
 
