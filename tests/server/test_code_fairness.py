@@ -67,7 +67,7 @@ def _long_then_short(base: str, rows: int) -> None:
     thread.join(timeout=60)
     a_results, a_latency = out[0]
     assert fast["status"] == "ok" and fast["score"] == 1.0, fast
-    # First come, first served it waited for A's queue, or for A's late rows to time out.
+    # Served first come, first served, B would wait for A's queue (or its late rows' timeouts).
     assert b_latency < 2.0, f"request B took {b_latency:.2f}s behind request A"
     assert [(r["status"], r["score"]) for r in a_results] == [("ok", 1.0)] * rows, [
         (r["id"], r["status"], r.get("error")) for r in a_results
