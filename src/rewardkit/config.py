@@ -412,7 +412,13 @@ class SandboxFusionConfig(_Section):
     url: str | None = None
     """null: the embedded sandbox."""
     max_concurrent: int = Field(default=64, ge=1)
-    """Runs in flight (the embedded sandbox also caps this at the number of cores)."""
+    """Runs in flight (the embedded sandbox also caps this at the number of cores), shared
+    fairly between requests: a request's row waits for the first free slot, not behind
+    another request's rows."""
+    queue_timeout_s: float = Field(default=600.0, gt=0)
+    """Longest a code row may wait, in all, for those slots; past it the row is an error
+    that says it waited. Not counted in ``reward.async_timeout_s``, which bounds the row's
+    own runs (a remote sandbox's own queue, which rewardkit cannot see, counts as run)."""
     memory_limit_mb: int = Field(default=1024, ge=16)
     run_timeout_s: float = Field(default=10.0, gt=0)
     compile_timeout_s: float = Field(default=10.0, gt=0)
@@ -478,7 +484,9 @@ class RewardSection(_Section):
     timeout_s: float = Field(default=10.0, gt=0)
     """Hard wall-clock limit per row for CPU scorers: past it the worker is killed."""
     async_timeout_s: float = Field(default=300.0, gt=0)
-    """Guard for scorers that wait on servers (sandbox, reward models, async user functions)."""
+    """Guard for scorers that wait on servers (sandbox, reward models, async user functions).
+    A code row's clock counts its runs only: its wait for a sandbox slot is bounded by
+    ``sandbox_fusion.queue_timeout_s`` instead."""
     max_response_chars: int = Field(default=4_000_000, gt=0)
     """Rows with a longer response are 'invalid' before any parsing."""
     cache_size: int = Field(default=100_000, ge=0)

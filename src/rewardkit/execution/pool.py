@@ -14,8 +14,8 @@ either never leaves workers running on their own. A worker is a child subreaper 
 the daemons a user function double-forks are adopted by it and killed with it (on a
 timeout, a replacement, the pool's close), never left to init.
 
-Free workers are shared fairly between requesters (:func:`fair_share`, one per
-``RewardEngine.score_many`` call, so one per HTTP request): a free worker goes to the
+Free workers are shared fairly between requesters (:func:`~rewardkit._fair.fair_share`,
+one per ``RewardEngine.score_many`` call, so one per HTTP request): a free worker goes to the
 waiting requester that holds the fewest workers, so ten slow rows of one request never
 queue ahead of another request's row; that row waits at most for the first worker to
 free up.
@@ -40,12 +40,12 @@ import struct
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from contextvars import ContextVar
 from multiprocessing import spawn
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+from rewardkit._fair import fair_share, requester
 from rewardkit.errors import ScorerError, ScorerTimeout, WorkerCrashed
 from rewardkit.execution._worker import (
     holds_more_than,
@@ -75,20 +75,6 @@ def _add_preload(modules: Sequence[str]) -> None:
 
 
 _START_LOCK = threading.Lock()
-
-_OWNER: ContextVar[Hashable | None] = ContextVar("rewardkit_pool_owner", default=None)
-
-
-@contextlib.contextmanager
-def fair_share(owner: Hashable | None = None) -> Iterator[None]:
-    """Pool tasks started inside this block, and in asyncio tasks created inside it, belong
-    to one requester (``owner``, or a fresh one): the pool shares its workers fairly
-    between requesters instead of first come, first served."""
-    token = _OWNER.set(object() if owner is None else owner)
-    try:
-        yield
-    finally:
-        _OWNER.reset(token)
 
 
 @contextlib.contextmanager
@@ -277,7 +263,7 @@ class WorkerPool:
         """
         if self._closed:
             raise ScorerError("the worker pool is closed")
-        owner = _OWNER.get()
+        owner = requester()
         prefer = None if affinity is None else hash(affinity) % self.size
         worker = await self._acquire(owner, prefer)
         self.stats["tasks"] += 1

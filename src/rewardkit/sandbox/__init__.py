@@ -61,7 +61,9 @@ sandbox refuses to start unless ``allow_unisolated`` is set.
 
 Concurrency: at most ``max_concurrent`` runs at once (default: the cores this process may
 use), up to ``max_queue`` more waiting at most ``queue_timeout_s``; beyond that a request
-is answered ``SandboxError`` at once. All asyncio, no thread per run.
+is answered ``SandboxError`` at once. A freed slot goes to the requester holding the
+fewest (:func:`rewardkit._fair.fair_share`; in the reward engine, one per request), not
+to the oldest request. All asyncio, no thread per run.
 
 Languages: those of python, cpp, nodejs, java, go, rust, bash, perl, ruby, php, lua that
 are installed where the unprivileged uid can execute them (``Sandbox.languages``; as root,

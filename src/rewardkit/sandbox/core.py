@@ -1,4 +1,11 @@
-"""The scheduler: :class:`Sandbox` queues, compiles and runs ``/run_code`` requests."""
+"""The scheduler: :class:`Sandbox` queues, compiles and runs ``/run_code`` requests.
+
+Its slots are shared fairly between requesters (:class:`~rewardkit._fair.FairSlots`):
+inside the reward engine one requester is one ``score_many`` call (an HTTP request to
+``rewardkit serve``), so a request's row waits for the first free slot, not behind
+another request's queue. The wait for a slot, and for the sandbox to start, is reported
+to the row's clock (:mod:`rewardkit._fair`): a row's time limit counts its runs only.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from rewardkit._fair import FairSlots, holding, requester, waiting
 from rewardkit._system import usable_cores
 from rewardkit.sandbox.host import (
     WORK_PREFIX,
@@ -79,8 +87,7 @@ class Sandbox:
         self.max_concurrent = self.options.max_concurrent or usable_cores()
         self._runtime: _Runtime | None = None
         self._start_lock: asyncio.Lock | None = None
-        self._free: asyncio.Queue[_Slot] | None = None
-        self._waiting = 0
+        self._free: FairSlots[_Slot] | None = None
         self._slots: list[_Slot] = []
         self._ready = False
         self._spawner_client: _SpawnerClient | None = None
@@ -98,11 +105,13 @@ class Sandbox:
             return
         if self._start_lock is None:
             self._start_lock = asyncio.Lock()
-        async with self._start_lock:
-            if not self._ready:
-                self._runtime = await self._probe()
-                self._ready = True
-                log.info("code sandbox started: %s", self.describe())
+        # The probes are not a row's run: the clock of a row that waits here stands still.
+        with waiting():
+            async with self._start_lock:
+                if not self._ready:
+                    self._runtime = await self._probe()
+                    self._ready = True
+                    log.info("code sandbox started: %s", self.describe())
 
     async def _start_or_refuse(self) -> None:
         """Start once; a sandbox that refused to start (no isolation) keeps refusing."""
@@ -453,24 +462,25 @@ class Sandbox:
 
     @contextlib.asynccontextmanager
     async def _slot(self) -> AsyncIterator[_Slot]:
-        assert self._free is not None
-        if self._free.empty() and self._waiting >= self.options.max_queue:
+        """A slot, in fair turn between requesters (see the module)."""
+        free = self._free
+        assert free is not None
+        if not free.idle and free.waiting >= self.options.max_queue:
             raise _SandboxFailure(f"sandbox queue full ({self.options.max_queue} requests waiting)")
-        self._waiting += 1
+        owner = requester()
         try:
-            # Not wait_for: on 3.11 it can swallow a cancel that lands as the slot frees up.
-            async with asyncio.timeout(self.options.queue_timeout_s):
-                slot = await self._free.get()
+            with waiting():
+                slot = await free.acquire(owner, self.options.queue_timeout_s)
         except TimeoutError:
             raise _SandboxFailure(
-                f"no free sandbox slot within {self.options.queue_timeout_s:g}s"
+                f"no free sandbox slot within {self.options.queue_timeout_s:g}s "
+                "(waited that long in the sandbox's queue)"
             ) from None
-        finally:
-            self._waiting -= 1
         try:
-            yield slot
+            with holding():
+                yield slot
         finally:
-            self._free.put_nowait(slot)
+            free.release(owner, slot)
 
     def _language(self, name: str) -> _LanguageSpec:
         runtime = self._require_runtime()
@@ -507,9 +517,7 @@ class Sandbox:
         self._slots = _make_slots(self.max_concurrent, opts.uid_base)
         for slot in self._slots:
             os.makedirs(os.path.join(base, "slots", str(slot.index)), 0o711)
-        self._free = asyncio.Queue()
-        for slot in self._slots:
-            self._free.put_nowait(slot)
+        self._free = FairSlots(self._slots)
         pythons = _python_candidates(opts.python_executable)
         tools = _resolve_tools(pythons)
         ro_dirs, symlinks = _visible_tree(tools.values(), opts.extra_ro_paths)

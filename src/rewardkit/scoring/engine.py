@@ -26,10 +26,10 @@ from collections.abc import Awaitable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from rewardkit import wiring
+from rewardkit._fair import fair_share
 from rewardkit.config import RewardConfig
 from rewardkit.custom import load_function
 from rewardkit.errors import InvalidSampleError
-from rewardkit.execution.pool import fair_share
 from rewardkit.scoring import tasks
 from rewardkit.scoring.guard import CustomFunction, Guard
 from rewardkit.scoring.outcomes import AsyncKey, CheckKey, Outcomes
@@ -424,7 +424,9 @@ class RewardEngine:
             key,
             lambda: self.guard.awaited(
                 verifier.ascore(sample.response, sample.ground_truth, sample.extra_info, prompt),
-                self.section.async_timeout_s,
+                self.section.async_timeout_s,  # on its runs; the wait for a slot apart:
+                self.section.sandbox_fusion.queue_timeout_s,
+                "reward.sandbox_fusion.queue_timeout_s",
             ),
         )
         if status is not Status.OK:

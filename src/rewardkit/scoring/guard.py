@@ -6,7 +6,9 @@ Two kinds of guard, each turning whatever happens into an :data:`Outcome`:
   the supervised process pool, killed at ``reward.timeout_s``.
 * :meth:`Guard.awaited`: work that waits on I/O (an async user function, an async
   verifier, a reward model) on the event loop, as a task of its own abandoned at its
-  deadline, with what blocked the loop meanwhile named in the message.
+  deadline, with what blocked the loop meanwhile named in the message. The deadline is
+  on the work's run time: what it waits for a shared slot (the code sandbox's) is not
+  counted (:class:`~rewardkit._fair.RowClock`) and has a bound of its own.
 
 :class:`CustomFunction` is the user's ``compute_score`` behind these guards, its output
 normalised to a score (or a typed failure).
@@ -20,6 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
+from rewardkit._fair import RowClock, clocked
 from rewardkit._loopwatch import BlockLog, watched
 from rewardkit.custom import is_async_function, normalize_output
 from rewardkit.errors import InvalidSampleError, RewardkitError, ScorerError, ScorerTimeout
@@ -66,27 +69,53 @@ class Guard:
         except RewardkitError as exc:
             return Status.ERROR, str(exc)
 
-    async def awaited(self, awaitable: Awaitable[Any], timeout: float) -> Outcome:
+    async def awaited(
+        self,
+        awaitable: Awaitable[Any],
+        timeout: float,
+        queue_timeout: float | None = None,
+        queue_setting: str = "its queue bound",
+    ) -> Outcome:
         """Await something that waits on I/O, with a timeout as a second guard.
 
         It runs as its own task, which is cancelled at the deadline but not waited for:
         a coroutine that swallows the cancellation (``except BaseException: pass`` in a
         retry loop) cannot hold its row, as it would under ``asyncio.wait_for``.
+
+        ``timeout`` is on the time the work *runs*: while it only waits for a slot (it
+        reports so through :mod:`rewardkit._fair`) its clock stands still, so a row is
+        never timed out for the queue in front of it. That wait is bounded apart, by
+        ``queue_timeout`` seconds in all (None: not here): past it the row is an error
+        (not a timeout, which would be cached as the answer's) naming ``queue_setting``.
         """
         started = time.perf_counter()
-        task = asyncio.ensure_future(_contained(awaitable))
+        clock = RowClock()
+        with clocked(clock):  # the task, and the tasks it starts, report to this clock
+            task = asyncio.ensure_future(_contained(awaitable))
         task.add_done_callback(_retrieve)  # an abandoned task's failure is not logged
         try:
-            await asyncio.wait({task}, timeout=timeout)
+            over = await _until_done_or_over(task, clock, timeout, queue_timeout)
         finally:
             if not task.done():
                 task.cancel()
                 self.abandoned.add(task)
                 task.add_done_callback(self.abandoned.discard)
+        if over == "wait":
+            return Status.ERROR, (
+                f"waited {clock.waited():.1f}s for a free slot, past {queue_setting}="
+                f"{queue_timeout:g}s (its own runs: {clock.ran():.1f}s): a queue too long "
+                "for the load, not a verdict on this row"
+            )
         if not task.done() or task.cancelled():
             blocked = self.blocks.during(started, time.perf_counter())
+            waited = clock.waited()
+            notes = []
+            if waited >= 0.05:
+                notes.append(f"besides {waited:.1f}s waiting for a slot, not counted")
+            if blocked:
+                notes.append(blocked)
             return Status.TIMEOUT, f"timed out after {timeout:g}s" + (
-                f" ({blocked})" if blocked else ""
+                f" ({'; '.join(notes)})" if notes else ""
             )
         exc = task.exception()
         if exc is None:
@@ -180,6 +209,27 @@ async def _contained(awaitable: Awaitable[Any]) -> Any:
         raise ScorerError("CancelledError raised by the scorer itself") from None
     except (SystemExit, KeyboardInterrupt) as exc:
         raise ScorerError(f"{type(exc).__name__} raised by the scorer: {exc}") from None
+
+
+async def _until_done_or_over(
+    task: asyncio.Future[Any], clock: RowClock, timeout: float, queue_timeout: float | None
+) -> str | None:
+    """Wait until ``task`` is done (None), its run time passes ``timeout`` ("run"), or its
+    wait for slots passes ``queue_timeout`` ("wait"); woken at each switch between the two."""
+    while not task.done():
+        left: float | None
+        if clock.paused:
+            left = None if queue_timeout is None else queue_timeout - clock.waited()
+            over = "wait"
+        else:
+            left = timeout - clock.ran()
+            over = "run"
+        if left is not None and left <= 0:
+            return over
+        await asyncio.wait(
+            {task, clock.changed()}, timeout=left, return_when=asyncio.FIRST_COMPLETED
+        )
+    return None
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:

@@ -59,6 +59,10 @@ run stops).
 
 The runs go to the embedded :class:`~rewardkit.sandbox.Sandbox` in this process
 when ``reward.sandbox_fusion.url`` is null, else to that SandboxFusion-compatible server.
+Either way its ``max_concurrent`` slots are shared fairly between requests
+(:class:`~rewardkit._fair.FairSlots`), and a row's wait for one is reported to its clock:
+the engine's time limit (``reward.async_timeout_s``) counts the row's runs, its wait is
+bounded by ``reward.sandbox_fusion.queue_timeout_s``.
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
+from rewardkit._fair import FairSlots
 from rewardkit._system import usable_cores
 from rewardkit.config import HttpOptions, RewardSection, SandboxFusionConfig
 from rewardkit.errors import InvalidSampleError, RemoteError, ScorerError
@@ -537,7 +542,11 @@ class _EmbeddedRunner:
 
 
 class _RemoteRunner:
-    """A SandboxFusion-compatible server (``reward.sandbox_fusion.url``) over pooled HTTP."""
+    """A SandboxFusion-compatible server (``reward.sandbox_fusion.url``) over pooled HTTP.
+
+    Its ``max_concurrent`` requests in flight are slots shared fairly between requesters,
+    as the embedded sandbox's are; the client's own limit then never queues.
+    """
 
     def __init__(
         self, url: str, max_concurrent: int, timeout_s: float, api_key: str | None = None
@@ -547,9 +556,11 @@ class _RemoteRunner:
         base, self.path = _split_url(url)
         options = HttpOptions(timeout_s=timeout_s, max_concurrent=max_concurrent, api_key=api_key)
         self.client = HttpClient(base, options)
+        self.slots = FairSlots(range(max_concurrent))
 
     async def run(self, request: RunCodeRequest) -> RunCodeResponse:
-        body = await self.client.post_json(self.path, request.model_dump())
+        async with self.slots.take():
+            body = await self.client.post_json(self.path, request.model_dump())
         try:
             return RunCodeResponse.model_validate(body)
         except ValidationError as exc:
@@ -897,6 +908,9 @@ def make_code_verifier(
         )
     sandbox_options = SandboxOptions(
         max_concurrent=min(cfg.max_concurrent, usable_cores()),
+        # A row's wait, in all, is bounded by the engine's guard at cfg.queue_timeout_s; the
+        # sandbox's bound on one wait is a backstop just past it (the guard's message wins).
+        queue_timeout_s=cfg.queue_timeout_s + 1.0,
         memory_limit_mb=cfg.memory_limit_mb,
         max_memory_mb=cfg.memory_limit_mb,  # the configured limit, whatever it is
         python_executable=cfg.python_executable,
