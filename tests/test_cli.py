@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from _support.cli import CLI, ROOT, read_jsonl, run_cli, score_file, write_jsonl
+from _support.cli import CLI, ROOT, read_jsonl, run_cli, score_file, slow_function, write_jsonl
 from _support.wrong_math import expected_math_scores, math_rows
 from rewardkit.cli import main
 
@@ -106,25 +106,6 @@ def test_bad_input_or_config_exits_2_with_one_message(
 
 # --- outputs, signals and mistakes: the CLI ends in one line, keeps rows, resumes ------
 
-SLOW_FN = """
-import os
-import time
-
-def compute_score(data_source, solution_str, ground_truth, extra_info=None):
-    if not os.path.exists(GO):  # rows nap until the test says go
-        time.sleep(0.05)
-    return 1.0
-"""
-
-
-def _slow_fn(tmp_path: Path) -> tuple[Path, Path]:
-    """A reward function whose rows nap 0.05 s each until the file ``go`` exists (the
-    function, ``go``): a run stays in flight for as long as the test needs it to."""
-    fn, go = tmp_path / "slow.py", tmp_path / "go"
-    fn.write_text(f"GO = {str(go)!r}\n" + SLOW_FN)
-    return fn, go
-
-
 STRING_FN = """
 def compute_score(data_source, solution_str, ground_truth, extra_info=None):
     return "1.0"   # the bug: a string, not a number
@@ -206,7 +187,7 @@ def test_stdout_closed_by_head_ends_in_one_line(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_stops_cleanly_keeps_rows_and_resume_finishes(tmp_path: Path) -> None:
-    fn, go = _slow_fn(tmp_path)
+    fn, go = slow_function(tmp_path)
     source = _rows(tmp_path / "in.jsonl", 400)
     out = tmp_path / "out.jsonl"
     argv = [*CLI, "score", str(source), "-o", str(out)]
@@ -329,7 +310,7 @@ def test_config_mistakes_are_caught_at_load(override: str, message: str) -> None
 
 
 def test_progress_bar_shows_the_total_and_time_left_on_a_terminal(tmp_path: Path) -> None:
-    fn, _ = _slow_fn(tmp_path)
+    fn, _ = slow_function(tmp_path)
     source = _rows(tmp_path / "in.jsonl", 60)  # 1.5 s of naps: fifteen redraws of the bar
     primary, secondary = pty.openpty()  # stderr is a terminal, as when a person runs it
     argv = [*CLI, "score", str(source), "-o", str(tmp_path / "o.jsonl")]

@@ -13,17 +13,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from _support.cli import slow_function
 from rewardkit.io import read_rows
 
 ROOT = Path(__file__).resolve().parents[1]
-
-SLOW_FN = """
-import time
-
-def compute_score(data_source, solution_str, ground_truth, extra_info=None):
-    time.sleep(0.05)
-    return 1.0
-"""
 
 
 def _cli(*args: str, cwd: Path = ROOT, **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -151,8 +144,7 @@ def test_resume_refuses_an_output_scored_from_another_input(tmp_path: Path) -> N
 
 
 def test_sigterm_keeps_the_finished_rows_exits_143_and_resume_finishes(tmp_path: Path) -> None:
-    fn = tmp_path / "slow.py"
-    fn.write_text(SLOW_FN)
+    fn, go = slow_function(tmp_path)
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps({"data_source": "x", "response": f"r{i}"}) + "\n"
                               for i in range(400)))  # fmt: skip
@@ -178,6 +170,7 @@ def test_sigterm_keeps_the_finished_rows_exits_143_and_resume_finishes(tmp_path:
     assert f"terminated (SIGTERM) after {len(kept):,} rows" in err and "--resume" in err
     assert not list(tmp_path.glob(".out.jsonl.*"))  # the .partial file became the output
 
+    go.touch()  # the resumed rows need not nap
     proc = _cli(*argv[3:], "--resume")
     assert proc.returncode == 0, proc.stderr
     assert f"resuming: {len(kept):,} rows kept" in proc.stderr

@@ -9,7 +9,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CLI", "ROOT", "read_jsonl", "run_cli", "score_file", "strict_json", "write_jsonl"]
+__all__ = [
+    "CLI",
+    "ROOT",
+    "read_jsonl",
+    "run_cli",
+    "score_file",
+    "slow_function",
+    "strict_json",
+    "write_jsonl",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "rewardkit.cli"]
@@ -49,3 +58,22 @@ def strict_json(line: str) -> Any:
         raise ValueError(f"not JSON: {name}")
 
     return json.loads(line, parse_constant=refuse)
+
+
+SLOW_FN = """
+import os
+import time
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    if not os.path.exists(GO):  # rows nap until the test says go
+        time.sleep(0.05)
+    return 1.0
+"""
+
+
+def slow_function(tmp_path: Path) -> tuple[Path, Path]:
+    """A reward function whose rows nap 0.05 s each until the file ``go`` exists (the
+    function, ``go``): a run stays in flight for as long as the test needs it to."""
+    fn, go = tmp_path / "slow.py", tmp_path / "go"
+    fn.write_text(f"GO = {str(go)!r}\n" + SLOW_FN)
+    return fn, go
