@@ -130,3 +130,14 @@ def test_dapo_keys_that_disagree_or_are_unknown_are_refused() -> None:
 def test_verls_other_managers_are_refused_naming_the_setting(name: str, setting: str) -> None:
     with pytest.raises(ConfigError, match=rf"reward_manager.name: .*'{name}'.*{setting}"):
         load_config(None, [f"reward.reward_manager.name={name}"])
+
+
+def test_every_row_reports_a_numeric_ok_key_for_verls_metrics(rk_config: Any) -> None:
+    rows = {
+        "data_sources": ["openai/gsm8k", "no/such-source"],
+        "solution_strs": ["#### 72", "#### 72"],
+        "ground_truths": ["72", "72"],
+    }
+    outs = compute_score(**rows, rewardkit_config=rk_config, on_failure="fill")
+    assert [out["rewardkit_ok"] for out in outs] == [1.0, 0.0]  # verl keeps numbers only
+    assert [out["status"] for out in outs] == ["ok", "invalid"]
