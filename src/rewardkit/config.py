@@ -703,7 +703,13 @@ def check_runnable(config: RewardConfig) -> None:
             raise ConfigError(
                 f"invalid configuration:\n  {key}: {value} is not a directory here (no such path)"
             )
-        if path.is_dir() and not any(path.iterdir()):
+        try:
+            empty = path.is_dir() and not any(path.iterdir())
+        except OSError as exc:
+            raise ConfigError(
+                f"invalid configuration:\n  {key}: cannot read {value}: {exc.strerror}"
+            ) from exc
+        if empty:
             raise ConfigError(
                 f"invalid configuration:\n  {key}: {value} is an empty directory (an unfinished "
                 "download?); it needs the model's config, tokenizer and weights"

@@ -462,19 +462,14 @@ def serve(config: RewardConfig) -> int:
 
 
 def _bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port``, as uvicorn would open it; ConfigError naming
-    ``server.port`` / ``server.host`` when the address is taken or not this machine's
-    (uvicorn itself logs the error and exits 1 after the start-up lines)."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise ConfigError(f"server.host: cannot resolve {host!r}: {exc.strerror}") from exc
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
+    """A socket bound to ``host:port`` as uvicorn binds one (``Config.bind_socket``), or
+    ConfigError naming ``server.port`` / ``server.host``: uvicorn itself would log the
+    error after our start-up lines and exit 1."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family=family)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind(address)
-        sock.listen(2048)
+        sock.bind((host, port))
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
@@ -482,6 +477,7 @@ def _bind(host: str, port: int) -> socket.socket:
                 f"server.port: {host}:{port} is already in use (another rewardkit serve?); "
                 "stop it or pass --port"
             ) from exc
-        raise ConfigError(f"server.host: cannot listen on {host}:{port}: {exc.strerror}") from exc
+        reason = exc.strerror or str(exc)
+        raise ConfigError(f"server.host: cannot listen on {host}:{port}: {reason}") from exc
     sock.set_inheritable(True)
     return sock
