@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rewardkit.errors import QuerySplitError
 from rewardkit.types import BadRow
 
 __all__ = ["QuerySplitError", "plain", "rows_from_request", "split_response"]
@@ -40,11 +41,6 @@ def plain(value: Any) -> Any:
     if callable(tolist):
         return plain(tolist())
     return value
-
-
-class QuerySplitError(ValueError):
-    """The response cannot be told apart from the prompt in an OpenRLHF query: the row is
-    ``invalid`` with this reason, never scored on text that may hold the prompt."""
 
 
 MIN_PROMPT_OVERLAP = 16

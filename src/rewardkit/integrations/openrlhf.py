@@ -47,7 +47,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rewardkit.config import ConfigSource, check_runnable, load_config
-from rewardkit.errors import ScorerError
+from rewardkit.errors import ScorerError, StopTraining
 from rewardkit.integrations._backend import (
     FailurePolicy,
     OnFailure,
@@ -64,16 +64,6 @@ __all__ = [
     "rows_from_request",
     "split_response",
 ]
-
-
-class StopTraining(BaseException):
-    """Rows failed to score under ``on_failure="raise"``: stop the OpenRLHF run.
-
-    A ``BaseException``, not an ``Exception``: OpenRLHF catches every ``Exception`` from
-    ``reward_func`` and logs it at INFO (``openrlhf/utils/agent.py``), which would hide
-    the reason and leave a None reward. The message is rewardkit's (which rows failed,
-    how, the first reason); the :class:`~rewardkit.ScorerError` is its ``__cause__``.
-    """
 
 
 RewardFunc = Callable[..., dict[str, Any]]
