@@ -27,10 +27,12 @@ from typing import Any
 import httpx
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from _support.serving import running_server
 from rewardkit.config import load_config
-from rewardkit.errors import ConfigError
+from rewardkit.errors import ConfigError, QuerySplitError
 from rewardkit.integrations.openrlhf import StopTraining, make_reward_func, split_response
 
 SHOTS = "".join(
@@ -148,3 +150,20 @@ def test_get_reward_answers_a_number_for_a_failed_row(rk_config: Any) -> None:
 def test_a_null_failed_reward_is_refused_at_load() -> None:
     with pytest.raises(ConfigError, match=r"server.failed_reward: .*Could not infer dtype"):
         load_config({"server": {"failed_reward": None}})
+
+
+TEXT = st.text(alphabet="ab #\n72:", max_size=40)  # few letters: many chance overlaps
+
+
+@settings(max_examples=400, deadline=None)
+@given(prompt=TEXT.filter(bool), response=TEXT, cut=st.integers(min_value=0, max_value=40))
+def test_a_split_is_a_part_of_the_response_or_refused(prompt: str, response: str, cut: int) -> None:
+    """Whatever OpenRLHF kept of the prompt, what is scored holds none of it."""
+    query = prompt[cut:] + response
+    try:
+        got = split_response(query, prompt)
+    except QuerySplitError:
+        return
+    assert response.endswith(got)
+    if cut == 0:
+        assert got == response
