@@ -201,7 +201,8 @@ def test_verl_legacy_top_level_layout_moves_under_reward() -> None:
     cfg = load_config(legacy)
     assert cfg.reward.reward_model.model_path == "/models/rm"
     assert cfg.reward.reward_manager.name == "dapo"
-    assert cfg.reward.reward_kwargs == {"max_resp_len": 8}
+    assert cfg.reward.reward_kwargs == {}  # verl's DAPO setting, read by rewardkit itself
+    assert cfg.reward.overlong_buffer.max_resp_len == 8
     assert cfg.reward.reward_model.prompt_length == 64
     assert cfg.reward.sandbox_fusion.max_concurrent == 8
     with pytest.raises(ConfigError, match=r"reward_model.strategy: a legacy verl key"):

@@ -343,7 +343,7 @@ def _mask_secrets(tree: Any) -> Any:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from rewardkit.config import load_config, refuse_kl_in_reward
+    from rewardkit.config import check_runnable, load_config, refuse_kl_in_reward
 
     overrides = _split_overrides(args)
     if args.host:
@@ -352,6 +352,7 @@ def _serve(args: argparse.Namespace) -> int:
         overrides.append(f"server.port={args.port}")
     config = load_config(args.config, overrides)
     refuse_kl_in_reward(config, "serve")
+    check_runnable(config)  # a missing model folder: exit 2 now, not after the engine starts
     from rewardkit.server.app import serve  # a required part: an ImportError is a bug to see
 
     return serve(config) or 0

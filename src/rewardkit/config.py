@@ -46,6 +46,7 @@ __all__ = [
     "RewardModelConfig",
     "RewardSection",
     "ServerConfig",
+    "check_runnable",
     "load_config",
 ]
 
@@ -127,12 +128,44 @@ class CustomRewardFunctionConfig(_Section):
     stochastic, stateful or remote. Turn on only for a pure function."""
 
 
+_MANAGERS_REFUSED = {
+    "remote": (
+        "it spreads compute_score over Ray workers, which rewardkit's own pool does: set "
+        "reward.num_workers (processes here) or reward.backend=ray (actors on a cluster), "
+        "and leave reward_manager.name at naive"
+    ),
+    "rate_limited": (
+        "it throttles calls to an API-backed scorer, which rewardkit does per endpoint: set "
+        "reward.reward_model.http.max_concurrent, requests_per_minute or tokens_per_minute, "
+        "and leave reward_manager.name at naive"
+    ),
+    "gdpo": (
+        "GDPO normalizes each reward component separately within its group, which is the "
+        "trainer's advantage step: rewardkit reports every component's score "
+        "(component/<name> in verl's reward_extra_info, weighted by reward.rule_weight, "
+        "format_reward.weight, reward_model.weight); leave reward_manager.name at naive"
+    ),
+}
+"""verl reward managers rewardkit refuses, each with the rewardkit setting that does its job."""
+
+
 class RewardManagerConfig(_Section):
     name: Literal["naive", "batch", "prime", "dapo"] = "naive"
-    """verl's manager names; rewardkit scores per sample with every one of them."""
+    """verl's manager names; rewardkit scores per sample with every one of them. verl's
+    ``gdpo``, ``rate_limited`` and ``remote`` are refused, naming the rewardkit setting
+    that does their job (:data:`_MANAGERS_REFUSED`)."""
     source: Literal["register"] = "register"
     """verl's 'importlib' (a reward-manager class of your own) cannot run inside rewardkit's
     engine: load rewardkit's manager into verl instead (README, 'Use with verl')."""
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _closest_setting(cls, value: Any) -> Any:
+        if isinstance(value, str) and value in _MANAGERS_REFUSED:
+            raise ValueError(
+                f"verl's {value!r} manager is not run by rewardkit; {_MANAGERS_REFUSED[value]}"
+            )
+        return value
 
     @field_validator("source", mode="before")
     @classmethod
@@ -153,6 +186,9 @@ class OverlongBufferConfig(_Section):
     len: int = Field(default=0, ge=0)
     penalty_factor: float = Field(default=1.0, ge=0, allow_inf_nan=False)
     max_resp_len: int | None = Field(default=None, gt=0)
+    log: bool = False
+    """Also report the penalty itself as the ``overlong_reward`` extra (verl's
+    ``overlong_buffer_cfg.log``); the ``overlong`` flag is always reported."""
     tokenizer: str | None = None
     """A tokenizer path to count response tokens when a row has no extra_info.response_length."""
 
@@ -553,8 +589,24 @@ class ServerConfig(_Section):
     drain_timeout_s: float = Field(default=30.0, ge=0)
     """On SIGTERM: how long in-flight requests may finish before the server exits; requests
     still running then are answered 503 with the reason."""
-    failed_reward: float | None = None
-    """What /get_reward (OpenRLHF) reports for a failed row: null (default, honest) or a number."""
+    failed_reward: float = Field(default=0.0, allow_inf_nan=False)
+    """The reward /get_reward (OpenRLHF) gives a failed row, always a number: OpenRLHF
+    tensorizes every reward and crashes on null ("Could not infer dtype of NoneType"), and
+    it retries an HTTP error and then swallows it at INFO, so no answer of ours can stop its
+    run. The row's status is in ``extra_logs`` (``rewardkit_ok`` = 0, and
+    ``rewardkit_<status>`` = 1), which OpenRLHF logs as metrics, and the server logs the
+    reason at WARNING."""
+
+    @field_validator("failed_reward", mode="before")
+    @classmethod
+    def _a_number(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError(
+                "must be a number (default 0.0): OpenRLHF crashes on a null reward with "
+                "torch's 'Could not infer dtype of NoneType'; a failed row's status is in "
+                "extra_logs.rewardkit_ok"
+            )
+        return value
 
     @field_validator("api_key")
     @classmethod
@@ -654,6 +706,54 @@ class RewardConfig(_Section):
 ConfigSource = RewardConfig | Mapping[str, Any] | str | os.PathLike[str] | None
 
 
+def check_runnable(config: RewardConfig) -> None:
+    """What a config needs on this machine before anything starts (ConfigError otherwise).
+
+    Called where rewardkit is about to score with it (``RewardLoop``, ``serve``), so a
+    mistake is one line at load instead of a failure after the workers started:
+
+    * a local model directory (``reward_model.model_path`` for backend hf, or as a remote
+      model's tokenizer, ``input_tokenizer``, ``overlong_buffer.tokenizer``) that does not
+      exist or is empty (an unfinished download: transformers would blame sentencepiece);
+    * ``reward_model.url`` = ``verl://router`` outside verl: only verl's reward manager
+      and ``compute_score`` know the router's address, and replace it before this check.
+    """
+    reward = config.reward
+    rm = reward.reward_model
+    paths = []
+    if rm.enable:
+        paths += [("reward.reward_model.model_path", rm.model_path)]
+        paths += [("reward.reward_model.input_tokenizer", rm.input_tokenizer)]
+    if reward.overlong_buffer.enable:
+        paths += [("reward.overlong_buffer.tokenizer", reward.overlong_buffer.tokenizer)]
+    for key, value in paths:
+        if not value:
+            continue
+        path = Path(value).expanduser()
+        if not path.exists():
+            raise ConfigError(
+                f"invalid configuration:\n  {key}: {value} is not a directory here (no such path)"
+            )
+        try:
+            empty = path.is_dir() and not any(path.iterdir())
+        except OSError as exc:
+            raise ConfigError(
+                f"invalid configuration:\n  {key}: cannot read {value}: {exc.strerror}"
+            ) from exc
+        if empty:
+            raise ConfigError(
+                f"invalid configuration:\n  {key}: {value} is an empty directory (an unfinished "
+                "download?); it needs the model's config, tokenizer and weights"
+            )
+    if rm.enable and VERL_ROUTER_URL in (rm.url, *rm.urls):
+        raise ConfigError(
+            f"invalid configuration:\n  reward.reward_model.url: {VERL_ROUTER_URL} is the address "
+            "verl passes as reward_router_address, so it works only inside verl (rewardkit's "
+            "compute_score or RewardkitRewardManager, with verl's reward model enabled); "
+            "elsewhere give the judge server's own URL, e.g. http://HOST:PORT"
+        )
+
+
 def refuse_kl_in_reward(config: RewardConfig, command: str) -> None:
     """``score`` and ``serve`` cannot honour ``algorithm.use_kl_in_reward``: the KL penalty
     needs the policy's and the reference model's per-token log-probs, which rows do not
@@ -719,7 +819,51 @@ def _migrate_legacy(tree: dict[str, Any]) -> dict[str, Any]:
         return tree  # validation names the wrong type
     for old, new, value in moves:
         _place(reward, old, new, value)
+    _dapo_reward_kwargs(reward)
     return tree
+
+
+_DAPO_BUFFER_KEYS = ("enable", "len", "penalty_factor", "log")
+"""What verl's DAPO manager reads from ``reward_kwargs.overlong_buffer_cfg``."""
+
+
+def _dapo_reward_kwargs(reward: dict[str, Any]) -> None:
+    """verl's DAPO settings in ``reward_kwargs`` (``overlong_buffer_cfg.*``, ``max_resp_len``)
+    as ``reward.overlong_buffer``.
+
+    verl 0.9.1's DAPO manager reads them from ``reward.reward_kwargs`` (older verl from
+    ``reward_model.reward_kwargs``, moved there above) and never passes them to the score
+    function; left in reward_kwargs they would reach the custom function, or be ignored
+    by the built-in verifiers, and the penalty would silently be off. A key set both here
+    and under ``reward.overlong_buffer`` with different values is an error.
+    """
+    kwargs = reward.get("reward_kwargs")
+    if not isinstance(kwargs, dict) or not (
+        "overlong_buffer_cfg" in kwargs or "max_resp_len" in kwargs
+    ):
+        return
+    kwargs = dict(kwargs)
+    cfg = kwargs.pop("overlong_buffer_cfg", None)
+    max_resp_len = kwargs.pop("max_resp_len", None)
+    reward["reward_kwargs"] = kwargs
+    moves: list[tuple[str, str, Any]] = []
+    if cfg is not None:
+        if not isinstance(cfg, Mapping):
+            raise ConfigError(
+                "reward.reward_kwargs.overlong_buffer_cfg: must be a mapping of "
+                f"{', '.join(_DAPO_BUFFER_KEYS)} (verl's DAPO settings), got {cfg!r}"
+            )
+        unknown = sorted(set(cfg) - set(_DAPO_BUFFER_KEYS))
+        if unknown:
+            raise ConfigError(
+                f"reward.reward_kwargs.overlong_buffer_cfg.{unknown[0]}: not one of verl's DAPO "
+                f"settings ({', '.join(_DAPO_BUFFER_KEYS)})"
+            )
+        moves += [(f"overlong_buffer_cfg.{k}", k, cfg[k]) for k in _DAPO_BUFFER_KEYS if k in cfg]
+    if max_resp_len is not None:
+        moves.append(("max_resp_len", "max_resp_len", max_resp_len))
+    for old, key, value in moves:
+        _place(reward, f"reward.reward_kwargs.{old}", ("overlong_buffer", key), value)
 
 
 def _legacy_reward_model_moves(old: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...], Any]]:
@@ -787,7 +931,9 @@ def _describe(exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
         key = ".".join(str(part) for part in err["loc"]) or "(root)"
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "extra_forbidden" and len(err["loc"]) == 1:
+            lines.append(f"{key}: unknown key{_did_you_mean_section(str(err['loc'][0]))}")
+        elif err["type"] == "extra_forbidden":
             lines.append(f"{key}: unknown key{_did_you_mean(err['loc'])}")
         elif _is_secret(key):  # a key, even a mistyped one, is never printed
             lines.append(f"{key}: {err['msg']} (value hidden)")
@@ -810,6 +956,26 @@ def _did_you_mean(loc: tuple[Any, ...]) -> str:
             return ""
         section = annotation
     close = difflib.get_close_matches(str(loc[-1]), list(section.model_fields), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _did_you_mean_section(key: str) -> str:
+    """`` (did you mean 'reward.num_workers'?)`` for a top-level key that belongs to a section
+    (``num_workers=2`` given as an override, without its ``reward.`` prefix)."""
+    dotted = [
+        f"{name}.{field}"
+        for name, info in RewardConfig.model_fields.items()
+        for field in cast(type[BaseModel], info.annotation).model_fields
+    ]
+    exact = [d for d in dotted if d.split(".", 1)[1] == key]
+    close = exact or difflib.get_close_matches(
+        key, [d.split(".", 1)[1] for d in dotted], n=1, cutoff=0.8
+    )
+    if close and not exact:
+        exact = [d for d in dotted if d.split(".", 1)[1] == close[0]]
+    if exact:
+        return f" (did you mean {exact[0]!r}? keys live under reward., server. or algorithm.)"
+    close = difflib.get_close_matches(key, list(RewardConfig.model_fields), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

@@ -8,6 +8,7 @@ signature ``compute_score(data_source, solution_str, ground_truth, extra_info,
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import importlib
@@ -32,8 +33,20 @@ def load_function(path: str, name: str) -> Callable[..., Any]:
     if fn is None or not callable(fn):
         raise ConfigError(
             f"reward.custom_reward_function.name: {path} has no callable named {name!r}"
+            + _did_you_mean(module, name)
         )
     return fn
+
+
+def _did_you_mean(module: Any, name: str) -> str:
+    """`` (did you mean 'compute_score'?)``: the module's closest public callable, if any."""
+    callables = [
+        attr
+        for attr, value in vars(module).items()
+        if callable(value) and not attr.startswith("_") and not inspect.isclass(value)
+    ]
+    close = difflib.get_close_matches(name, callables, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def is_async_function(fn: Callable[..., Any]) -> bool:

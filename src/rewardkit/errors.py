@@ -22,10 +22,12 @@ __all__ = [
     "JudgeParseError",
     "OutputError",
     "PoolUnavailable",
+    "QuerySplitError",
     "RemoteError",
     "RewardkitError",
     "ScorerError",
     "ScorerTimeout",
+    "StopTraining",
     "WorkerCrashed",
 ]
 
@@ -106,4 +108,22 @@ class ScorerTimeout(BaseException):
 
     Derives from BaseException on purpose (as Math-Verify's TimeoutException does):
     a scorer's own ``except Exception`` must not be able to swallow it.
+    """
+
+
+class QuerySplitError(InvalidSampleError):
+    """An OpenRLHF query whose response cannot be told apart from its prompt (OpenRLHF cut
+    the prompt from the left): the row is ``invalid`` with this reason, never scored on
+    text that may hold the prompt (:func:`rewardkit.trainer_rows.split_response`)."""
+
+
+class StopTraining(BaseException):
+    """Rows failed to score and the trainer must stop (OpenRLHF's reward file under
+    ``on_failure="raise"``).
+
+    A BaseException, as :class:`ScorerTimeout` is: OpenRLHF catches every ``Exception``
+    from ``reward_func`` and logs it at INFO (``openrlhf/utils/agent.py``), which would
+    hide the reason and leave a None reward that fails the run later with an unrelated
+    message. The message is rewardkit's (which rows failed, how, the first reason); the
+    :class:`ScorerError` is its ``__cause__``.
     """

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator
 from typing import Any, TypeVar
 
-from rewardkit.config import ConfigSource, RewardConfig, load_config
+from rewardkit.config import ConfigSource, RewardConfig, check_runnable, load_config
 from rewardkit.errors import PoolUnavailable, RewardkitError
 from rewardkit.execution.health import engine_problem, refusals
 from rewardkit.scoring.engine import RewardEngine
@@ -41,6 +41,7 @@ class RewardLoop:
 
     def __init__(self, config: ConfigSource = None, overrides: Iterable[str] = ()) -> None:
         self.config: RewardConfig = load_config(config, overrides)
+        check_runnable(self.config)  # a missing model folder: now, not after workers start
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._engine: RewardEngine | None = None

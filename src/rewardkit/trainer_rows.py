@@ -12,7 +12,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["plain", "rows_from_request", "split_response"]
+from rewardkit.errors import QuerySplitError
+from rewardkit.types import BadRow
+
+__all__ = ["QuerySplitError", "plain", "rows_from_request", "split_response"]
 
 _LABEL_FIELDS = ("ground_truth", "data_source", "extra_info", "id")
 
@@ -40,29 +43,88 @@ def plain(value: Any) -> Any:
     return value
 
 
+MIN_PROMPT_OVERLAP = 16
+"""Characters of a left-truncated prompt that must remain at the query's start for the
+split to be trusted (shorter overlaps match by chance)."""
+
+# What a re-decode may put before the prompt: beginning-of-text tokens and whitespace.
+_LEADING_SPECIAL = re.compile(r"(?:\s*(?:<\|[A-Za-z0-9_]{1,32}\|>|<s>|<bos>|\[BOS\]))*\s*\Z")
+
+
 def split_response(query: str, prompt: str) -> str:
     """The response part of an OpenRLHF query (prompt + response), end-of-turn markers removed.
 
-    The query is a re-decode of the prompt's tokens, so it usually starts with the
-    prompt exactly; when it does not, the text after the prompt's first occurrence is
-    taken, and failing that the whole query.
+    Never the prompt: the split is taken only where it is certain, else QuerySplitError.
+
+    * The query starts with the prompt (the usual case: it is a re-decode of the
+      prompt's tokens), or with the prompt after beginning-of-text tokens the decode
+      added (``<s> ``, ``<|begin_of_text|>``): the response is the rest.
+    * OpenRLHF cut the prompt from the left to fit ``max_len`` (its single-turn
+      executor keeps the prompt's last tokens): the query then starts with an end part
+      of the prompt. The response is what follows the longest such part, provided it
+      is at least :data:`MIN_PROMPT_OVERLAP` characters and no other end part of that
+      length also starts the query (two would make the split ambiguous).
+    * Otherwise (the query does not hold the prompt in either way) QuerySplitError.
+
+    An empty prompt (none was sent) leaves the whole query as the response.
     """
-    if prompt and query.startswith(prompt):
+    if not prompt:
+        response = query
+    elif query.startswith(prompt):
         response = query[len(prompt) :]
-    elif prompt and (at := query.find(prompt)) >= 0:
+    elif (at := query.find(prompt)) > 0 and _LEADING_SPECIAL.match(query[:at]):
         response = query[at + len(prompt) :]
     else:
-        response = query
+        response = query[_truncated_prompt_length(query, prompt) :]
     head, tail = response[:-_TAIL], response[-_TAIL:]
     return head + _TRAILING_SPECIAL.sub("", tail)
 
 
+def _truncated_prompt_length(query: str, prompt: str) -> int:
+    """Where a left-truncated prompt ends in ``query``; QuerySplitError if not certain.
+
+    The candidates are every k with ``query[:k] == prompt[-k:]``, all found in linear
+    time as the borders of ``query[:len(prompt)] + SEP + prompt`` (KMP's prefix function).
+    """
+    head = query[: len(prompt)]
+    text: list[str | None] = [*head, None, *prompt]  # None: a separator no text contains
+    border = [0] * len(text)
+    for i in range(1, len(text)):
+        k = border[i - 1]
+        while k and text[i] != text[k]:
+            k = border[k - 1]
+        if text[i] == text[k]:
+            k += 1
+        border[i] = k
+    candidates = []
+    k = border[-1]
+    while k:
+        candidates.append(k)
+        k = border[k - 1]
+    long_enough = [k for k in candidates if k >= min(MIN_PROMPT_OVERLAP, len(prompt))]
+    if len(long_enough) == 1:
+        return long_enough[0]
+    why = (
+        "no end part of it of at least "
+        f"{min(MIN_PROMPT_OVERLAP, len(prompt))} characters starts the query"
+        if not long_enough
+        else f"{len(long_enough)} end parts of it start the query, so the split is ambiguous"
+    )
+    raise QuerySplitError(
+        "the prompt is not a prefix of the query (OpenRLHF cuts long prompts from the left), "
+        f"and {why}: the response cannot be told apart from the prompt, so the row is not "
+        "scored (raise OpenRLHF's max_len or shorten the prompt)"
+    )
+
+
 def rows_from_request(
     queries: Sequence[str], prompts: Sequence[Any] | None, labels: Sequence[Any] | None
-) -> list[dict[str, Any]]:
+) -> list[dict[str, Any] | BadRow]:
     """Sample rows from OpenRLHF's ``query``/``prompts``/``labels`` (the file adapter and ``/get_reward``).
 
-    The response is each query after its prompt (:func:`split_response`). A label that is
+    The response is each query after its prompt (:func:`split_response`); a query whose
+    response cannot be told apart from its prompt is a :class:`~rewardkit.types.BadRow`
+    (scored ``invalid`` with the reason). A label that is
     a mapping with ``ground_truth`` gives the row's ``ground_truth`` and, when present,
     ``data_source``, ``extra_info`` and ``id``; any other label is the ground truth
     itself. Missing prompts or labels (None) count as empty prompts and no ground truth.
@@ -74,13 +136,15 @@ def rows_from_request(
         raise ValueError(
             f"queries, prompts and labels differ in length ({n}, {len(prompts)}, {len(labels)})"
         )
-    rows = []
+    rows: list[dict[str, Any] | BadRow] = []
     for query, prompt, label in zip(queries, prompts, labels, strict=True):
         prompt_text = prompt if isinstance(prompt, str) else ""
-        row: dict[str, Any] = {
-            "prompt": prompt,
-            "response": split_response(str(query), prompt_text),
-        }
+        try:
+            response = split_response(str(query), prompt_text)
+        except QuerySplitError as exc:
+            rows.append(BadRow(str(exc)))
+            continue
+        row: dict[str, Any] = {"prompt": prompt, "response": response}
         label = plain(label)
         if isinstance(label, Mapping) and "ground_truth" in label:
             row.update({key: label[key] for key in _LABEL_FIELDS if key in label})

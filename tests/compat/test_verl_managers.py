@@ -30,7 +30,7 @@ ROWS = [
     ("no/such-source", "36 + 36 ?", "#### 72", "72"),  # rewardkit cannot score it: invalid
 ]
 SCORES = [1.0, -1.0, 1.0, 0.0]  # the failed row filled with fill_score=0.0
-KEYS = ["score", "status", "error", "acc", "pred"]
+KEYS = ["score", "status", "error", "rewardkit_ok", "acc", "pred"]
 
 
 def _check_extra_info(info: dict[str, Any]) -> None:
@@ -38,6 +38,7 @@ def _check_extra_info(info: dict[str, Any]) -> None:
     assert all(len(values) == len(ROWS) for values in info.values())
     assert list(info["score"]) == SCORES
     assert list(info["status"]) == ["ok", "ok", "ok", "invalid"]
+    assert list(info["rewardkit_ok"]) == [1.0, 1.0, 1.0, 0.0]  # numeric: verl's metrics keep it
     assert math.isnan(info["acc"][3]) and info["pred"][3] == ""
 
 

@@ -33,7 +33,6 @@ import pytest
 import torch
 
 import rewardkit.integrations.openrlhf as adapter
-from rewardkit.errors import ScorerError
 from rewardkit.integrations._backend import ENV_CONFIG
 from rewardkit.integrations.openrlhf import make_reward_func, split_response
 
@@ -101,7 +100,9 @@ def test_labels_may_carry_the_data_source():
 def test_failures_raise_and_are_logged(rk_config, caplog):
     reward_func = make_reward_func(rk_config)
     with caplog.at_level(logging.ERROR, logger="rewardkit.integrations"):
-        with pytest.raises(ScorerError, match=r"1 of 2 rows failed to score \(invalid: 1\)"):
+        with pytest.raises(
+            adapter.StopTraining, match=r"1 of 2 rows failed to score \(invalid: 1\)"
+        ):
             labels = [{"ground_truth": "72", "data_source": "openai/gsm8k"}, "72"]
             reward_func(["q #### 72", "q #### 72"], ["q", "q"], labels)
     assert "field 'data_source' is missing" in caplog.text
@@ -127,7 +128,6 @@ def test_mismatched_lengths_are_an_error(rk_config):
         (PROMPT + "#### 72<|im_end|>", PROMPT, "#### 72"),
         (PROMPT + "#### 72<|im_end|>\n<|endoftext|>", PROMPT, "#### 72"),
         ("<s> Q: 1+1? A: #### 2</s>", "Q: 1+1? A:", " #### 2"),  # re-decoding added a prefix
-        ("answer #### 2<eos>", "a prompt that was not kept", "answer #### 2"),
         ("no markers", "", "no markers"),
         ("x" * 10_000 + "<|im_end|>", "", "x" * 10_000),
     ],

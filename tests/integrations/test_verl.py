@@ -153,6 +153,7 @@ def test_reward_loop_interface_run_single_and_assemble(manager, tiny_tokenizer):
         "score": 0.0,
         "status": "ok",
         "error": "",
+        "rewardkit_ok": 1.0,
         "acc": False,
         "pred": "7",
     }
@@ -204,7 +205,7 @@ def test_compute_score_has_verls_signature(rk_config):
     )
     assert out["score"] == 1.0 and out["status"] == "ok" and out["error"] == ""
     assert out["acc"] is True and out["pred"] == "72"
-    assert sorted(out) == ["acc", "error", "pred", "score", "status"]
+    assert sorted(out) == ["acc", "error", "pred", "rewardkit_ok", "score", "status"]
     # the kwargs verl's reward loop adds are accepted
     out = compute_score(
         data_source="openai/gsm8k",
@@ -309,7 +310,7 @@ def test_every_row_reports_the_same_keys_failed_rows_included(rk_config):
         compute_score(src, resp, gt, None, rewardkit_config=rk_config, on_failure="fill")
         for src, resp, gt in MIXED
     ]
-    assert {tuple(o) for o in outs} == {("score", "status", "error", "acc", "pred")}
+    assert {tuple(o) for o in outs} == {("score", "status", "error", "rewardkit_ok", "acc", "pred")}
     assert [o["score"] for o in outs] == [1.0, -1.0, 1.0, 0.0]  # math_dapo: verl's -1
     assert [o["status"] for o in outs] == ["ok", "ok", "ok", "invalid"]
     assert outs[3]["pred"] == "" and math.isnan(outs[3]["acc"])
@@ -327,7 +328,8 @@ def test_batch_reward_manager_calling_convention(rk_config):
         on_failure="fill",
     )
     assert isinstance(outs, list) and [o["score"] for o in outs] == [1.0, -1.0, 1.0, 0.0]
-    assert all(tuple(o) == ("score", "status", "error", "acc", "pred") for o in outs)
+    keys = ("score", "status", "error", "rewardkit_ok", "acc", "pred")
+    assert all(tuple(o) == keys for o in outs)
     with pytest.raises(ScorerError, match=r"1 of 4 rows failed"):
         compute_score(
             data_sources=[s for s, *_ in MIXED],

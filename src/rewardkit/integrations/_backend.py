@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import concurrent.futures.thread  # noqa: F401  its exit hook must be registered before ours (_at_exit)
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -26,11 +27,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit
 
 from rewardkit.config import ConfigSource, RewardConfig, load_config
 from rewardkit.errors import ConfigError, ScorerError
 from rewardkit.trainer_rows import plain  # re-exported: the adapters import it from here
-from rewardkit.types import Result, Sample
+from rewardkit.types import BadRow, Result, Sample, Status
 
 __all__ = [
     "ENV_API_KEY",
@@ -39,6 +41,7 @@ __all__ = [
     "Backend",
     "FailurePolicy",
     "OnFailure",
+    "check_server_url",
     "close_backends",
     "describe_failures",
     "get_backend",
@@ -57,9 +60,9 @@ logger = logging.getLogger("rewardkit.integrations")
 class Backend(Protocol):
     """Scores Sample-shaped rows: one Result per row, in order."""
 
-    def score(self, rows: Sequence[Mapping[str, Any] | Sample]) -> list[Result]: ...
+    def score(self, rows: Sequence[Mapping[str, Any] | Sample | BadRow]) -> list[Result]: ...
 
-    async def ascore(self, row: Mapping[str, Any] | Sample) -> Result: ...
+    async def ascore(self, row: Mapping[str, Any] | Sample | BadRow) -> Result: ...
 
 
 class _LocalBackend:
@@ -79,10 +82,10 @@ class _LocalBackend:
                 self._started = True
         return self._loop
 
-    def score(self, rows: Sequence[Mapping[str, Any] | Sample]) -> list[Result]:
+    def score(self, rows: Sequence[Mapping[str, Any] | Sample | BadRow]) -> list[Result]:
         return self._started_loop().score(rows)
 
-    async def ascore(self, row: Mapping[str, Any] | Sample) -> Result:
+    async def ascore(self, row: Mapping[str, Any] | Sample | BadRow) -> Result:
         return await self._started_loop().ascore(row)
 
     def close(self) -> None:
@@ -100,10 +103,21 @@ class _RemoteBackend:
 
         self._client = RewardClient(url, api_key=os.environ.get(ENV_API_KEY) or None)
 
-    def score(self, rows: Sequence[Mapping[str, Any] | Sample]) -> list[Result]:
-        return self._client.score(rows)
+    def score(self, rows: Sequence[Mapping[str, Any] | Sample | BadRow]) -> list[Result]:
+        # A BadRow (a row an adapter could not build) is invalid here, as the engine makes
+        # it; it has no JSON form to send.
+        sendable = [row for row in rows if not isinstance(row, BadRow)]
+        scored = iter(self._client.score(sendable) if sendable else [])
+        return [
+            Result(i, Status.INVALID, error=row.reason)
+            if isinstance(row, BadRow)
+            else dataclasses.replace(next(scored), index=i)
+            for i, row in enumerate(rows)
+        ]
 
-    async def ascore(self, row: Mapping[str, Any] | Sample) -> Result:
+    async def ascore(self, row: Mapping[str, Any] | Sample | BadRow) -> Result:
+        if isinstance(row, BadRow):
+            return Result(0, Status.INVALID, error=row.reason)
         [result] = await self._client.ascore([row])
         return result
 
@@ -123,9 +137,13 @@ def get_backend(config: ConfigSource = None, url: str | None = None) -> Backend:
     With neither, ``$REWARDKIT_URL`` or ``$REWARDKIT_CONFIG`` decide (both unset: the
     default configuration). Giving both is a ConfigError: a server scores with its own.
     """
-    if config is None and url is None:
+    if url is not None:
+        check_server_url(url)
+    elif config is None:
         url = os.environ.get(ENV_URL) or None
         config = os.environ.get(ENV_CONFIG) or None
+        if url is not None:
+            check_server_url(url, f"${ENV_URL}")
     if config is not None and url is not None:
         raise ConfigError(
             "give a rewardkit config or a server URL, not both: the server scores with its own "
@@ -152,6 +170,20 @@ def get_backend(config: ConfigSource = None, url: str | None = None) -> Backend:
         if key not in _BACKENDS:
             _BACKENDS[key] = _LocalBackend(loaded or load_config(config))
         return _BACKENDS[key]
+
+
+def check_server_url(url: str, name: str = "rewardkit_url") -> str:
+    """``url`` if it names a ``rewardkit serve`` (a scheme and a host), else ConfigError.
+
+    ``localhost:8000`` would otherwise fail on every row with the HTTP client's own error.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(
+            f"{name}={url!r}: a rewardkit serve address needs a scheme and a host, e.g. "
+            f"'http://{url.split('://')[-1]}'"
+        )
+    return url
 
 
 def close_backends() -> None:

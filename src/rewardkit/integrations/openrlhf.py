@@ -17,14 +17,28 @@ and ``--reward.remote_url http://HOST:8000/get_reward`` (same request and answer
 A label is the ground truth, or a mapping with ``ground_truth`` (and optionally
 ``data_source``, ``extra_info`` and ``id``) for mixed datasets; :func:`rows_from_request`
 is the one conversion both ways use. A row without a data source uses
-``reward.default_data_source``.
+``reward.default_data_source``. The response is the query after its prompt; where
+OpenRLHF cut the prompt from the left (a prompt longer than ``max_len`` leaves room for)
+it is found only where certain, else the row is ``invalid`` with the reason
+(:func:`split_response`): the prompt is never scored.
 
-Failed rows follow the verl adapter's rule (see :mod:`rewardkit.integrations.verl`):
-OpenRLHF needs a number per row, so by default a failure raises ScorerError, also
-logged at ERROR level because OpenRLHF catches reward exceptions and logs them at
-INFO; ``on_failure="fill"`` gives failed rows ``fill_score`` and reports
-``rewardkit_ok`` = 0 for them in ``extra_logs`` (with ``rewardkit_timeout``,
-``rewardkit_error`` and ``rewardkit_invalid``, as the server does).
+**Failed rows.** What OpenRLHF 0.11 does with a reward (``openrlhf/utils/agent.py``,
+``SingleTurnAgentExecutor.execute``): it calls ``reward_func`` on one sample at a time,
+inside ``try: ... except Exception`` that logs at INFO and leaves the sample's reward
+``None``; the run then fails later, in ``samples_generator.py``, with torch's unrelated
+"Could not infer dtype of NoneType". So:
+
+* ``on_failure="raise"`` (the default) raises :class:`StopTraining`, a ``BaseException``
+  that OpenRLHF's ``except Exception`` does not swallow: the rollout stops with
+  rewardkit's reason (rows, statuses, first error) in its message, also logged at ERROR.
+* ``on_failure="fill"`` gives failed rows ``fill_score`` (default 0.0) and reports the
+  status in ``extra_logs``, which OpenRLHF averages into its metrics: ``rewardkit_ok``
+  (1.0 scored, 0.0 failed), ``rewardkit_timeout``, ``rewardkit_error``,
+  ``rewardkit_invalid``.
+
+Neither ever returns None. Over HTTP (``rewardkit serve``) no answer can stop OpenRLHF's
+run (it retries an error status five times, then swallows it at INFO), so ``/get_reward``
+always fills: ``server.failed_reward`` (default 0.0), with the same ``extra_logs``.
 """
 
 from __future__ import annotations
@@ -32,12 +46,25 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rewardkit.config import ConfigSource, load_config
-from rewardkit.integrations._backend import FailurePolicy, OnFailure, get_backend
+from rewardkit.config import ConfigSource, check_runnable, load_config
+from rewardkit.errors import ScorerError, StopTraining
+from rewardkit.integrations._backend import (
+    FailurePolicy,
+    OnFailure,
+    check_server_url,
+    get_backend,
+)
 from rewardkit.trainer_rows import rows_from_request, split_response  # shared with the server
 from rewardkit.types import Status
 
-__all__ = ["make_reward_func", "reward_func", "rows_from_request", "split_response"]
+__all__ = [
+    "StopTraining",
+    "make_reward_func",
+    "reward_func",
+    "rows_from_request",
+    "split_response",
+]
+
 
 RewardFunc = Callable[..., dict[str, Any]]
 
@@ -53,10 +80,14 @@ def make_reward_func(
 
     It returns ``{"rewards": [N], "scores": [N], "extra_logs": {"rewardkit_<status>": [N]}}``
     (float tensors, 1.0 where the row has that status); ``scores`` equals ``rewards``
-    (OpenRLHF filters on it).
+    (OpenRLHF filters on it). A failed row raises :class:`StopTraining`, or with
+    ``on_failure="fill"`` gets ``fill_score`` (see the module docstring).
     """
     if config is not None:
         config = load_config(config)  # fail at import, not at the first rollout
+        check_runnable(config)
+    if url is not None:
+        check_server_url(url, "url")
     policy = FailurePolicy(on_failure, fill_score)
 
     def reward_func(
@@ -67,7 +98,11 @@ def make_reward_func(
         results = get_backend(config, url).score(rows)
         import torch  # here, not at module level: the reward server imports this module
 
-        rewards = torch.tensor(policy.scores(results), dtype=torch.float32)  # [N]
+        try:
+            scores = policy.scores(results)
+        except ScorerError as exc:
+            raise StopTraining(str(exc)) from exc
+        rewards = torch.tensor(scores, dtype=torch.float32)  # [N]
         extra_logs = {
             f"rewardkit_{status.value}": torch.tensor(
                 [float(r.status is status) for r in results], dtype=torch.float32

@@ -25,18 +25,29 @@ async rewards (an LLM judge, a remote check) instead of blocking the step.
 from __future__ import annotations
 
 import asyncio
+import difflib
+import logging
 import re
+import warnings
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from rewardkit.config import ConfigSource, load_config
-from rewardkit.integrations._backend import get_backend, plain
+from rewardkit.config import ConfigSource, RewardConfig, check_runnable, load_config
+from rewardkit.integrations._backend import check_server_url, get_backend, plain
 from rewardkit.types import Result, Status
 
 __all__ = ["TRLRewardFunction", "areward_func", "reward_func"]
 
 AsyncRewardFunction = Callable[..., Awaitable[list[float | None]]]
+
+_SAMPLE_FIELDS = ("data_source", "response", "ground_truth", "extra_info", "id")
+"""What ``fields`` may map dataset columns to (the prompt is TRL's own)."""
+
+_TRUTH_COLUMNS = ("answer", "solution", "label", "target", "final_answer")
+"""Columns that usually hold the ground truth, suggested in the all-failed warning."""
+
+logger = logging.getLogger("rewardkit.integrations")
 
 # Keyword arguments TRL passes that are not dataset columns.
 _TRL_CONTEXT = frozenset(
@@ -49,6 +60,7 @@ def reward_func(
     *,
     url: str | None = None,
     name: str | None = None,
+    fields: Mapping[str, str] | None = None,
     **overrides: Any,
 ) -> TRLRewardFunction:
     """A TRL reward function scoring through rewardkit.
@@ -58,8 +70,23 @@ def reward_func(
     default_data_source="openai/gsm8k", overlong_buffer={"enable": True, ...})``.
     ``url`` scores through ``rewardkit serve`` instead of a local loop. ``name`` is
     what TRL logs (``rewards/<name>/mean``); by default ``rewardkit`` or
-    ``rewardkit_<default data source>``.
+    ``rewardkit_<default data source>``. ``fields`` maps Sample fields to the dataset
+    columns that hold them, like ``rewardkit score --field``: GSM8K keeps its answer in
+    ``answer``, so ``fields={"ground_truth": "answer"}``.
+
+    When every row of a call fails to score, a warning (once per function) names the
+    reason and the fix: a missing ``ground_truth`` column (map one with ``fields``) or
+    no ``data_source`` column and no ``reward.default_data_source``.
     """
+    fields = dict(fields or {})
+    wrong = sorted(set(fields) - set(_SAMPLE_FIELDS))
+    if wrong:
+        close = difflib.get_close_matches(wrong[0], _SAMPLE_FIELDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(
+            f"fields: {wrong[0]!r} is not a Sample field{hint}; map one of "
+            f"{', '.join(_SAMPLE_FIELDS)} to a dataset column"
+        )
     if overrides:
         if url is not None:
             raise TypeError(
@@ -72,7 +99,11 @@ def reward_func(
     if name is None:
         source = config.reward.default_data_source if config is not None else None
         name = "rewardkit" if not source else "rewardkit_" + re.sub(r"\W+", "_", source).strip("_")
-    return TRLRewardFunction(config, url=url, name=name)
+    if config is not None:
+        check_runnable(config)
+    if url is not None:
+        check_server_url(url, "url")
+    return TRLRewardFunction(config, url=url, name=name, fields=fields)
 
 
 def areward_func(
@@ -80,6 +111,7 @@ def areward_func(
     *,
     url: str | None = None,
     name: str | None = None,
+    fields: Mapping[str, str] | None = None,
     **overrides: Any,
 ) -> AsyncRewardFunction:
     """:func:`reward_func` as a coroutine function, for TRL to await (same arguments and results).
@@ -89,7 +121,7 @@ def areward_func(
     sees neither a callable object's ``async __call__`` nor, in TRL's logging, a
     partial's own name. Unlike :func:`reward_func`'s object, it does not pickle.
     """
-    function = reward_func(config, url=url, name=name, **overrides)
+    function = reward_func(config, url=url, name=name, fields=fields, **overrides)
 
     async def scored(
         prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any
@@ -98,6 +130,7 @@ def areward_func(
         backend = get_backend(function.config, function.url)
         results = list(await asyncio.gather(*(backend.ascore(row) for row in rows)))
         _log(results, kwargs.get("log_metric"), kwargs.get("log_extra"))
+        function.warn_if_all_failed(results, kwargs)
         return [r.score if r.ok else None for r in results]
 
     scored.__name__ = scored.__qualname__ = function.__name__
@@ -111,10 +144,19 @@ class TRLRewardFunction:
     ``_backend``), so the function pickles and survives forks.
     """
 
-    def __init__(self, config: ConfigSource, *, url: str | None, name: str) -> None:
+    def __init__(
+        self,
+        config: ConfigSource,
+        *,
+        url: str | None,
+        name: str,
+        fields: Mapping[str, str] | None = None,
+    ) -> None:
         self.config = config
         self.url = url
         self.__name__ = name
+        self.fields = dict(fields or {})
+        self._warned = False
 
     def __repr__(self) -> str:
         return f"<TRL reward function {self.__name__}>"
@@ -125,7 +167,42 @@ class TRLRewardFunction:
         rows = self.rows(prompts, completions, **kwargs)
         results = get_backend(self.config, self.url).score(rows)
         _log(results, kwargs.get("log_metric"), kwargs.get("log_extra"))
+        self.warn_if_all_failed(results, kwargs)
         return [r.score if r.ok else None for r in results]
+
+    def warn_if_all_failed(self, results: Sequence[Result], columns: Mapping[str, Any]) -> None:
+        """Warn (once) when no row of a call scored: TRL would learn nothing, silently."""
+        if self._warned or not results or any(r.ok for r in results):
+            return
+        self._warned = True
+        names = sorted(k for k in columns if k not in _TRL_CONTEXT)
+        shown = ", ".join(names) or "none"
+        reasons = []
+        truth_column = self.fields.get("ground_truth", "ground_truth")
+        if truth_column not in columns and "reward_model" not in columns:
+            guess = next((c for c in _TRUTH_COLUMNS if c in columns), "COLUMN")
+            reasons.append(
+                f"the dataset has no ground_truth column (its columns: {shown}); map the one "
+                f"that holds the answer: reward_func(..., fields={{'ground_truth': {guess!r}}})"
+            )
+        source_column = self.fields.get("data_source", "data_source")
+        default = None
+        if isinstance(self.config, RewardConfig):
+            default = self.config.reward.default_data_source
+        if source_column not in columns and default is None:
+            reasons.append(
+                "the dataset has no data_source column and reward.default_data_source is not "
+                "set; pass it, e.g. reward_func(..., default_data_source='openai/gsm8k'), or "
+                "map a column with fields={'data_source': COLUMN}"
+            )
+        first = results[0]
+        reasons.append(f"first row: {first.status.value}: {first.error}")
+        message = (
+            f"rewardkit: all {len(results)} rows of this step failed to score, so TRL gets "
+            f"None for each and learns nothing from them: {'; '.join(reasons)}"
+        )
+        logger.warning("%s", message)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
 
     def rows(
         self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any
@@ -144,8 +221,16 @@ class TRLRewardFunction:
                 )
         completion_ids = kwargs.get("completion_ids")
         rows = []
+        missing = sorted(column for column in self.fields.values() if column not in columns)
+        if missing:
+            raise ValueError(
+                f"fields maps to column {missing[0]!r}, which the dataset does not have "
+                f"(its columns: {', '.join(sorted(columns)) or 'none'})"
+            )
         for i, (prompt, completion) in enumerate(zip(prompts, completions, strict=True)):
             row = {key: plain(values[i]) for key, values in columns.items()}
+            for field, column in self.fields.items():
+                row[field] = plain(columns[column][i])
             row["prompt"] = prompt
             row["response"] = _completion_text(completion)
             if completion_ids is not None:

@@ -26,7 +26,8 @@ with ``$REWARDKIT_CONFIG`` / ``$REWARDKIT_URL``. The ``compute_score`` verl pass
 is not used: rewardkit's own config (``reward.custom_reward_function``) says how to score.
 
 **What verl gets back.** Every row's dict (``compute_score``, ``run_single``) has the
-same keys, ``score``, ``status``, ``error`` and :data:`EXTRA_KEYS`; scores keep verl's
+same keys, ``score``, ``status``, ``error``, :data:`OK_KEY` (``rewardkit_ok``: 1.0 or
+0.0, the one verl's metrics keep) and :data:`EXTRA_KEYS`; scores keep verl's
 scale per data source (``math_dapo``/``math``/``aime*``: -1 for a wrong answer).
 ``compute_score`` also takes verl's ``BatchRewardManager`` call (``data_sources=``,
 ``solution_strs=``, ...). A ``reward_router_address`` from verl is used by a rewardkit
@@ -53,7 +54,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from rewardkit.config import VERL_ROUTER_URL, ConfigSource, load_config
+from rewardkit.config import VERL_ROUTER_URL, ConfigSource, check_runnable, load_config
 from rewardkit.errors import ConfigError
 from rewardkit.integrations._backend import (
     ENV_CONFIG,
@@ -61,6 +62,7 @@ from rewardkit.integrations._backend import (
     Backend,
     FailurePolicy,
     OnFailure,
+    check_server_url,
     get_backend,
     plain,
 )
@@ -69,6 +71,7 @@ from rewardkit.types import Result
 
 __all__ = [
     "EXTRA_KEYS",
+    "OK_KEY",
     "ROUTER_URL",
     "RewardkitRewardManager",
     "compute_score",
@@ -88,6 +91,11 @@ verl's reward loop (``RewardLoopManager.compute_rm_score``) takes the keys of ro
 key: a batch mixing data sources (gsm8k reports ``method``, math ``source``) or holding
 a failed row (no extras at all) would crash or misalign. So the per-row output has
 exactly these keys; a row without one reports ``""`` for ``pred`` and NaN otherwise."""
+
+OK_KEY = "rewardkit_ok"
+"""The numeric status key in every row's ``reward_extra_info``: 1.0 scored, 0.0 failed
+(filled under ``on_failure="fill"``). verl's metrics keep numbers only and drop the text
+``status`` and ``error``, so this key's mean is the run's success rate there."""
 
 ROUTER_URL = VERL_ROUTER_URL
 """Set ``reward.reward_model.url`` to this in rewardkit's config to send a generative
@@ -199,6 +207,11 @@ class RewardkitRewardManager:
             type(self).fill_score if fill_score is None else fill_score,
         )
         self._examined: dict[str, int] = {}
+        # verl builds its managers before the first step: refuse what would fail every batch.
+        if self._url is not None:
+            check_server_url(self._url)
+        elif self._config is not None and self._router is None:
+            check_runnable(load_config(self._config))
 
     # ------------------------------------------------------------- legacy interface
 
@@ -332,6 +345,7 @@ def _score_dict(result: Result, score: float, extra_keys: Sequence[str]) -> dict
         "score": score,
         "status": result.status.value,
         "error": result.error or "",
+        OK_KEY: float(result.ok),
     }
     for key in extra_keys:
         value = plain(result.extra.get(key))
@@ -393,6 +407,7 @@ def _extra_info(results: list[Result], scores: list[float]) -> dict[str, list[An
         "score": scores,
         "status": [r.status.value for r in results],
         "error": [r.error or "" for r in results],
+        OK_KEY: [float(r.ok) for r in results],
     }
     for key in keys:
         if key in info:

@@ -458,7 +458,10 @@ class RewardEngine:
             assert ob.max_resp_len is not None
             length = self._response_length(sample)
             penalty = overlong_penalty(length, ob.max_resp_len, ob.len, ob.penalty_factor)
-            pieces.append(Piece("overlong", 1.0, score=penalty, extra={"overlong": penalty < 0}))
+            extra: dict[str, Any] = {"overlong": penalty < 0}
+            if ob.log:  # verl's overlong_buffer_cfg.log: the penalty itself, for its metrics
+                extra["overlong_reward"] = penalty
+            pieces.append(Piece("overlong", 1.0, score=penalty, extra=extra))
         return pieces
 
     def _response_length(self, sample: Sample) -> int:

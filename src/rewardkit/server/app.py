@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gc
 import hmac
 import json
 import logging
 import signal
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -34,12 +36,13 @@ from pydantic_core import PydanticSerializationError, to_json
 from starlette.exceptions import HTTPException
 
 from rewardkit.config import RewardConfig
+from rewardkit.errors import ConfigError
 from rewardkit.execution.health import engine_problem
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.server.metrics import EngineCollector, ServerMetrics, SourceLabels
 from rewardkit.server.protocol import uvicorn_config
 from rewardkit.trainer_rows import rows_from_request
-from rewardkit.types import Result, Status, finite_json
+from rewardkit.types import BadRow, Result, Status, finite_json
 
 __all__ = ["SafeJSONResponse", "create_app", "serve"]
 
@@ -231,7 +234,7 @@ async def _score_rows(state: _State, rows: list[Any]) -> list[Result]:
 
 def _openrlhf_rows(
     config: RewardConfig, body: OpenRLHFRequest
-) -> list[dict[str, Any]] | JSONResponse:
+) -> list[dict[str, Any] | BadRow] | JSONResponse:
     """OpenRLHF sends the full text (prompt + response) as ``query``; the response is the rest."""
     n = len(body.query)
     for name in ("prompts", "labels"):
@@ -244,7 +247,8 @@ def _openrlhf_rows(
 
 
 def _openrlhf_answer(config: RewardConfig, results: list[Result]) -> dict[str, Any]:
-    """OpenRLHF turns every extra_logs value into a tensor: numbers only, one per status."""
+    """OpenRLHF turns every reward and extra_logs value into a tensor: numbers only, a
+    failed row's reward is ``server.failed_reward`` and its status is in ``rewardkit_*``."""
     failed = config.server.failed_reward
     rewards = [r.score if r.ok else failed for r in results]
     extra_logs = {
@@ -447,7 +451,9 @@ def serve(config: RewardConfig) -> int:
     reach = (
         "loopback only; pass --host to expose it" if loopback else "reachable from other machines"
     )
-    log.info("rewardkit serve on http://%s:%d (%s)", server.host, server.port, reach)
+    sock = _bind(server.host, server.port)  # before announcing: a port in use is one line, exit 2
+    port = sock.getsockname()[1]  # the real one for server.port=0
+    log.info("rewardkit serve on http://%s:%d (%s)", server.host, port, reach)
     if server.api_key is None:
         log.info(
             "no server.api_key: every client that reaches the port may score and read /metrics"
@@ -464,10 +470,33 @@ def serve(config: RewardConfig) -> int:
     # Making that previous handler a no-op turns a drained shutdown into exit status 0.
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
     try:
-        uv_server.run()
+        uv_server.run(sockets=[sock])
     finally:
         signal.signal(signal.SIGTERM, previous)
+        sock.close()
     if failed:
         raise failed[0]  # the CLI prints it as an error, naming the config key, and exits 2
     log.info("rewardkit server stopped")
     return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` as uvicorn binds one (``Config.bind_socket``), or
+    ConfigError naming ``server.port`` / ``server.host``: uvicorn itself would log the
+    error after our start-up lines and exit 1."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family=family)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(
+                f"server.port: {host}:{port} is already in use (another rewardkit serve?); "
+                "stop it or pass --port"
+            ) from exc
+        reason = exc.strerror or str(exc)
+        raise ConfigError(f"server.host: cannot listen on {host}:{port}: {reason}") from exc
+    sock.set_inheritable(True)
+    return sock
