@@ -52,7 +52,7 @@ __all__ = [
 
 
 # Checks at load of mistakes that pass type validation and would then fail every row
-# with the same remote error (rewardkit issue 14).
+# with the same remote error.
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
