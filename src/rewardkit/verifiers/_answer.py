@@ -132,6 +132,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from rewardkit.verifiers import _latex, _numeric
+from rewardkit.verifiers._final import NO_CONTEXT, Context, answering_texts, cut_off
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
@@ -218,19 +219,19 @@ class Found:
     tag's content; -1: ``start``)."""
 
 
-def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
-    """The final answer of ``response`` by the rules of this module's docstring."""
-    response = visible(response).rstrip()  # a megabyte of blanks after it hides nothing
-    cut = response.rfind(THINK_END)
-    final = response[cut + len(THINK_END) :] if cut >= 0 else response
-    texts = [final, response] if cut >= 0 and final.strip() else [response]
+def find_answer(
+    response: str, mode: ExtractionMode = "default", context: Context = NO_CONTEXT
+) -> Found:
+    """The final answer of ``response`` by the rules of this module's docstring, read
+    from its conclusion only (:func:`rewardkit.verifiers._final.conclusion`)."""
+    texts = answering_texts(response, context)
     rules = (_boxed, _final_tag) if mode == "strict" else (_boxed, _final_tag, _lined)
     for text in texts:
         for rule in rules:
             found = rule(text)
             if found is not None:
                 return _unless_offered(_unless_hedged(found, text))
-    if mode == "default":
+    if mode == "default" and not (context.truncated or cut_off(texts[0])):
         found = _unless_offered(_unless_alternatives(_expression(texts)))
         return _unless_qualified(_unless_negated(found))
     return Found(None, {"source": None})
