@@ -430,8 +430,19 @@ def _tagged(text: str) -> Found | None:
     if passage:
         # a sentence or a derivation: math-verify reads it, anchored by the word "answer"
         return Found(_TAG_PASSAGE.format(content), {"source": "expression", "tag": True})
+    if not answer and content.strip(_OUTER_NOISE + "$") and not _PLACEHOLDER.fullmatch(content):
+        # words and no value ("no solution", "cannot be determined"): the tag answers that
+        # there is none, and no number elsewhere answers for it
+        return Found(None, {"source": "answer_tag", "no_value": True, "pred": content[:200]})
     inside = open_ + len("<answer>")  # words after the value, in the tag or after it, offer
     return Found(answer, {"source": "answer_tag"}, open_, inside) if answer else None
+
+
+# the format's own words, not an answer: "<answer> answer here </answer>" echoes the prompt
+_PLACEHOLDER = re.compile(
+    r"(?i)[\s.…]*(?:(?:your|the|final|my)[ \t]+)*answer(?:[ \t]+(?:goes[ \t]+)?here)?[\s.…]*"
+    r"|[\s.…]*|[\s.…]*\.\.\.[\s.…]*"
+)
 
 
 def _tag_alternatives(content: str, *, plain: bool) -> str | None:
