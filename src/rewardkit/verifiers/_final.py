@@ -123,7 +123,7 @@ def thinking_split(response: str) -> tuple[str, str]:
     (the whole response, and no thinking, when there is none). A ``<think> </think>``
     pair on one line holding no math is a mention of the format ("enclosed within <think>
     </think>"), not a thinking closed."""
-    text = visible(response).rstrip()  # a megabyte of blanks after it hides nothing
+    text = ascii_number_text(visible(response)).rstrip()  # blanks after it hide nothing
     cut = _last_closer(text, len(text))
     if cut < 0:
         return "", text
@@ -253,7 +253,7 @@ def cut_off(text: str) -> bool:
 
 
 _MINUS = "\u2212\u2012\ufe63\uff0d"  # minus sign, figure dash, small and full-width hyphen-minus
-_NUMBER_CHARS = re.compile(r"[" + _MINUS + r"]|[^\x00-\x7f]")
+_NUMBER_CHARS = re.compile(r"[" + _MINUS + r"]|(?![0-9])\d")
 
 
 def ascii_number_text(text: str) -> str:

@@ -49,7 +49,15 @@ from typing import Any, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
+from rewardkit.verifiers._final import (
+    NO_CONTEXT,
+    Context,
+    answering_texts,
+    ascii_number_text,
+    cut_off,
+)
 from rewardkit.verifiers._common import (
+    MAX_ANSWER_CHARS,
     ALTERNATIVE_WORD,
     CONTEXT_WORD,
     CORRECTION_CUE,
@@ -83,13 +91,13 @@ _VERL_FLEXIBLE = re.compile(r"(\-[0-9.,]+|[0-9,][0-9.,]*|\.[0-9.,]+)")
 # auto: a number after a marker, with an optional "$", "\$", "\(", "**" and sign before it.
 # The number is atomic and must not start a calculation ("answer is 5 * 2 = 10").
 _NUMBER = (
-    r"((?>-?[ \t]{0,3}(?:\\\$|\$)?[ \t]{0,3}-?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)))"
+    r"((?>-?[ \t]{0,3}(?:\\\$|\$)?[ \t]{0,3}-?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)(?:/[1-9][0-9]*(?![0-9.]))?))"
     r"(?![ \t]{0,2}(?:[-+/×÷=^]|\*(?!\*(?![ \t]{0,2}[0-9]))))"  # "**18**": bold, "2**3": a power
 )
 # The lookahead first: re tries the lookbehind only where a number can start (4x faster
 # over a tail of braces with no number)
 _LAST_NUMBER = re.compile(
-    r"(?=[-$.0-9])(?<![\w.])(-?\$?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+))(?![\w])"
+    r"(?=[-$.0-9])(?<![0-9A-Za-z_.])(-?\$?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+))(?!\.?[0-9A-Za-z_])"
 )
 _LEAD = r"[ \t]{0,3}(?:\*\*)?[ \t]{0,3}(?:\\\(|\$)?[ \t]{0,3}"
 _AUTO = re.compile(
@@ -159,14 +167,14 @@ class GSM8KVerifier:
     def key(self) -> str:
         return f"gsm8k:{self.method}"
 
-    def extract(self, response: str) -> Extracted:
+    def extract(self, response: str, context: Context = NO_CONTEXT) -> Extracted:
         """The final number as written, found by :attr:`method` (bounded: the tail only)."""
         if self.method == "strict":  # verl reads the last 300 characters only
             answer = _group(last_match(_VERL_STRICT, response[-VERL_CLIP_CHARS:]))
         elif self.method == "flexible":
             answer = _last_flexible(response)
         else:
-            answer, hedged = _auto(response)
+            answer, hedged = _auto(response, context)
             if hedged:
                 return Extracted(None, {"method": self.method, "hedged": True, "pred": answer})
         return Extracted(answer, {"method": self.method})
@@ -179,7 +187,7 @@ class GSM8KVerifier:
         answer = extracted.answer
         value = None
         if answer is not None and ("," not in answer.rstrip(",") or _GROUPED.search(answer)):
-            value = plain_number(answer.replace("\\", ""))
+            value = _number(answer.replace("\\", ""))
         if extracted.extra.get("hedged"):
             return verdict(False, extracted.extra.get("pred"), hedged=True)
         return verdict(value is not None and value in golds, answer)
@@ -203,7 +211,26 @@ def _last_flexible(response: str) -> str | None:
     return None if found is None else found.group(1)
 
 
-def _auto(response: str) -> tuple[str | None, bool]:
+def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, bool]:
+    """:func:`_auto_in` on the texts that may answer (:func:`_final.answering_texts`):
+    the conclusion, then (a thinking the template opened) the whole response. A
+    truncated response has only its marked and boxed numbers, never the last number."""
+    texts = answering_texts(response, context)
+    cut = context.truncated or cut_off(texts[0])
+    for text in texts:
+        answer, hedged = _auto_in(text, fallback=False)
+        if answer is not None or hedged:
+            return answer, hedged
+    if cut:
+        return None, False
+    for text in texts:
+        answer = _last_number(text)
+        if answer is not None:
+            return answer, False
+    return None, False
+
+
+def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]:
     """The later of the last marked number and the last box, else the last number
     after the last ``</think>`` (or of the whole response, when none is there); and
     whether it is hedged (see the module docstring).
@@ -224,11 +251,38 @@ def _auto(response: str) -> tuple[str | None, bool]:
         answer = _box_number(boxes[0].content)
         hedged = _offered_other(response, boxes[0].start, answer, (boxes, read_from))
         return answer, hedged or _offered_after(response, boxes[0].end, answer)
+    tag = _last_tag(response, max(marked_at, boxes[0].start if boxes else -1))
+    if tag is not None:  # a tag holding no one number ("3, 6, 12", "no solution"): no number
+        return tag, False
     if marked is not None:
         answer = _qualified(marked.string, marked.start(), marked.end(), _group(marked) or "")
         hedged = _offered_other(response, marked_at, answer, (boxes, read_from))
         return answer, hedged or _offered_after(response, tail + marked.end(), answer)
-    return _last_number(response), False
+    return (_last_number(response) if fallback else None), False
+
+
+_PLACEHOLDER_TAG = re.compile(r"(?i)[\s.…]*(?:(?:your|the|final|my)\s+)*(?:answer(?:\s+(?:goes\s+)?here)?)?[\s.…]*")
+
+
+def _last_tag(response: str, after: int) -> str | None:
+    """The content of the last closed ``<answer>`` tag, when it comes after ``after`` (the
+    last marked number or box) and holds no number :data:`_AUTO` reads (a list, words);
+    None when there is none, it is blank or the format's placeholder, or it is marked.
+    A tag holding a passage (sentences, several numbers) answers its last number."""
+    close = response.rfind("</answer>")
+    open_ = response.rfind("<answer>", max(0, close - 4000), close) if close >= 0 else -1
+    if open_ < 0 or open_ <= after:
+        return None
+    content = response[open_ + len("<answer>") : close]
+    if _PLACEHOLDER_TAG.fullmatch(content):
+        return None
+    numbers = _LAST_NUMBER.findall(content[:MAX_ANSWER_CHARS])
+    if len(numbers) > 1 and _SENTENCE.search(content):  # a passage: its last number
+        return _last_number(content) or content.strip()[:MAX_ANSWER_CHARS]
+    return content.strip()[:MAX_ANSWER_CHARS]  # a list of numbers, or words: no number
+
+
+_SENTENCE = re.compile(r"[^\W\d_]{2,}[ \t]+[^\W\d_]{2,}[ \t]+[^\W\d_]{2,}")  # three words
 
 
 def _box_number(content: str) -> str:
@@ -451,8 +505,20 @@ def _gold_numbers(ground_truth: Any) -> tuple[Fraction, ...]:
     return tuple(_gold_number(text) for text in gold_strings(ground_truth, "gsm8k"))
 
 
+_FRACTION = re.compile(r"[ \t]*(-?[0-9]{1,18})[ \t]*/[ \t]*([1-9][0-9]{0,17})[ \t]*")
+
+
+def _number(text: str) -> Fraction | None:
+    """A plain number (:func:`plain_number`, ``+7`` too), or a fraction ``a/b``: exact."""
+    text = ascii_number_text(text).replace("$", "")
+    found = _FRACTION.fullmatch(text)
+    if found is not None:
+        return Fraction(int(found.group(1)), int(found.group(2)))
+    return plain_number(text)
+
+
 def _gold_number(text: str) -> Fraction:
-    value = plain_number(text)
+    value = _number(text)
     if value is None and "####" in text:  # a full dataset solution: its own final answer
         value = plain_number(_group(last_match(_AUTO, text)) or "")
     if value is None:
