@@ -178,12 +178,20 @@ class MathVerifierOptions(_Section):
     and <answer> tags only, for users who reward the answer format separately."""
 
 
+class SearchQAVerifierOptions(_Section):
+    answers: Literal["hedged", "last"] = "hedged"
+    """hedged: two different <answer> tags in the conclusion score 0 (extra.hedged); last:
+    verl's reading, the last <answer> tag counts whatever came before."""
+
+
 class VerifierOptions(_Section):
     gsm8k_method: Literal["auto", "strict", "flexible"] = "auto"
     """auto: the last of '#### n', a boxed number, 'The answer is n', 'A: n'; strict:
     verl's rule, the last '#### n'; flexible: verl's rule, the last number in the response."""
     math: MathVerifierOptions = MathVerifierOptions()
     """Options of the MATH-family verifier."""
+    search_qa: SearchQAVerifierOptions = SearchQAVerifierOptions()
+    """Options of the Search-R1 exact-match verifier."""
     fast_paths: bool = True
     """true: answers that plain comparison or the bounded numeric evaluator can settle are
     graded inline; false: every extracted answer goes to the full checker (math-verify) in

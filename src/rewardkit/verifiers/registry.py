@@ -121,7 +121,7 @@ def _is_choice_family(data_source: str) -> bool:
 
 _CHOICE = ChoiceVerifier()
 _GEOMETRY = GeometryVerifier()
-_SEARCH_QA = SearchQAVerifier()
+_SEARCH_QA = {answers: SearchQAVerifier(answers=answers) for answers in ("hedged", "last")}
 
 BUILTIN: tuple[Entry, ...] = (
     Entry("gsm8k", Matcher(names=_GSM8K_NAMES), _gsm8k),
@@ -141,7 +141,11 @@ BUILTIN: tuple[Entry, ...] = (
         warm_up=warm_up,
     ),
     Entry("geometry3k", Matcher(names=_GEOMETRY_NAMES), lambda _: _GEOMETRY),
-    Entry("search-QA", Matcher(names=_SEARCH_QA_NAMES), lambda _: _SEARCH_QA),
+    Entry(
+        "search-QA",
+        Matcher(names=_SEARCH_QA_NAMES),
+        lambda section: _SEARCH_QA[section.verifiers.search_qa.answers],
+    ),
     Entry(
         "multiple choice",
         Matcher(
