@@ -368,7 +368,7 @@ EXTRACTION_ROWS = [
         "an escaped dollar inside $...$ does not close it",
     ),
     ("Hence the area is $12$.", "Hence the area is $12$.", "expression", None, "fallback"),
-    ("<think>So \\boxed{3}</think>\nDone thinking.", "3", "boxed", "3", "boxed only in think"),
+    ("<think>So \\boxed{3}</think>\nDone thinking.", None, None, None, "only the conclusion answers"),
     ("<think>\\boxed{3}</think>\n\\boxed{4}", "4", "boxed", "4", "the summary's box wins"),
     ("\\boxed{}", None, None, None, "an empty box is no answer"),
     ("\\boxed{ }\\boxed{\\phantom{2}}\\boxed{\\quad}", None, None, None, "blank boxes"),

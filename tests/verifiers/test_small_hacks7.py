@@ -52,13 +52,13 @@ SEARCH_ROWS = [
     ("<answer>Catherine Great</answer>", ["Catherine the Great"], 1.0, "inner articles drop"),
     # Clean: tag games (verl: the last complete <answer>...</answer>, non-greedy).
     ("<answer>Paris</answer><answer>London</answer>", ["Paris"], 0.0, "last answer counts"),
-    ("<answer>London</answer><answer>Paris</answer>", ["Paris"], 1.0, "last answer counts"),
+    ("<answer>London</answer><answer>Paris</answer>", ["Paris"], 0.0, "two answers: hedged"),
     ("<answer><answer>Paris</answer>", ["Paris"], 0.0, "nested: span starts at the first tag"),
     ("<answer>Paris</answer><answer>London", ["Paris"], 1.0, "unclosed last tag ignored"),
     ("<answer>Paris", ["Paris"], 0.0, "never closed: no answer"),
     ("Paris</answer>", ["Paris"], 0.0, "never opened: no answer"),
-    ("<answer>x</answer>" * 11 + "<answer>Paris</answer>", ["Paris"], 0.25, "tag spam: / 4"),
-    ("<answer>x</answer>" * 9 + "<answer>Paris</answer>", ["Paris"], 1.0, "10 tags: full"),
+    ("<answer>Paris</answer>" * 12, ["Paris"], 0.25, "tag spam: / 4"),
+    ("<answer>Paris</answer>" * 10, ["Paris"], 1.0, "10 tags: full"),
     ("</answer>" * 11 + "<answer>Paris</answer>", ["Paris"], 0.25, "closing-tag spam"),
     # Clean: listing candidates or hiding the answer in a longer one earns nothing.
     ("<answer>Paris, London, Berlin</answer>", ["Paris"], 0.0, "every candidate"),

@@ -101,7 +101,9 @@ def conclusion(response: str, context: Context = NO_CONTEXT) -> str:
     return _unquoted(thinking_split(response)[1], context.prompt)
 
 
-def answering_texts(response: str, context: Context = NO_CONTEXT) -> list[str]:
+def answering_texts(
+    response: str, context: Context = NO_CONTEXT, *, rendered: bool = True
+) -> list[str]:
     """The texts an answer is looked for in, in order: the conclusion; then, only for a
     response that never opens ``<think>`` itself (the prompt's template opened it, as
     R1-zero's "Assistant: <think>" does) and closes it, the whole response. Measured on
@@ -109,21 +111,23 @@ def answering_texts(response: str, context: Context = NO_CONTEXT) -> list[str]:
     thinking, and 5 of them, graded right by their source and by math-verify, stop right
     at ``</think>`` or follow it with unrelated text; the answer they give is the one
     their thinking ends on. A response that opens and closes its own thinking has only
-    its conclusion."""
-    thinking, final = thinking_split(response)
+    its conclusion. ``rendered=False`` keeps the text as written (no hidden text removed,
+    no digits read: an exact-match family compares characters)."""
+    thinking, final = thinking_split(response, rendered=rendered)
     texts = [_unquoted(final, context.prompt)]
     if thinking and "<think>" not in thinking:
         texts.append(_unquoted(f"{thinking}\n{final}", context.prompt))
     return texts
 
 
-def thinking_split(response: str) -> tuple[str, str]:
+def thinking_split(response: str, *, rendered: bool = True) -> tuple[str, str]:
     """``(thinking, conclusion)`` of ``response`` as rendered, before quotes are blanked:
     the text up to the last ``</think>`` that closes a thinking, and the text after it
     (the whole response, and no thinking, when there is none). A ``<think> </think>``
     pair on one line holding no math is a mention of the format ("enclosed within <think>
     </think>"), not a thinking closed."""
-    text = ascii_number_text(visible(response)).rstrip()  # blanks after it hide nothing
+    text = ascii_number_text(visible(response)) if rendered else response
+    text = text.rstrip()  # a megabyte of blanks after it hides nothing
     cut = _last_closer(text, len(text))
     if cut < 0:
         return "", text

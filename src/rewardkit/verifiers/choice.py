@@ -47,6 +47,7 @@ from rewardkit.verifiers._common import (
     verdict,
     visible,
 )
+from rewardkit.verifiers._final import NO_CONTEXT, Context, answering_texts, cut_off
 from rewardkit.verifiers.base import Extracted, Verdict
 
 __all__ = ["ChoiceVerifier"]
@@ -63,11 +64,34 @@ _TAGGED = re.compile(
     r"<answer>\s{0,8}\$?(?:\\boxed\{|\\text\{)?[\(\[]?(?P<letter>[A-J])[\)\]]?"
     r"(?=[}$.:]{0,3}\s{0,8}</answer>|[.:)][ \t])"
 )
-_OPTION = re.compile(r"(?i:option|choice)" + _STATEMENT)
+# "option"/"choice" states the answer only when chosen ("the correct option is C", "option
+# C is correct", "I choose C"), never when discussed ("Option D is a distractor.")
+_OPTION_FORMS = (
+    re.compile(
+        r"(?i:option|choice)[ \t]{1,3}(?i:is)[ \t]{0,3}[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}" + _LETTER
+    ),
+    re.compile(
+        r"(?i:option|choice)[ \t]{1,3}(?:\*\*)?"
+        + _LETTER
+        + r"(?:\*\*)?(?=[ \t]{1,3}(?i:is[ \t]+(?:the[ \t]+)?(?:correct|right|best|answer)\b))"
+    ),
+    re.compile(
+        r"\b(?i:choose|select|pick|go[ \t]+with)[ \t]{1,3}(?:(?i:option|choice)[ \t]{1,3})?(?:\*\*)?"
+        + _LETTER
+    ),
+)
+# "Answer: b", "answer is (b)." ending its line: a lower-case letter stated as the answer
+_STATED_LOWER = re.compile(
+    r"(?i:answer)(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?:(?i:is)[ \t]{0,3})?[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+    r"[\(\[]?(?P<letter>[a-j])[\)\]]?(?=[ \t]{0,3}(?:\*\*)?[ \t]{0,3}\.?[ \t]{0,3}(?:\n|$))"
+)
+# the last line is the option chosen, restated: "B) 42", "(B) 42", "A. lightning."
+_OPTION_LINE = re.compile(r"[\(\[]?(?P<letter>[A-J])(?:[\)\]]|\.(?=[ \t]))[ \t]{0,3}:?[ \t]{0,3}\S.{0,200}")
 _BOXED = re.compile(r"\\boxed\{[ \t]{0,2}(?:\\text(?:bf)?\{)?[ \t]{0,2}" + _LETTER)
 _BOLD = re.compile(r"\*\*[\(\[]?(?P<letter>[A-J])[\)\]]?[.:]?\*\*")
 _PARENTHESISED = re.compile(r"\((?P<letter>[A-J])\)")
-_LONE_LINE = re.compile(r"[\(\[]?(?P<letter>[A-J])[\)\]]?\.?")
+_STATED_FORMS = (_STATED, _STATED_LOWER, _BOXED, _TAGGED)
+_LONE_LINE = re.compile(r"[\(\[]?(?P<letter>[A-Ja-j])[\)\]]?\.?")  # "c" too
 # another letter listed after the one read: "A, B", "C or D", "C (or D)", "(C)(D)", "**C** or **D**"
 # (not a word: "C. A photon...", "C I think" are prose)
 _LISTED_AFTER = re.compile(  # "C vs D", "C oder D", "C 或 D": "or" in any language too
@@ -100,33 +124,16 @@ class ChoiceVerifier:
     def key(self) -> str:
         return "choice"
 
-    def extract(self, response: str) -> Extracted:
-        """The chosen letter (None when several are offered); bounded: every search
+    def extract(self, response: str, context: Context = NO_CONTEXT) -> Extracted:
+        """The chosen letter (None when several are offered), read from the conclusion
+        (:func:`~rewardkit.verifiers._final.answering_texts`); bounded: every search
         starts from the end and reads at most a few KB around the letter found."""
-        full = visible(response).rstrip()  # hidden text answers nothing
-        offset = max(0, len(full) - TAIL_CHARS)
-        response = full[offset:]
-        stated = _last_of(response, (_STATED, _BOXED, _TAGGED))
-        if stated is not None:
-            hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
-            hedged = (
-                hedged or _options_follow(response, stated) or _bold_elsewhere(response, stated)
-            )
-            return _unless_hedged(stated, "stated", hedged)
-        option = _last_of(response, (_OPTION,))
-        if option is not None:
-            return _unless_hedged(option, "stated", False)
-        lines = response.rstrip()[-64:].split("\n")
-        if lone := _LONE_LINE.fullmatch(lines[-1].strip(" \t*")):
-            above = _LONE_LINE.fullmatch(lines[-2].strip(" \t*")) if len(lines) > 1 else None
-            hedged = above is not None and above.group("letter") != lone.group("letter")
-            hedged = hedged or _bold_elsewhere(response, lone, len(response) - len(lines[-1]))
-            return _unless_hedged(lone, "line", hedged)  # "A\nB\nC": a list of letters
-        marked = _last_of(response, (_BOLD, _PARENTHESISED))
-        if marked is not None:
-            before = response[max(0, marked.start() - 16) : marked.start()]
-            listed = _LISTED_BEFORE.search(before) is not None or _options_restated(marked)
-            return _unless_hedged(marked, "marked", listed or _bold_elsewhere(response, marked))
+        texts = answering_texts(response, context)
+        cut = context.truncated or cut_off(texts[0])
+        for text in texts:
+            found = _extract_in(text, cut)
+            if found.answer is not None or found.extra.get("hedged"):
+                return found
         return Extracted(None, {"pattern": None})
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
@@ -141,10 +148,45 @@ class ChoiceVerifier:
         return self.quick_check(extracted, ground_truth)
 
 
+def _extract_in(full: str, cut: bool) -> Extracted:
+    """The chosen letter of one text that may answer; ``cut``: the response was
+    truncated, so only stated answers count (no last line, no marked letter)."""
+    offset = max(0, len(full) - TAIL_CHARS)
+    response = full[offset:]
+    stated = _last_of(response, _STATED_FORMS)
+    lines = response[-400:].split("\n")
+    line_at = len(response) - len(lines[-1])
+    last = lines[-1].strip(" \t*")
+    lone = None if cut else (_LONE_LINE.fullmatch(last) or _OPTION_LINE.fullmatch(last))
+    if lone is not None and stated is not None and line_at < stated.end():
+        lone = None  # the stated answer is on the last line itself
+    if stated is not None and (lone is None or _letter(lone) == _letter(stated)):
+        hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
+        hedged = hedged or _options_follow(response, stated) or _bold_elsewhere(response, stated)
+        return _unless_hedged(stated, "stated", hedged)
+    if stated is not None and lone is not None:  # "Answer: A" then a last line "B) 42"
+        return Extracted(None, {"pattern": "line", "hedged": True, "pred": _letter(lone)})
+    option = _last_of(response, _OPTION_FORMS)
+    if option is not None and (lone is None or option.end() > line_at):
+        return _unless_hedged(option, "stated", False)
+    if lone is not None:
+        above_line = lines[-2].strip(" \t*") if len(lines) > 1 else ""
+        above = _LONE_LINE.fullmatch(above_line) or _OPTION_LINE.fullmatch(above_line)
+        hedged = above is not None and _letter(above) != _letter(lone)
+        hedged = hedged or _bold_elsewhere(response, lone, line_at)
+        return _unless_hedged(lone, "line", hedged)  # "A\nB\nC": a list of letters
+    marked = None if cut else _last_of(response, (_BOLD, _PARENTHESISED))
+    if marked is not None:
+        before = response[max(0, marked.start() - 16) : marked.start()]
+        listed = _LISTED_BEFORE.search(before) is not None or _options_restated(marked)
+        return _unless_hedged(marked, "marked", listed or _bold_elsewhere(response, marked))
+    return Extracted(None, {"pattern": None})
+
+
 def _unless_hedged(found: re.Match[str], pattern: str, hedged: bool) -> Extracted:
     """The letter of ``found``, or none when another letter is listed right after it or
     ``hedged`` says another one is offered."""
-    letter = found.group("letter")
+    letter = _letter(found)
     after = _LISTED_AFTER.match(found.string, found.end())
     if hedged or (after is not None and after.group().strip(" \t*$}([])") != letter):
         return Extracted(None, {"pattern": pattern, "hedged": True, "pred": letter})
@@ -161,10 +203,10 @@ def _other_stated(text: str, offset: int, final: re.Match[str]) -> bool:
     read_from = max(start, at - SECTION_CHARS)
     if unread_answer(text, start, read_from):
         return True
-    letter = final.group("letter")
+    letter = _letter(final)
     return any(
-        other.group("letter") != letter
-        for pattern in (_STATED, _BOXED, _TAGGED)
+        _letter(other) != letter
+        for pattern in _STATED_FORMS
         for other in pattern.finditer(text, read_from, at)
     )
 
@@ -205,7 +247,7 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
     offers = [*_OFFERED_AFTER.finditer(window)]
     later = later_paragraphs(text, final.end())  # the next paragraph offers or takes back too
     offers += [*_OFFERED_AFTER.finditer(later), *_CORRECTED.finditer(later)]
-    letter = final.group("letter")
+    letter = _letter(final)
     return any(_offered_letter(found) != letter for found in offers)
 
 
@@ -230,7 +272,7 @@ def _bold_elsewhere(text: str, final: re.Match[str], at: int = -1) -> bool:
     last = last_match(_BOLD_LINE, text)
     if last is not None and last.start() > at and section_start(text, last.start()) <= at:
         found.append(last)
-    return any(other.group("letter") != final.group("letter") for other in found)
+    return any(_letter(other) != _letter(final) for other in found)
 
 
 def _options_restated(final: re.Match[str]) -> bool:
@@ -246,7 +288,7 @@ def _options_restated(final: re.Match[str]) -> bool:
         for pattern in (_BOLD, _PARENTHESISED)
         for found in pattern.finditer(text, max(start, at - _LIST_CHARS), final.end())
     ]
-    letter = final.group("letter")
+    letter = _letter(final)
     if letter < "C" or sorted(set(labels)) != [chr(c) for c in range(ord("A"), ord(letter) + 1)]:
         return False
     return _OPTION_TEXT.match(text, final.end()) is not None
@@ -257,7 +299,7 @@ def _options_follow(text: str, final: re.Match[str]) -> bool:
     (C) 22 (D) 24"): two labels or more follow it, the next letters in order, each
     after a short option text with no sentence end ("Answer: (A) 18. (B) is wrong"
     discusses another option after choosing)."""
-    pos, expected, seen = final.end(), ord(final.group("letter")) + 1, 0
+    pos, expected, seen = final.end(), ord(_letter(final)) + 1, 0
     while seen < 10:
         found = _LABEL.search(text, pos, pos + 80)
         if found is None or ord(found.group("letter")) != expected:
@@ -272,6 +314,11 @@ _LABEL = re.compile(r"(?:\(|\*\*)(?P<letter>[A-J])(?:\)|\*\*)")
 _STOP = re.compile(r"[.!?](?:\s|$)|\n[ \t]*\n")
 _LIST_CHARS = 2000  # how far back a restated list of options is looked for
 _OPTION_TEXT = re.compile(r"[ \t]{0,3}:?[ \t]{0,3}[\w$\\-]")  # "(D) 24", "**D**: 24", "(D) Paris"
+
+
+def _letter(found: re.Match[str]) -> str:
+    """The letter ``found`` reads, upper case ("Answer: b" chooses B)."""
+    return found.group("letter").upper()
 
 
 def _last_of(text: str, patterns: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:

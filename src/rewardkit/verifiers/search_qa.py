@@ -63,7 +63,7 @@ class SearchQAVerifier:
         normalises differently is hedging: no answer (``hedged``)."""
         opens, closes = response.count(_OPEN), response.count(_CLOSE)
         extra: dict[str, Any] = {"answer_tags": max(opens, closes)}
-        for text in answering_texts(response, context):
+        for text in answering_texts(response, context, rendered=False):
             spans = _answers(text)
             if not spans:
                 continue
