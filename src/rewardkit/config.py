@@ -176,6 +176,10 @@ class MathVerifierOptions(_Section):
     """default: the last box, else <answer> tags, else an answer line ("The answer is X"),
     else the last expression of the final part (as math-verify finds it); strict: boxes
     and <answer> tags only, for users who reward the answer format separately."""
+    decimals: Literal["exact", "rounded"] = "exact"
+    """exact: a decimal answer is right only when it is exactly the ground truth's value
+    (0.666667 is not \\frac{2}{3}; 0.5 is \\frac{1}{2}); rounded: the tolerance of
+    math-verify's 6-place rounding (verl's math_verify scorer)."""
 
 
 class SearchQAVerifierOptions(_Section):

@@ -242,7 +242,7 @@ def _echoed(text: str, prompt: str) -> list[tuple[int, int]]:
 # A final sentence cut mid-way: it ends on a mark that needs something after it ("z = ",
 # "3 +", "\\frac{1}{", "(", "\\times"), perhaps in a math span left open.
 _DANGLING = re.compile(
-    r"(?:[=+*/^(\[{,]|\\frac\{[^{}]{0,40}\}|:="
+    r"(?:[=+/^(\[{,]|(?<!\*)\*|\\frac\{[^{}]{0,40}\}|:="
     r"|\\(?:times|cdot|div|pm|mp|frac|sqrt|leq?|geq?|neq|approx|implies|Rightarrow|to|left)"
     r")[ \t]*(?:\$|\\[(\[])?[ \t]*$"
 )

@@ -86,7 +86,13 @@ _STATED_LOWER = re.compile(
     r"[\(\[]?(?P<letter>[a-j])[\)\]]?(?=[ \t]{0,3}(?:\*\*)?[ \t]{0,3}\.?[ \t]{0,3}(?:\n|$))"
 )
 # the last line is the option chosen, restated: "B) 42", "(B) 42", "A. lightning."
-_OPTION_LINE = re.compile(r"[\(\[]?(?P<letter>[A-J])(?:[\)\]]|\.(?=[ \t]))[ \t]{0,3}:?[ \t]{0,3}\S.{0,200}")
+# (its text short, not a judgement of the option: "(A) is wrong because ..." discusses it)
+_OPTION_LINE = re.compile(
+    r"[\(\[]?(?P<letter>[A-J])(?:[\)\]]|\.(?=[ \t]))[ \t]{0,3}:?[ \t]{0,3}"
+    r"(?!(?i:is|are|was|were|fails?|can|cannot|can't|could|would|should|does|doesn't|isn't"
+    r"|seems|looks|might|may|and|or|vs)\b)(?![\(\[]?[A-J][\)\]])"
+    r"(?:(?![\(\[][A-J][\)\]]|\*\*[A-J]\*\*)[^\n]){1,80}"
+)
 _BOXED = re.compile(r"\\boxed\{[ \t]{0,2}(?:\\text(?:bf)?\{)?[ \t]{0,2}" + _LETTER)
 _BOLD = re.compile(r"\*\*[\(\[]?(?P<letter>[A-J])[\)\]]?[.:]?\*\*")
 _PARENTHESISED = re.compile(r"\((?P<letter>[A-J])\)")
