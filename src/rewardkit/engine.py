@@ -41,7 +41,16 @@ from rewardkit.execution import tasks
 from rewardkit.execution.pool import WorkerPool, fair_share
 from rewardkit.types import BadRow, Result, Sample, Status
 from rewardkit.verifiers import registry
-from rewardkit.verifiers.base import AsyncVerifier, Extracted, Verdict, Verifier, is_async
+from rewardkit.verifiers.base import (
+    AsyncVerifier,
+    NO_CONTEXT,
+    Context,
+    Extracted,
+    Verdict,
+    Verifier,
+    extract_with,
+    is_async,
+)
 from rewardkit.verifiers.format import format_score
 from rewardkit.verifiers.overlong import MAX_RESPONSE_LENGTH, overlong_penalty
 
@@ -317,7 +326,10 @@ class RewardEngine:
                 budget -= len(answers) if fits else 0
                 known[key] = frozenset(answers) if fits else None
             sample = row.sample
-            work.append((row.verifier, sample.response, sample.ground_truth, row.gold, known[key]))
+            context = _context(row.verifier, sample)
+            work.append(
+                (row.verifier, sample.response, sample.ground_truth, row.gold, known[key], context)
+            )
         return work
 
     def _spread_result(
@@ -429,7 +441,7 @@ class RewardEngine:
             raise InvalidSampleError(f"data_source {sample.data_source!r} needs a ground_truth")
         if _too_big_inline(sample.response, sample.ground_truth):
             return self._whole_in_pool(verifier, sample)
-        extracted = verifier.extract(sample.response)
+        extracted = extract_with(verifier, sample.response, _context(verifier, sample))
         # A bad ground truth raises InvalidSampleError (the row is invalid); anything else
         # is a bug of the verifier, reported as an internal error, not as bad data.
         verdict = verifier.quick_check(extracted, sample.ground_truth)
@@ -466,6 +478,7 @@ class RewardEngine:
             sample.response,
             sample.ground_truth,
             self.section.verifiers.fast_paths,
+            _context(verifier, sample),
         )
         if status is not Status.OK:
             return _Piece("rule", weight, status=status, error=f"rule: {value}")
@@ -888,3 +901,11 @@ def _load_tokenizer(path: str) -> Any:
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(path, local_files_only=True)
+
+
+def _context(verifier: Verifier, sample: Sample) -> Context:
+    """What the verifier reads of the row besides its response (its prompt's answer forms,
+    whether it was truncated): :class:`~rewardkit.verifiers.base.Context`."""
+    if not getattr(verifier, "reads_context", False):
+        return NO_CONTEXT
+    return Context.of(sample.prompt, sample.extra_info)

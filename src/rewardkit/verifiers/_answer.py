@@ -132,7 +132,8 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from rewardkit.verifiers import _latex, _numeric
-from rewardkit.verifiers._final import NO_CONTEXT, Context, answering_texts, cut_off
+from rewardkit.verifiers._final import answering_texts, cut_off
+from rewardkit.verifiers.base import NO_CONTEXT, Context
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,

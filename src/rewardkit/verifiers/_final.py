@@ -33,11 +33,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
 
 from rewardkit.verifiers._common import visible
+from rewardkit.verifiers.base import NO_CONTEXT, Context, is_truncated
 
 __all__ = [
     "Context",
@@ -51,48 +49,6 @@ __all__ = [
 ]
 
 THINK_END = "</think>"
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """What a verifier may know of a row besides its response: the prompt's text (for
-    quoted answers) and whether the trainer cut the response at its length limit."""
-
-    prompt: str = ""
-    truncated: bool = False
-
-    @classmethod
-    def of(cls, prompt: Any, extra_info: Mapping[str, Any] | None) -> Context:
-        """The context of a row: its prompt (a string or chat messages) and extra_info."""
-        return cls(_prompt_text(prompt), is_truncated(extra_info or {}))
-
-
-NO_CONTEXT = Context()
-
-
-def _prompt_text(prompt: Any) -> str:
-    if isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, list | tuple):
-        parts = [m.get("content") for m in prompt if isinstance(m, Mapping)]
-        return "\n".join(part for part in parts if isinstance(part, str))
-    return ""
-
-
-def is_truncated(extra_info: Mapping[str, Any]) -> bool:
-    """Whether the trainer says the response was cut at its length limit: ``truncated``
-    true, ``finish_reason``/``stop_reason`` ``"length"``, or verl's ``response_length``
-    at (or past) ``max_response_length`` (or ``max_resp_len``)."""
-    if extra_info.get("truncated") is True:
-        return True
-    for key in ("finish_reason", "stop_reason"):
-        if extra_info.get(key) == "length":
-            return True
-    length = extra_info.get("response_length")
-    limit = extra_info.get("max_response_length", extra_info.get("max_resp_len"))
-    if isinstance(length, int) and isinstance(limit, int) and not isinstance(length, bool):
-        return limit > 0 and length >= limit
-    return False
 
 
 def conclusion(response: str, context: Context = NO_CONTEXT) -> str:
@@ -124,8 +80,9 @@ def thinking_split(response: str, *, rendered: bool = True) -> tuple[str, str]:
     """``(thinking, conclusion)`` of ``response`` as rendered, before quotes are blanked:
     the text up to the last ``</think>`` that closes a thinking, and the text after it
     (the whole response, and no thinking, when there is none). A ``<think> </think>``
-    pair on one line holding no math is a mention of the format ("enclosed within <think>
-    </think>"), not a thinking closed."""
+    pair holding nothing or the format's placeholder ("enclosed within <think> </think>",
+    "<think> reasoning process here </think>") is a mention of the format, not a
+    thinking closed."""
     text = ascii_number_text(visible(response)) if rendered else response
     text = text.rstrip()  # a megabyte of blanks after it hides nothing
     cut = _last_closer(text, len(text))
@@ -139,7 +96,10 @@ def thinking_split(response: str, *, rendered: bool = True) -> tuple[str, str]:
     return text[:cut], final.rstrip()
 
 
-_MENTION = re.compile(r"<think>[^\n$\\0-9<]{0,60}$")
+_MENTION = re.compile(
+    r"<think>[ \t]*(?:(?i:(?:the|your|my)[ \t]+)?(?i:reasoning|thinking|thoughts)"
+    r"(?:[ \t]+(?i:process))?(?:[ \t]+(?i:goes[ \t]+)?(?i:here))?|\.\.\.|…)?[ \t]*$"
+)
 
 
 def _last_closer(text: str, end: int) -> int:
@@ -159,7 +119,7 @@ _EXAMPLE_CUE = re.compile(
     r"|\b(?:in|using|with)[ \t]+(?:the|this)[ \t]+(?:format|form)\b|\bformat(?:ted)?\b"
     r"|\blike[ \t]+(?:this|so)\b)"
     r"[ \t]{0,3}[:,(]?[ \t]{0,3}(?:`{1,3}|\$|\\\(|\")?[ \t]{0,2}"
-    r"(?=\\(?:boxed|fbox)\b|<answer>|(?i:(?:the[ \t]+)?(?:final[ \t]+)?answer[ \t]*(?:is|:)))"
+    r"(?=\\(?:boxed|fbox)\b|<answer>|####|(?i:(?:the[ \t]+)?(?:final[ \t]+)?answer[ \t]*(?:is|:)))"
 )
 _FORM_END = re.compile(r"</answer>|\n|(?<=\})")
 _MAX_QUOTED = 32  # answer forms blanked at most: bounds the work on a response of them
@@ -175,7 +135,7 @@ def _unquoted(text: str, prompt: str) -> str:
             if len(spans) >= _MAX_QUOTED:
                 break
     if prompt:
-        spans += _echoed(text, prompt)
+        spans += _echoed(text, prompt.lower())
     if not spans:
         return text
     out, pos = [], 0
@@ -232,7 +192,7 @@ def _echoed(text: str, prompt: str) -> list[tuple[int, int]]:
         end = text.find("\n", found.end())
         end = len(text) if end < 0 else end
         line = text[start:end].strip()
-        if len(line) >= _MIN_ECHO and line in prompt:
+        if len(line) >= _MIN_ECHO and line.lower() in prompt:
             spans.append((start, end))
         if len(spans) >= _MAX_QUOTED:
             break

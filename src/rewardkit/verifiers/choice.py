@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers._common import (
@@ -47,8 +47,8 @@ from rewardkit.verifiers._common import (
     verdict,
     visible,
 )
-from rewardkit.verifiers._final import NO_CONTEXT, Context, answering_texts, cut_off
-from rewardkit.verifiers.base import Extracted, Verdict
+from rewardkit.verifiers._final import answering_texts, cut_off
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["ChoiceVerifier"]
 
@@ -88,9 +88,9 @@ _STATED_LOWER = re.compile(
 # the last line is the option chosen, restated: "B) 42", "(B) 42", "A. lightning."
 # (its text short, not a judgement of the option: "(A) is wrong because ..." discusses it)
 _OPTION_LINE = re.compile(
-    r"[\(\[]?(?P<letter>[A-J])(?:[\)\]]|\.(?=[ \t]))[ \t]{0,3}:?[ \t]{0,3}"
-    r"(?!(?i:is|are|was|were|fails?|can|cannot|can't|could|would|should|does|doesn't|isn't"
-    r"|seems|looks|might|may|and|or|vs)\b)(?![\(\[]?[A-J][\)\]])"
+    r"[\(\[]?(?P<letter>[A-J])(?:[\)\]]|\.(?=[ \t]))"
+    r"(?![ \t:]*(?i:is|are|was|were|fails?|can|cannot|can't|could|would|should|does|doesn't|isn't"
+    r"|seems|looks|might|may|and|or|vs)\b)[ \t]{0,3}:?[ \t]{0,3}(?![\(\[]?[A-J][\)\]])"
     r"(?:(?![\(\[][A-J][\)\]]|\*\*[A-J]\*\*)[^\n]){1,80}"
 )
 _BOXED = re.compile(r"\\boxed\{[ \t]{0,2}(?:\\text(?:bf)?\{)?[ \t]{0,2}" + _LETTER)
@@ -125,6 +125,8 @@ class ChoiceVerifier:
     The ground truth is a letter (``C``, ``(C)``, ``c``), an option text that starts
     with its letter (``C) 42``), or a list of acceptable letters.
     """
+
+    reads_context: ClassVar[bool] = True  # extract(response, context): see base.Context
 
     @property
     def key(self) -> str:

@@ -45,13 +45,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
 from rewardkit.verifiers._final import (
-    NO_CONTEXT,
-    Context,
     answering_texts,
     ascii_number_text,
     cut_off,
@@ -77,7 +75,7 @@ from rewardkit.verifiers._common import (
     verdict,
     visible,
 )
-from rewardkit.verifiers.base import Extracted, Verdict
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["GSM8KVerifier"]
 
@@ -154,6 +152,8 @@ class GSM8KVerifier:
     The ground truth is the number after ``####`` (verl's parquet layout), an int or
     float, a full GSM8K solution ending in ``#### n``, or a list of acceptable answers.
     """
+
+    reads_context: ClassVar[bool] = True  # extract(response, context): see base.Context
 
     method: Method = "auto"
 

@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import (
@@ -47,8 +47,7 @@ from rewardkit.verifiers import (
 )
 from rewardkit.verifiers._answer import ExtractionMode
 from rewardkit.verifiers._common import gold_strings, verdict
-from rewardkit.verifiers._final import NO_CONTEXT, Context
-from rewardkit.verifiers.base import Extracted, Verdict
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["MathVerifier", "warm_up"]
 
@@ -70,6 +69,8 @@ class MathVerifier:
     the structural guards to math-verify: ``quick_check`` then decides only rows with no
     answer (or a hedged one), and ``check`` never runs the inline comparisons.
     """
+
+    reads_context: ClassVar[bool] = True  # extract(response, context): see base.Context
 
     extraction: ExtractionMode = "default"
     fast_paths: bool = True

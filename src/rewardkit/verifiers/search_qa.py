@@ -19,12 +19,12 @@ import re
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers._common import MAX_ANSWER_CHARS
-from rewardkit.verifiers._final import NO_CONTEXT, Context, answering_texts
-from rewardkit.verifiers.base import Extracted, Verdict
+from rewardkit.verifiers._final import answering_texts
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["SearchQAVerifier", "normalize_answer"]
 
@@ -49,6 +49,8 @@ class SearchQAVerifier:
     or the answers themselves. ``answers`` (``reward.verifiers.search_qa.answers``):
     ``"hedged"``, two different answer tags score 0; ``"last"``, verl's reading.
     """
+
+    reads_context: ClassVar[bool] = True  # extract(response, context): see base.Context
 
     answers: Literal["hedged", "last"] = "hedged"
 
