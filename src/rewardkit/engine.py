@@ -42,8 +42,8 @@ from rewardkit.execution.pool import WorkerPool, fair_share
 from rewardkit.types import BadRow, Result, Sample, Status
 from rewardkit.verifiers import registry
 from rewardkit.verifiers.base import (
-    AsyncVerifier,
     NO_CONTEXT,
+    AsyncVerifier,
     Context,
     Extracted,
     Verdict,

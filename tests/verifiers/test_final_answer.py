@@ -51,7 +51,12 @@ MATH_ROWS = [
     # 1. a retraction after the answer
     ("So $\\boxed{3}$.\n\nActually, on reflection, $4$.", "3", 0.0, "retracted next paragraph"),
     ("So $\\boxed{3}$. Actually, I think it's 4.", "3", 0.0, "retracted same paragraph"),
-    ("So $\\boxed{3}$.\n\nActually, I think it's 4.", "3", 0.0, "'I think' after a correction word"),
+    (
+        "So $\\boxed{3}$.\n\nActually, I think it's 4.",
+        "3",
+        0.0,
+        "'I think' after a correction word",
+    ),
     ("Answer: 34\n\nActually, on reflection, 35.", "34", 0.0, "DAPO answer line retracted"),
     ("So $\\boxed{3}$.\n\nHmm, it must be $5$.", "3", 0.0, "'hmm' takes it back"),
     ("So $\\boxed{3}$.\n\nUpon reflection, the answer is $5$.", "3", 0.0, "upon reflection"),
@@ -142,7 +147,12 @@ GSM8K_ROWS = [
     ("<think>#### 42</think>\nNo idea.", "42", 0.0, "marked only in the thinking"),
     ("<think>7 x 6 = 42</think>\nThe answer is 42.", "42", 1.0, "the conclusion answers"),
     # 3. example
-    ("Format: e.g. #### 12 ... Example: \\boxed{12}\n\nI cannot solve this.", "12", 0.0, "example box"),
+    (
+        "Format: e.g. #### 12 ... Example: \\boxed{12}\n\nI cannot solve this.",
+        "12",
+        0.0,
+        "example box",
+    ),
     # 4. truncated
     ("She pays 3 x 6 = 18 and then 18 +", "18", 0.0, "cut after '+'"),
     ("So far 18 dollars, and then the tax is 18 *", "18", 0.0, "cut after '*'"),
@@ -223,7 +233,9 @@ SEARCH_ROWS = [
 
 
 @pytest.mark.parametrize(("response", "targets", "expected", "why"), SEARCH_ROWS)
-def test_search_qa_final_answer(response: str, targets: list[str], expected: float, why: str) -> None:
+def test_search_qa_final_answer(
+    response: str, targets: list[str], expected: float, why: str
+) -> None:
     assert _score(SEARCH, response, {"target": targets}) == expected, why
 
 
@@ -241,7 +253,9 @@ def test_search_qa_two_answers_are_hedged_and_verl_reading_is_an_opt_in() -> Non
 
 
 def test_math_decimals_key_is_validated() -> None:
-    config = RewardConfig.model_validate({"reward": {"verifiers": {"math": {"decimals": "rounded"}}}})
+    config = RewardConfig.model_validate(
+        {"reward": {"verifiers": {"math": {"decimals": "rounded"}}}}
+    )
     assert config.reward.verifiers.math.decimals == "rounded"
     with pytest.raises(ValueError, match="decimals"):
         RewardConfig.model_validate({"reward": {"verifiers": {"math": {"decimals": 1e-6}}}})
@@ -256,7 +270,11 @@ PROMPT = "Solve it. Put your final answer in \\boxed{}, like: The answer is \\bo
     ("verifier", "response", "gold"),
     [
         (MATH, "Put your final answer in \\boxed{}, like: The answer is \\boxed{12}.\n\nNo.", "12"),
-        (GSM8K, "Put your final answer in \\boxed{}, like: The answer is \\boxed{12}.\n\nNo.", "12"),
+        (
+            GSM8K,
+            "Put your final answer in \\boxed{}, like: The answer is \\boxed{12}.\n\nNo.",
+            "12",
+        ),
     ],
 )
 def test_a_line_of_the_prompt_repeated_is_no_answer(
@@ -286,7 +304,11 @@ def test_a_truncated_row_has_no_fallback(extra_info: dict[str, Any]) -> None:
 
 
 def test_not_truncated() -> None:
-    for extra_info in ({}, {"finish_reason": "stop"}, {"response_length": 10, "max_response_length": 4096}):
+    for extra_info in (
+        {},
+        {"finish_reason": "stop"},
+        {"response_length": 10, "max_response_length": 4096},
+    ):
         assert not is_truncated(extra_info)
 
 

@@ -132,8 +132,6 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from rewardkit.verifiers import _latex, _numeric
-from rewardkit.verifiers._final import answering_texts, cut_off
-from rewardkit.verifiers.base import NO_CONTEXT, Context
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
@@ -152,8 +150,9 @@ from rewardkit.verifiers._common import (
     rest_of_paragraph,
     section_start,
     unread_answer,
-    visible,
 )
+from rewardkit.verifiers._final import answering_texts, cut_off
+from rewardkit.verifiers.base import NO_CONTEXT, Context
 
 __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
 

@@ -38,14 +38,14 @@ from rewardkit.verifiers._common import visible
 from rewardkit.verifiers.base import NO_CONTEXT, Context, is_truncated
 
 __all__ = [
-    "Context",
     "NO_CONTEXT",
+    "Context",
     "answering_texts",
     "ascii_number_text",
     "conclusion",
     "cut_off",
-    "thinking_split",
     "is_truncated",
+    "thinking_split",
 ]
 
 THINK_END = "</think>"
@@ -154,7 +154,9 @@ def _may_quote(text: str) -> bool:
     if not text.isascii():
         return True
     low = text.lower()
-    return any(word in low for word in ("e.g", "e. g", "example", "instance", "such", "form", "like"))
+    return any(
+        word in low for word in ("e.g", "e. g", "example", "instance", "such", "form", "like")
+    )
 
 
 def _form_end(text: str, start: int) -> int:

@@ -86,7 +86,9 @@ def _answer_form_lines(text: str) -> str:
     low = text.lower()
     if not any(word in low for word in _ANSWER_FORM_WORDS):
         return ""
-    return "\n".join(line for line in low.splitlines() if any(w in line for w in _ANSWER_FORM_WORDS))
+    return "\n".join(
+        line for line in low.splitlines() if any(w in line for w in _ANSWER_FORM_WORDS)
+    )
 
 
 def is_truncated(extra_info: Mapping[str, Any]) -> bool:

@@ -45,7 +45,6 @@ from rewardkit.verifiers._common import (
     section_start,
     unread_answer,
     verdict,
-    visible,
 )
 from rewardkit.verifiers._final import answering_texts, cut_off
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
@@ -68,7 +67,8 @@ _TAGGED = re.compile(
 # C is correct", "I choose C"), never when discussed ("Option D is a distractor.")
 _OPTION_FORMS = (
     re.compile(
-        r"(?i:option|choice)[ \t]{1,3}(?i:is)[ \t]{0,3}[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}" + _LETTER
+        r"(?i:option|choice)[ \t]{1,3}(?i:is)[ \t]{0,3}[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+        + _LETTER
     ),
     re.compile(
         r"(?i:option|choice)[ \t]{1,3}(?:\*\*)?"

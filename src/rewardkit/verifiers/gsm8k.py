@@ -49,17 +49,12 @@ from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
-from rewardkit.verifiers._final import (
-    answering_texts,
-    ascii_number_text,
-    cut_off,
-)
 from rewardkit.verifiers._common import (
-    MAX_ANSWER_CHARS,
     ALTERNATIVE_WORD,
     CONTEXT_WORD,
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
+    MAX_ANSWER_CHARS,
     OFFER_CUE,
     OFFER_CUE_STARTS,
     OFFER_PREDICATE,
@@ -74,6 +69,11 @@ from rewardkit.verifiers._common import (
     unread_answer,
     verdict,
     visible,
+)
+from rewardkit.verifiers._final import (
+    answering_texts,
+    ascii_number_text,
+    cut_off,
 )
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
@@ -261,7 +261,9 @@ def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]
     return (_last_number(response) if fallback else None), False
 
 
-_PLACEHOLDER_TAG = re.compile(r"(?i)[\s.…]*(?:(?:your|the|final|my)\s+)*(?:answer(?:\s+(?:goes\s+)?here)?)?[\s.…]*")
+_PLACEHOLDER_TAG = re.compile(
+    r"(?i)[\s.…]*(?:(?:your|the|final|my)\s+)*(?:answer(?:\s+(?:goes\s+)?here)?)?[\s.…]*"
+)
 
 
 def _last_tag(response: str, after: int) -> str | None:

@@ -73,7 +73,9 @@ class SearchQAVerifier:
             if self.answers == "hedged":
                 said = {normalize_answer(span) for span in spans if span}
                 if len(said) > 1:
-                    return Extracted(None, {**extra, "hedged": True, "pred": answer[:MAX_ANSWER_CHARS]})
+                    return Extracted(
+                        None, {**extra, "hedged": True, "pred": answer[:MAX_ANSWER_CHARS]}
+                    )
             return Extracted(answer, extra)
         return Extracted(None, extra)
 
@@ -144,7 +146,9 @@ def _answers(response: str) -> list[str]:
     return found
 
 
-_PLACEHOLDER = re.compile(r"(?i)(?:(?:your|the|final|my)\s+)*answer(?:\s+(?:goes\s+)?here)?|\.\.\.|…")
+_PLACEHOLDER = re.compile(
+    r"(?i)(?:(?:your|the|final|my)\s+)*answer(?:\s+(?:goes\s+)?here)?|\.\.\.|…"
+)
 
 
 def _targets(ground_truth: Any) -> list[str]:
