@@ -182,7 +182,7 @@ _MAYBE_BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 
 _SEARCH_WINDOW = 4096
 _MAX_INT_GOLD = 10**999
-_PLAIN_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)")
+_PLAIN_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
 
 
 # Format characters a reader never sees: zero-width spaces and joiners, direction marks
@@ -396,7 +396,6 @@ def plain_number(text: str) -> Fraction | None:
         return None
     # Fraction(cleaned) from its parts: the same value, without Fraction's string parser
     # (a regex and more), which cost a twentieth of extraction
-    cleaned = cleaned.removeprefix("+")  # "+7" is 7
     whole, dot, decimals = cleaned.partition(".")
     if not dot:
         return Fraction(int(cleaned))

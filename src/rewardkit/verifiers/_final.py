@@ -5,9 +5,10 @@ Every rule verifier (MATH, GSM8K, multiple choice, search-R1) reads its answer f
 them and for a new family that does the same:
 
 * **Only the conclusion answers.** That is the text after the last ``</think>`` when
-  there is one (else the whole response). A response that closes its thinking twice
-  with nothing after the second (``<think> 3 x 24 = 72 </think> 72 </think>``, as real
-  outputs do) concludes with the text between the last two. An answer found only in
+  there is one (else the whole response). A response that closes its thinking more
+  than once with nothing after the last (``<think> 3 x 24 = 72 </think> 72 </think>``,
+  as real outputs do) concludes with the last text between two closers that is not
+  blank. An answer found only in
   the reasoning is no answer.
 * **An answer is asserted, not quoted.** An answer form (a box, an ``<answer>`` tag, an
   answer line) introduced as an example ("e.g.", "for example", "Example:", "such as",
@@ -88,12 +89,18 @@ def thinking_split(response: str, *, rendered: bool = True) -> tuple[str, str]:
     cut = _last_closer(text, len(text))
     if cut < 0:
         return "", text
-    final = text[cut + len(THINK_END) :]
-    if not final.strip():  # closed twice: the text between the last two closers
+    end = len(text)
+    for _ in range(_MAX_CLOSERS):  # closed more than once: the last text that is not blank
+        if text[cut + len(THINK_END) : end].strip():
+            break
         before = _last_closer(text, cut)
-        if before >= 0:
-            return text[:before], text[before + len(THINK_END) : cut].rstrip()
-    return text[:cut], final.rstrip()
+        if before < 0:
+            break
+        cut, end = before, cut
+    return text[:cut], text[cut + len(THINK_END) : end].rstrip()
+
+
+_MAX_CLOSERS = 8  # closers looked back over (a response of them is junk: bounded work)
 
 
 _MENTION = re.compile(

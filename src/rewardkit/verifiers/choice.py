@@ -54,7 +54,8 @@ __all__ = ["ChoiceVerifier"]
 _LETTER = r"[\(\[]?(?P<letter>[A-J])[\)\]]?(?![A-Za-z0-9])"
 _STATEMENT = (
     r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?i:is)?[ \t]{0,3}[:：]?[ \t]{0,3}"
-    r"(?:\*\*)?[ \t]{0,3}\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
+    r"(?:\*\*)?[ \t]{0,3}(?:(?i:option|choice)[ \t]{1,3})?"  # "the answer is option A"
+    r"\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
 )
 # "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
 _STATED = re.compile(r"(?i:answer)" + _STATEMENT)

@@ -270,7 +270,8 @@ def _last_tag(response: str, after: int) -> str | None:
     """The content of the last closed ``<answer>`` tag, when it comes after ``after`` (the
     last marked number or box) and holds no number :data:`_AUTO` reads (a list, words);
     None when there is none, it is blank or the format's placeholder, or it is marked.
-    A tag holding a passage (sentences, several numbers) answers its last number."""
+    A tag holding a sentence or a derivation answers its last number, read with what
+    qualifies it; one holding only words or a list of numbers answers no number."""
     close = response.rfind("</answer>")
     open_ = response.rfind("<answer>", max(0, close - 4000), close) if close >= 0 else -1
     if open_ < 0 or open_ <= after:
@@ -278,13 +279,25 @@ def _last_tag(response: str, after: int) -> str | None:
     content = response[open_ + len("<answer>") : close]
     if _PLACEHOLDER_TAG.fullmatch(content):
         return None
-    numbers = _LAST_NUMBER.findall(content[:MAX_ANSWER_CHARS])
-    if len(numbers) > 1 and _SENTENCE.search(content):  # a passage: its last number
-        return _last_number(content) or content.strip()[:MAX_ANSWER_CHARS]
-    return content.strip()[:MAX_ANSWER_CHARS]  # a list of numbers, or words: no number
+    content = content[:MAX_ANSWER_CHARS]
+    if glued := _GLUED_UNIT.fullmatch(content):  # "20m", "80Fourth GradeStudents"
+        return glued.group(1)
+    if _LAST_NUMBER.search(content) is None or _NUMBER_LIST.fullmatch(content):
+        return content.strip()  # words ("no solution") or a list ("3, 6, 12"): no number
+    return _last_number(content) or content.strip()  # a sentence, a derivation: its result
 
 
-_SENTENCE = re.compile(r"[^\W\d_]{2,}[ \t]+[^\W\d_]{2,}[ \t]+[^\W\d_]{2,}")  # three words
+_GLUED_UNIT = re.compile(
+    r"\s*\$?(-?[0-9][0-9,]*(?:\.[0-9]+)?)[^\W\d_][^\W\d]{0,30}(?:[ \t]+[^\W\d_]{1,30}){0,4}[\s.]*"
+)
+_LISTED_NUMBER = r"\$?-?[0-9][0-9.,]*\$?"
+_NUMBER_LIST = re.compile(  # numbers and separators only: "3, 6, 12", "3 and 6", "3; 6"
+    r"\s*"
+    + _LISTED_NUMBER
+    + r"(?:\s*(?:[,;/|]|\s(?:and|or)\s|\s)\s*"
+    + _LISTED_NUMBER
+    + r")+[\s.]*"
+)
 
 
 def _box_number(content: str) -> str:
@@ -516,7 +529,7 @@ def _number(text: str) -> Fraction | None:
     found = _FRACTION.fullmatch(text)
     if found is not None:
         return Fraction(int(found.group(1)), int(found.group(2)))
-    return plain_number(text)
+    return plain_number(text.strip().removeprefix("+"))  # "+7" is 7
 
 
 def _gold_number(text: str) -> Fraction:

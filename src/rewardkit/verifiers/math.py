@@ -120,7 +120,9 @@ class MathVerifier:
         if _latex.value_qualifier(answer) and not any(map(_latex.value_qualifier, golds)):
             return verdict(False, answer)  # "5\text{ or more}": math-verify drops the words
         if self.decimals == "exact" and not _exact_decimal(answer, golds):
-            return verdict(False, answer, inexact=True)  # "0.666667" for "\frac{2}{3}"
+            shown = _quick_verdict(answer, golds, _decide)  # a wrong value is wrong, not inexact
+            inexact = shown is None or shown.score > 0  # "0.666667" for "\frac{2}{3}"
+            return verdict(False, answer, inexact=True) if inexact else shown
         if not self.fast_paths:
             return None
         return _quick_verdict(answer, golds, _decide)
