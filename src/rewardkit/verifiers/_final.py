@@ -119,30 +119,36 @@ def _last_closer(text: str, end: int) -> int:
     return -1
 
 
-# An answer form: a box, an <answer> tag, an "Answer:" line. Introduced by an example
-# word right before it (a few marks between), it is a format shown, not an answer given.
-_EXAMPLE_CUE = re.compile(
-    r"(?i:\be\.\s?g\.|\bfor[ \t]+(?:example|instance)\b|\bexamples?\b|\bsuch[ \t]+as\b"
-    r"|\b(?:in|using|with)[ \t]+(?:the|this)[ \t]+(?:format|form)\b|\bformat(?:ted)?\b"
-    r"|\blike[ \t]+(?:this|so)\b)"
+# An answer form: a box, an <answer> tag, "####", an "Answer:" line. Introduced by an
+# example word right before it (a few marks between), it is a format shown, not an
+# answer given. Forms are few: each is found first, then the words just before it read.
+_FORM = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])|<answer>|####|(?i:\banswer[ \t]*(?:is\b|:))")
+_EXAMPLE_BEFORE = re.compile(
+    r"(?i:\be\.\s?g\.|\bfor[ \t]+(?:example|instance)|\bexamples?|\bsuch[ \t]+as"
+    r"|\b(?:in|using|with)[ \t]+(?:the|this)[ \t]+(?:format|form)|\bformat(?:ted)?"
+    r"|\blike[ \t]+(?:this|so))"
     r"[ \t]{0,3}[:,(]?[ \t]{0,3}(?:`{1,3}|\$|\\\(|\")?[ \t]{0,2}"
-    r"(?=\\(?:boxed|fbox)\b|<answer>|####|(?i:(?:the[ \t]+)?(?:final[ \t]+)?answer[ \t]*(?:is|:)))"
+    r"(?:(?i:the)[ \t]+)?(?:(?i:final)[ \t]+)?$"
 )
-_FORM_END = re.compile(r"</answer>|\n|(?<=\})")
-_MAX_QUOTED = 32  # answer forms blanked at most: bounds the work on a response of them
+_CUE_CHARS = 48  # how far before a form its example word is looked for
+_QUOTE_TAIL = 1 << 16  # forms are looked for in this many characters at the end
+_MAX_FORMS = 256  # forms looked at, at most: bounds the work on a response of them
+_MAX_QUOTED = 32  # answer forms blanked at most
 
 
 def _unquoted(text: str, prompt: str) -> str:
     """``text`` with each answer form introduced as an example, or on a line the prompt
-    also holds, replaced by spaces."""
+    also holds, replaced by as many spaces."""
     spans: list[tuple[int, int]] = []
-    if _may_quote(text):
-        for found in _EXAMPLE_CUE.finditer(text):
-            spans.append((found.end(), _form_end(text, found.end())))
-            if len(spans) >= _MAX_QUOTED:
-                break
-    if prompt:
-        spans += _echoed(text, prompt.lower())
+    floor = max(0, len(text) - _QUOTE_TAIL)
+    for seen, found in enumerate(_FORM.finditer(text, floor)):
+        if seen >= _MAX_FORMS or len(spans) >= _MAX_QUOTED:
+            break
+        at = found.start()
+        if _EXAMPLE_BEFORE.search(text, max(floor, at - _CUE_CHARS), at):
+            spans.append((at, _form_end(text, at)))
+        elif prompt and (echo := _echoed(text, at, prompt)) is not None:
+            spans.append(echo)
     if not spans:
         return text
     out, pos = [], 0
@@ -153,17 +159,6 @@ def _unquoted(text: str, prompt: str) -> str:
             pos = end
     out.append(text[pos:])
     return "".join(out)
-
-
-def _may_quote(text: str) -> bool:
-    """False only when no :data:`_EXAMPLE_CUE` can match: each branch needs one of these
-    words (most responses hold none and skip the regex)."""
-    if not text.isascii():
-        return True
-    low = text.lower()
-    return any(
-        word in low for word in ("e.g", "e. g", "example", "instance", "such", "form", "like")
-    )
 
 
 def _form_end(text: str, start: int) -> int:
@@ -189,23 +184,19 @@ def _form_end(text: str, start: int) -> int:
     return len(text) if line < 0 else line
 
 
-_ECHO_FORM = re.compile(r"\\(?:boxed|fbox)\b|<answer>|(?i:\banswer\b[ \t]*(?:is|:))")
 _MIN_ECHO = 12  # a line this long, found in the prompt, is the prompt's, not the model's
 
 
-def _echoed(text: str, prompt: str) -> list[tuple[int, int]]:
-    """The lines of ``text`` holding an answer form that the prompt also holds."""
-    spans = []
-    for found in _ECHO_FORM.finditer(text, max(0, len(text) - 65_536)):
-        start = text.rfind("\n", 0, found.start()) + 1
-        end = text.find("\n", found.end())
-        end = len(text) if end < 0 else end
-        line = text[start:end].strip()
-        if len(line) >= _MIN_ECHO and line.lower() in prompt:
-            spans.append((start, end))
-        if len(spans) >= _MAX_QUOTED:
-            break
-    return spans
+def _echoed(text: str, at: int, prompt: str) -> tuple[int, int] | None:
+    """The line of ``text`` holding the answer form at ``at``, when the prompt (its
+    answer-form lines, :class:`~rewardkit.verifiers.base.Context`) holds it too."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    line = text[start:end].strip()
+    if len(line) >= _MIN_ECHO and line.lower() in prompt.lower():
+        return start, end
+    return None
 
 
 # A final sentence cut mid-way: it ends on a mark that needs something after it ("z = ",
