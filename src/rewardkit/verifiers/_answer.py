@@ -1,9 +1,10 @@
 """Finding the final answer of a MATH-style response, in the scoring loop's own process.
 
-The *final part* of a response is the text after its last ``</think>`` when that text is
-not blank, else the whole response. Each rule below is tried on the final part, then
-(when the final part is not the whole response) on the whole response, so an answer
-boxed inside the thinking still counts when the summary gives none. First found wins:
+The *final part* of a response is its conclusion, as every verifier family reads it
+(:func:`rewardkit.verifiers._final.answering_texts`: the text after the last
+``</think>``, quoted answer forms blanked; an answer only in the thinking is no answer).
+Each rule below is tried on it, first found wins; a truncated response
+(:func:`~rewardkit.verifiers._final.cut_off`, or the row's context) has no fallback (4.):
 
 1. ``boxed``: the last non-blank ``\\boxed{}``/``\\fbox{}`` and the boxes joined to it by
    ``,``, ``;``, "and", "or", ``x =`` or spacing (one multi-part answer). Blank boxes
@@ -158,7 +159,6 @@ __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
 
 ExtractionMode = Literal["default", "strict"]
 
-THINK_END = "</think>"
 LINE_TAIL_CHARS = 4000
 """Answer lines are looked for in this many characters at the end of the final part."""
 EXPRESSION_CHARS = 16_000

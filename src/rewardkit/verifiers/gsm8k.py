@@ -6,8 +6,10 @@ Three ways to find the final number (``reward.verifiers.gsm8k_method``):
   answer is n" / "Answer: n" / "The final answer is n", ``A: n`` at a line start, and
   ``<answer> n </answer>`` (a number, perhaps with a unit word): the shapes real model
   outputs end with (few models write ``####`` unless trained to). With none of these,
-  the last number after the last ``</think>`` (else in the whole response), as
-  math-verify and verl's ``flexible`` rule read it. A number is read with the words
+  the last number of the conclusion (:mod:`~rewardkit.verifiers._final`: after the last
+  ``</think>``; none when the response was truncated), as math-verify and verl's
+  ``flexible`` rule read it. A tag of words ("no solution") or of a list ("3, 6, 12")
+  is no number, and nothing elsewhere answers for it. A number is read with the words
   around it that qualify it ("18 or 19", "18, 19", "18 to 19", "at least 18", "not 18",
   "18 squared", "1/2"): then it is no number, never the bare 18 (or 2).
 * ``strict``: verl's rule, the last ``#### n`` (exactly ``#### `` then ``-?[0-9.,]+``);
@@ -385,14 +387,10 @@ def _offered_after(response: str, end: int, answer: str | None) -> bool:
     return False
 
 
-def _last_number(response: str) -> str | None:
-    """The last number after the last ``</think>`` (else of the whole response), read
-    with what qualifies it."""
-    think_end = response.rfind("</think>")
-    # the reply after a closed thinking first; with no number there, the whole response:
-    # real outputs close their thinking twice ("<think> 3 x 24 = 72 </think> 72 </think>")
-    final = last_match(_LAST_NUMBER, response[think_end:]) if think_end >= 0 else None
-    final = final or last_match(_LAST_NUMBER, response)
+def _last_number(text: str) -> str | None:
+    """The last number of ``text`` (a conclusion: :func:`_auto` hands it), read with what
+    qualifies it."""
+    final = last_match(_LAST_NUMBER, text)
     if final is None:
         return None
     return _qualified(final.string, final.start(), final.end(), _group(final) or "")
