@@ -341,8 +341,8 @@ def test_conclusion_and_thinking() -> None:
     mention = "The answer: $28$.\nThe reasoning is enclosed within <think> </think> tags."
     assert _final.conclusion(mention) == mention
     # a template-opened thinking (no <think> in the response) is read when nothing else is
-    assert _final.answering_texts("x = 5 </think>")[-1].startswith("x = 5")
-    assert _final.answering_texts("<think>x = 5</think>") == [""]
+    assert list(_final.answering_texts("x = 5 </think>"))[-1].startswith("x = 5")
+    assert list(_final.answering_texts("<think>x = 5</think>")) == [""]
 
 
 def test_unicode_numbers_keep_their_length() -> None:

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
+from typing import overload
 
 from rewardkit.verifiers._common import visible
 from rewardkit.verifiers.base import NO_CONTEXT, Context, is_truncated
@@ -41,6 +43,7 @@ from rewardkit.verifiers.base import NO_CONTEXT, Context, is_truncated
 __all__ = [
     "NO_CONTEXT",
     "Context",
+    "AnsweringTexts",
     "answering_texts",
     "ascii_number_text",
     "conclusion",
@@ -60,7 +63,7 @@ def conclusion(response: str, context: Context = NO_CONTEXT) -> str:
 
 def answering_texts(
     response: str, context: Context = NO_CONTEXT, *, rendered: bool = True
-) -> list[str]:
+) -> AnsweringTexts:
     """The texts an answer is looked for in, in order: the conclusion; then, only for a
     response that never opens ``<think>`` itself (the prompt's template opened it, as
     R1-zero's "Assistant: <think>" does) and closes it, the whole response. Measured on
@@ -71,10 +74,37 @@ def answering_texts(
     its conclusion. ``rendered=False`` keeps the text as written (no hidden text removed,
     no digits read: an exact-match family compares characters)."""
     thinking, final = thinking_split(response, rendered=rendered)
-    texts = [_unquoted(final, context.prompt)]
-    if thinking and "<think>" not in thinking:
-        texts.append(_unquoted(f"{thinking}\n{final}", context.prompt))
-    return texts
+    whole = bool(thinking) and "<think>" not in thinking
+    return AnsweringTexts(thinking if whole else None, final, context.prompt)
+
+
+class AnsweringTexts(Sequence[str]):
+    """:func:`answering_texts`' result: the conclusion, then (when it is read) the whole
+    response, blanked of quotes only when a verifier reaches it (most stop at the first)."""
+
+    __slots__ = ("_final", "_prompt", "_texts", "_thinking")
+
+    def __init__(self, thinking: str | None, final: str, prompt: str) -> None:
+        self._thinking, self._final, self._prompt = thinking, final, prompt
+        self._texts = [_unquoted(final, prompt)]
+
+    def __len__(self) -> int:
+        return 1 if self._thinking is None else 2
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        if index == 1 and len(self._texts) == 1:
+            self._texts.append(_unquoted(f"{self._thinking}\n{self._final}", self._prompt))
+        return self._texts[index]
 
 
 def thinking_split(response: str, *, rendered: bool = True) -> tuple[str, str]:
@@ -122,7 +152,10 @@ def _last_closer(text: str, end: int) -> int:
 # An answer form: a box, an <answer> tag, "####", an "Answer:" line. Introduced by an
 # example word right before it (a few marks between), it is a format shown, not an
 # answer given. Forms are few: each is found first, then the words just before it read.
-_FORM = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])|<answer>|####|(?i:\banswer[ \t]*(?:is\b|:))")
+_FORM = re.compile(  # the lookahead first: re passes over other positions fast
+    r"(?=[\\<#]|[aA][nN])(?:\\(?:boxed|fbox)(?![A-Za-z])|<answer>|####|(?i:\banswer[ \t]*(?:is\b|:)))"
+)
+_CUE_WORDS = ("e.g", "e. g", "exampl", "instance", "such", "form", "like")
 _EXAMPLE_BEFORE = re.compile(
     r"(?i:\be\.\s?g\.|\bfor[ \t]+(?:example|instance)|\bexamples?|\bsuch[ \t]+as"
     r"|\b(?:in|using|with)[ \t]+(?:the|this)[ \t]+(?:format|form)|\bformat(?:ted)?"
@@ -141,11 +174,15 @@ def _unquoted(text: str, prompt: str) -> str:
     also holds, replaced by as many spaces."""
     spans: list[tuple[int, int]] = []
     floor = max(0, len(text) - _QUOTE_TAIL)
+    if not prompt and not _may_quote(text):
+        return text  # no example word anywhere: most responses
     for seen, found in enumerate(_FORM.finditer(text, floor)):
         if seen >= _MAX_FORMS or len(spans) >= _MAX_QUOTED:
             break
         at = found.start()
-        if _EXAMPLE_BEFORE.search(text, max(floor, at - _CUE_CHARS), at):
+        before = max(floor, at - _CUE_CHARS)
+        window = text[before:at].lower()
+        if any(w in window for w in _CUE_WORDS) and _EXAMPLE_BEFORE.search(text, before, at):
             spans.append((at, _form_end(text, at)))
         elif prompt and (echo := _echoed(text, at, prompt)) is not None:
             spans.append(echo)
@@ -159,6 +196,18 @@ def _unquoted(text: str, prompt: str) -> str:
             pos = end
     out.append(text[pos:])
     return "".join(out)
+
+
+# Each branch of _EXAMPLE_BEFORE reads one of these, as written or capitalised (a scan
+# each, no copy of the text: most responses hold none and skip the form scan)
+_GATE_WORDS = ("e.g", "E.g", "E.G", "e. g", "xampl", "XAMPL", "nstance", "NSTANCE", "uch as")
+_GATE_WORDS += ("UCH AS", "orm", "ORM", "ike this", "ike so", "IKE THIS", "IKE SO")
+
+
+def _may_quote(text: str) -> bool:
+    """False only when no :data:`_EXAMPLE_BEFORE` can match in ``text``. Beyond ASCII,
+    case folding is re's, so re decides."""
+    return not text.isascii() or any(word in text for word in _GATE_WORDS)
 
 
 def _form_end(text: str, start: int) -> int:

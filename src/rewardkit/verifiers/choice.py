@@ -58,7 +58,13 @@ _STATEMENT = (
     r"\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
 )
 # "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
-_STATED = re.compile(r"(?i:answer)" + _STATEMENT)
+_STATED = re.compile(
+    r"(?i:answer)(?:"
+    + _STATEMENT
+    # "Answer: b", "answer is (b)." ending its line: a lower-case letter stated as the answer
+    + r"|(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?:(?i:is)[ \t]{0,3})?[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+    r"[\(\[]?(?P<letter_b>[a-j])[\)\]]?(?=[ \t]{0,3}(?:\*\*)?[ \t]{0,3}\.?[ \t]{0,3}(?:\n|$)))"
+)
 # <answer>C</answer>, <answer> $C$ </answer>, <answer>(C) 42</answer>; not "<answer> C(5, 2)"
 _TAGGED = re.compile(
     r"<answer>\s{0,8}\$?(?:\\boxed\{|\\text\{)?[\(\[]?(?P<letter>[A-J])[\)\]]?"
@@ -66,25 +72,15 @@ _TAGGED = re.compile(
 )
 # "option"/"choice" states the answer only when chosen ("the correct option is C", "option
 # C is correct", "I choose C"), never when discussed ("Option D is a distractor.")
-_OPTION_FORMS = (
-    re.compile(
-        r"(?i:option|choice)[ \t]{1,3}(?i:is)[ \t]{0,3}[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
-        + _LETTER
-    ),
-    re.compile(
-        r"(?i:option|choice)[ \t]{1,3}(?:\*\*)?"
-        + _LETTER
-        + r"(?:\*\*)?(?=[ \t]{1,3}(?i:is[ \t]+(?:the[ \t]+)?(?:correct|right|best|answer)\b))"
-    ),
-    re.compile(
-        r"\b(?i:choose|select|pick|go[ \t]+with)[ \t]{1,3}(?:(?i:option|choice)[ \t]{1,3})?(?:\*\*)?"
-        + _LETTER
-    ),
-)
-# "Answer: b", "answer is (b)." ending its line: a lower-case letter stated as the answer
-_STATED_LOWER = re.compile(
-    r"(?i:answer)(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?:(?i:is)[ \t]{0,3})?[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
-    r"[\(\[]?(?P<letter>[a-j])[\)\]]?(?=[ \t]{0,3}(?:\*\*)?[ \t]{0,3}\.?[ \t]{0,3}(?:\n|$))"
+_OPTION = re.compile(  # the lookahead first: re passes fast over where no word starts
+    r"(?=[oOcCsSpPgG])(?:(?i:option|choice)[ \t]{1,3}(?:(?i:is)[ \t]{0,3}[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+    + _LETTER
+    + r"|(?:\*\*)?"
+    + _LETTER.replace("letter", "letter_b")
+    + r"(?:\*\*)?(?=[ \t]{1,3}(?i:is[ \t]+(?:the[ \t]+)?(?:correct|right|best|answer)\b)))"
+    + r"|\b(?i:choose|select|pick|go[ \t]+with)[ \t]{1,3}(?:(?i:option|choice)[ \t]{1,3})?(?:\*\*)?"
+    + _LETTER.replace("letter", "letter_c")
+    + ")"
 )
 # the last line is the option chosen, restated: "B) 42", "(B) 42", "A. lightning."
 # (its text short, not a judgement of the option: "(A) is wrong because ..." discusses it)
@@ -97,7 +93,7 @@ _OPTION_LINE = re.compile(
 _BOXED = re.compile(r"\\boxed\{[ \t]{0,2}(?:\\text(?:bf)?\{)?[ \t]{0,2}" + _LETTER)
 _BOLD = re.compile(r"\*\*[\(\[]?(?P<letter>[A-J])[\)\]]?[.:]?\*\*")
 _PARENTHESISED = re.compile(r"\((?P<letter>[A-J])\)")
-_STATED_FORMS = (_STATED, _STATED_LOWER, _BOXED, _TAGGED)
+_STATED_FORMS = (_STATED, _BOXED, _TAGGED)
 _LONE_LINE = re.compile(r"[\(\[]?(?P<letter>[A-Ja-j])[\)\]]?\.?")  # "c" too
 # another letter listed after the one read: "A, B", "C or D", "C (or D)", "(C)(D)", "**C** or **D**"
 # (not a word: "C. A photon...", "C I think" are prose)
@@ -175,7 +171,7 @@ def _extract_in(full: str, cut: bool) -> Extracted:
         return _unless_hedged(stated, "stated", hedged)
     if stated is not None and lone is not None:  # "Answer: A" then a last line "B) 42"
         return Extracted(None, {"pattern": "line", "hedged": True, "pred": _letter(lone)})
-    option = _last_of(response, _OPTION_FORMS)
+    option = last_match(_OPTION, response)
     if option is not None and (lone is None or option.end() > line_at):
         return _unless_hedged(option, "stated", False)
     if lone is not None:
@@ -326,8 +322,9 @@ _OPTION_TEXT = re.compile(r"[ \t]{0,3}:?[ \t]{0,3}[\w$\\-]")  # "(D) 24", "**D**
 
 
 def _letter(found: re.Match[str]) -> str:
-    """The letter ``found`` reads, upper case ("Answer: b" chooses B)."""
-    return found.group("letter").upper()
+    """The letter ``found`` reads (in whichever of its ``letter`` groups matched), upper
+    case ("Answer: b" chooses B)."""
+    return (found.group(found.lastgroup or "letter") or "").upper()
 
 
 def _last_of(text: str, patterns: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:
