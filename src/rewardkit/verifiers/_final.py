@@ -42,8 +42,8 @@ from rewardkit.verifiers.base import NO_CONTEXT, Context, is_truncated
 
 __all__ = [
     "NO_CONTEXT",
-    "Context",
     "AnsweringTexts",
+    "Context",
     "answering_texts",
     "ascii_number_text",
     "conclusion",
@@ -200,8 +200,10 @@ def _unquoted(text: str, prompt: str) -> str:
 
 # Each branch of _EXAMPLE_BEFORE reads one of these, as written or capitalised (a scan
 # each, no copy of the text: most responses hold none and skip the form scan)
-_GATE_WORDS = ("e.g", "E.g", "E.G", "e. g", "xampl", "XAMPL", "nstance", "NSTANCE", "uch as")
-_GATE_WORDS += ("UCH AS", "orm", "ORM", "ike this", "ike so", "IKE THIS", "IKE SO")
+_GATE_WORDS: tuple[str, ...] = (
+    "e.g", "E.g", "E.G", "e. g", "xampl", "XAMPL", "nstance", "NSTANCE", "uch as", "UCH AS",
+    "orm", "ORM", "ike this", "ike so", "IKE THIS", "IKE SO",
+)  # fmt: skip
 
 
 def _may_quote(text: str) -> bool:
