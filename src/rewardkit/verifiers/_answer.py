@@ -135,6 +135,7 @@ from typing import Any, Literal
 from rewardkit.verifiers import _latex, _numeric
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
+    CORRECTION_GAP,
     CORRECTION_CUE_AHEAD,
     MAX_ANSWER_CHARS,
     OFFER_CUE,
@@ -744,7 +745,7 @@ _PROSE_VALUE = (
 # same matches, found several times faster in a long paragraph
 _CUED = re.compile(OFFER_CUE_AHEAD + OFFER_CUE + r"[ \t,:]{1,3}" + _PROSE_VALUE)  # "Or 20"
 _CORRECTED = re.compile(  # "Wait, it's 20"
-    CORRECTION_CUE_AHEAD + CORRECTION_CUE + r"[ \t,:]{1,3}(?:\*\*)?" + _PROSE_VALUE
+    CORRECTION_CUE_AHEAD + CORRECTION_CUE + CORRECTION_GAP + r"(?:\*\*)?" + _PROSE_VALUE
 )
 _PREDICATED = re.compile(  # "20 would also work", "$x = 20$ is also a solution"
     VALUE_AHEAD + r"(?<![\w.=+*/^\\-])(?<![=+*/^-][ \t])" + _PROSE_VALUE + OFFER_PREDICATE

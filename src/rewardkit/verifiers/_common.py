@@ -42,6 +42,10 @@ CORRECTION_CUE = (
 """Words that take a final answer back and give another: "Wait, no: 20", "Actually,
 it's 20", "Sorry, I mean 20", "No, 20" ("no" only before a stop: "no 20-year-old" is
 no correction). Also read past the answer's paragraph (:func:`later_paragraphs`)."""
+CORRECTION_GAP = r"(?:[ \t,:;\u2013\u2014]|-(?![\d.])){1,4}"  # a dash, not a minus sign
+"""What may stand between a :data:`CORRECTION_CUE` and the value it gives: spaces and
+punctuation ("Wait, no: 20", "Hmm, no \u2014 20")."""
+
 
 _OR_FOREIGN = (
     r"(?:(?i:vs\.?|versus|oder|ou|eller|lub|albo|nebo|alebo|vagy|veya|atau|hoặc"

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
+    CORRECTION_GAP,
     OFFER_CUE,
     OFFER_PREDICATE,
     OR_WORD,
@@ -240,7 +241,8 @@ _OFFERED_AFTER = re.compile(
 # in a later paragraph: the answer taken back ("Answer: A\n\nActually, B.")
 _CORRECTED = re.compile(
     CORRECTION_CUE
-    + r"[ \t,:]{1,3}(?:(?i:the[ \t]+answer[ \t]+is|option|choice)[ \t]+)?(?:\*\*)?"
+    + CORRECTION_GAP
+    + r"(?:(?i:the[ \t]+answer[ \t]+is|option|choice)[ \t]+)?(?:\*\*)?"
     + _OFFERED_LETTER.format(name="offered")
 )
 

@@ -55,6 +55,7 @@ from rewardkit.verifiers._common import (
     ALTERNATIVE_WORD,
     CONTEXT_WORD,
     CORRECTION_CUE,
+    CORRECTION_GAP,
     CORRECTION_CUE_AHEAD,
     MAX_ANSWER_CHARS,
     OFFER_CUE,
@@ -364,7 +365,8 @@ _OFFERED_AFTER = re.compile(  # the lookahead first: where a cue or a number can
 _CORRECTED = re.compile(
     CORRECTION_CUE_AHEAD
     + CORRECTION_CUE
-    + r"[ \t,:]{1,3}(?:\*\*)?(?:\\?\$)?[ \t]{0,2}"
+    + CORRECTION_GAP
+    + r"(?:\*\*)?(?:\\?\$)?[ \t]{0,2}"
     + _OFFERED_NUMBER
 )
 
