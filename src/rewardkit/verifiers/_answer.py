@@ -135,8 +135,8 @@ from typing import Any, Literal
 from rewardkit.verifiers import _latex, _numeric
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
-    CORRECTION_GAP,
     CORRECTION_CUE_AHEAD,
+    CORRECTION_GAP,
     MAX_ANSWER_CHARS,
     OFFER_CUE,
     OFFER_CUE_AHEAD,
