@@ -326,7 +326,7 @@ class RewardEngine:
                 budget -= len(answers) if fits else 0
                 known[key] = frozenset(answers) if fits else None
             sample = row.sample
-            context = _context(row.verifier, sample)
+            context = self._context(row.verifier, sample)
             work.append(
                 (row.verifier, sample.response, sample.ground_truth, row.gold, known[key], context)
             )
@@ -434,6 +434,16 @@ class RewardEngine:
             return self._async_verifier_piece(verifier, sample)
         return self._verifier_piece(verifier, sample)
 
+    def _context(self, verifier: Verifier, sample: Sample) -> Context:
+        """What the verifier reads of the row besides its response (its prompt's answer
+        forms, whether it was truncated): :class:`~rewardkit.verifiers.base.Context`.
+        verl's response length against ``overlong_buffer.max_resp_len`` tells truncation
+        too, where both are given."""
+        if not getattr(verifier, "reads_context", False):
+            return NO_CONTEXT
+        limit = self.section.overlong_buffer.max_resp_len
+        return Context.of(sample.prompt, sample.extra_info, max_response_length=limit)
+
     def _verifier_piece(self, verifier: Verifier, sample: Sample) -> _Piece | Awaitable[_Piece]:
         """The cheap phases inline: a quick verdict is the piece; else the pooled check."""
         weight = self.section.rule_weight
@@ -441,7 +451,7 @@ class RewardEngine:
             raise InvalidSampleError(f"data_source {sample.data_source!r} needs a ground_truth")
         if _too_big_inline(sample.response, sample.ground_truth):
             return self._whole_in_pool(verifier, sample)
-        extracted = extract_with(verifier, sample.response, _context(verifier, sample))
+        extracted = extract_with(verifier, sample.response, self._context(verifier, sample))
         # A bad ground truth raises InvalidSampleError (the row is invalid); anything else
         # is a bug of the verifier, reported as an internal error, not as bad data.
         verdict = verifier.quick_check(extracted, sample.ground_truth)
@@ -478,7 +488,7 @@ class RewardEngine:
             sample.response,
             sample.ground_truth,
             self.section.verifiers.fast_paths,
-            _context(verifier, sample),
+            self._context(verifier, sample),
         )
         if status is not Status.OK:
             return _Piece("rule", weight, status=status, error=f"rule: {value}")
@@ -901,11 +911,3 @@ def _load_tokenizer(path: str) -> Any:
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(path, local_files_only=True)
-
-
-def _context(verifier: Verifier, sample: Sample) -> Context:
-    """What the verifier reads of the row besides its response (its prompt's answer forms,
-    whether it was truncated): :class:`~rewardkit.verifiers.base.Context`."""
-    if not getattr(verifier, "reads_context", False):
-        return NO_CONTEXT
-    return Context.of(sample.prompt, sample.extra_info)

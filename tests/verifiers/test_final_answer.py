@@ -324,6 +324,13 @@ def test_a_truncated_row_has_no_fallback(extra_info: dict[str, Any]) -> None:
     assert _score(MATH, response + ". So \\boxed{12}", "12", context) == 1.0
 
 
+def test_truncated_against_the_configured_limit() -> None:
+    assert is_truncated({"response_length": 512}, max_response_length=512)
+    assert not is_truncated({"response_length": 511}, max_response_length=512)
+    assert not is_truncated({"response_length": True, "max_response_length": 1})  # no int
+    assert Context.of("", {"response_length": 512}, max_response_length=512).truncated
+
+
 def test_not_truncated() -> None:
     for extra_info in (
         {},

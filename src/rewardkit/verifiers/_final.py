@@ -73,23 +73,26 @@ def answering_texts(
     their thinking ends on. A response that opens and closes its own thinking has only
     its conclusion. ``rendered=False`` keeps the text as written (no hidden text removed,
     no digits read: an exact-match family compares characters)."""
-    thinking, final = thinking_split(response, rendered=rendered)
-    whole = bool(thinking) and "<think>" not in thinking
-    return AnsweringTexts(thinking if whole else None, final, context.prompt)
+    text, cut, end = _split(response, rendered=rendered)
+    if cut < 0:
+        return AnsweringTexts(None, text, context.prompt)
+    final = text[cut + len(THINK_END) : end].rstrip()
+    whole = "<think>" not in text[:cut]  # the template opened the thinking
+    return AnsweringTexts(text if whole else None, final, context.prompt)
 
 
 class AnsweringTexts(Sequence[str]):
     """:func:`answering_texts`' result: the conclusion, then (when it is read) the whole
     response, blanked of quotes only when a verifier reaches it (most stop at the first)."""
 
-    __slots__ = ("_final", "_prompt", "_texts", "_thinking")
+    __slots__ = ("_prompt", "_texts", "_whole")
 
-    def __init__(self, thinking: str | None, final: str, prompt: str) -> None:
-        self._thinking, self._final, self._prompt = thinking, final, prompt
+    def __init__(self, whole: str | None, final: str, prompt: str) -> None:
+        self._whole, self._prompt = whole, prompt
         self._texts = [_unquoted(final, prompt)]
 
     def __len__(self) -> int:
-        return 1 if self._thinking is None else 2
+        return 1 if self._whole is None else 2
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -103,7 +106,7 @@ class AnsweringTexts(Sequence[str]):
         if not 0 <= index < len(self):
             raise IndexError(index)
         if index == 1 and len(self._texts) == 1:
-            self._texts.append(_unquoted(f"{self._thinking}\n{self._final}", self._prompt))
+            self._texts.append(_unquoted(self._whole or "", self._prompt))
         return self._texts[index]
 
 
@@ -114,20 +117,27 @@ def thinking_split(response: str, *, rendered: bool = True) -> tuple[str, str]:
     pair holding nothing or the format's placeholder ("enclosed within <think> </think>",
     "<think> reasoning process here </think>") is a mention of the format, not a
     thinking closed."""
+    text, cut, end = _split(response, rendered=rendered)
+    if cut < 0:
+        return "", text
+    return text[:cut], text[cut + len(THINK_END) : end].rstrip()
+
+
+def _split(response: str, *, rendered: bool) -> tuple[str, int, int]:
+    """The text as read, where its closing ``</think>`` starts (-1: none) and where the
+    conclusion after it ends (a later closer with only blanks after it, or the end)."""
     text = ascii_number_text(visible(response)) if rendered else response
     text = text.rstrip()  # a megabyte of blanks after it hides nothing
     cut = _last_closer(text, len(text))
-    if cut < 0:
-        return "", text
     end = len(text)
     for _ in range(_MAX_CLOSERS):  # closed more than once: the last text that is not blank
-        if text[cut + len(THINK_END) : end].strip():
+        if cut < 0 or text[cut + len(THINK_END) : end].strip():
             break
         before = _last_closer(text, cut)
         if before < 0:
             break
         cut, end = before, cut
-    return text[:cut], text[cut + len(THINK_END) : end].rstrip()
+    return text, cut, end
 
 
 _MAX_CLOSERS = 8  # closers looked back over (a response of them is junk: bounded work)

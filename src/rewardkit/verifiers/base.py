@@ -56,9 +56,16 @@ class Context:
     truncated: bool = False
 
     @classmethod
-    def of(cls, prompt: Any, extra_info: Mapping[str, Any] | None) -> Context:
-        """The context of a row: its prompt (a string or chat messages) and extra_info."""
-        truncated = is_truncated(extra_info or {})
+    def of(
+        cls,
+        prompt: Any,
+        extra_info: Mapping[str, Any] | None,
+        *,
+        max_response_length: int | None = None,
+    ) -> Context:
+        """The context of a row: its prompt (a string or chat messages) and extra_info
+        (with the trainer's response length limit, where the config gives it)."""
+        truncated = is_truncated(extra_info or {}, max_response_length)
         text = _prompt_text(prompt)
         if not text and not truncated:
             return NO_CONTEXT
@@ -91,16 +98,18 @@ def _answer_form_lines(text: str) -> str:
     )
 
 
-def is_truncated(extra_info: Mapping[str, Any]) -> bool:
+def is_truncated(extra_info: Mapping[str, Any], max_response_length: int | None = None) -> bool:
     """Whether the trainer says the response was cut at its length limit: ``truncated``
     true, ``finish_reason``/``stop_reason`` ``"length"``, or verl's ``response_length``
-    at (or past) ``max_response_length`` (or ``max_resp_len``)."""
+    at (or past) ``max_response_length`` (or ``max_resp_len``) of ``extra_info``, else
+    the limit given (``reward.overlong_buffer.max_resp_len``)."""
     if extra_info.get("truncated") is True:
         return True
     if any(extra_info.get(key) == "length" for key in ("finish_reason", "stop_reason")):
         return True
     length = extra_info.get("response_length")
     limit = extra_info.get("max_response_length", extra_info.get("max_resp_len"))
+    limit = max_response_length if limit is None else limit
     if type(length) is int and type(limit) is int:
         return 0 < limit <= length
     return False
