@@ -18,6 +18,7 @@ import pytest
 
 from rewardkit import RewardLoop
 from rewardkit.config import RewardConfig
+from rewardkit.engine import RewardEngine
 from rewardkit.verifiers import _final
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Verifier, extract_with, is_truncated
 from rewardkit.verifiers.choice import ChoiceVerifier
@@ -356,6 +357,22 @@ def test_the_engine_hands_verifiers_the_prompt_and_extra_info() -> None:
         scores = [result.score for result in loop.score(rows)]
     # the like-clause is no example cue without the prompt: its box answers
     assert scores == [0.0, 1.0, 0.0]
+
+
+async def test_spread_tasks_hand_verifiers_the_context_too() -> None:
+    """A large batch runs its rows' extraction in worker tasks: the context goes there."""
+    echoed = "Put your final answer in \\boxed{}, like: The answer is \\boxed{12}.\n\nNo."
+    rows = [
+        {"data_source": "gsm8k", "prompt": prompt, "response": echoed, "ground_truth": "12"}
+        for prompt in [PROMPT, "Solve it."] * 40
+    ]
+    engine = await RewardEngine.create(RewardConfig.model_validate({"reward": {"num_workers": 2}}))
+    try:
+        results = await engine.score_many(rows)
+    finally:
+        await engine.close()
+    assert engine.stats["spread"] == len(rows)  # the rows did run in spread tasks
+    assert [result.score for result in results] == [0.0, 1.0] * 40
 
 
 # --- the shared reading ---------------------------------------------------------------------
