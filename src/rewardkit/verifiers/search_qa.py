@@ -1,7 +1,11 @@
 """Exact-match QA (Search-R1's data sources ``searchR1_nq``, ``searchR1_hotpotqa``, ...).
 
-verl's ``search_r1_like_qa_em`` semantics: the answer is the last ``<answer>...</answer>``
-span; it scores 1 when, after SQuAD normalisation (lower case, punctuation and the
+verl's ``search_r1_like_qa_em`` semantics, read from the conclusion (after the last
+``</think>``: :mod:`~rewardkit.verifiers._final`): the answer is the last
+``<answer>...</answer>`` span, and two spans that normalise differently are hedging
+(score 0, ``hedged``) unless ``answers="last"`` (verl's reading,
+``reward.verifiers.search_qa.answers: last``); the format's placeholder (``<answer>
+answer here </answer>``) is no span. It scores 1 when, after SQuAD normalisation (lower case, punctuation and the
 articles a/an/the removed, whitespace collapsed), it equals one of the ground truth's
 ``target`` answers, and 0 otherwise (also when there is no answer). Unlike verl, an
 answer that normalises to nothing (empty, "the", ".") never matches a target that
