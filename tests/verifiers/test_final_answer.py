@@ -85,6 +85,9 @@ MATH_ROWS = [
     ("We have $a = 16$ and hence $b = 16 \\times", "16", 0.0, "cut after \\times"),
     ("Adding, the total is 16 +", "16", 0.0, "cut after '+'"),
     ("So \\boxed{16}, and then $z = ", "16", 1.0, "an explicit box still counts"),
+    ("I spent 12 minutes on this. I don't know the answer.", "12", 0.0, "a refusal: no fallback"),
+    ("It took 12 steps.\n\nI give up.", "12", 0.0, "giving up: no fallback"),
+    ("The answer is 12. I don't understand why.", "12", 1.0, "an answer line stays"),
     ("Hence the area is $16$.", "16", 1.0, "a finished sentence is read"),
     # 5. decimal approximations of exact golds
     ("\\boxed{0.666667}", "\\frac{2}{3}", 0.0, "rounded 2/3"),
@@ -166,6 +169,8 @@ GSM8K_ROWS = [
     ("She pays 3 x 6 = 18 and then 18 +", "18", 0.0, "cut after '+'"),
     ("So far 18 dollars, and then the tax is 18 *", "18", 0.0, "cut after '*'"),
     ("#### 18\nand then 5 +", "18", 1.0, "a marked answer still counts"),
+    ("I spent 12 minutes on this. I don't know the answer.", "12", 0.0, "a refusal: no fallback"),
+    ("She has 12 apples. I am unable to determine the rest.", "12", 0.0, "unable to determine"),
     # 7. numbers
     ("#### −18", "-18", 1.0, "Unicode minus"),
     ("#### −18", "18", 0.0, "Unicode minus is a sign"),

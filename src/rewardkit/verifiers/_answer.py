@@ -153,7 +153,7 @@ from rewardkit.verifiers._common import (
     section_start,
     unread_answer,
 )
-from rewardkit.verifiers._final import answering_texts, cut_off
+from rewardkit.verifiers._final import answering_texts, no_fallback
 from rewardkit.verifiers.base import NO_CONTEXT, Context
 
 __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
@@ -232,7 +232,7 @@ def find_answer(
             found = rule(text)
             if found is not None:
                 return _unless_offered(_unless_hedged(found, text))
-    if mode == "default" and not (context.truncated or cut_off(texts[0])):
+    if mode == "default" and not no_fallback(texts[0], context):
         found = _unless_offered(_unless_alternatives(_expression(texts)))
         return _unless_qualified(_unless_negated(found))
     return Found(None, {"source": None})

@@ -24,6 +24,9 @@ them and for a new family that does the same:
   tells it from ``extra_info`` (``truncated``, ``finish_reason == "length"``,
   ``response_length`` at ``max_response_length``) when the trainer gives it, and from a
   cut final sentence (an open math span, a dangling ``=``) otherwise.
+  A conclusion that says it has no answer ("I don't know", "I give up", "unable to
+  determine") has no fallback reading either (:func:`no_fallback`): a number it mentions
+  on the way is no answer it gives.
 * **Every Unicode minus and digit form is a number**: :func:`ascii_number_text`.
 
 Offsets are kept: blanking replaces text by as many spaces, so a position in the
@@ -49,6 +52,7 @@ __all__ = [
     "conclusion",
     "cut_off",
     "is_truncated",
+    "no_fallback",
     "thinking_split",
 ]
 
@@ -275,6 +279,26 @@ def cut_off(text: str) -> bool:
     explicit answer forms count (see the module docstring)."""
     tail = text[-200:].rstrip()
     return bool(tail) and _DANGLING.search(tail) is not None
+
+
+# A conclusion that says it has no answer ("I don't know", "I cannot solve this", "I give
+# up", "unable to determine"): a number it mentions on the way is no answer it gives.
+_REFUSAL = re.compile(
+    r"(?i:\bI[ \t]+(?:do[ \t]*n[o']t|don't|cannot|can't|can[ \t]+not|am[ \t]+unable[ \t]+to"
+    r"|(?:'m|am)[ \t]+not[ \t]+(?:sure|able[ \t]+to))[ \t]+(?:know|solve|answer|determine|find"
+    r"|figure|compute|tell|say|be[ \t]+sure)\b|\bI[ \t]+give[ \t]+up\b"
+    r"|\b(?:unable|impossible)[ \t]+to[ \t]+(?:solve|answer|determine|tell|find|compute)\b)"
+)
+
+
+def no_fallback(text: str, context: Context = NO_CONTEXT) -> bool:
+    """Whether only explicit answer forms may answer in ``text`` (a conclusion): the
+    response was truncated (the context says so, or its final sentence is cut), or its
+    last paragraph says it has no answer ("I don't know", "I give up")."""
+    if context.truncated or cut_off(text):
+        return True
+    tail = text[-400:]
+    return _REFUSAL.search(tail, tail.rfind("\n\n") + 1) is not None
 
 
 _MINUS = "\u2212\u2012\ufe63\uff0d"  # minus sign, figure dash, small and full-width hyphen-minus

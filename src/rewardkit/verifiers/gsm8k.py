@@ -76,7 +76,7 @@ from rewardkit.verifiers._common import (
 from rewardkit.verifiers._final import (
     answering_texts,
     ascii_number_text,
-    cut_off,
+    no_fallback,
 )
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
@@ -219,7 +219,7 @@ def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, boo
     the conclusion, then (a thinking the template opened) the whole response. A
     truncated response has only its marked and boxed numbers, never the last number."""
     texts = answering_texts(response, context)
-    cut = context.truncated or cut_off(texts[0])
+    cut = no_fallback(texts[0], context)
     for text in texts:
         answer, hedged = _auto_in(text, fallback=False)
         if answer is not None or hedged:
