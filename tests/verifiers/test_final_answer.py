@@ -19,6 +19,7 @@ import pytest
 from rewardkit import RewardLoop
 from rewardkit.config import RewardConfig
 from rewardkit.scoring.engine import RewardEngine
+from rewardkit.scoring.rows import too_big_inline
 from rewardkit.verifiers import _final
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Verifier, extract_with, is_truncated
 from rewardkit.verifiers.choice import ChoiceVerifier
@@ -378,6 +379,34 @@ async def test_spread_tasks_hand_verifiers_the_context_too() -> None:
         await engine.close()
     assert engine.stats["spread"] == len(rows)  # the rows did run in spread tasks
     assert [result.score for result in results] == [0.0, 1.0] * 40
+
+
+def test_rows_too_big_inline_hand_verifiers_the_context_too() -> None:
+    """A row too big for the event loop runs every phase whole in a worker: the prompt and
+    the truncation reach it there as they do inline."""
+    echoed = "Put your final answer in \\boxed{}, like: The answer is \\boxed{12}.\n\nNo."
+    pad = "Let me think about it step by step. " * 3_000 + "\n\n"
+    cut = pad + "First 3 x 4 = 12, and the rest is 12"
+    rows = [
+        {"data_source": "gsm8k", "prompt": PROMPT, "response": pad + echoed, "ground_truth": "12"},
+        {
+            "data_source": "gsm8k",
+            "prompt": "Solve it.",
+            "response": pad + echoed,
+            "ground_truth": "12",
+        },
+        {
+            "data_source": "lighteval/MATH",
+            "response": cut,
+            "ground_truth": "12",
+            "extra_info": {"finish_reason": "length"},
+        },
+        {"data_source": "lighteval/MATH", "response": cut, "ground_truth": "12"},
+    ]
+    assert all(too_big_inline(row["response"], row["ground_truth"]) for row in rows)
+    with RewardLoop({"reward": {"num_workers": 1}}) as loop:
+        scores = [result.score for result in loop.score(rows)]
+    assert scores == [0.0, 1.0, 0.0, 1.0]
 
 
 # --- the shared reading ---------------------------------------------------------------------
