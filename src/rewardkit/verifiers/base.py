@@ -50,7 +50,11 @@ class Context:
     one is no answer given; and whether the trainer cut the response at its length limit.
 
     A verifier whose class sets ``reads_context = True`` is called ``extract(response,
-    context)``; any other ``extract(response)`` (:func:`extract_with`)."""
+    context)``; any other ``extract(response)`` (:func:`extract_with`). The engine builds
+    it on the loop for every path a row takes (``rewardkit.scoring.rows.context_of``):
+    inline, whole in a worker, in a spread task. It is not part of a check's cache key
+    (``check`` reads only the extracted answer). An :class:`AsyncVerifier` that needs the
+    whole prompt says so with ``reads_prompt`` instead, and is handed its text."""
 
     prompt: str = ""
     truncated: bool = False
