@@ -172,6 +172,9 @@ GSM8K_ROWS = [
     ("#### 18\nand then 5 +", "18", 1.0, "a marked answer still counts"),
     ("I spent 12 minutes on this. I don't know the answer.", "12", 0.0, "a refusal: no fallback"),
     ("She has 12 apples. I am unable to determine the rest.", "12", 0.0, "unable to determine"),
+    ("Here is code:\n```python\nx = 12\n```", "12", 0.0, "a number in a program"),
+    ("So the total is 18.\n\n```python\nprint(6 * 3)\n```", "18", 1.0, "the prose before code"),
+    ("```python\nprint(6 * 3)\n```\n```output\n18\n```", "18", 1.0, "a tool's output block"),
     # 7. numbers
     ("#### −18", "-18", 1.0, "Unicode minus"),
     ("#### −18", "18", 0.0, "Unicode minus is a sign"),

@@ -54,6 +54,7 @@ __all__ = [
     "is_truncated",
     "no_fallback",
     "thinking_split",
+    "without_code",
 ]
 
 THINK_END = "</think>"
@@ -299,6 +300,34 @@ def no_fallback(text: str, context: Context = NO_CONTEXT) -> bool:
         return True
     tail = text[-400:]
     return _REFUSAL.search(tail, tail.rfind("\n\n") + 1) is not None
+
+
+# A fenced block of a program ("```python"): its numbers are code, not an answer given.
+# An output block ("```output", tool-integrated reasoning's results) or an unnamed one may
+# hold the answer, and stays.
+_CODE_FENCE = re.compile(
+    r"(?m)^[ \t]{0,3}```[ \t]*(?!output|text|result|plain)[A-Za-z][\w+#.-]{0,20}[ \t]*$"
+)
+_FENCE_END = re.compile(r"(?m)^[ \t]{0,3}```[ \t]*$")
+_MAX_FENCES = 64
+
+
+def without_code(text: str) -> str:
+    """``text`` with its fenced program blocks (``python``, ``js``, ...) blanked by as many
+    spaces: the last-number fallback reads no number of a program (``x = 12``)."""
+    if "```" not in text:
+        return text
+    out, pos = [], 0
+    for _ in range(_MAX_FENCES):
+        found = _CODE_FENCE.search(text, pos)
+        if found is None:
+            break
+        close = _FENCE_END.search(text, found.end())
+        end = len(text) if close is None else close.end()
+        out += [text[pos : found.start()], " " * (end - found.start())]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 _MINUS = "\u2212\u2012\ufe63\uff0d"  # minus sign, figure dash, small and full-width hyphen-minus

@@ -77,6 +77,7 @@ from rewardkit.verifiers._final import (
     answering_texts,
     ascii_number_text,
     no_fallback,
+    without_code,
 )
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
@@ -227,7 +228,7 @@ def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, boo
     if cut:
         return None, False
     for text in texts:
-        answer = _last_number(text)
+        answer = _last_number(without_code(text))  # a program's numbers are no answer
         if answer is not None:
             return answer, False
     return None, False
