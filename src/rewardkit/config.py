@@ -212,6 +212,16 @@ class MathVerifierOptions(_Section):
     """default: the last box, else <answer> tags, else an answer line ("The answer is X"),
     else the last expression of the final part (as math-verify finds it); strict: boxes
     and <answer> tags only, for users who reward the answer format separately."""
+    decimals: Literal["exact", "rounded"] = "exact"
+    """exact: a decimal answer is right only when it is exactly the ground truth's value
+    (0.666667 is not \\frac{2}{3}; 0.5 is \\frac{1}{2}); rounded: the tolerance of
+    math-verify's 6-place rounding (verl's math_verify scorer)."""
+
+
+class SearchQAVerifierOptions(_Section):
+    answers: Literal["hedged", "last"] = "hedged"
+    """hedged: two different <answer> tags in the conclusion score 0 (extra.hedged); last:
+    verl's reading, the last <answer> tag counts whatever came before."""
 
 
 class VerifierOptions(_Section):
@@ -220,6 +230,8 @@ class VerifierOptions(_Section):
     verl's rule, the last '#### n'; flexible: verl's rule, the last number in the response."""
     math: MathVerifierOptions = MathVerifierOptions()
     """Options of the MATH-family verifier."""
+    search_qa: SearchQAVerifierOptions = SearchQAVerifierOptions()
+    """Options of the Search-R1 exact-match verifier."""
     fast_paths: bool = True
     """true: answers that plain comparison or the bounded numeric evaluator can settle are
     graded inline; false: every extracted answer goes to the full checker (math-verify) in

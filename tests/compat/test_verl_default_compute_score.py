@@ -92,6 +92,11 @@ TABLE: list[tuple[str, str, Any, float, float, str]] = [
     ("searchR1_hotpotqa", "Paris", {"target": ["Paris"]}, 0.0, 0.0, ""),
     (
         "searchR1_2wikimultihopqa", "<answer>x</answer>" * 11 + "<answer>Paris</answer>",
+        {"target": ["Paris"]}, 0.25, 0.0,
+        "two different answers are hedging (0) unless reward.verifiers.search_qa.answers=last",
+    ),
+    (
+        "searchR1_2wikimultihopqa", "<answer>Paris</answer>" * 12,
         {"target": ["Paris"]}, 0.25, 0.25, "",
     ),
     ("searchR1_musique", "<answer>Rome</answer>", {"target": ["Paris", "Rome"]}, 1.0, 1.0, ""),

@@ -150,7 +150,8 @@ ROWS = [
     ("10", "20", False, f"{QWEN}: test_math_equal, different numbers"),
     ("[1, 2, 3]", "[1, 2, 3]", True, f"{QWEN}: test_math_equal, the same list"),
     ("(1, 2, 3)", "(1, 2, 4)", False, f"{QWEN}: test_compare_lists, a different element"),
-    ("\\frac{1}{12}", "0.0833333333333333", True, f"{QWEN}: _test_math_equal, a long decimal"),
+    # exact by default (reward.verifiers.math.decimals): a rounded decimal is no 1/12
+    ("\\frac{1}{12}", "0.0833333333333333", False, f"{QWEN}: _test_math_equal, a long decimal"),
     ("(1,\\frac{9}{2})", "(1,4.5)", True, f"{QWEN}: _test_math_equal, a decimal in a pair"),
     ("\\frac{x+2}{7}", "\\frac{x}{7}+\\frac{2}{7}", True, f"{QWEN}: _test_math_equal"),
 ]

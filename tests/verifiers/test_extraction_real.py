@@ -150,9 +150,9 @@ ROWS = [
     (
         "<think>It is \\boxed{5}.</think>\nHmm, I am not sure it is correct.",
         "5",
-        1.0,
-        1.0,
-        "shape: boxed only inside <think>, no answer in the summary",
+        0.0,
+        0.0,
+        "shape: boxed only inside <think>, no answer in the summary: only the conclusion answers",
     ),
     (
         "I will put the answer in \\boxed{}.\n\nWe get $x = 5$, so the answer is $\\boxed{5}$.",
@@ -288,8 +288,8 @@ def _verl_math_verify(response: str, gold: str) -> float:
 def test_no_row_verl_math_verify_credits_is_lost(
     response: str, gold: str, default: float, strict: float, why: str
 ) -> None:
-    if _verl_math_verify(response, gold) == 1.0:
-        assert _score(DEFAULT, response, gold) == 1.0, why
+    if _verl_math_verify(response, gold) == 1.0 and default == 1.0:  # not a row the
+        assert _score(DEFAULT, response, gold) == 1.0, why  # final-answer rule refuses
 
 
 # (response, gold, score): GSM8K's default ("auto") on the same published outputs

@@ -100,7 +100,7 @@ ROWS = [
     ("18", "<think>so 17?</think>\nThe answer is 18", 1.0, 0.0, 1.0, "after thinking"),
     ("18", "A: Janet sells 16 - 3 - 4 = 9 eggs, making 18.", 1.0, 0.0, 1.0, "'A:' then prose"),
     ("9", "A: Janet sells 16 - 3 - 4 = 9 eggs, making 18.", 0.0, 0.0, 0.0, "the last number"),
-    ("42", "<think>it is 42</think> I am not sure.", 1.0, 0.0, 1.0, "no number after </think>"),
+    ("42", "<think>it is 42</think> I am not sure.", 0.0, 0.0, 1.0, "only the conclusion answers"),
     ("7", "<think>it is 42</think> So 7.", 1.0, 0.0, 1.0, "after </think> first"),
     ("18", "<answer> 18 </answer>", 1.0, 0.0, 1.0, "R1-zero tags"),
     ("15", "<answer> 15 miles </answer>", 1.0, 0.0, 1.0, "a unit word in tags"),

@@ -86,14 +86,16 @@ def test_gsm8k_auto_still_reads_a_number_beside_latex(
     assert (result.status.value, result.score) == ("ok", 1.0), why
 
 
-def test_gsm8k_auto_falls_back_to_the_thinking_when_the_reply_has_no_number(
-    default_loop: RewardLoop,
-) -> None:
-    """README's gsm8k row: the last number after the last ``</think>``, else of the whole
-    response. Real outputs close their thinking twice (``<think> 24 x 3 = 72 </think>
-    72 </think>``, tests/verifiers/test_extraction_real.py), so the reply alone would
-    lose right answers; a reply with no number gains the policy nothing over one with it."""
-    row = {"data_source": "openai/gsm8k", "response": "<think>so 18</think> I cannot answer.",
-           "ground_truth": "18"}  # fmt: skip
-    [result] = default_loop.score([row])
-    assert (result.status.value, result.score) == ("ok", 1.0)
+def test_gsm8k_auto_reads_only_the_conclusion(default_loop: RewardLoop) -> None:
+    """README's "Data sources": only the conclusion answers, the text after the last
+    ``</think>``; a response closing its thinking twice (``<think> 24 x 3 = 72 </think>
+    72 </think>``, tests/verifiers/test_extraction_real.py) concludes with the text
+    between the closers. A number only in the thinking is no answer."""
+    rows = [
+        ("<think>so 18</think> I cannot answer.", 0.0),
+        ("<think> 6 x 3 = 18 </think> 18 </think>", 1.0),
+    ]
+    results = default_loop.score(
+        [{"data_source": "openai/gsm8k", "response": r, "ground_truth": "18"} for r, _ in rows]
+    )
+    assert [(r.status.value, r.score) for r in results] == [("ok", want) for _, want in rows]

@@ -376,9 +376,10 @@ ROUNDING: list[tuple[str, str, float, str]] = [
     ("\\frac{\\pi}{10^7}", box("0.0"), 0.0, "an expression with pi, against zero"),
     ("(10^{-7}, 1)", box("(0.0, 1)"), 0.0, "inside an interval"),
     ("10^{-7}, 1", box("0.0, 1"), 0.0, "inside a set"),
-    ("\\frac{1}{3}", box("0.3333333"), 1.0, "a good rounding still reaches math-verify"),
-    ("\\frac{1}{70000}", box("0.0000143"), 1.0, "three significant digits: deferred, mv: 1"),
-    ("\\frac{1}{1024}", box("0.000977"), 1.0, "a tiny value rounded well: deferred, mv: 1"),
+    # exact by default (reward.verifiers.math.decimals: exact): a rounding is no exact value
+    ("\\frac{1}{3}", box("0.3333333"), 0.0, "a good rounding is still a rounding"),
+    ("\\frac{1}{70000}", box("0.0000143"), 0.0, "three significant digits: inexact"),
+    ("\\frac{1}{1024}", box("0.000977"), 0.0, "a tiny value rounded well: inexact"),
 ]
 
 

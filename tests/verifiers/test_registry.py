@@ -150,8 +150,8 @@ def _score(verifier: Verifier, response: str, ground_truth: object) -> float:
         (
             "<answer>Lyon</answer> <answer>Paris</answer>",
             {"target": "Paris"},
-            1.0,
-            "last span wins",
+            0.0,
+            "two different answers: hedged",
         ),
         (
             "<answer>Paris</answer> <answer>Lyon</answer>",
@@ -163,7 +163,7 @@ def _score(verifier: Verifier, response: str, ground_truth: object) -> float:
         ("<answer>Paris", {"target": ["Paris"]}, 0.0, "unclosed tag"),
         ("<answer>Paris is big</answer>", {"target": ["Paris"]}, 0.0, "exact, not substring"),
         (
-            "<answer>x</answer>" * 11 + "<answer>Paris</answer>",
+            "<answer>Paris</answer>" * 12,
             {"target": ["Paris"]},
             0.25,
             "tag spam",

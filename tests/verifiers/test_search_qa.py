@@ -1,7 +1,8 @@
 """guards: search_qa.py's exact match (Search-R1) against answers a policy could game.
 
 verl's ``search_r1_like_qa_em.py`` is the reference; where rewardkit departs from it on
-purpose (an empty or article-only normalised target, a last-word letter), the row says why.
+purpose (an empty or article-only normalised target, a last-word letter, two different
+answers: hedged by default), the row says why.
 """
 
 from __future__ import annotations
@@ -44,13 +45,13 @@ SEARCH_ROWS = [
     ("<answer>Catherine Great</answer>", ["Catherine the Great"], 1.0, "inner articles drop"),
     # tag games (as verl: the last complete <answer>...</answer>, non-greedy)
     ("<answer>Paris</answer><answer>London</answer>", ["Paris"], 0.0, "last answer counts"),
-    ("<answer>London</answer><answer>Paris</answer>", ["Paris"], 1.0, "last answer counts"),
+    ("<answer>London</answer><answer>Paris</answer>", ["Paris"], 0.0, "two answers: hedged"),
     ("<answer><answer>Paris</answer>", ["Paris"], 0.0, "nested: span starts at the first tag"),
     ("<answer>Paris</answer><answer>London", ["Paris"], 1.0, "unclosed last tag ignored"),
     ("<answer>Paris", ["Paris"], 0.0, "never closed: no answer"),
     ("Paris</answer>", ["Paris"], 0.0, "never opened: no answer"),
-    ("<answer>x</answer>" * 11 + "<answer>Paris</answer>", ["Paris"], 0.25, "tag spam: / 4"),
-    ("<answer>x</answer>" * 9 + "<answer>Paris</answer>", ["Paris"], 1.0, "10 tags: full"),
+    ("<answer>Paris</answer>" * 12, ["Paris"], 0.25, "tag spam: / 4"),
+    ("<answer>Paris</answer>" * 10, ["Paris"], 1.0, "10 tags: full"),
     ("</answer>" * 11 + "<answer>Paris</answer>", ["Paris"], 0.25, "closing-tag spam"),
     # listing candidates or hiding the answer in a longer one earns nothing
     ("<answer>Paris, London, Berlin</answer>", ["Paris"], 0.0, "every candidate"),

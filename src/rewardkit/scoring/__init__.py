@@ -4,7 +4,8 @@
   the orchestration of a row's sources (rule verifier, user function, reward models,
   shaping) into its Result.
 * :mod:`~rewardkit.scoring.rows`: the steps every row shares, whichever process ran its
-  phases: the fast-paths rule, verdicts to pieces, pieces to a Result.
+  phases: the row's Context for its verifier, the fast-paths rule, verdicts to pieces,
+  pieces to a Result.
 * :mod:`~rewardkit.scoring.outcomes`: work done once (in-flight sharing, the LRU of
   finished outcomes) under typed keys.
 * :mod:`~rewardkit.scoring.guard`: the guard around code that may hang or crash (the

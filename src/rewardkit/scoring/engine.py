@@ -36,6 +36,7 @@ from rewardkit.scoring.outcomes import AsyncKey, CheckKey, Outcomes
 from rewardkit.scoring.rows import (
     Piece,
     combine,
+    context_of,
     failed,
     first_phases,
     freeze,
@@ -51,7 +52,7 @@ from rewardkit.shaping.format import format_score
 from rewardkit.shaping.overlong import MAX_RESPONSE_LENGTH, overlong_penalty
 from rewardkit.types import FIELD_HINTS, BadRow, Result, Sample, Status
 from rewardkit.verifiers import registry
-from rewardkit.verifiers.base import AsyncVerifier, Extracted, Verdict, Verifier, is_async
+from rewardkit.verifiers.base import AsyncVerifier, Context, Extracted, Verdict, Verifier, is_async
 
 __all__ = ["INLINE_ROWS_PER_STEP", "RewardEngine"]
 
@@ -374,8 +375,14 @@ class RewardEngine:
             )
         if too_big_inline(sample.response, sample.ground_truth):
             return self._whole_in_pool(verifier, sample)
-        extracted, quick = first_phases(verifier, sample.response, sample.ground_truth)
+        context = self._context(verifier, sample)
+        extracted, quick = first_phases(verifier, sample.response, sample.ground_truth, context)
         return self._rule_piece(verifier, sample, None, extracted, quick)
+
+    def _context(self, verifier: Verifier, sample: Sample) -> Context:
+        """The row's :class:`~rewardkit.verifiers.base.Context` for ``verifier``
+        (:func:`~rewardkit.scoring.rows.context_of`)."""
+        return context_of(verifier, sample, self.section.overlong_buffer.max_resp_len)
 
     async def _pooled_piece(
         self, verifier: Verifier, sample: Sample, extracted: Extracted, key: CheckKey
@@ -403,6 +410,7 @@ class RewardEngine:
             sample.response,
             sample.ground_truth,
             self.section.verifiers.fast_paths,
+            self._context(verifier, sample),
         )
         if status is not Status.OK:
             return Piece("rule", weight, status=status, error=f"rule: {value}")

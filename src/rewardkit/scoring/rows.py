@@ -1,7 +1,8 @@
 """One row's way to its Result, shared by every path a row can take.
 
 A rule verifier's row runs ``extract`` and ``quick_check`` (:func:`first_phases`): on
-the event loop, in a spread task or whole in a worker. Whichever ran them, the same
+the event loop, in a spread task or whole in a worker, each given the row's
+:class:`~rewardkit.verifiers.base.Context` (:func:`context_of`) when its verifier reads it. Whichever ran them, the same
 :func:`quick_decides` says whether the quick verdict is the row's, and the same
 :func:`verdict_piece` and :func:`combine` turn verdicts into its Result.
 """
@@ -17,13 +18,14 @@ from typing import Any
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.types import BadRow, Result, Sample, Status
-from rewardkit.verifiers.base import Extracted, Verdict, Verifier
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict, Verifier, extract_with
 
 __all__ = [
     "INLINE_MAX_GROUND_TRUTH",
     "INLINE_MAX_RESPONSE_CHARS",
     "Piece",
     "combine",
+    "context_of",
     "failed",
     "first_phases",
     "freeze",
@@ -48,14 +50,27 @@ class Piece:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+def context_of(verifier: Verifier, sample: Sample, max_response_length: int | None) -> Context:
+    """What the verifier reads of the row besides its response (its prompt's answer
+    forms, whether it was truncated): :class:`~rewardkit.verifiers.base.Context`, built
+    on the loop for every path the row takes (it pickles with a spread task's rows).
+    verl's response length against ``max_response_length``
+    (``reward.overlong_buffer.max_resp_len``) tells truncation too, where both are given.
+    """
+    if not getattr(verifier, "reads_context", False):
+        return NO_CONTEXT
+    return Context.of(sample.prompt, sample.extra_info, max_response_length=max_response_length)
+
+
 def first_phases(
-    verifier: Verifier, response: str, ground_truth: Any
+    verifier: Verifier, response: str, ground_truth: Any, context: Context = NO_CONTEXT
 ) -> tuple[Extracted, Verdict | None]:
-    """A rule verifier's cheap phases: the answer, and the quick verdict or None.
+    """A rule verifier's cheap phases: the answer (read with the row's context, for a
+    verifier that reads one), and the quick verdict or None.
 
     A bad ground truth raises InvalidSampleError (the row is invalid); anything else
     it raises is a bug of the verifier (the row's status is error, not bad data)."""
-    extracted = verifier.extract(response)
+    extracted = extract_with(verifier, response, context)
     return extracted, verifier.quick_check(extracted, ground_truth)
 
 

@@ -30,7 +30,15 @@ from rewardkit.execution.pool import WorkerPool
 from rewardkit.scoring import tasks
 from rewardkit.scoring.guard import Guard
 from rewardkit.scoring.outcomes import Outcomes
-from rewardkit.scoring.rows import failed, freeze, row_of, store, timed, too_big_inline
+from rewardkit.scoring.rows import (
+    context_of,
+    failed,
+    freeze,
+    row_of,
+    store,
+    timed,
+    too_big_inline,
+)
 from rewardkit.types import Result, Sample, Status
 from rewardkit.verifiers.base import AnyVerifier, Extracted, Verdict, Verifier, is_async
 
@@ -209,7 +217,8 @@ class Spreader:
         await asyncio.gather(*later)
 
     def work(self, rows: list[SpreadRow]) -> list[tasks.SpreadRow]:
-        """What a spread task needs of each row, with the answers the cache holds for it.
+        """What a spread task needs of each row (with its context), with the answers the
+        cache holds for it.
 
         At most SPREAD_KNOWN_MAX answers a task: a reference with more (a common one, late
         in a run) sends None, its rows' checks left to the pool and its cache, so that a
@@ -225,8 +234,16 @@ class Spreader:
                 budget -= len(answers) if fits else 0
                 known[reference] = frozenset(answers) if fits else None
             sample = row.sample
+            context = context_of(row.verifier, sample, self.section.overlong_buffer.max_resp_len)
             work.append(
-                (row.verifier, sample.response, sample.ground_truth, row.gold, known[reference])
+                (
+                    row.verifier,
+                    sample.response,
+                    sample.ground_truth,
+                    row.gold,
+                    known[reference],
+                    context,
+                )
             )
         return work
 

@@ -15,7 +15,7 @@ from rewardkit.custom import load_function
 from rewardkit.errors import InvalidSampleError
 from rewardkit.scoring.outcomes import CheckKey
 from rewardkit.scoring.rows import first_phases, quick_decides
-from rewardkit.verifiers.base import Extracted, Verdict, Verifier
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict, Verifier, extract_with
 
 __all__ = ["call_custom", "check", "spread_rows", "verify_whole"]
 
@@ -31,14 +31,18 @@ def call_custom(path: str, name: str, args: tuple[Any, ...], kwargs: Mapping[str
 
 
 def verify_whole(
-    verifier: Verifier, response: str, ground_truth: Any, fast_paths: bool
+    verifier: Verifier,
+    response: str,
+    ground_truth: Any,
+    fast_paths: bool,
+    context: Context = NO_CONTEXT,
 ) -> tuple[Verdict, dict[str, Any]] | str:
     """Every phase of a rule verifier, for a row too big to check on the event loop.
 
     Returns the verdict and what extraction saw, or a string: why the ground truth is
     unusable (the row is then ``invalid``, as it is when checked inline).
     """
-    extracted = verifier.extract(response)
+    extracted = extract_with(verifier, response, context)
     try:
         quick = verifier.quick_check(extracted, ground_truth)
     except InvalidSampleError as exc:  # anything else is a bug: the row's status is error
@@ -48,10 +52,10 @@ def verify_whole(
     return verifier.check(extracted, ground_truth), dict(extracted.extra)
 
 
-SpreadRow = tuple[Verifier, str, Any, str, frozenset[tuple[Any, Any]] | None]
-"""A spread row: verifier, response, ground truth, the ground truth's key, and the
-(answer, source) pairs the engine already holds an outcome for against it (None: too
-many to send, the engine checks this row's answer itself)."""
+SpreadRow = tuple[Verifier, str, Any, str, frozenset[tuple[Any, Any]] | None, Context]
+"""A spread row: verifier, response, ground truth, the ground truth's key, the (answer,
+source) pairs the engine already holds an outcome for against it (None: too many to
+send, the engine checks this row's answer itself), and the row's context."""
 
 SpreadOutcome = tuple[str, Any]
 """``("ok", (extracted, quick verdict or None, checked verdict or None, shared))``,
@@ -73,10 +77,13 @@ def spread_rows(rows: list[SpreadRow], fast_paths: bool, check_for_s: float) -> 
     never costs the others.
     """
     began = time.perf_counter()
-    firsts = [_first_phases(verifier, response, truth) for verifier, response, truth, _, _ in rows]
+    firsts = [
+        _first_phases(verifier, response, truth, context)
+        for verifier, response, truth, _, _, context in rows
+    ]
     checked: dict[CheckKey, Verdict] = {}
     out: list[SpreadOutcome] = []
-    for (verifier, _, truth, truth_key, known), first in zip(rows, firsts, strict=True):
+    for (verifier, _, truth, truth_key, known, _), first in zip(rows, firsts, strict=True):
         if first[0] != "ok":
             out.append(first)
             continue
@@ -94,9 +101,11 @@ def spread_rows(rows: list[SpreadRow], fast_paths: bool, check_for_s: float) -> 
     return out
 
 
-def _first_phases(verifier: Verifier, response: str, ground_truth: Any) -> SpreadOutcome:
+def _first_phases(
+    verifier: Verifier, response: str, ground_truth: Any, context: Context
+) -> SpreadOutcome:
     try:
-        return "ok", first_phases(verifier, response, ground_truth)
+        return "ok", first_phases(verifier, response, ground_truth, context)
     except InvalidSampleError as exc:
         return "invalid", str(exc)
     except Exception as exc:

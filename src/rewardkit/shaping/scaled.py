@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.verifiers.base import Extracted, Verdict, Verifier
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict, Verifier, extract_with
 
 __all__ = ["Scaled"]
 
@@ -35,8 +35,12 @@ class Scaled:
         quick verdicts are (see ``rewardkit.scoring.rows.quick_decides``)."""
         return getattr(self.inner, "fast_paths", True) is not False
 
-    def extract(self, response: str) -> Extracted:
-        return self.inner.extract(response)
+    @property
+    def reads_context(self) -> bool:
+        return bool(getattr(self.inner, "reads_context", False))
+
+    def extract(self, response: str, context: Context = NO_CONTEXT) -> Extracted:
+        return extract_with(self.inner, response, context)
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
         verdict = self.inner.quick_check(extracted, ground_truth)

@@ -1,9 +1,10 @@
 """Finding the final answer of a MATH-style response, in the scoring loop's own process.
 
-The *final part* of a response is the text after its last ``</think>`` when that text is
-not blank, else the whole response. Each rule below is tried on the final part, then
-(when the final part is not the whole response) on the whole response, so an answer
-boxed inside the thinking still counts when the summary gives none. First found wins:
+The *final part* of a response is its conclusion, as every verifier family reads it
+(:func:`rewardkit.verifiers._final.answering_texts`: the text after the last
+``</think>``, quoted answer forms blanked; an answer only in the thinking is no answer).
+Each rule below is tried on it, first found wins; a truncated response
+(:func:`~rewardkit.verifiers._final.cut_off`, or the row's context) has no fallback (4.):
 
 1. ``boxed``: the last non-blank ``\\boxed{}``/``\\fbox{}`` and the boxes joined to it by
    ``,``, ``;``, "and", "or", ``x =`` or spacing (one multi-part answer). Blank boxes
@@ -135,6 +136,7 @@ from rewardkit.verifiers import _latex, _numeric
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
+    CORRECTION_GAP,
     MAX_ANSWER_CHARS,
     OFFER_CUE,
     OFFER_CUE_AHEAD,
@@ -150,14 +152,14 @@ from rewardkit.verifiers._common import (
     rest_of_paragraph,
     section_start,
     unread_answer,
-    visible,
 )
+from rewardkit.verifiers._final import answering_texts, no_fallback
+from rewardkit.verifiers.base import NO_CONTEXT, Context
 
 __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
 
 ExtractionMode = Literal["default", "strict"]
 
-THINK_END = "</think>"
 LINE_TAIL_CHARS = 4000
 """Answer lines are looked for in this many characters at the end of the final part."""
 EXPRESSION_CHARS = 16_000
@@ -218,19 +220,19 @@ class Found:
     tag's content; -1: ``start``)."""
 
 
-def find_answer(response: str, mode: ExtractionMode = "default") -> Found:
-    """The final answer of ``response`` by the rules of this module's docstring."""
-    response = visible(response).rstrip()  # a megabyte of blanks after it hides nothing
-    cut = response.rfind(THINK_END)
-    final = response[cut + len(THINK_END) :] if cut >= 0 else response
-    texts = [final, response] if cut >= 0 and final.strip() else [response]
+def find_answer(
+    response: str, mode: ExtractionMode = "default", context: Context = NO_CONTEXT
+) -> Found:
+    """The final answer of ``response`` by the rules of this module's docstring, read
+    from its conclusion only (:func:`rewardkit.verifiers._final.conclusion`)."""
+    texts = answering_texts(response, context)
     rules = (_boxed, _final_tag) if mode == "strict" else (_boxed, _final_tag, _lined)
     for text in texts:
         for rule in rules:
             found = rule(text)
             if found is not None:
                 return _unless_offered(_unless_hedged(found, text))
-    if mode == "default":
+    if mode == "default" and not no_fallback(texts[0], context):
         found = _unless_offered(_unless_alternatives(_expression(texts)))
         return _unless_qualified(_unless_negated(found))
     return Found(None, {"source": None})
@@ -429,8 +431,19 @@ def _tagged(text: str) -> Found | None:
     if passage:
         # a sentence or a derivation: math-verify reads it, anchored by the word "answer"
         return Found(_TAG_PASSAGE.format(content), {"source": "expression", "tag": True})
+    if not answer and content.strip(_OUTER_NOISE + "$") and not _PLACEHOLDER.fullmatch(content):
+        # words and no value ("no solution", "cannot be determined"): the tag answers that
+        # there is none, and no number elsewhere answers for it
+        return Found(None, {"source": "answer_tag", "no_value": True, "pred": content[:200]})
     inside = open_ + len("<answer>")  # words after the value, in the tag or after it, offer
     return Found(answer, {"source": "answer_tag"}, open_, inside) if answer else None
+
+
+# the format's own words, not an answer: "<answer> answer here </answer>" echoes the prompt
+_PLACEHOLDER = re.compile(
+    r"(?i)[\s.…]*(?:(?:your|the|final|my)[ \t]+)*answer(?:[ \t]+(?:goes[ \t]+)?here)?[\s.…]*"
+    r"|[\s.…]*|[\s.…]*\.\.\.[\s.…]*"
+)
 
 
 def _tag_alternatives(content: str, *, plain: bool) -> str | None:
@@ -732,7 +745,7 @@ _PROSE_VALUE = (
 # same matches, found several times faster in a long paragraph
 _CUED = re.compile(OFFER_CUE_AHEAD + OFFER_CUE + r"[ \t,:]{1,3}" + _PROSE_VALUE)  # "Or 20"
 _CORRECTED = re.compile(  # "Wait, it's 20"
-    CORRECTION_CUE_AHEAD + CORRECTION_CUE + r"[ \t,:]{1,3}(?:\*\*)?" + _PROSE_VALUE
+    CORRECTION_CUE_AHEAD + CORRECTION_CUE + CORRECTION_GAP + r"(?:\*\*)?" + _PROSE_VALUE
 )
 _PREDICATED = re.compile(  # "20 would also work", "$x = 20$ is also a solution"
     VALUE_AHEAD + r"(?<![\w.=+*/^\\-])(?<![=+*/^-][ \t])" + _PROSE_VALUE + OFFER_PREDICATE

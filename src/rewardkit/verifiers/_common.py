@@ -26,11 +26,15 @@ PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 _CORRECTION = (
     r"(?i:actually|wait|no(?=[ \t]*[,:;!.\u2014-])|sorry|oops|correction|i[ \t]+mean"
-    r"|i[ \t]+meant|make[ \t]+that|scratch[ \t]+that|on[ \t]+second[ \t]+thought)"
+    r"|i[ \t]+meant|make[ \t]+that|scratch[ \t]+that|on[ \t]+second[ \t]+thought"
+    r"|(?:up)?on[ \t]+(?:further[ \t]+|second[ \t]+)?reflection|hmm+|hold[ \t]+on"
+    r"|let[ \t]+me[ \t]+(?:re-?check|reconsider|correct[ \t]+(?:that|myself)))"
 )
 _CORRECTION_FILL = (
     r"(?i:it(?:'s|[ \t]+is|[ \t]+should[ \t]+be)|should[ \t]+be|that[ \t]+is|the[ \t]+"
-    r"(?:final[ \t]+)?answer[ \t]+is|i[ \t]+get|we[ \t]+get)"
+    r"(?:final[ \t]+|correct[ \t]+|right[ \t]+|real[ \t]+|actual[ \t]+)?answer[ \t]+(?:is|should[ \t]+be)"
+    r"|i[ \t]+get|we[ \t]+get|i[ \t]+(?:think|believe|guess|suppose)|it[ \t]+must[ \t]+be"
+    r"|it[ \t]+(?:'s|is)[ \t]+(?:actually|really))"
 )
 CORRECTION_CUE = (
     rf"\b{_CORRECTION}(?:[ \t]*[,:;!.\u2014-]?[ \t]*\b(?:{_CORRECTION}|{_CORRECTION_FILL})){{0,3}}"
@@ -38,6 +42,10 @@ CORRECTION_CUE = (
 """Words that take a final answer back and give another: "Wait, no: 20", "Actually,
 it's 20", "Sorry, I mean 20", "No, 20" ("no" only before a stop: "no 20-year-old" is
 no correction). Also read past the answer's paragraph (:func:`later_paragraphs`)."""
+CORRECTION_GAP = r"(?:[ \t,:;\u2013\u2014]|-(?![\d.])){1,4}"  # a dash, not a minus sign
+"""What may stand between a :data:`CORRECTION_CUE` and the value it gives: spaces and
+punctuation ("Wait, no: 20", "Hmm, no \u2014 20")."""
+
 
 _OR_FOREIGN = (
     r"(?:(?i:vs\.?|versus|oder|ou|eller|lub|albo|nebo|alebo|vagy|veya|atau|hoặc"
@@ -113,9 +121,9 @@ then a value right after it (never "could be verified", "alternatively, using ..
 # marks the "Antwort:" branch looks behind at); it only lets re pass over the other
 # positions without trying every branch there, which is most of the cost on a long
 # paragraph. The letters are inside (?i:...) so that they fold as the cue words do.
-CORRECTION_CUE_AHEAD = r"(?=\b(?i:[acimnosw]))"
+CORRECTION_CUE_AHEAD = r"(?=\b(?i:[achilmnosuw]))"
 """A lookahead true wherever a CORRECTION_CUE match can begin (see OFFER_CUE_AHEAD)."""
-OFFER_CUE_STARTS = r"[.,;:!?\n()\[\u2013\u2014\u2026-]|\b(?i:[acimnopsuw])|^|(?<=[\n.!?;])"
+OFFER_CUE_STARTS = r"[.,;:!?\n()\[\u2013\u2014\u2026-]|\b(?i:[achilmnopsuw])|^|(?<=[\n.!?;])"
 """Where an OFFER_CUE match can begin (zero-width alternatives, for a lookahead)."""
 OFFER_CUE_AHEAD = f"(?={OFFER_CUE_STARTS})"
 """A lookahead true wherever an OFFER_CUE match can begin: put it first in a pattern

@@ -27,15 +27,103 @@ if TYPE_CHECKING:  # annotations only: nothing here is needed at run time
     from rewardkit.config import RewardSection
 
 __all__ = [
+    "NO_CONTEXT",
     "AnyVerifier",
     "AsyncVerifier",
+    "Context",
     "Entry",
     "Extracted",
     "Matcher",
     "Verdict",
     "Verifier",
+    "extract_with",
     "is_async",
+    "is_truncated",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a verifier may know of a row besides its response, for the rule that reads the
+    final answer (:mod:`rewardkit.verifiers._final`): the prompt's lines that hold an
+    answer form (a box, an ``<answer>`` tag, "answer:"), so that the response repeating
+    one is no answer given; and whether the trainer cut the response at its length limit.
+
+    A verifier whose class sets ``reads_context = True`` is called ``extract(response,
+    context)``; any other ``extract(response)`` (:func:`extract_with`). The engine builds
+    it on the loop for every path a row takes (``rewardkit.scoring.rows.context_of``):
+    inline, whole in a worker, in a spread task. It is not part of a check's cache key
+    (``check`` reads only the extracted answer). An :class:`AsyncVerifier` that needs the
+    whole prompt says so with ``reads_prompt`` instead, and is handed its text."""
+
+    prompt: str = ""
+    truncated: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        prompt: Any,
+        extra_info: Mapping[str, Any] | None,
+        *,
+        max_response_length: int | None = None,
+    ) -> Context:
+        """The context of a row: its prompt (a string or chat messages) and extra_info
+        (with the trainer's response length limit, where the config gives it)."""
+        truncated = is_truncated(extra_info or {}, max_response_length)
+        text = _prompt_text(prompt)
+        if not text and not truncated:
+            return NO_CONTEXT
+        return cls(_answer_form_lines(text), truncated)
+
+
+NO_CONTEXT = Context()
+
+
+def _prompt_text(prompt: Any) -> str:
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list | tuple):
+        parts = [m.get("content") for m in prompt if isinstance(m, Mapping)]
+        return "\n".join(part for part in parts if isinstance(part, str))
+    return ""
+
+
+_ANSWER_FORM_WORDS = ("\\boxed", "\\fbox", "<answer>", "answer")
+
+
+def _answer_form_lines(text: str) -> str:
+    """The lines of ``text`` that may hold an answer form (all a response line repeating
+    the prompt can be found in): a small string, whatever the prompt's length."""
+    low = text.lower()
+    if not any(word in low for word in _ANSWER_FORM_WORDS):
+        return ""
+    return "\n".join(
+        line for line in low.splitlines() if any(w in line for w in _ANSWER_FORM_WORDS)
+    )
+
+
+def is_truncated(extra_info: Mapping[str, Any], max_response_length: int | None = None) -> bool:
+    """Whether the trainer says the response was cut at its length limit: ``truncated``
+    true, ``finish_reason``/``stop_reason`` ``"length"``, or verl's ``response_length``
+    at (or past) ``max_response_length`` (or ``max_resp_len``) of ``extra_info``, else
+    the limit given (``reward.overlong_buffer.max_resp_len``)."""
+    if extra_info.get("truncated") is True:
+        return True
+    if any(extra_info.get(key) == "length" for key in ("finish_reason", "stop_reason")):
+        return True
+    length = extra_info.get("response_length")
+    limit = extra_info.get("max_response_length", extra_info.get("max_resp_len"))
+    limit = max_response_length if limit is None else limit
+    if type(length) is int and type(limit) is int:
+        return 0 < limit <= length
+    return False
+
+
+def extract_with(verifier: Verifier, response: str, context: Context) -> Extracted:
+    """``verifier.extract``, given the row's context when the verifier reads it."""
+    if context is not NO_CONTEXT and getattr(verifier, "reads_context", False):
+        return verifier.extract(response, context)  # type: ignore[call-arg]
+    return verifier.extract(response)
 
 
 @dataclass(frozen=True, slots=True)

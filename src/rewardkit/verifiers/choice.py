@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
+    CORRECTION_GAP,
     OFFER_CUE,
     OFFER_PREDICATE,
     OR_WORD,
@@ -45,29 +46,56 @@ from rewardkit.verifiers._common import (
     section_start,
     unread_answer,
     verdict,
-    visible,
 )
-from rewardkit.verifiers.base import Extracted, Verdict
+from rewardkit.verifiers._final import answering_texts, no_fallback
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["ChoiceVerifier"]
 
 _LETTER = r"[\(\[]?(?P<letter>[A-J])[\)\]]?(?![A-Za-z0-9])"
 _STATEMENT = (
     r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?i:is)?[ \t]{0,3}[:：]?[ \t]{0,3}"
-    r"(?:\*\*)?[ \t]{0,3}\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
+    r"(?:\*\*)?[ \t]{0,3}(?:(?i:option|choice)[ \t]{1,3})?"  # "the answer is option A"
+    r"\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
 )
 # "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
-_STATED = re.compile(r"(?i:answer)" + _STATEMENT)
+_STATED = re.compile(
+    r"(?i:answer)(?:"
+    + _STATEMENT
+    # "Answer: b", "answer is (b)." ending its line: a lower-case letter stated as the answer
+    + r"|(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?:(?i:is)[ \t]{0,3})?[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+    r"[\(\[]?(?P<letter_b>[a-j])[\)\]]?(?=[ \t]{0,3}(?:\*\*)?[ \t]{0,3}\.?[ \t]{0,3}(?:\n|$)))"
+)
 # <answer>C</answer>, <answer> $C$ </answer>, <answer>(C) 42</answer>; not "<answer> C(5, 2)"
 _TAGGED = re.compile(
     r"<answer>\s{0,8}\$?(?:\\boxed\{|\\text\{)?[\(\[]?(?P<letter>[A-J])[\)\]]?"
     r"(?=[}$.:]{0,3}\s{0,8}</answer>|[.:)][ \t])"
 )
-_OPTION = re.compile(r"(?i:option|choice)" + _STATEMENT)
+# "option"/"choice" states the answer only when chosen ("the correct option is C", "option
+# C is correct", "I choose C"), never when discussed ("Option D is a distractor.")
+_OPTION = re.compile(  # the lookahead first: re passes fast over where no word starts
+    r"(?=[oOcCsSpPgG])(?:(?i:option|choice)[ \t]{1,3}(?:(?i:is)[ \t]{0,3}[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+    + _LETTER
+    + r"|(?:\*\*)?"
+    + _LETTER.replace("letter", "letter_b")
+    + r"(?:\*\*)?(?=[ \t]{1,3}(?i:is[ \t]+(?:the[ \t]+)?(?:correct|right|best|answer)\b)))"
+    + r"|\b(?i:choose|select|pick|go[ \t]+with)[ \t]{1,3}(?:(?i:option|choice)[ \t]{1,3})?(?:\*\*)?"
+    + _LETTER.replace("letter", "letter_c")
+    + ")"
+)
+# the last line is the option chosen, restated: "B) 42", "(B) 42", "A. lightning."
+# (its text short, not a judgement of the option: "(A) is wrong because ..." discusses it)
+_OPTION_LINE = re.compile(
+    r"[\(\[]?(?P<letter>[A-J])(?:[\)\]]|\.(?=[ \t]))"
+    r"(?![ \t:]*(?i:is|are|was|were|fails?|can|cannot|can't|could|would|should|does|doesn't|isn't"
+    r"|seems|looks|might|may|and|or|vs)\b)[ \t]{0,3}:?[ \t]{0,3}(?![\(\[]?[A-J][\)\]])"
+    r"(?:(?![\(\[][A-J][\)\]]|\*\*[A-J]\*\*)[^\n]){1,80}"
+)
 _BOXED = re.compile(r"\\boxed\{[ \t]{0,2}(?:\\text(?:bf)?\{)?[ \t]{0,2}" + _LETTER)
 _BOLD = re.compile(r"\*\*[\(\[]?(?P<letter>[A-J])[\)\]]?[.:]?\*\*")
 _PARENTHESISED = re.compile(r"\((?P<letter>[A-J])\)")
-_LONE_LINE = re.compile(r"[\(\[]?(?P<letter>[A-J])[\)\]]?\.?")
+_STATED_FORMS = (_STATED, _BOXED, _TAGGED)
+_LONE_LINE = re.compile(r"[\(\[]?(?P<letter>[A-Ja-j])[\)\]]?\.?")  # "c" too
 # another letter listed after the one read: "A, B", "C or D", "C (or D)", "(C)(D)", "**C** or **D**"
 # (not a word: "C. A photon...", "C I think" are prose)
 _LISTED_AFTER = re.compile(  # "C vs D", "C oder D", "C 或 D": "or" in any language too
@@ -96,37 +124,22 @@ class ChoiceVerifier:
     with its letter (``C) 42``), or a list of acceptable letters.
     """
 
+    reads_context: ClassVar[bool] = True  # extract(response, context): see base.Context
+
     @property
     def key(self) -> str:
         return "choice"
 
-    def extract(self, response: str) -> Extracted:
-        """The chosen letter (None when several are offered); bounded: every search
+    def extract(self, response: str, context: Context = NO_CONTEXT) -> Extracted:
+        """The chosen letter (None when several are offered), read from the conclusion
+        (:func:`~rewardkit.verifiers._final.answering_texts`); bounded: every search
         starts from the end and reads at most a few KB around the letter found."""
-        full = visible(response).rstrip()  # hidden text answers nothing
-        offset = max(0, len(full) - TAIL_CHARS)
-        response = full[offset:]
-        stated = _last_of(response, (_STATED, _BOXED, _TAGGED))
-        if stated is not None:
-            hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
-            hedged = (
-                hedged or _options_follow(response, stated) or _bold_elsewhere(response, stated)
-            )
-            return _unless_hedged(stated, "stated", hedged)
-        option = _last_of(response, (_OPTION,))
-        if option is not None:
-            return _unless_hedged(option, "stated", False)
-        lines = response.rstrip()[-64:].split("\n")
-        if lone := _LONE_LINE.fullmatch(lines[-1].strip(" \t*")):
-            above = _LONE_LINE.fullmatch(lines[-2].strip(" \t*")) if len(lines) > 1 else None
-            hedged = above is not None and above.group("letter") != lone.group("letter")
-            hedged = hedged or _bold_elsewhere(response, lone, len(response) - len(lines[-1]))
-            return _unless_hedged(lone, "line", hedged)  # "A\nB\nC": a list of letters
-        marked = _last_of(response, (_BOLD, _PARENTHESISED))
-        if marked is not None:
-            before = response[max(0, marked.start() - 16) : marked.start()]
-            listed = _LISTED_BEFORE.search(before) is not None or _options_restated(marked)
-            return _unless_hedged(marked, "marked", listed or _bold_elsewhere(response, marked))
+        texts = answering_texts(response, context)
+        cut = no_fallback(texts[0], context)
+        for text in texts:
+            found = _extract_in(text, cut)
+            if found.answer is not None or found.extra.get("hedged"):
+                return found
         return Extracted(None, {"pattern": None})
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
@@ -141,10 +154,45 @@ class ChoiceVerifier:
         return self.quick_check(extracted, ground_truth)
 
 
+def _extract_in(full: str, cut: bool) -> Extracted:
+    """The chosen letter of one text that may answer; ``cut``: the response was
+    truncated, so only stated answers count (no last line, no marked letter)."""
+    offset = max(0, len(full) - TAIL_CHARS)
+    response = full[offset:]
+    stated = _last_of(response, _STATED_FORMS)
+    lines = response[-400:].split("\n")
+    line_at = len(response) - len(lines[-1])
+    last = lines[-1].strip(" \t*")
+    lone = None if cut else (_LONE_LINE.fullmatch(last) or _OPTION_LINE.fullmatch(last))
+    if lone is not None and stated is not None and line_at < stated.end():
+        lone = None  # the stated answer is on the last line itself
+    if stated is not None and (lone is None or _letter(lone) == _letter(stated)):
+        hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
+        hedged = hedged or _options_follow(response, stated) or _bold_elsewhere(response, stated)
+        return _unless_hedged(stated, "stated", hedged)
+    if stated is not None and lone is not None:  # "Answer: A" then a last line "B) 42"
+        return Extracted(None, {"pattern": "line", "hedged": True, "pred": _letter(lone)})
+    option = last_match(_OPTION, response)
+    if option is not None and (lone is None or option.end() > line_at):
+        return _unless_hedged(option, "stated", False)
+    if lone is not None:
+        above_line = lines[-2].strip(" \t*") if len(lines) > 1 else ""
+        above = _LONE_LINE.fullmatch(above_line) or _OPTION_LINE.fullmatch(above_line)
+        hedged = above is not None and _letter(above) != _letter(lone)
+        hedged = hedged or _bold_elsewhere(response, lone, line_at)
+        return _unless_hedged(lone, "line", hedged)  # "A\nB\nC": a list of letters
+    marked = None if cut else _last_of(response, (_BOLD, _PARENTHESISED))
+    if marked is not None:
+        before = response[max(0, marked.start() - 16) : marked.start()]
+        listed = _LISTED_BEFORE.search(before) is not None or _options_restated(marked)
+        return _unless_hedged(marked, "marked", listed or _bold_elsewhere(response, marked))
+    return Extracted(None, {"pattern": None})
+
+
 def _unless_hedged(found: re.Match[str], pattern: str, hedged: bool) -> Extracted:
     """The letter of ``found``, or none when another letter is listed right after it or
     ``hedged`` says another one is offered."""
-    letter = found.group("letter")
+    letter = _letter(found)
     after = _LISTED_AFTER.match(found.string, found.end())
     if hedged or (after is not None and after.group().strip(" \t*$}([])") != letter):
         return Extracted(None, {"pattern": pattern, "hedged": True, "pred": letter})
@@ -161,10 +209,10 @@ def _other_stated(text: str, offset: int, final: re.Match[str]) -> bool:
     read_from = max(start, at - SECTION_CHARS)
     if unread_answer(text, start, read_from):
         return True
-    letter = final.group("letter")
+    letter = _letter(final)
     return any(
-        other.group("letter") != letter
-        for pattern in (_STATED, _BOXED, _TAGGED)
+        _letter(other) != letter
+        for pattern in _STATED_FORMS
         for other in pattern.finditer(text, read_from, at)
     )
 
@@ -193,7 +241,8 @@ _OFFERED_AFTER = re.compile(
 # in a later paragraph: the answer taken back ("Answer: A\n\nActually, B.")
 _CORRECTED = re.compile(
     CORRECTION_CUE
-    + r"[ \t,:]{1,3}(?:(?i:the[ \t]+answer[ \t]+is|option|choice)[ \t]+)?(?:\*\*)?"
+    + CORRECTION_GAP
+    + r"(?:(?i:the[ \t]+answer[ \t]+is|option|choice)[ \t]+)?(?:\*\*)?"
     + _OFFERED_LETTER.format(name="offered")
 )
 
@@ -205,7 +254,7 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
     offers = [*_OFFERED_AFTER.finditer(window)]
     later = later_paragraphs(text, final.end())  # the next paragraph offers or takes back too
     offers += [*_OFFERED_AFTER.finditer(later), *_CORRECTED.finditer(later)]
-    letter = final.group("letter")
+    letter = _letter(final)
     return any(_offered_letter(found) != letter for found in offers)
 
 
@@ -230,7 +279,7 @@ def _bold_elsewhere(text: str, final: re.Match[str], at: int = -1) -> bool:
     last = last_match(_BOLD_LINE, text)
     if last is not None and last.start() > at and section_start(text, last.start()) <= at:
         found.append(last)
-    return any(other.group("letter") != final.group("letter") for other in found)
+    return any(_letter(other) != _letter(final) for other in found)
 
 
 def _options_restated(final: re.Match[str]) -> bool:
@@ -246,7 +295,7 @@ def _options_restated(final: re.Match[str]) -> bool:
         for pattern in (_BOLD, _PARENTHESISED)
         for found in pattern.finditer(text, max(start, at - _LIST_CHARS), final.end())
     ]
-    letter = final.group("letter")
+    letter = _letter(final)
     if letter < "C" or sorted(set(labels)) != [chr(c) for c in range(ord("A"), ord(letter) + 1)]:
         return False
     return _OPTION_TEXT.match(text, final.end()) is not None
@@ -257,7 +306,7 @@ def _options_follow(text: str, final: re.Match[str]) -> bool:
     (C) 22 (D) 24"): two labels or more follow it, the next letters in order, each
     after a short option text with no sentence end ("Answer: (A) 18. (B) is wrong"
     discusses another option after choosing)."""
-    pos, expected, seen = final.end(), ord(final.group("letter")) + 1, 0
+    pos, expected, seen = final.end(), ord(_letter(final)) + 1, 0
     while seen < 10:
         found = _LABEL.search(text, pos, pos + 80)
         if found is None or ord(found.group("letter")) != expected:
@@ -272,6 +321,12 @@ _LABEL = re.compile(r"(?:\(|\*\*)(?P<letter>[A-J])(?:\)|\*\*)")
 _STOP = re.compile(r"[.!?](?:\s|$)|\n[ \t]*\n")
 _LIST_CHARS = 2000  # how far back a restated list of options is looked for
 _OPTION_TEXT = re.compile(r"[ \t]{0,3}:?[ \t]{0,3}[\w$\\-]")  # "(D) 24", "**D**: 24", "(D) Paris"
+
+
+def _letter(found: re.Match[str]) -> str:
+    """The letter ``found`` reads (in whichever of its ``letter`` groups matched), upper
+    case ("Answer: b" chooses B)."""
+    return (found.group(found.lastgroup or "letter") or "").upper()
 
 
 def _last_of(text: str, patterns: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:

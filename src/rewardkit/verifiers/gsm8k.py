@@ -6,8 +6,10 @@ Three ways to find the final number (``reward.verifiers.gsm8k_method``):
   answer is n" / "Answer: n" / "The final answer is n", ``A: n`` at a line start, and
   ``<answer> n </answer>`` (a number, perhaps with a unit word): the shapes real model
   outputs end with (few models write ``####`` unless trained to). With none of these,
-  the last number after the last ``</think>`` (else in the whole response), as
-  math-verify and verl's ``flexible`` rule read it. A number is read with the words
+  the last number of the conclusion (:mod:`~rewardkit.verifiers._final`: after the last
+  ``</think>``; none when the response was truncated), as math-verify and verl's
+  ``flexible`` rule read it. A tag of words ("no solution") or of a list ("3, 6, 12")
+  is no number, and nothing elsewhere answers for it. A number is read with the words
   around it that qualify it ("18 or 19", "18, 19", "18 to 19", "at least 18", "not 18",
   "18 squared", "1/2"): then it is no number, never the bare 18 (or 2).
 * ``strict``: verl's rule, the last ``#### n`` (exactly ``#### `` then ``-?[0-9.,]+``);
@@ -45,7 +47,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex
@@ -54,6 +56,8 @@ from rewardkit.verifiers._common import (
     CONTEXT_WORD,
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
+    CORRECTION_GAP,
+    MAX_ANSWER_CHARS,
     OFFER_CUE,
     OFFER_CUE_STARTS,
     OFFER_PREDICATE,
@@ -69,7 +73,13 @@ from rewardkit.verifiers._common import (
     verdict,
     visible,
 )
-from rewardkit.verifiers.base import Extracted, Verdict
+from rewardkit.verifiers._final import (
+    answering_texts,
+    ascii_number_text,
+    no_fallback,
+    without_code,
+)
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["GSM8KVerifier"]
 
@@ -83,13 +93,13 @@ _VERL_FLEXIBLE = re.compile(r"(\-[0-9.,]+|[0-9,][0-9.,]*|\.[0-9.,]+)")
 # auto: a number after a marker, with an optional "$", "\$", "\(", "**" and sign before it.
 # The number is atomic and must not start a calculation ("answer is 5 * 2 = 10").
 _NUMBER = (
-    r"((?>-?[ \t]{0,3}(?:\\\$|\$)?[ \t]{0,3}-?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)))"
+    r"((?>-?[ \t]{0,3}(?:\\\$|\$)?[ \t]{0,3}-?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)(?:/[1-9][0-9]*(?![0-9.]))?))"
     r"(?![ \t]{0,2}(?:[-+/×÷=^]|\*(?!\*(?![ \t]{0,2}[0-9]))))"  # "**18**": bold, "2**3": a power
 )
 # The lookahead first: re tries the lookbehind only where a number can start (4x faster
 # over a tail of braces with no number)
 _LAST_NUMBER = re.compile(
-    r"(?=[-$.0-9])(?<![\w.])(-?\$?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+))(?![\w])"
+    r"(?=[-$.0-9])(?<![0-9A-Za-z_.])(-?\$?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+))(?!\.?[0-9A-Za-z_])"
 )
 _LEAD = r"[ \t]{0,3}(?:\*\*)?[ \t]{0,3}(?:\\\(|\$)?[ \t]{0,3}"
 _AUTO = re.compile(
@@ -147,6 +157,8 @@ class GSM8KVerifier:
     float, a full GSM8K solution ending in ``#### n``, or a list of acceptable answers.
     """
 
+    reads_context: ClassVar[bool] = True  # extract(response, context): see base.Context
+
     method: Method = "auto"
 
     def __post_init__(self) -> None:
@@ -159,14 +171,14 @@ class GSM8KVerifier:
     def key(self) -> str:
         return f"gsm8k:{self.method}"
 
-    def extract(self, response: str) -> Extracted:
+    def extract(self, response: str, context: Context = NO_CONTEXT) -> Extracted:
         """The final number as written, found by :attr:`method` (bounded: the tail only)."""
         if self.method == "strict":  # verl reads the last 300 characters only
             answer = _group(last_match(_VERL_STRICT, response[-VERL_CLIP_CHARS:]))
         elif self.method == "flexible":
             answer = _last_flexible(response)
         else:
-            answer, hedged = _auto(response)
+            answer, hedged = _auto(response, context)
             if hedged:
                 return Extracted(None, {"method": self.method, "hedged": True, "pred": answer})
         return Extracted(answer, {"method": self.method})
@@ -179,7 +191,7 @@ class GSM8KVerifier:
         answer = extracted.answer
         value = None
         if answer is not None and ("," not in answer.rstrip(",") or _GROUPED.search(answer)):
-            value = plain_number(answer.replace("\\", ""))
+            value = _number(answer.replace("\\", ""))
         if extracted.extra.get("hedged"):
             return verdict(False, extracted.extra.get("pred"), hedged=True)
         return verdict(value is not None and value in golds, answer)
@@ -203,7 +215,26 @@ def _last_flexible(response: str) -> str | None:
     return None if found is None else found.group(1)
 
 
-def _auto(response: str) -> tuple[str | None, bool]:
+def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, bool]:
+    """:func:`_auto_in` on the texts that may answer (:func:`_final.answering_texts`):
+    the conclusion, then (a thinking the template opened) the whole response. A
+    truncated response has only its marked and boxed numbers, never the last number."""
+    texts = answering_texts(response, context)
+    cut = no_fallback(texts[0], context)
+    for text in texts:
+        answer, hedged = _auto_in(text, fallback=False)
+        if answer is not None or hedged:
+            return answer, hedged
+    if cut:
+        return None, False
+    for text in texts:
+        answer = _last_number(without_code(text))  # a program's numbers are no answer
+        if answer is not None:
+            return answer, False
+    return None, False
+
+
+def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]:
     """The later of the last marked number and the last box, else the last number
     after the last ``</think>`` (or of the whole response, when none is there); and
     whether it is hedged (see the module docstring).
@@ -224,11 +255,53 @@ def _auto(response: str) -> tuple[str | None, bool]:
         answer = _box_number(boxes[0].content)
         hedged = _offered_other(response, boxes[0].start, answer, (boxes, read_from))
         return answer, hedged or _offered_after(response, boxes[0].end, answer)
+    tag = _last_tag(response, max(marked_at, boxes[0].start if boxes else -1))
+    if tag is not None:  # a tag holding no one number ("3, 6, 12", "no solution"): no number
+        return tag, False
     if marked is not None:
         answer = _qualified(marked.string, marked.start(), marked.end(), _group(marked) or "")
         hedged = _offered_other(response, marked_at, answer, (boxes, read_from))
         return answer, hedged or _offered_after(response, tail + marked.end(), answer)
-    return _last_number(response), False
+    return (_last_number(response) if fallback else None), False
+
+
+_PLACEHOLDER_TAG = re.compile(
+    r"(?i)[\s.…]*(?:(?:your|the|final|my)\s+)*(?:answer(?:\s+(?:goes\s+)?here)?)?[\s.…]*"
+)
+
+
+def _last_tag(response: str, after: int) -> str | None:
+    """The content of the last closed ``<answer>`` tag, when it comes after ``after`` (the
+    last marked number or box) and holds no number :data:`_AUTO` reads (a list, words);
+    None when there is none, it is blank or the format's placeholder, or it is marked.
+    A tag holding a sentence or a derivation answers its last number, read with what
+    qualifies it; one holding only words or a list of numbers answers no number."""
+    close = response.rfind("</answer>")
+    open_ = response.rfind("<answer>", max(0, close - 4000), close) if close >= 0 else -1
+    if open_ < 0 or open_ <= after:
+        return None
+    content = response[open_ + len("<answer>") : close]
+    if _PLACEHOLDER_TAG.fullmatch(content):
+        return None
+    content = content[:MAX_ANSWER_CHARS]
+    if glued := _GLUED_UNIT.fullmatch(content):  # "20m", "80Fourth GradeStudents"
+        return glued.group(1)
+    if _LAST_NUMBER.search(content) is None or _NUMBER_LIST.fullmatch(content):
+        return content.strip()  # words ("no solution") or a list ("3, 6, 12"): no number
+    return _last_number(content) or content.strip()  # a sentence, a derivation: its result
+
+
+_GLUED_UNIT = re.compile(
+    r"\s*\$?(-?[0-9][0-9,]*(?:\.[0-9]+)?)[^\W\d_][^\W\d]{0,30}(?:[ \t]+[^\W\d_]{1,30}){0,4}[\s.]*"
+)
+_LISTED_NUMBER = r"\$?-?[0-9][0-9.,]*\$?"
+_NUMBER_LIST = re.compile(  # numbers and separators only: "3, 6, 12", "3 and 6", "3; 6"
+    r"\s*"
+    + _LISTED_NUMBER
+    + r"(?:\s*(?:[,;/|]|\s(?:and|or)\s|\s)\s*"
+    + _LISTED_NUMBER
+    + r")+[\s.]*"
+)
 
 
 def _box_number(content: str) -> str:
@@ -293,7 +366,8 @@ _OFFERED_AFTER = re.compile(  # the lookahead first: where a cue or a number can
 _CORRECTED = re.compile(
     CORRECTION_CUE_AHEAD
     + CORRECTION_CUE
-    + r"[ \t,:]{1,3}(?:\*\*)?(?:\\?\$)?[ \t]{0,2}"
+    + CORRECTION_GAP
+    + r"(?:\*\*)?(?:\\?\$)?[ \t]{0,2}"
     + _OFFERED_NUMBER
 )
 
@@ -316,14 +390,10 @@ def _offered_after(response: str, end: int, answer: str | None) -> bool:
     return False
 
 
-def _last_number(response: str) -> str | None:
-    """The last number after the last ``</think>`` (else of the whole response), read
-    with what qualifies it."""
-    think_end = response.rfind("</think>")
-    # the reply after a closed thinking first; with no number there, the whole response:
-    # real outputs close their thinking twice ("<think> 3 x 24 = 72 </think> 72 </think>")
-    final = last_match(_LAST_NUMBER, response[think_end:]) if think_end >= 0 else None
-    final = final or last_match(_LAST_NUMBER, response)
+def _last_number(text: str) -> str | None:
+    """The last number of ``text`` (a conclusion: :func:`_auto` hands it), read with what
+    qualifies it."""
+    final = last_match(_LAST_NUMBER, text)
     if final is None:
         return None
     return _qualified(final.string, final.start(), final.end(), _group(final) or "")
@@ -451,8 +521,20 @@ def _gold_numbers(ground_truth: Any) -> tuple[Fraction, ...]:
     return tuple(_gold_number(text) for text in gold_strings(ground_truth, "gsm8k"))
 
 
+_FRACTION = re.compile(r"[ \t]*(-?[0-9]{1,18})[ \t]*/[ \t]*([1-9][0-9]{0,17})[ \t]*")
+
+
+def _number(text: str) -> Fraction | None:
+    """A plain number (:func:`plain_number`, ``+7`` too), or a fraction ``a/b``: exact."""
+    text = ascii_number_text(text).replace("$", "")
+    found = _FRACTION.fullmatch(text)
+    if found is not None:
+        return Fraction(int(found.group(1)), int(found.group(2)))
+    return plain_number(text.strip().removeprefix("+"))  # "+7" is 7
+
+
 def _gold_number(text: str) -> Fraction:
-    value = plain_number(text)
+    value = _number(text)
     if value is None and "####" in text:  # a full dataset solution: its own final answer
         value = plain_number(_group(last_match(_AUTO, text)) or "")
     if value is None:

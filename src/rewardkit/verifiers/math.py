@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import (
@@ -47,9 +47,12 @@ from rewardkit.verifiers import (
 )
 from rewardkit.verifiers._answer import ExtractionMode
 from rewardkit.verifiers._common import gold_strings, verdict
-from rewardkit.verifiers.base import Extracted, Verdict
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["MathVerifier", "warm_up"]
+
+
+Decimals = Literal["exact", "rounded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +70,21 @@ class MathVerifier:
     answer (or a hedged one), and ``check`` never runs the inline comparisons.
     """
 
+    reads_context: ClassVar[bool] = True  # extract(response, context): see base.Context
+
     extraction: ExtractionMode = "default"
     fast_paths: bool = True
+    decimals: Decimals = "exact"
+    """``exact``: a decimal answer is right only when its value is exactly a gold's
+    (``0.666667`` is no ``\\frac{2}{3}``, ``1.414214`` no ``\\sqrt{2}``; ``0.5`` is
+    ``\\frac12``); ``rounded``: math-verify's 6-place rounding decides a decimal near a
+    gold (``reward.verifiers.math.decimals``)."""
 
     def __post_init__(self) -> None:
+        if self.decimals not in ("exact", "rounded"):
+            raise ValueError(
+                f"MathVerifier decimals must be 'exact' or 'rounded', got {self.decimals!r}"
+            )
         if self.extraction not in ("default", "strict"):
             raise ValueError(
                 f"MathVerifier extraction must be 'default' or 'strict', got {self.extraction!r}"
@@ -79,11 +93,12 @@ class MathVerifier:
     @property
     def key(self) -> str:
         key = "math" if self.extraction == "default" else f"math:{self.extraction}"
+        key = key if self.decimals == "exact" else f"{key}:decimals=rounded"
         return key if self.fast_paths else f"{key}:fast_paths=false"
 
-    def extract(self, response: str) -> Extracted:
+    def extract(self, response: str, context: Context = NO_CONTEXT) -> Extracted:
         """The final answer; bounded: boxes are scanned from the end, lines only in the tail."""
-        found = _answer.find_answer(response, self.extraction)
+        found = _answer.find_answer(response, self.extraction, context)
         return Extracted(found.answer, found.extra)
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
@@ -104,6 +119,10 @@ class MathVerifier:
             return verdict(False, answer)  # "\neq 12", "< 12": math-verify reads the 12
         if _latex.value_qualifier(answer) and not any(map(_latex.value_qualifier, golds)):
             return verdict(False, answer)  # "5\text{ or more}": math-verify drops the words
+        if self.decimals == "exact" and not _exact_decimal(answer, golds):
+            shown = _quick_verdict(answer, golds, _decide)  # a wrong value is wrong, not inexact
+            inexact = shown is None or shown.score > 0  # "0.666667" for "\frac{2}{3}"
+            return verdict(False, answer, inexact=True) if inexact else shown
         if not self.fast_paths:
             return None
         return _quick_verdict(answer, golds, _decide)
@@ -116,7 +135,9 @@ class MathVerifier:
         A fallback passage goes to math-verify's extraction before any of these.
         """
         if _is_passage(extracted):  # before any comparison: a passage is not an answer
-            return _expression_verdict(extracted.answer or "", _gold_answers(ground_truth))
+            return _expression_verdict(
+                extracted.answer or "", _gold_answers(ground_truth), self.decimals
+            )
         quick = self.quick_check(extracted, ground_truth)
         if quick is None and not self.fast_paths and extracted.answer is not None:
             quick = _quick_verdict(extracted.answer, _gold_answers(ground_truth), _guarded)
@@ -609,13 +630,45 @@ def _is_passage(extracted: Extracted) -> bool:
     return extracted.answer is not None and extracted.extra.get("source") == "expression"
 
 
-def _expression_verdict(passage: str, golds: tuple[str, ...]) -> Verdict:
+def _expression_verdict(
+    passage: str, golds: tuple[str, ...], decimals: Decimals = "exact"
+) -> Verdict:
     """The fallback: math-verify extracts the answer from the end of the response as
-    verl's ``math_verify`` scorer does (its default LaTeX and expression configs)."""
+    verl's ``math_verify`` scorer does (its default LaTeX and expression configs); a
+    decimal it reads is held to the gold exactly, as a boxed one is."""
     found = _parse_passage(passage)
     pred = next((item for item in reversed(found) if isinstance(item, str)), None)
+    if decimals == "exact" and pred is not None and not _exact_decimal(pred, golds):
+        return verdict(False, pred, source="expression", inexact=True)
     correct = any(_verify(_parse_gold(gold), found) for gold in golds)
     return verdict(correct, pred, source="expression")
+
+
+_DECIMAL_POINT = re.compile(r"(?<![\d.])\d*\.\d")  # "0.666667", ".5": a decimal written
+
+
+def _exact_decimal(answer: str, golds: tuple[str, ...]) -> bool:
+    """False when ``answer`` writes a decimal and is shown exactly equal to no gold that
+    writes none (a gold decimal is compared as math-verify compares it): the decimal is
+    then an approximation. Exact readings only, never a tolerance: two plain numbers as
+    fractions, anything else by :mod:`~rewardkit.verifiers._numeric`'s exact values."""
+    if not _DECIMAL_POINT.search(answer):
+        return True
+    pred = _prepare(answer)
+    for gold in golds:
+        if _DECIMAL_POINT.search(gold):
+            return True
+        ref = _prepare(gold)
+        if pred is None or ref is None:
+            continue
+        pred_number, gold_number = _latex.exact_number(pred), _latex.exact_number(ref)
+        if pred_number is not None and gold_number is not None:
+            if pred_number == gold_number:
+                return True
+            continue
+        if _numeric.compare(pred, ref) is True:
+            return True
+    return False
 
 
 def _parse_passage(passage: str) -> list[Any]:

@@ -32,7 +32,7 @@ from rewardkit.verifiers.base import AnyVerifier, Entry, Matcher, Verifier, is_a
 from rewardkit.verifiers.choice import ChoiceVerifier
 from rewardkit.verifiers.geometry import GeometryVerifier
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
-from rewardkit.verifiers.math import MathVerifier, warm_up
+from rewardkit.verifiers.math import Decimals, MathVerifier, warm_up
 from rewardkit.verifiers.search_qa import SearchQAVerifier
 
 __all__ = [
@@ -91,21 +91,27 @@ def _gsm8k(section: RewardSection) -> Verifier:
 
 
 def _math(section: RewardSection) -> Verifier:
-    return _math_verifier(section.verifiers.math.extraction, section.verifiers.fast_paths, False)
+    options = section.verifiers.math
+    return _math_verifier(options.extraction, section.verifiers.fast_paths, False, options.decimals)
 
 
 def _math_plus_minus(section: RewardSection) -> Verifier:
     """verl scores these with math_dapo: +1 right, -1 wrong (unless score_scale is unit)."""
     plus_minus = section.score_scale == "verl"
+    options = section.verifiers.math
     return _math_verifier(
-        section.verifiers.math.extraction, section.verifiers.fast_paths, plus_minus
+        options.extraction, section.verifiers.fast_paths, plus_minus, options.decimals
     )
 
 
 @functools.cache
-def _math_verifier(extraction: ExtractionMode, fast_paths: bool, plus_minus: bool) -> Verifier:
+def _math_verifier(
+    extraction: ExtractionMode, fast_paths: bool, plus_minus: bool, decimals: Decimals = "exact"
+) -> Verifier:
     """One MATH verifier per (options, scale): instances are shared, so cache keys match."""
-    verifier: Verifier = MathVerifier(extraction=extraction, fast_paths=fast_paths)
+    verifier: Verifier = MathVerifier(
+        extraction=extraction, fast_paths=fast_paths, decimals=decimals
+    )
     return Scaled(verifier, low=-1.0, high=1.0) if plus_minus else verifier
 
 
@@ -121,7 +127,7 @@ def _is_choice_family(data_source: str) -> bool:
 
 _CHOICE = ChoiceVerifier()
 _GEOMETRY = GeometryVerifier()
-_SEARCH_QA = SearchQAVerifier()
+_SEARCH_QA = {answers: SearchQAVerifier(answers=answers) for answers in ("hedged", "last")}
 
 BUILTIN: tuple[Entry, ...] = (
     Entry("gsm8k", Matcher(names=_GSM8K_NAMES), _gsm8k),
@@ -141,7 +147,11 @@ BUILTIN: tuple[Entry, ...] = (
         warm_up=warm_up,
     ),
     Entry("geometry3k", Matcher(names=_GEOMETRY_NAMES), lambda _: _GEOMETRY),
-    Entry("search-QA", Matcher(names=_SEARCH_QA_NAMES), lambda _: _SEARCH_QA),
+    Entry(
+        "search-QA",
+        Matcher(names=_SEARCH_QA_NAMES),
+        lambda section: _SEARCH_QA[section.verifiers.search_qa.answers],
+    ),
     Entry(
         "multiple choice",
         Matcher(

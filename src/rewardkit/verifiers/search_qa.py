@@ -1,7 +1,11 @@
 """Exact-match QA (Search-R1's data sources ``searchR1_nq``, ``searchR1_hotpotqa``, ...).
 
-verl's ``search_r1_like_qa_em`` semantics: the answer is the last ``<answer>...</answer>``
-span; it scores 1 when, after SQuAD normalisation (lower case, punctuation and the
+verl's ``search_r1_like_qa_em`` semantics, read from the conclusion (after the last
+``</think>``: :mod:`~rewardkit.verifiers._final`): the answer is the last
+``<answer>...</answer>`` span, and two spans that normalise differently are hedging
+(score 0, ``hedged``) unless ``answers="last"`` (verl's reading,
+``reward.verifiers.search_qa.answers: last``); the format's placeholder (``<answer>
+answer here </answer>``) is no span. It scores 1 when, after SQuAD normalisation (lower case, punctuation and the
 articles a/an/the removed, whitespace collapsed), it equals one of the ground truth's
 ``target`` answers, and 0 otherwise (also when there is no answer). Unlike verl, an
 answer that normalises to nothing (empty, "the", ".") never matches a target that
@@ -19,11 +23,12 @@ import re
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers._common import MAX_ANSWER_CHARS
-from rewardkit.verifiers.base import Extracted, Verdict
+from rewardkit.verifiers._final import answering_texts
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["SearchQAVerifier", "normalize_answer"]
 
@@ -45,23 +50,46 @@ class SearchQAVerifier:
     """Score 1.0 when the last ``<answer>`` equals a target after normalisation, else 0.0.
 
     The ground truth is verl's ``{"target": [answers]}`` (a string or list of strings),
-    or the answers themselves.
+    or the answers themselves. ``answers`` (``reward.verifiers.search_qa.answers``):
+    ``"hedged"``, two different answer tags score 0; ``"last"``, verl's reading.
     """
+
+    reads_context: ClassVar[bool] = True  # extract(response, context): see base.Context
+
+    answers: Literal["hedged", "last"] = "hedged"
 
     @property
     def key(self) -> str:
-        return "search_qa_em"
+        return "search_qa_em" if self.answers == "hedged" else "search_qa_em:last"
 
-    def extract(self, response: str) -> Extracted:
-        """The last complete ``<answer>...</answer>`` span (stripped) and the tag counts."""
+    def extract(self, response: str, context: Context = NO_CONTEXT) -> Extracted:
+        """The last complete ``<answer>...</answer>`` span (stripped) of the conclusion
+        (:func:`~rewardkit.verifiers._final.answering_texts`), and the tag counts. With
+        ``answers="hedged"`` (the default), another non-blank span of the conclusion that
+        normalises differently is hedging: no answer (``hedged``)."""
         opens, closes = response.count(_OPEN), response.count(_CLOSE)
-        answer = _last_answer(response)
-        return Extracted(answer, {"answer_tags": max(opens, closes)})
+        extra: dict[str, Any] = {"answer_tags": max(opens, closes)}
+        for text in answering_texts(response, context, rendered=False):
+            spans = _answers(text)
+            if not spans:
+                continue
+            answer = spans[-1]
+            if self.answers == "hedged":
+                said = {normalize_answer(span) for span in spans if span}
+                if len(said) > 1:
+                    return Extracted(
+                        None, {**extra, "hedged": True, "pred": answer[:MAX_ANSWER_CHARS]}
+                    )
+            return Extracted(answer, extra)
+        return Extracted(None, extra)
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
         """Always decides: a string comparison."""
         answer = extracted.answer
-        correct = answer is not None and _matches(answer, _targets(ground_truth))
+        targets = _targets(ground_truth)  # a bad ground truth is invalid, hedged or not
+        if extracted.extra.get("hedged"):
+            return Verdict(0.0, {"acc": False, "pred": extracted.extra.get("pred"), "hedged": True})
+        correct = answer is not None and _matches(answer, targets)
         tags = int(extracted.extra.get("answer_tags", 0))
         score = (0.25 if tags > _MAX_TAGS else 1.0) if correct else 0.0
         pred = None if answer is None else answer[:MAX_ANSWER_CHARS]
@@ -107,18 +135,24 @@ def _loose(text: str) -> str:
     return " ".join(lowered.translate(_PUNCTUATION).split()) or " ".join(lowered.split())
 
 
-def _last_answer(response: str) -> str | None:
-    """What ``re.finditer(r"<answer>(.*?)</answer>", s, re.S)`` finds last, in one pass."""
-    found, position = None, 0
+def _answers(response: str) -> list[str]:
+    """What ``re.finditer(r"<answer>(.*?)</answer>", s, re.S)`` finds (stripped), in one
+    pass; the format's placeholder (``<answer> answer here </answer>``) is none."""
+    found, position = [], 0
     while (start := response.find(_OPEN, position)) >= 0:
         end = response.find(_CLOSE, start + len(_OPEN))
         if end < 0:
             break
-        found = (start + len(_OPEN), end)
+        span = response[start + len(_OPEN) : end].strip()
+        if not _PLACEHOLDER.fullmatch(span):
+            found.append(span)
         position = end + len(_CLOSE)
-    if found is None:
-        return None
-    return response[found[0] : found[1]].strip()
+    return found
+
+
+_PLACEHOLDER = re.compile(
+    r"(?i)(?:(?:your|the|final|my)\s+)*answer(?:\s+(?:goes\s+)?here)?|\.\.\.|…"
+)
 
 
 def _targets(ground_truth: Any) -> list[str]:

@@ -1,0 +1,350 @@
+"""What may answer: one reading of a response's final answer for every verifier family.
+
+Every rule verifier (MATH, GSM8K, multiple choice, search-R1) reads its answer from
+:func:`conclusion`, never from the raw response, so the rules below hold for all of
+them and for a new family that does the same:
+
+* **Only the conclusion answers.** That is the text after the last ``</think>`` when
+  there is one (else the whole response). A response that closes its thinking more
+  than once with nothing after the last (``<think> 3 x 24 = 72 </think> 72 </think>``,
+  as real outputs do) concludes with the last text between two closers that is not
+  blank. An answer found only in
+  the reasoning is no answer.
+* **An answer is asserted, not quoted.** An answer form (a box, an ``<answer>`` tag, an
+  answer line) introduced as an example ("e.g.", "for example", "Example:", "such as",
+  "in the format") or inside a line the prompt also holds (the prompt's "put your final
+  answer in \\boxed{}, e.g. \\boxed{12}" repeated) is blanked out: it counts nowhere,
+  not even as a number for the fallback reading.
+* **The last asserted answer wins**, and a later different value introduced as a
+  correction ("Actually, on reflection, $4$", "Actually, I think it's 4") is hedging:
+  each family compares the values offered after its answer with its own notion of
+  sameness (``_common.CORRECTION_CUE`` is the one list of correction words).
+* **A truncated response has only its explicit answer forms** (box, tag, answer line),
+  never a fallback reading of the last number or expression: :func:`is_truncated`
+  tells it from ``extra_info`` (``truncated``, ``finish_reason == "length"``,
+  ``response_length`` at ``max_response_length``) when the trainer gives it, and from a
+  cut final sentence (an open math span, a dangling ``=``) otherwise.
+  A conclusion that says it has no answer ("I don't know", "I give up", "unable to
+  determine") has no fallback reading either (:func:`no_fallback`): a number it mentions
+  on the way is no answer it gives.
+* **Every Unicode minus and digit form is a number**: :func:`ascii_number_text`.
+
+Offsets are kept: blanking replaces text by as many spaces, so a position in the
+conclusion is a position in the text the verifiers read.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import overload
+
+from rewardkit.verifiers._common import visible
+from rewardkit.verifiers.base import NO_CONTEXT, Context, is_truncated
+
+__all__ = [
+    "NO_CONTEXT",
+    "AnsweringTexts",
+    "Context",
+    "answering_texts",
+    "ascii_number_text",
+    "conclusion",
+    "cut_off",
+    "is_truncated",
+    "no_fallback",
+    "thinking_split",
+    "without_code",
+]
+
+THINK_END = "</think>"
+
+
+def conclusion(response: str, context: Context = NO_CONTEXT) -> str:
+    """The part of ``response`` that may answer, as a reader sees it rendered, with
+    quoted answer forms blanked (see the module docstring)."""
+    return _unquoted(thinking_split(response)[1], context.prompt)
+
+
+def answering_texts(
+    response: str, context: Context = NO_CONTEXT, *, rendered: bool = True
+) -> AnsweringTexts:
+    """The texts an answer is looked for in, in order: the conclusion; then, only for a
+    response that never opens ``<think>`` itself (the prompt's template opened it, as
+    R1-zero's "Assistant: <think>" does) and closes it, the whole response. Measured on
+    the real-output corpus (``tests/data/real_outputs``): no response there opens its own
+    thinking, and 5 of them, graded right by their source and by math-verify, stop right
+    at ``</think>`` or follow it with unrelated text; the answer they give is the one
+    their thinking ends on. A response that opens and closes its own thinking has only
+    its conclusion. ``rendered=False`` keeps the text as written (no hidden text removed,
+    no digits read: an exact-match family compares characters)."""
+    text, cut, end = _split(response, rendered=rendered)
+    if cut < 0:
+        return AnsweringTexts(None, text, context.prompt)
+    final = text[cut + len(THINK_END) : end].rstrip()
+    whole = "<think>" not in text[:cut]  # the template opened the thinking
+    return AnsweringTexts(text if whole else None, final, context.prompt)
+
+
+class AnsweringTexts(Sequence[str]):
+    """:func:`answering_texts`' result: the conclusion, then (when it is read) the whole
+    response, blanked of quotes only when a verifier reaches it (most stop at the first)."""
+
+    __slots__ = ("_prompt", "_texts", "_whole")
+
+    def __init__(self, whole: str | None, final: str, prompt: str) -> None:
+        self._whole, self._prompt = whole, prompt
+        self._texts = [_unquoted(final, prompt)]
+
+    def __len__(self) -> int:
+        return 1 if self._whole is None else 2
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        if index == 1 and len(self._texts) == 1:
+            self._texts.append(_unquoted(self._whole or "", self._prompt))
+        return self._texts[index]
+
+
+def thinking_split(response: str, *, rendered: bool = True) -> tuple[str, str]:
+    """``(thinking, conclusion)`` of ``response`` as rendered, before quotes are blanked:
+    the text up to the last ``</think>`` that closes a thinking, and the text after it
+    (the whole response, and no thinking, when there is none). A ``<think> </think>``
+    pair holding nothing or the format's placeholder ("enclosed within <think> </think>",
+    "<think> reasoning process here </think>") is a mention of the format, not a
+    thinking closed."""
+    text, cut, end = _split(response, rendered=rendered)
+    if cut < 0:
+        return "", text
+    return text[:cut], text[cut + len(THINK_END) : end].rstrip()
+
+
+def _split(response: str, *, rendered: bool) -> tuple[str, int, int]:
+    """The text as read, where its closing ``</think>`` starts (-1: none) and where the
+    conclusion after it ends (a later closer with only blanks after it, or the end)."""
+    text = ascii_number_text(visible(response)) if rendered else response
+    text = text.rstrip()  # a megabyte of blanks after it hides nothing
+    cut = _last_closer(text, len(text))
+    end = len(text)
+    for _ in range(_MAX_CLOSERS):  # closed more than once: the last text that is not blank
+        if cut < 0 or text[cut + len(THINK_END) : end].strip():
+            break
+        before = _last_closer(text, cut)
+        if before < 0:
+            break
+        cut, end = before, cut
+    return text, cut, end
+
+
+_MAX_CLOSERS = 8  # closers looked back over (a response of them is junk: bounded work)
+
+
+_MENTION = re.compile(
+    r"<think>[ \t]*(?:(?i:(?:the|your|my)[ \t]+)?(?i:reasoning|thinking|thoughts)"
+    r"(?:[ \t]+(?i:process))?(?:[ \t]+(?i:goes[ \t]+)?(?i:here))?|\.\.\.|…)?[ \t]*$"
+)
+
+
+def _last_closer(text: str, end: int) -> int:
+    """Where the last ``</think>`` before ``end`` that closes a thinking starts (-1: none)."""
+    for _ in range(8):
+        cut = text.rfind(THINK_END, 0, end)
+        if cut < 0 or not _MENTION.search(text, max(0, cut - 70), cut):
+            return cut
+        end = cut
+    return -1
+
+
+# An answer form: a box, an <answer> tag, "####", an "Answer:" line. Introduced by an
+# example word right before it (a few marks between), it is a format shown, not an
+# answer given. Forms are few: each is found first, then the words just before it read.
+_FORM = re.compile(  # the lookahead first: re passes over other positions fast
+    r"(?=[\\<#]|[aA][nN])(?:\\(?:boxed|fbox)(?![A-Za-z])|<answer>|####|(?i:\banswer[ \t]*(?:is\b|:)))"
+)
+_CUE_WORDS = ("e.g", "e. g", "exampl", "instance", "such", "form", "like")
+_EXAMPLE_BEFORE = re.compile(
+    r"(?i:\be\.\s?g\.|\bfor[ \t]+(?:example|instance)|\bexamples?|\bsuch[ \t]+as"
+    r"|\b(?:in|using|with)[ \t]+(?:the|this)[ \t]+(?:format|form)|\bformat(?:ted)?"
+    r"|\blike[ \t]+(?:this|so))"
+    r"[ \t]{0,3}[:,(]?[ \t]{0,3}(?:`{1,3}|\$|\\\(|\")?[ \t]{0,2}"
+    r"(?:(?i:the)[ \t]+)?(?:(?i:final)[ \t]+)?$"
+)
+_CUE_CHARS = 48  # how far before a form its example word is looked for
+_QUOTE_TAIL = 1 << 16  # forms are looked for in this many characters at the end
+_MAX_FORMS = 256  # forms looked at, at most: bounds the work on a response of them
+_MAX_QUOTED = 32  # answer forms blanked at most
+
+
+def _unquoted(text: str, prompt: str) -> str:
+    """``text`` with each answer form introduced as an example, or on a line the prompt
+    also holds, replaced by as many spaces."""
+    spans: list[tuple[int, int]] = []
+    floor = max(0, len(text) - _QUOTE_TAIL)
+    if not prompt and not _may_quote(text):
+        return text  # no example word anywhere: most responses
+    for seen, found in enumerate(_FORM.finditer(text, floor)):
+        if seen >= _MAX_FORMS or len(spans) >= _MAX_QUOTED:
+            break
+        at = found.start()
+        before = max(floor, at - _CUE_CHARS)
+        window = text[before:at].lower()
+        if any(w in window for w in _CUE_WORDS) and _EXAMPLE_BEFORE.search(text, before, at):
+            spans.append((at, _form_end(text, at)))
+        elif prompt and (echo := _echoed(text, at, prompt)) is not None:
+            spans.append(echo)
+    if not spans:
+        return text
+    out, pos = [], 0
+    for start, end in sorted(spans):
+        start = max(start, pos)
+        if end > start:
+            out += [text[pos:start], " " * (end - start)]
+            pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# Each branch of _EXAMPLE_BEFORE reads one of these, as written or capitalised (a scan
+# each, no copy of the text: most responses hold none and skip the form scan)
+_GATE_WORDS: tuple[str, ...] = (
+    "e.g", "E.g", "E.G", "e. g", "xampl", "XAMPL", "nstance", "NSTANCE", "uch as", "UCH AS",
+    "orm", "ORM", "ike this", "ike so", "IKE THIS", "IKE SO",
+)  # fmt: skip
+
+
+def _may_quote(text: str) -> bool:
+    """False only when no :data:`_EXAMPLE_BEFORE` can match in ``text``. Beyond ASCII,
+    case folding is re's, so re decides."""
+    return not text.isascii() or any(word in text for word in _GATE_WORDS)
+
+
+def _form_end(text: str, start: int) -> int:
+    """Where the answer form starting at ``start`` ends: a box's closing brace, the
+    closing tag, else the end of its line."""
+    if text.startswith(("\\boxed", "\\fbox"), start):
+        brace = text.find("{", start, start + 12)
+        if brace >= 0:
+            depth = 0
+            for pos in range(brace, min(len(text), brace + 2000)):
+                char = text[pos]
+                if char == "{":
+                    depth += 1
+                elif char == "}":
+                    depth -= 1
+                    if depth == 0:
+                        return pos + 1
+    if text.startswith("<answer>", start):
+        close = text.find("</answer>", start, start + 2000)
+        if close >= 0:
+            return close + len("</answer>")
+    line = text.find("\n", start)
+    return len(text) if line < 0 else line
+
+
+_MIN_ECHO = 12  # a line this long, found in the prompt, is the prompt's, not the model's
+
+
+def _echoed(text: str, at: int, prompt: str) -> tuple[int, int] | None:
+    """The line of ``text`` holding the answer form at ``at``, when the prompt (its
+    answer-form lines, :class:`~rewardkit.verifiers.base.Context`) holds it too."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    line = text[start:end].strip()
+    if len(line) >= _MIN_ECHO and line.lower() in prompt.lower():
+        return start, end
+    return None
+
+
+# A final sentence cut mid-way: it ends on a mark that needs something after it ("z = ",
+# "3 +", "\\frac{1}{", "(", "\\times"), perhaps in a math span left open.
+_DANGLING = re.compile(
+    r"(?:[=+/^(\[{,]|(?<!\*)\*|\\frac\{[^{}]{0,40}\}|:="
+    r"|\\(?:times|cdot|div|pm|mp|frac|sqrt|leq?|geq?|neq|approx|implies|Rightarrow|to|left)"
+    r")[ \t]*(?:\$|\\[(\[])?[ \t]*$"
+)
+
+
+def cut_off(text: str) -> bool:
+    """Whether ``text`` (a conclusion) ends in the middle of a sentence, on a mark that
+    needs something after it (``So $y = x^2 = 16$, and then $z = ``). Then only
+    explicit answer forms count (see the module docstring)."""
+    tail = text[-200:].rstrip()
+    return bool(tail) and _DANGLING.search(tail) is not None
+
+
+# A conclusion that says it has no answer ("I don't know", "I cannot solve this", "I give
+# up", "unable to determine"): a number it mentions on the way is no answer it gives.
+_REFUSAL = re.compile(
+    r"(?i:\bI[ \t]+(?:do[ \t]*n[o']t|don't|cannot|can't|can[ \t]+not|am[ \t]+unable[ \t]+to"
+    r"|(?:'m|am)[ \t]+not[ \t]+(?:sure|able[ \t]+to))[ \t]+(?:know|solve|answer|determine|find"
+    r"|figure|compute|tell|say|be[ \t]+sure)\b|\bI[ \t]+give[ \t]+up\b"
+    r"|\b(?:unable|impossible)[ \t]+to[ \t]+(?:solve|answer|determine|tell|find|compute)\b)"
+)
+
+
+def no_fallback(text: str, context: Context = NO_CONTEXT) -> bool:
+    """Whether only explicit answer forms may answer in ``text`` (a conclusion): the
+    response was truncated (the context says so, or its final sentence is cut), or its
+    last paragraph says it has no answer ("I don't know", "I give up")."""
+    if context.truncated or cut_off(text):
+        return True
+    tail = text[-400:]
+    return _REFUSAL.search(tail, tail.rfind("\n\n") + 1) is not None
+
+
+# A fenced block of a program ("```python"): its numbers are code, not an answer given.
+# An output block ("```output", tool-integrated reasoning's results) or an unnamed one may
+# hold the answer, and stays.
+_CODE_FENCE = re.compile(
+    r"(?m)^[ \t]{0,3}```[ \t]*(?!output|text|result|plain)[A-Za-z][\w+#.-]{0,20}[ \t]*$"
+)
+_FENCE_END = re.compile(r"(?m)^[ \t]{0,3}```[ \t]*$")
+_MAX_FENCES = 64
+
+
+def without_code(text: str) -> str:
+    """``text`` with its fenced program blocks (``python``, ``js``, ...) blanked by as many
+    spaces: the last-number fallback reads no number of a program (``x = 12``)."""
+    if "```" not in text:
+        return text
+    out, pos = [], 0
+    for _ in range(_MAX_FENCES):
+        found = _CODE_FENCE.search(text, pos)
+        if found is None:
+            break
+        close = _FENCE_END.search(text, found.end())
+        end = len(text) if close is None else close.end()
+        out += [text[pos : found.start()], " " * (end - found.start())]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+_MINUS = "\u2212\u2012\ufe63\uff0d"  # minus sign, figure dash, small and full-width hyphen-minus
+_NUMBER_CHARS = re.compile(r"[" + _MINUS + r"]|(?![0-9])\d")
+
+
+def ascii_number_text(text: str) -> str:
+    """``text`` with every Unicode minus read as ``-`` and every decimal digit (``１８``,
+    ``١٨``) as its ASCII digit; the rest unchanged, one character for one."""
+    if text.isascii():
+        return text
+    return _NUMBER_CHARS.sub(_ascii_char, text)
+
+
+def _ascii_char(found: re.Match[str]) -> str:
+    char = found.group()
+    if char in _MINUS:
+        return "-"
+    digit = unicodedata.decimal(char, None)
+    return str(digit) if digit is not None else char

@@ -1,0 +1,449 @@
+"""guards: one reading of the final answer for every verifier family (rewardkit.verifiers._final).
+
+Each table row is (response, ground truth, expected score, why). The rules, stated once
+in ``_final``'s docstring: only the conclusion answers; an answer is asserted, not
+quoted; the last asserted answer wins and a later different value given as a correction
+is hedging; a truncated response has only its explicit answer forms; decimals are exact
+by default; multiple choice reads final-answer forms from the end; every Unicode minus
+and digit is a number; an answer tag of a list or of words is no number; two different
+search-R1 answers are hedging. Benign rows (restatements, ``\\dfrac``, "The answer is",
+``$``-wrapping) keep their credit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rewardkit import RewardLoop
+from rewardkit.config import RewardConfig
+from rewardkit.scoring.engine import RewardEngine
+from rewardkit.scoring.rows import too_big_inline
+from rewardkit.verifiers import _final
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Verifier, extract_with, is_truncated
+from rewardkit.verifiers.choice import ChoiceVerifier
+from rewardkit.verifiers.gsm8k import GSM8KVerifier
+from rewardkit.verifiers.math import MathVerifier
+from rewardkit.verifiers.search_qa import SearchQAVerifier
+
+MATH = MathVerifier()
+MATH_ROUNDED = MathVerifier(decimals="rounded")
+GSM8K = GSM8KVerifier()
+CHOICE = ChoiceVerifier()
+SEARCH = SearchQAVerifier()
+SEARCH_LAST = SearchQAVerifier(answers="last")
+
+
+def _score(verifier: Verifier, response: str, gold: Any, context: Context = NO_CONTEXT) -> float:
+    extracted = extract_with(verifier, response, context)
+    verdict = verifier.quick_check(extracted, gold)
+    if verdict is None:
+        verdict = verifier.check(extracted, gold)
+    return verdict.score
+
+
+def _hedged(verifier: Verifier, response: str) -> bool:
+    return bool(verifier.extract(response).extra.get("hedged"))
+
+
+# --- math (MATH, math_dapo, aime: one verifier, scaled for some) -------------------------
+
+MATH_ROWS = [
+    # 1. a retraction after the answer
+    ("So $\\boxed{3}$.\n\nActually, on reflection, $4$.", "3", 0.0, "retracted next paragraph"),
+    ("So $\\boxed{3}$. Actually, I think it's 4.", "3", 0.0, "retracted same paragraph"),
+    (
+        "So $\\boxed{3}$.\n\nActually, I think it's 4.",
+        "3",
+        0.0,
+        "'I think' after a correction word",
+    ),
+    ("Answer: 34\n\nActually, on reflection, 35.", "34", 0.0, "DAPO answer line retracted"),
+    ("So $\\boxed{3}$.\n\nHmm, it must be $5$.", "3", 0.0, "'hmm' takes it back"),
+    ("So $\\boxed{3}$.\n\nUpon reflection, the answer is $5$.", "3", 0.0, "upon reflection"),
+    ("So $\\boxed{3}$.\n\nHmm, no \u2014 4.", "3", 0.0, "a dash after the correction"),
+    ("So $\\boxed{3}$.\n\nCorrection: $4$.", "3", 0.0, "'Correction:'"),
+    ("So $\\boxed{3}$.\n\nLet me reconsider. The answer is $4$.", "3", 0.0, "a later answer line"),
+    ("So $\\boxed{3}$.\n\nActually, that took 4 steps.", "3", 1.0, "a count, not a value given"),
+    ("So $\\boxed{3}$.\n\nActually, let me check: $1+2 = 3$. Yes.", "3", 1.0, "a check"),
+    ("So $\\boxed{3}$.\n\nActually, on reflection, $3$.", "3", 1.0, "a restatement is fine"),
+    ("So $\\boxed{\\frac12}$.\n\nActually, I think it's 0.5.", "1/2", 1.0, "same value restated"),
+    # 2. an answer only inside the thinking
+    ("<think>So it is \\boxed{42}.</think>", "42", 0.0, "nothing after the thinking"),
+    ("<think>So it is \\boxed{42}.</think>\nI am not sure.", "42", 0.0, "a refusal concludes"),
+    ("<think>The answer is 42.</think>\nI cannot tell.", "42", 0.0, "answer line in thinking"),
+    ("<think>\\boxed{7}</think>\nSo \\boxed{42}.", "42", 1.0, "the conclusion's box counts"),
+    ("<think>\\boxed{42}</think>\nSo \\boxed{7}.", "42", 0.0, "the conclusion's box counts (0)"),
+    # 3. an echoed format example
+    ("Example: \\boxed{12}\n\nI cannot solve this.", "12", 0.0, "'Example:' box"),
+    ("Put your answer in \\boxed{}, e.g. \\boxed{12}.\n\nI cannot solve it.", "12", 0.0, "e.g."),
+    ("For example, \\boxed{12} is the format.\n\nI don't know.", "12", 0.0, "for example"),
+    ("Write it in the format <answer>12</answer>.\n\nNo idea.", "12", 0.0, "format tag"),
+    ("e.g. \\boxed{5}. Computing: $7 + 5 = 12$, so \\boxed{12}.", "12", 1.0, "own box after"),
+    # 4. a truncated response
+    ("So $y = x^2 = 16$, and then $z = ", "16", 0.0, "cut after '='"),
+    ("We have $a = 16$ and hence $b = 16 \\times", "16", 0.0, "cut after \\times"),
+    ("Adding, the total is 16 +", "16", 0.0, "cut after '+'"),
+    ("So \\boxed{16}, and then $z = ", "16", 1.0, "an explicit box still counts"),
+    ("I spent 12 minutes on this. I don't know the answer.", "12", 0.0, "a refusal: no fallback"),
+    ("It took 12 steps.\n\nI give up.", "12", 0.0, "giving up: no fallback"),
+    ("The answer is 12. I don't understand why.", "12", 1.0, "an answer line stays"),
+    ("Hence the area is $16$.", "16", 1.0, "a finished sentence is read"),
+    # 5. decimal approximations of exact golds
+    ("\\boxed{0.666667}", "\\frac{2}{3}", 0.0, "rounded 2/3"),
+    ("\\boxed{1.414214}", "\\sqrt{2}", 0.0, "rounded sqrt 2"),
+    ("\\boxed{3.14159}", "\\pi", 0.0, "rounded pi"),
+    ("The answer is 0.333.", "\\frac{1}{3}", 0.0, "an answer line, rounded"),
+    ("\\boxed{0.5}", "\\frac{1}{2}", 1.0, "an exact decimal"),
+    ("\\boxed{\\frac{1}{2}}", "0.5", 1.0, "an exact decimal gold"),
+    ("\\boxed{2.50}", "\\frac{5}{2}", 1.0, "trailing zero, exact"),
+    ("\\boxed{0.5\\pi}", "\\frac{\\pi}{2}", 1.0, "a decimal coefficient, exact"),
+    # 7. numbers
+    ("\\boxed{−18}", "-18", 1.0, "Unicode minus"),
+    ("\\boxed{−18}", "18", 0.0, "Unicode minus is a sign"),
+    ("\\boxed{１８}", "18", 1.0, "full-width digits"),
+    # 8. answer tags
+    ("<answer>3, 6, 12</answer>", "12", 0.0, "a list in the tag"),
+    ("She has 10 apples.\n<answer>cannot be determined</answer>", "10", 0.0, "no answer said"),
+    ("So x = 4.\n<answer>There is no solution.</answer>", "4", 0.0, "no solution said"),
+    ("<answer> 12 </answer>", "12", 1.0, "a plain tag"),
+    # benign: the same answer in other words
+    ("The answer is $\\dfrac{2}{3}$.", "\\frac{2}{3}", 1.0, "\\dfrac"),
+    ("The final answer is $12$.", "12", 1.0, "'The final answer is' prefix"),
+    ("Thus $\\boxed{12}$", "12", 1.0, "$-wrapped box"),
+    ("**Final Answer**\n\n$$12$$", "12", 1.0, "a heading then display math"),
+]
+
+
+@pytest.mark.parametrize(("response", "gold", "expected", "why"), MATH_ROWS)
+def test_math_final_answer(response: str, gold: str, expected: float, why: str) -> None:
+    assert _score(MATH, response, gold) == expected, why
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "expected"),
+    [
+        ("\\boxed{0.666667}", "\\frac{2}{3}", 1.0),  # math-verify's 6-place rounding
+        ("\\boxed{1.414214}", "\\sqrt{2}", 1.0),
+        ("\\boxed{0.7}", "\\frac{2}{3}", 0.0),  # too far for any rounding
+    ],
+)
+def test_math_rounded_decimals_are_an_opt_in(response: str, gold: str, expected: float) -> None:
+    assert _score(MATH_ROUNDED, response, gold) == expected
+    assert MATH_ROUNDED.key != MATH.key  # cache entries never mix the two readings
+
+
+def test_math_dapo_retraction_scores_minus_one() -> None:
+    """math_dapo is the MATH verifier on verl's +1/-1 scale: a retraction is wrong there."""
+    with RewardLoop({"reward": {"num_workers": 1}}) as loop:
+        rows = [
+            {"data_source": "math_dapo", "response": r, "ground_truth": "34"}
+            for r in ("Answer: 34\n\nActually, on reflection, 35.", "Answer: 34")
+        ]
+        scores = [result.score for result in loop.score(rows)]
+    assert scores == [-1.0, 1.0]
+
+
+# --- gsm8k (auto) --------------------------------------------------------------------------
+
+GSM8K_ROWS = [
+    # 1. retraction
+    ("#### 18\n\nActually, on reflection, 20", "18", 0.0, "retracted next paragraph"),
+    ("The answer is 18. Actually, I think it's 20.", "18", 0.0, "retracted same paragraph"),
+    ("#### 18\n\nActually, on reflection, 18.", "18", 1.0, "a restatement"),
+    ("#### 18\n\nOn second thought, 20", "18", 0.0, "on second thought"),
+    ("#### 18\n\nHmm, no - 20.", "18", 0.0, "a hyphen as a dash"),
+    ("#### -20\n\nWait, no -20.", "-20", 1.0, "a minus is no dash"),
+    # 2. thinking
+    ("<think>So it is 42.</think>\nI am not sure.", "42", 0.0, "number only in the thinking"),
+    ("<think>#### 42</think>\nNo idea.", "42", 0.0, "marked only in the thinking"),
+    ("<think>7 x 6 = 42</think>\nThe answer is 42.", "42", 1.0, "the conclusion answers"),
+    # 3. example
+    (
+        "Format: e.g. #### 12 ... Example: \\boxed{12}\n\nI cannot solve this.",
+        "12",
+        0.0,
+        "example box",
+    ),
+    # 4. truncated
+    ("She pays 3 x 6 = 18 and then 18 +", "18", 0.0, "cut after '+'"),
+    ("So far 18 dollars, and then the tax is 18 *", "18", 0.0, "cut after '*'"),
+    ("#### 18\nand then 5 +", "18", 1.0, "a marked answer still counts"),
+    ("I spent 12 minutes on this. I don't know the answer.", "12", 0.0, "a refusal: no fallback"),
+    ("She has 12 apples. I am unable to determine the rest.", "12", 0.0, "unable to determine"),
+    ("Here is code:\n```python\nx = 12\n```", "12", 0.0, "a number in a program"),
+    ("So the total is 18.\n\n```python\nprint(6 * 3)\n```", "18", 1.0, "the prose before code"),
+    ("```python\nprint(6 * 3)\n```\n```output\n18\n```", "18", 1.0, "a tool's output block"),
+    # 7. numbers
+    ("#### −18", "-18", 1.0, "Unicode minus"),
+    ("#### −18", "18", 0.0, "Unicode minus is a sign"),
+    ("#### 1/2", "0.5", 1.0, "a fraction"),
+    ("The answer is 3/4.", "0.75", 1.0, "a fraction on an answer line"),
+    ("#### 7", "+7", 1.0, "a gold with a plus sign"),
+    ("#### ١٨", "18", 1.0, "Arabic-Indic digits"),
+    # 8. answer tags and glued text
+    ("<answer>3, 6, 12</answer>", "12", 0.0, "a list in the tag"),
+    ("She has 10 apples.\n<answer>There is no solution</answer>", "10", 0.0, "no answer said"),
+    ("<answer>cannot be determined</answer>", "5", 0.0, "no answer, no fallback"),
+    (
+        "The total is 15.\n<answer>It cannot be determined.</answer>",
+        "15",
+        0.0,
+        "a sentence, no number",
+    ),
+    ("<answer>6 or 12</answer>", "12", 0.0, "two numbers offered"),
+    ("<answer> 20m </answer>", "20", 1.0, "a number glued to its unit"),
+    ("Chad owes $9.75元 in total.", "9.75", 1.0, "decimals before a CJK character"),
+    ("Chad owes $9.75元 in total.", "9", 0.0, "not the whole part alone"),
+    ("答案是18", "18", 1.0, "a number after CJK text"),
+    ("<answer> Step: 3 x 6 = 18 dollars in total </answer>", "18", 1.0, "a passage in a tag"),
+    # benign
+    ("The answer is $18.", "18", 1.0, "dollar sign"),
+    ("**Answer:** 1,000", "1000", 1.0, "thousands separator"),
+    ("So she earns \\boxed{18} dollars.", "18", 1.0, "a box"),
+]
+
+
+@pytest.mark.parametrize(("response", "gold", "expected", "why"), GSM8K_ROWS)
+def test_gsm8k_final_answer(response: str, gold: str, expected: float, why: str) -> None:
+    assert _score(GSM8K, response, gold) == expected, why
+
+
+# --- multiple choice -----------------------------------------------------------------------
+
+CHOICE_ROWS = [
+    # 1. retraction
+    ("Answer: B\n\nActually, C.", "B", 0.0, "retracted next paragraph"),
+    ("Answer: B. Actually, I think it's C.", "B", 0.0, "retracted same paragraph"),
+    ("Answer: B\n\nActually, on reflection, B.", "B", 1.0, "a restatement"),
+    # 2. thinking
+    ("<think>Answer: B</think>\nI am not sure.", "B", 0.0, "stated only in the thinking"),
+    ("<think>Maybe A.</think>\nAnswer: B", "B", 1.0, "the conclusion states B"),
+    # 6. from the end first
+    ("Option D is a distractor.\n\nAnswer: b", "B", 1.0, "a mention does not outrank the answer"),
+    ("Option D is a distractor, and A is too small.", "D", 0.0, "a mention is no answer"),
+    ("Answer: b", "B", 1.0, "lower-case letter stated"),
+    ("The options were checked.\nB) 42", "B", 1.0, "the option restated last"),
+    ("Thunder follows it.\nA. lightning.", "A", 1.0, "letter and option text"),
+    ("The reasoning goes here.\nc", "C", 1.0, "a lone lower-case letter"),
+    ("A) 3\nB) 4\nC) 5\nD) 6", "D", 0.0, "the option list is no choice"),
+    ("(A) is wrong because it is small.\nB) 42", "B", 1.0, "a judgement is no choice"),
+    ("Answer: A\nB) 42", "B", 0.0, "two different final forms"),
+    ("The correct option is C.", "C", 1.0, "an option chosen"),
+    ("A is wrong. B is wrong. The answer: c", "C", 1.0, "lower case after 'The answer:'"),
+    ("**Final answer: (b)**", "B", 1.0, "bold, lower case"),
+    ("Therefore the answer is D) Paris.", "D", 1.0, "letter and option text stated"),
+    ("The answer is option A, not B", "A", 1.0, "'option' after 'the answer is'"),
+    ("Answer: B\n\nHmm, actually D.", "B", 0.0, "'Hmm, actually'"),
+    ("I choose option C.", "C", 1.0, "an option chosen in words"),
+    # 4. truncated: only stated answers
+    ("The best fit is\n(B) because of the sign and (", "B", 0.0, "cut: no marked letter"),
+    # benign
+    ("The answer is (C).", "C", 1.0, "'The answer is' prefix"),
+    ("$\\boxed{C}$", "C", 1.0, "$-wrapped box"),
+]
+
+
+@pytest.mark.parametrize(("response", "gold", "expected", "why"), CHOICE_ROWS)
+def test_choice_final_answer(response: str, gold: str, expected: float, why: str) -> None:
+    assert _score(CHOICE, response, gold) == expected, why
+
+
+# --- search-R1 -------------------------------------------------------------------------------
+
+SEARCH_ROWS = [
+    ("<answer>Paris</answer> hmm <answer>London</answer>", ["London"], 0.0, "two answers"),
+    ("<answer>Paris</answer> hmm <answer>London</answer>", ["Paris"], 0.0, "two answers (first)"),
+    ("<answer>Paris</answer> so <answer>paris.</answer>", ["Paris"], 1.0, "same after normalising"),
+    ("<answer> answer here </answer> ... <answer>Paris</answer>", ["Paris"], 1.0, "placeholder"),
+    ("<think><answer>Rome</answer></think>\n<answer>Paris</answer>", ["Paris"], 1.0, "thinking"),
+    ("<think><answer>Paris</answer></think>\nNo idea.", ["Paris"], 0.0, "only in the thinking"),
+    ("<answer>Paris</answer>", ["Paris"], 1.0, "one answer"),
+]
+
+
+@pytest.mark.parametrize(("response", "targets", "expected", "why"), SEARCH_ROWS)
+def test_search_qa_final_answer(
+    response: str, targets: list[str], expected: float, why: str
+) -> None:
+    assert _score(SEARCH, response, {"target": targets}) == expected, why
+
+
+def test_search_qa_two_answers_are_hedged_and_verl_reading_is_an_opt_in() -> None:
+    response = "<answer>Paris</answer> hmm <answer>London</answer>"
+    assert _hedged(SEARCH, response)
+    assert _score(SEARCH_LAST, response, {"target": ["London"]}) == 1.0
+    assert SEARCH_LAST.key != SEARCH.key
+    config = RewardConfig.model_validate(
+        {"reward": {"verifiers": {"search_qa": {"answers": "last"}}}}
+    )
+    assert config.reward.verifiers.search_qa.answers == "last"
+    with pytest.raises(ValueError, match="search_qa"):
+        RewardConfig.model_validate({"reward": {"verifiers": {"search_qa": {"answers": "first"}}}})
+
+
+def test_math_decimals_key_is_validated() -> None:
+    config = RewardConfig.model_validate(
+        {"reward": {"verifiers": {"math": {"decimals": "rounded"}}}}
+    )
+    assert config.reward.verifiers.math.decimals == "rounded"
+    with pytest.raises(ValueError, match="decimals"):
+        RewardConfig.model_validate({"reward": {"verifiers": {"math": {"decimals": 1e-6}}}})
+
+
+# --- the row's context: prompt echoes, truncation from extra_info ------------------------------
+
+PROMPT = "Solve it. Put your final answer in \\boxed{}, like: The answer is \\boxed{12}."
+
+
+@pytest.mark.parametrize(
+    ("verifier", "response", "gold"),
+    [
+        (MATH, "Put your final answer in \\boxed{}, like: The answer is \\boxed{12}.\n\nNo.", "12"),
+        (
+            GSM8K,
+            "Put your final answer in \\boxed{}, like: The answer is \\boxed{12}.\n\nNo.",
+            "12",
+        ),
+    ],
+)
+def test_a_line_of_the_prompt_repeated_is_no_answer(
+    verifier: Verifier, response: str, gold: str
+) -> None:
+    context = Context.of([{"role": "user", "content": PROMPT}], {})
+    assert _score(verifier, response, gold, context) == 0.0
+    assert _score(verifier, "So the answer is \\boxed{12}.", gold, context) == 1.0
+
+
+@pytest.mark.parametrize(
+    "extra_info",
+    [
+        {"truncated": True},
+        {"finish_reason": "length"},
+        {"response_length": 4096, "max_response_length": 4096},
+    ],
+)
+def test_a_truncated_row_has_no_fallback(extra_info: dict[str, Any]) -> None:
+    assert is_truncated(extra_info)
+    context = Context.of("", extra_info)
+    response = "First 3 x 4 = 12, and the rest is 12"  # no explicit form: the fallback's
+    assert _score(MATH, response, "12") == 1.0
+    assert _score(MATH, response, "12", context) == 0.0
+    assert _score(GSM8K, response, "12", context) == 0.0
+    assert _score(MATH, response + ". So \\boxed{12}", "12", context) == 1.0
+
+
+def test_truncated_against_the_configured_limit() -> None:
+    assert is_truncated({"response_length": 512}, max_response_length=512)
+    assert not is_truncated({"response_length": 511}, max_response_length=512)
+    assert not is_truncated({"response_length": True, "max_response_length": 1})  # no int
+    assert Context.of("", {"response_length": 512}, max_response_length=512).truncated
+
+
+def test_not_truncated() -> None:
+    for extra_info in (
+        {},
+        {"finish_reason": "stop"},
+        {"response_length": 10, "max_response_length": 4096},
+    ):
+        assert not is_truncated(extra_info)
+
+
+def test_the_engine_hands_verifiers_the_prompt_and_extra_info() -> None:
+    echoed = "Put your final answer in \\boxed{}, like: The answer is \\boxed{12}.\n\nNo."
+    rows = [
+        {"data_source": "gsm8k", "prompt": PROMPT, "response": echoed, "ground_truth": "12"},
+        {"data_source": "gsm8k", "prompt": "Solve it.", "response": echoed, "ground_truth": "12"},
+        {
+            "data_source": "lighteval/MATH",
+            "response": "First 3 x 4 = 12, and the rest is 12",
+            "ground_truth": "12",
+            "extra_info": {"finish_reason": "length"},
+        },
+    ]
+    with RewardLoop({"reward": {"num_workers": 1}}) as loop:
+        scores = [result.score for result in loop.score(rows)]
+    # the like-clause is no example cue without the prompt: its box answers
+    assert scores == [0.0, 1.0, 0.0]
+
+
+async def test_spread_tasks_hand_verifiers_the_context_too() -> None:
+    """A large batch runs its rows' extraction in worker tasks: the context goes there."""
+    echoed = "Put your final answer in \\boxed{}, like: The answer is \\boxed{12}.\n\nNo."
+    rows = [
+        {"data_source": "gsm8k", "prompt": prompt, "response": echoed, "ground_truth": "12"}
+        for prompt in [PROMPT, "Solve it."] * 40
+    ]
+    engine = await RewardEngine.create(RewardConfig.model_validate({"reward": {"num_workers": 2}}))
+    try:
+        results = await engine.score_many(rows)
+    finally:
+        await engine.close()
+    assert engine.stats["spread"] == len(rows)  # the rows did run in spread tasks
+    assert [result.score for result in results] == [0.0, 1.0] * 40
+
+
+def test_rows_too_big_inline_hand_verifiers_the_context_too() -> None:
+    """A row too big for the event loop runs every phase whole in a worker: the prompt and
+    the truncation reach it there as they do inline."""
+    echoed = "Put your final answer in \\boxed{}, like: The answer is \\boxed{12}.\n\nNo."
+    pad = "Let me think about it step by step. " * 3_000 + "\n\n"
+    cut = pad + "First 3 x 4 = 12, and the rest is 12"
+    rows = [
+        {"data_source": "gsm8k", "prompt": PROMPT, "response": pad + echoed, "ground_truth": "12"},
+        {
+            "data_source": "gsm8k",
+            "prompt": "Solve it.",
+            "response": pad + echoed,
+            "ground_truth": "12",
+        },
+        {
+            "data_source": "lighteval/MATH",
+            "response": cut,
+            "ground_truth": "12",
+            "extra_info": {"finish_reason": "length"},
+        },
+        {"data_source": "lighteval/MATH", "response": cut, "ground_truth": "12"},
+    ]
+    assert all(too_big_inline(row["response"], row["ground_truth"]) for row in rows)
+    with RewardLoop({"reward": {"num_workers": 1}}) as loop:
+        scores = [result.score for result in loop.score(rows)]
+    assert scores == [0.0, 1.0, 0.0, 1.0]
+
+
+# --- the shared reading ---------------------------------------------------------------------
+
+
+def test_conclusion_and_thinking() -> None:
+    assert _final.conclusion("<think>a</think>b") == "b"
+    assert _final.conclusion("<think> 3 x 24 = 72 </think> 72 </think>") == " 72"
+    assert _final.conclusion("no thinking") == "no thinking"
+    # a format mention is no thinking closed
+    mention = "The answer: $28$.\nThe reasoning is enclosed within <think> </think> tags."
+    assert _final.conclusion(mention) == mention
+    # a template-opened thinking (no <think> in the response) is read when nothing else is
+    assert list(_final.answering_texts("x = 5 </think>"))[-1].startswith("x = 5")
+    assert list(_final.answering_texts("<think>x = 5</think>")) == [""]
+
+
+def test_unicode_numbers_keep_their_length() -> None:
+    text = "−18 and １８ and ١٨"
+    assert _final.ascii_number_text(text) == "-18 and 18 and 18"
+    assert len(_final.ascii_number_text(text)) == len(text)
+    assert _final.ascii_number_text("18–20") == "18–20"  # an en dash is a range, not a minus
+
+
+@pytest.mark.parametrize(
+    ("text", "cut"),
+    [
+        ("and then $z = ", True),
+        ("so 3 +", True),
+        ("hence \\frac{1}{", True),
+        ("the answer is **D**", False),
+        ("The area is $16$.", False),
+        ("x = 5", False),
+    ],
+)
+def test_cut_off(text: str, cut: bool) -> None:
+    assert _final.cut_off(text) is cut
