@@ -240,7 +240,9 @@ async def test_the_index_of_cached_answers_stays_bounded_over_many_batches() -> 
                 step * 100 + i == i % 7 + step for i in range(70)
             ]
             assert engine.outcomes.answers == index_of(engine)
-            assert sum(map(len, engine.outcomes.answers.values())) == len(engine.outcomes.cache) == 30
+            assert (
+                sum(map(len, engine.outcomes.answers.values())) == len(engine.outcomes.cache) == 30
+            )
             assert all(engine.outcomes.answers.values())
     finally:
         await engine.close()
