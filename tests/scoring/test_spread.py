@@ -496,17 +496,20 @@ async def test_list_and_dict_ground_truths_reach_the_pool_with_a_hashable_key() 
 async def test_cancelled_mid_batch_leaves_no_worker_held_and_scores_again_exactly() -> None:
     """A batch cancelled while its spread tasks check (Ctrl-C, a client gone) and then
     cancel_pending() leave every worker free and the next batch exact."""
-    rows = real_rows(400) * 3
+    rows = real_rows(400) * 12  # about a second of checks on 2 warm workers
     engine = await make_engine(verifiers={"fast_paths": False}, cache_size=0)
     try:
         batch = asyncio.create_task(engine.score_many(rows))
-        await asyncio.sleep(0.3)
+        pool = engine.pool
+        assert isinstance(pool, WorkerPool)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not pool._running:
+            await asyncio.sleep(0.005)  # until spread tasks are in the workers
+        assert not batch.done()
         batch.cancel()
         with pytest.raises(asyncio.CancelledError):
             await batch
         await engine.cancel_pending()
-        pool = engine.pool
-        assert isinstance(pool, WorkerPool)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and len(pool._idle) < pool.size:
             await asyncio.sleep(0.05)
