@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 import uvicorn
 
+from _support.serving import uvicorn_in_thread
 from rewardkit.http_guard import PROBE_CONNECTIONS, ConnectionLimits, protocol_for
 
 KIB = 1024
@@ -53,19 +53,8 @@ def serving(limits: ConnectionLimits) -> Iterator[tuple[tuple[str, int], BodyApp
     config = uvicorn.Config(
         app, host="127.0.0.1", port=0, http=protocol, lifespan="off", log_level="warning"
     )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
+    with uvicorn_in_thread(config) as port:
         yield ("127.0.0.1", port), app, protocol
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 def _reply(sock: socket.socket, wait_s: float = 2.0) -> bytes:

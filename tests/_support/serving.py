@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -25,9 +26,11 @@ T = TypeVar("T")
 __all__ = [
     "free_port",
     "in_thread",
+    "one_row_behind",
     "running_app",
     "running_server",
     "serving_process",
+    "uvicorn_in_thread",
     "wait_queued",
 ]
 
@@ -55,6 +58,17 @@ def running_app(
     state = getattr(app.state, "rewardkit", None)
     server_cfg = state.config.server if state is not None else ServerConfig()
     config = uvicorn_config(app, server_cfg, host="127.0.0.1", port=0)
+    with uvicorn_in_thread(config, timeout_s) as port:
+        base = f"http://127.0.0.1:{port}"
+        if wait_ready:
+            _wait_ready(base, api_key, time.monotonic() + timeout_s)
+        yield base
+
+
+@contextmanager
+def uvicorn_in_thread(config: uvicorn.Config, timeout_s: float = 30) -> Iterator[int]:
+    """Run a uvicorn server of ``config`` (port 0: the OS picks) in a daemon thread; yield
+    its port once it listens; ask it to exit and join it."""
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -63,12 +77,8 @@ def running_app(
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("the test server did not start")
         time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    base = f"http://127.0.0.1:{port}"
     try:
-        if wait_ready:
-            _wait_ready(base, api_key, deadline)
-        yield base
+        yield server.servers[0].sockets[0].getsockname()[1]
     finally:
         server.should_exit = True
         thread.join(timeout=30)
@@ -135,3 +145,22 @@ def wait_queued(base: str, rows: int, within_s: float = 60.0) -> None:
     while line not in httpx.get(f"{base}/metrics", timeout=10).text.splitlines():
         assert time.monotonic() < deadline, f"the server never held {rows} row(s)"
         time.sleep(0.02)
+
+
+def one_row_behind(
+    base: str, slow_rows: list[dict[str, Any]], go: Path, wait: Callable[[], None]
+) -> tuple[float, httpx.Response, list[httpx.Response]]:
+    """Send ``slow_rows`` in one request, ``wait()`` until the server holds them, then time
+    a one-row request sent behind it. Touching ``go`` then cuts the slow rows' naps short.
+    Returns the fast request's seconds and response, and the slow request's response."""
+    fast_row = {"data_source": "x", "response": "1", "ground_truth": "1"}
+    with httpx.Client(base_url=base, timeout=60) as client:
+        slow, answers = in_thread(lambda: client.post("/v1/score", json={"samples": slow_rows}))
+        wait()
+        started = time.monotonic()
+        fast = client.post("/v1/score", json={"samples": [fast_row]})
+        fast_s = time.monotonic() - started
+        go.touch()
+        slow.join(timeout=60)
+    assert fast.json()["results"][0]["score"] == 1.0
+    return fast_s, fast, answers

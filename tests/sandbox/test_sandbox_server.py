@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ import pytest
 import sandbox_fusion
 import uvicorn
 
+from _support.serving import uvicorn_in_thread
 from rewardkit.sandbox import Sandbox, SandboxOptions
 from rewardkit.sandbox.server import create_sandbox_app
 
@@ -41,17 +41,8 @@ def server() -> Iterator[Server]:
     config = uvicorn.Config(
         create_sandbox_app(sandbox), host="127.0.0.1", port=0, log_level="warning"
     )
-    uv = uvicorn.Server(config)
-    thread = threading.Thread(target=uv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not uv.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "sandbox server did not start"
-        time.sleep(0.02)
-    port = uv.servers[0].sockets[0].getsockname()[1]
-    yield Server(f"http://127.0.0.1:{port}", sandbox)
-    uv.should_exit = True
-    thread.join(timeout=30)
+    with uvicorn_in_thread(config) as port:
+        yield Server(f"http://127.0.0.1:{port}", sandbox)
 
 
 def post(server: Server, body: dict, timeout: float = 60) -> dict:

@@ -16,7 +16,13 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from _support.serving import in_thread, running_server, serving_process, wait_queued
+from _support.serving import (
+    in_thread,
+    one_row_behind,
+    running_server,
+    serving_process,
+    wait_queued,
+)
 from _support.user_functions import ASYNC_HOSTILE, NAP_UNTIL_GO, SLOW, custom_row
 from _support.wrong_math import expected_math_scores, math_rows
 from rewardkit import RemoteError, Status
@@ -242,16 +248,9 @@ def test_a_request_does_not_wait_for_an_unrelated_slow_one(
     config = {"reward": {"num_workers": 2, "custom_reward_function": {"path": path}}}
     go = tmp_path / "go"  # the slow row naps 3 s, or until the fast one is answered
     slow_row = {"data_source": "x", "response": f"nap 3 {go}", "ground_truth": "1"}
-    fast_row = {"data_source": "x", "response": "1", "ground_truth": "1"}
-    with start_server(config) as base, httpx.Client(base_url=base, timeout=30) as client:
-        slow, answers = in_thread(lambda: client.post("/v1/score", json={"samples": [slow_row]}))
-        wait_queued(base, 1)  # the slow row is accepted (and going to a worker)
-        started = time.monotonic()
-        fast = client.post("/v1/score", json={"samples": [fast_row]})
-        fast_s = time.monotonic() - started
-        go.touch()
-        slow.join(timeout=30)
-    assert fast.json()["results"][0]["score"] == 1.0
+    with start_server(config) as base:
+        # wait until the slow row is accepted (and going to a worker)
+        fast_s, _, answers = one_row_behind(base, [slow_row], go, lambda: wait_queued(base, 1))
     assert fast_s < 2.0, f"the fast request waited {fast_s:.1f}s behind the slow one"
     assert answers and answers[0].json()["results"][0]["score"] == 0.0
 

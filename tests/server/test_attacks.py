@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from _support.serving import in_thread, serving_process, wait_queued
+from _support.serving import in_thread, one_row_behind, serving_process, wait_queued
 from _support.user_functions import NAP_UNTIL_GO, SLOW
 from rewardkit.cli import main as cli_main
 from rewardkit.config import load_config
@@ -277,16 +277,9 @@ def test_slow_rows_of_one_request_do_not_delay_another_requests_row(
         {"data_source": "x", "response": f"nap 2 {go} row{i}", "ground_truth": "1"}
         for i in range(10)
     ]
-    fast_row = {"data_source": "x", "response": "1", "ground_truth": "1"}
-    with start_server(config) as base, httpx.Client(base_url=base, timeout=60) as client:
-        slow, answers = in_thread(lambda: client.post("/v1/score", json={"samples": slow_rows}))
-        time.sleep(0.5)  # both workers are busy with slow rows, eight more are queued
-        started = time.monotonic()
-        fast = client.post("/v1/score", json={"samples": [fast_row]})
-        fast_s = time.monotonic() - started
-        go.touch()
-        slow.join(timeout=60)
-    assert fast.json()["results"][0]["score"] == 1.0
+    with start_server(config) as base:
+        # both workers are busy with slow rows, eight more are queued
+        fast_s, _, answers = one_row_behind(base, slow_rows, go, lambda: time.sleep(0.5))
     assert fast_s < 4.5, f"the fast request waited {fast_s:.1f}s behind another's slow rows"
     assert [r["score"] for r in answers[0].json()["results"]] == [0.0] * 10
 
