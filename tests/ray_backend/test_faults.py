@@ -66,17 +66,23 @@ def _timed(loop: RewardLoop, rows: list[dict[str, Any]]) -> float:
     return time.perf_counter() - started
 
 
+def _napping_on_ray(write_module: Any, workers: int, ray: dict[str, Any]) -> dict[str, Any]:
+    """A ``reward`` section: the NAP function on ``workers`` Ray actors, 10 s a row."""
+    path = write_module("nap_reward", NAP)
+    return {
+        "backend": "ray",
+        "num_workers": workers,
+        "timeout_s": 10,
+        "custom_reward_function": {"path": path},
+        "ray": ray,
+    }
+
+
 def test_a_node_killed_mid_batch_costs_no_wrong_row_and_the_pool_heals(
     ray_cluster: Any, write_module: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    path = write_module("nap_reward", NAP)
-    reward = {
-        "backend": "ray",
-        "num_workers": 2,
-        "timeout_s": 10,
-        "custom_reward_function": {"path": path},
-        "ray": {"num_cpus_per_worker": 1.0},  # one actor per node: a lost one needs a node
-    }
+    # one actor per node: a lost one needs a node
+    reward = _napping_on_ray(write_module, workers=2, ray={"num_cpus_per_worker": 1.0})
     with RewardLoop({"reward": reward}) as loop:
         pool = loop.engine.pool
         assert len({a["node_id"] for a in pool.actors}) == 2
@@ -108,14 +114,9 @@ def test_a_node_killed_mid_batch_costs_no_wrong_row_and_the_pool_heals(
 def test_with_no_node_to_hold_an_actor_ready_is_503_and_score_raises(
     ray_cluster: Any, write_module: Any
 ) -> None:
-    path = write_module("nap_reward", NAP)
-    reward = {
-        "backend": "ray",
-        "num_workers": 1,
-        "timeout_s": 10,
-        "custom_reward_function": {"path": path},
-        "ray": {"num_cpus_per_worker": 0.5, "unavailable_timeout_s": 1},
-    }
+    reward = _napping_on_ray(
+        write_module, workers=1, ray={"num_cpus_per_worker": 0.5, "unavailable_timeout_s": 1}
+    )
     head = ray.get_runtime_context().get_node_id()
 
     class _Blocker:  # defined here, so that Ray ships it by value (tests/ is no package)
