@@ -275,3 +275,28 @@ def test_grpo_trainer_two_steps_with_the_async_function_and_failures(
         assert entry["rewardkit/invalid_frac"] == 0.5  # the unknown source's group, every step
         assert not math.isnan(entry["loss"]) and not math.isnan(entry["rewards/rk/mean"])
         assert 0.0 <= entry["rewards/rk/mean"] <= 1.0
+
+
+def test_grpo_trainer_on_gsm8ks_own_columns_warns_naming_the_fix(
+    tiny_model_dir: Path, tiny_tokenizer: Any, tmp_path: Path, rk_config: Any
+) -> None:
+    """GSM8K as TRL users load it (its "answer" column, no data_source) inside a real
+    GRPOTrainer step: every reward is None, and the user is told why and what to map."""
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    dataset = Dataset.from_list(
+        [{"prompt": "How many clips? End with '#### <number>'.", "answer": "24 + 48\n#### 72"}] * 4
+    )
+    steps = {**_two_grpo_steps(tiny_tokenizer), "max_steps": 1}
+    args = GRPOConfig(output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, **steps)
+    trainer = GRPOTrainer(
+        model=str(tiny_model_dir),
+        reward_funcs=[reward_func(rk_config)],
+        args=args,
+        train_dataset=dataset,
+    )
+    with pytest.warns(RuntimeWarning) as caught:
+        trainer.train()
+    [message] = [str(w.message) for w in caught if "failed to score" in str(w.message)]
+    assert "no ground_truth column" in message and "fields={'ground_truth': 'answer'}" in message
