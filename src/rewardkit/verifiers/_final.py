@@ -49,6 +49,7 @@ __all__ = [
     "Context",
     "answering_texts",
     "ascii_number_text",
+    "blank_answer",
     "conclusion",
     "cut_off",
     "is_truncated",
@@ -294,12 +295,61 @@ _REFUSAL = re.compile(
 
 def no_fallback(text: str, context: Context = NO_CONTEXT) -> bool:
     """Whether only explicit answer forms may answer in ``text`` (a conclusion): the
-    response was truncated (the context says so, or its final sentence is cut), or its
-    last paragraph says it has no answer ("I don't know", "I give up")."""
+    response was truncated (the context says so, or its final sentence is cut), its
+    last paragraph says it has no answer ("I don't know", "I give up"), or its last
+    answer form is blank or states no value (:func:`blank_answer`)."""
     if context.truncated or cut_off(text):
         return True
     tail = text[-400:]
-    return _REFUSAL.search(tail, tail.rfind("\n\n") + 1) is not None
+    if _REFUSAL.search(tail, tail.rfind("\n\n") + 1) is not None:
+        return True
+    return blank_answer(text)
+
+
+# What an answer form holding no value says: "There is no answer possible", "cannot be
+# determined", "none", "N/A". Read only in a form without a digit.
+_NO_VALUE = re.compile(
+    r"(?i:\bno[ \t]+(?:answer|solution|value|result)s?\b|\bnot[ \t]+(?:possible|determin|exist)"
+    r"|\bcan(?:not|'t|[ \t]+not)\b|\b(?:un|in)determin|\bnone\b|\bunknown\b|\bimpossible\b"
+    r"|\bn/a\b|\binsufficient\b|\bundefined\b)"
+)
+_FORM_TAIL = 4000  # the last answer form is looked for in this many characters at the end
+
+
+def blank_answer(text: str) -> bool:
+    """Whether the last answer form of ``text`` (a conclusion: quoted forms already
+    blanked) holds no value: an empty box or tag, a ``####`` or ``Answer:`` with nothing
+    after it, or one that says there is none ("There is no answer possible", "cannot be
+    determined"). The response gave its answer there, and it is none: a number met on
+    the way is no answer it gives."""
+    floor = max(0, len(text) - _FORM_TAIL)
+    last = None
+    for seen, found in enumerate(_FORM.finditer(text, floor)):
+        if seen >= _MAX_FORMS:
+            break
+        last = found
+    if last is None:
+        return False
+    start = last.start()
+    if text.startswith(("\\boxed", "\\fbox"), start):
+        end = _form_end(text, start)
+        brace = text.find("{", start, end)
+        if brace < 0 or text[end - 1 : end] != "}":
+            return False  # an unclosed box: the box readers decide
+        content = text[brace + 1 : end - 1]
+    elif text.startswith("<answer>", start):
+        end = _form_end(text, start)
+        if not text.startswith("</answer>", end - len("</answer>")):
+            return False
+        content = text[last.end() : end - len("</answer>")]
+        if not content.strip() and text[text.rfind("\n", 0, start) + 1 : start].strip():
+            return False  # after words on its line: the format named ("within <answer> </answer>")
+    else:  # "####", "Answer:", "the answer is": what follows it, to the end
+        content = text[last.end() :]
+    content = content.strip(" \t\n.:$*`\\(){}[]")
+    if not content:
+        return True
+    return not any(c.isdigit() for c in content) and _NO_VALUE.search(content) is not None
 
 
 # A fenced block of a program ("```python"): its numbers are code, not an answer given.
