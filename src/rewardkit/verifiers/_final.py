@@ -76,14 +76,17 @@ def answering_texts(
     the real-output corpus (``tests/data/real_outputs``): no response there opens its own
     thinking, and 5 of them, graded right by their source and by math-verify, stop right
     at ``</think>`` or follow it with unrelated text; the answer they give is the one
-    their thinking ends on. A response that opens and closes its own thinking has only
+    their thinking ends on. A response that opens and closes its own thinking, or whose
+    conclusion is cut mid-sentence (:func:`cut_off`: it was going on to answer), has only
     its conclusion. ``rendered=False`` keeps the text as written (no hidden text removed,
     no digits read: an exact-match family compares characters)."""
     text, cut, end = _split(response, rendered=rendered)
     if cut < 0:
         return AnsweringTexts(None, text, context.prompt)
     final = text[cut + len(THINK_END) : end].rstrip()
-    whole = "<think>" not in text[:cut]  # the template opened the thinking
+    # the template opened the thinking, and the conclusion is not cut mid-sentence (a cut
+    # one was going on to answer: what the thinking ended on is no answer it gave)
+    whole = "<think>" not in text[:cut] and not cut_off(final)
     return AnsweringTexts(text if whole else None, final, context.prompt)
 
 
@@ -275,12 +278,25 @@ _DANGLING = re.compile(
 )
 
 
+# ... or on a word that needs one after it: an article, a preposition, a conjunction, a
+# linking verb ("We get 220 for this step, and then the"). No sentence ends on these.
+_DANGLING_WORD = re.compile(
+    r"(?<![\w'-])(?i:the|a|an|and|or|but|nor|then|so|thus|hence|therefore|of|to|for|from|by"
+    r"|with|into|onto|at|in|on|as|than|that|which|whose|is|are|was|were|be|been|being|will"
+    r"|would|can|could|should|must|has|have|had|get|gives?|equals|our|its|their|this|these"
+    r"|those|we|if|when|since|because|where|while)[ \t]*$"
+)
+
+
 def cut_off(text: str) -> bool:
     """Whether ``text`` (a conclusion) ends in the middle of a sentence, on a mark that
-    needs something after it (``So $y = x^2 = 16$, and then $z = ``). Then only
-    explicit answer forms count (see the module docstring)."""
+    needs something after it (``So $y = x^2 = 16$, and then $z = ``) or on a word that
+    does (``..., and then the``). Then only explicit answer forms count (see the module
+    docstring)."""
     tail = text[-200:].rstrip()
-    return bool(tail) and _DANGLING.search(tail) is not None
+    if not tail:
+        return False
+    return _DANGLING.search(tail) is not None or _DANGLING_WORD.search(tail) is not None
 
 
 # A conclusion that says it has no answer ("I don't know", "I cannot solve this", "I give
