@@ -119,6 +119,12 @@ MATH_ROWS = [
         "a cut conclusion after a template-opened thinking: the thinking gives no answer",
     ),
     ("Therefore, the answer is $2$.</think> 2", "2", 1.0, "a conclusion not cut"),
+    # 10. a later answer form offered as an alternative ("Or ..."): hedging
+    ("So $11 - 1 = 10$.\n\n\\boxed{11}\n\nOr \\boxed{10}", "10", 0.0, "'Or' box after a box"),
+    ("5.5 - 0.5 = 5.\n\nAnswer: 6\n\nOr Answer: 5", "5", 0.0, "'Or' answer line"),
+    ("\\boxed{6}. Alternatively, \\boxed{5}", "5", 0.0, "'Alternatively,' then a box"),
+    ("\\boxed{10}\n\nOr, in words, ten.", "10", 1.0, "the same answer restated, no form"),
+    ("Or we could add: $5 + 5 = \\boxed{10}$", "10", 1.0, "'Or' opens a step, one form"),
     # 9. the last answer form blank or saying no value: no fallback to a number elsewhere
     ("The result is 105, I think.\n\n\\boxed{}", "105", 0.0, "an empty box last"),
     ("17 * 2 = 34.\n\nAnswer: ", "34", 0.0, "an answer line with nothing after it"),
@@ -221,6 +227,8 @@ GSM8K_ROWS = [
     ("So 20 * 11 = 220.\n#### ", "220", 0.0, "an emptied #### line"),
     ("So 20 * 11 = 220.\n\n#### cannot be determined", "220", 0.0, "#### says no value"),
     ("So 20 * 11 = 220.\n#### 220", "220", 1.0, "the #### line holds the value"),
+    ("23 * 29 = 667.\n\n#### 668\n\nOr #### 667", "667", 0.0, "'Or' #### after a ####"),
+    ("23 * 29 = 667.\n\n#### 667\n\nOr, rounded, about 670.", "667", 1.0, "no second form"),
     ("Chad owes $9.75元 in total.", "9.75", 1.0, "decimals before a CJK character"),
     ("Chad owes $9.75元 in total.", "9", 0.0, "not the whole part alone"),
     ("答案是18", "18", 1.0, "a number after CJK text"),
@@ -264,6 +272,7 @@ CHOICE_ROWS = [
     ("The answer is option A, not B", "A", 1.0, "'option' after 'the answer is'"),
     ("Answer: B\n\nHmm, actually D.", "B", 0.0, "'Hmm, actually'"),
     ("I choose option C.", "C", 1.0, "an option chosen in words"),
+    ("Answer: B\n\nOr Answer: C", "C", 0.0, "'Or' answer line after an answer line"),
     # 4. truncated: only stated answers
     ("The best fit is\n(B) because of the sign and (", "B", 0.0, "cut: no marked letter"),
     # benign

@@ -54,6 +54,7 @@ __all__ = [
     "cut_off",
     "is_truncated",
     "no_fallback",
+    "offered_alternative",
     "thinking_split",
     "without_code",
 ]
@@ -366,6 +367,34 @@ def blank_answer(text: str) -> bool:
     if not content:
         return True
     return not any(c.isdigit() for c in content) and _NO_VALUE.search(content) is not None
+
+
+# A sentence opened by a word that offers an alternative ("Or", "Alternatively,",
+# "Maybe"), then at once an answer form: "\\boxed{11}\n\nOr \\boxed{10}" gives two answers.
+_ALTERNATIVE_OPENS = re.compile(
+    r"[ \t*>_-]*(?i:or|alternatively|alternately|otherwise|maybe|perhaps|possibly)"
+    r"(?![\w'-])[ \t,:]*(?:(?i:maybe|perhaps|possibly|else|even|rather)(?![\w'-])[ \t,:]*)?"
+    r"(?:\$\$?|\\[(\[]|\*\*)?[ \t]*"
+)
+_SENTENCE_END = re.compile(r"[.!?;:\n](?=[^.!?;:\n]*$)")
+
+
+def offered_alternative(text: str) -> bool:
+    """Whether the last answer form of ``text`` (a conclusion) is offered as an
+    alternative to an earlier one: its sentence opens with "Or", "Alternatively",
+    "Maybe" right before it (``Answer: 6\n\nOr Answer: 5``, ``#### 668\n\nOr #### 667``).
+    That is hedging, as "6 or 5" within one answer is: the response answers nothing."""
+    floor = max(0, len(text) - _FORM_TAIL)
+    forms = [found.start() for _, found in zip(range(_MAX_FORMS), _FORM.finditer(text, floor))]
+    if len(forms) < 2:
+        return False
+    at = forms[-1]
+    head = text[max(floor, at - 80) : at]
+    end = _SENTENCE_END.search(head)
+    opening = head if end is None else head[end.end() :]
+    if _ALTERNATIVE_OPENS.fullmatch(opening) is None:
+        return False
+    return forms[-2] < at - len(opening)  # an earlier answer it is the alternative to
 
 
 # A fenced block of a program ("```python"): its numbers are code, not an answer given.
