@@ -385,7 +385,8 @@ def offered_alternative(text: str) -> bool:
     "Maybe" right before it (``Answer: 6\n\nOr Answer: 5``, ``#### 668\n\nOr #### 667``).
     That is hedging, as "6 or 5" within one answer is: the response answers nothing."""
     floor = max(0, len(text) - _FORM_TAIL)
-    forms = [found.start() for _, found in zip(range(_MAX_FORMS), _FORM.finditer(text, floor))]
+    found = _FORM.finditer(text, floor)
+    forms = [m.start() for _, m in zip(range(_MAX_FORMS), found, strict=False)]
     if len(forms) < 2:
         return False
     at = forms[-1]
