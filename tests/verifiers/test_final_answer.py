@@ -228,6 +228,21 @@ GSM8K_ROWS = [
     ("So 20 * 11 = 220.\n\n#### cannot be determined", "220", 0.0, "#### says no value"),
     ("So 20 * 11 = 220.\n#### 220", "220", 1.0, "the #### line holds the value"),
     ("23 * 29 = 667.\n\n#### 668\n\nOr #### 667", "667", 0.0, "'Or' #### after a ####"),
+    (
+        "Let me compute it.\n```python\nprint(solve())\n```\n```output\n48\n```\n"
+        "I could not finish the computation.",
+        "48",
+        0.0,
+        "a value only in an output block, the conclusion says it has none",
+    ),
+    ("So far 6 * 8 = 48.\n\nWe were unable to complete the problem.", "48", 0.0, "'unable to'"),
+    (
+        "```python\nprint(6 * 8)\n```\n```output\n48\n```\nSo she has \\boxed{48} apples.",
+        "48",
+        1.0,
+        "tool-integrated reasoning: an output block, then a boxed answer",
+    ),
+    ("I could not find a mistake.\n\nSo she has 48 apples.", "48", 1.0, "doubt, then a value"),
     ("23 * 29 = 667.\n\n#### 667\n\nOr, rounded, about 670.", "667", 1.0, "no second form"),
     ("Chad owes $9.75元 in total.", "9.75", 1.0, "decimals before a CJK character"),
     ("Chad owes $9.75元 in total.", "9", 0.0, "not the whole part alone"),

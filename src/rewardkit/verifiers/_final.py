@@ -303,10 +303,13 @@ def cut_off(text: str) -> bool:
 # A conclusion that says it has no answer ("I don't know", "I cannot solve this", "I give
 # up", "unable to determine"): a number it mentions on the way is no answer it gives.
 _REFUSAL = re.compile(
-    r"(?i:\bI[ \t]+(?:do[ \t]*n[o']t|don't|cannot|can't|can[ \t]+not|am[ \t]+unable[ \t]+to"
-    r"|(?:'m|am)[ \t]+not[ \t]+(?:sure|able[ \t]+to))[ \t]+(?:know|solve|answer|determine|find"
-    r"|figure|compute|tell|say|be[ \t]+sure)\b|\bI[ \t]+give[ \t]+up\b"
-    r"|\b(?:unable|impossible)[ \t]+to[ \t]+(?:solve|answer|determine|tell|find|compute)\b)"
+    r"(?i:\b(?:I|we)[ \t]+(?:do[ \t]*n[o']t|don't|cannot|can't|can[ \t]+not|could[ \t]*n[o']t"
+    r"|couldn't|(?:am|was|were|are)[ \t]+unable[ \t]+to"
+    r"|(?:'m|am|was|were|are)[ \t]+not[ \t]+(?:sure|able[ \t]+to))[ \t]+(?:know|solve|answer"
+    r"|determine|find|figure|compute|tell|say|be[ \t]+sure|finish|complete|work[ \t]+out"
+    r"|calculate)\b|\bI[ \t]+give[ \t]+up\b"
+    r"|\b(?:unable|impossible)[ \t]+to[ \t]+(?:solve|answer|determine|tell|find|compute"
+    r"|finish|complete)\b)"
 )
 
 
