@@ -125,6 +125,21 @@ MATH_ROWS = [
     ("\\boxed{6}. Alternatively, \\boxed{5}", "5", 0.0, "'Alternatively,' then a box"),
     ("\\boxed{10}\n\nOr, in words, ten.", "10", 1.0, "the same answer restated, no form"),
     ("Or we could add: $5 + 5 = \\boxed{10}$", "10", 1.0, "'Or' opens a step, one form"),
+    # 11. the conclusion ends on an example introducer: its form was shown, not given
+    (
+        "Simplify $\\frac{4}{6}$.\n\nWrite the final answer like this: \\boxed{\\frac{2}{3}}",
+        "\\frac{2}{3}",
+        0.0,
+        "the prompt echoed with its format example",
+    ),
+    ("Compute $6^2$.\n\nGive it in the form <answer>36</answer>", "36", 0.0, "'in the form'"),
+    ("6^2 = 36, e.g. \\boxed{36}", "36", 0.0, "'e.g.' then the form, nothing after"),
+    (
+        "Put it in a box, like this: \\boxed{1}. So $6^2 = \\boxed{36}$.",
+        "36",
+        1.0,
+        "an example, then the answer given",
+    ),
     # 9. the last answer form blank or saying no value: no fallback to a number elsewhere
     ("The result is 105, I think.\n\n\\boxed{}", "105", 0.0, "an empty box last"),
     ("17 * 2 = 34.\n\nAnswer: ", "34", 0.0, "an answer line with nothing after it"),

@@ -52,6 +52,7 @@ __all__ = [
     "blank_answer",
     "conclusion",
     "cut_off",
+    "ends_on_example",
     "is_truncated",
     "no_fallback",
     "offered_alternative",
@@ -323,7 +324,16 @@ def no_fallback(text: str, context: Context = NO_CONTEXT) -> bool:
     tail = text[-400:]
     if _REFUSAL.search(tail, tail.rfind("\n\n") + 1) is not None:
         return True
-    return blank_answer(text)
+    return blank_answer(text) or ends_on_example(text)
+
+
+def ends_on_example(text: str) -> bool:
+    """Whether ``text`` (a conclusion, quoted forms blanked) ends on the words that
+    introduce an example ("Write the final answer like this:", "in the form", "e.g."):
+    its last answer form was a format shown, not an answer given, and nothing after it
+    answers. A number met before it is no answer either."""
+    tail = text.rstrip()[-_CUE_CHARS:]
+    return bool(tail) and _EXAMPLE_BEFORE.search(tail) is not None
 
 
 # What an answer form holding no value says: "There is no answer possible", "cannot be
