@@ -153,6 +153,24 @@ MATH_ROWS = [
         "an empty tag after words on its line names the format",
     ),
     ("\\boxed{34}\n\nThe answer is 34.", "34", 1.0, "a value after the last form"),
+    (
+        "So the answer is $2$.</think> <answer></answer>",
+        "2",
+        0.0,
+        "an empty tag after a template-opened thinking: the thinking gives no answer",
+    ),
+    (
+        "So the answer is 375. </think> The result is 375, I think.\n\n\\boxed{}",
+        "375",
+        0.0,
+        "an empty box after a template-opened thinking",
+    ),
+    (
+        "So the answer is $n=4$. </think> <answer >4</answer>",
+        "4",
+        1.0,
+        "no answer form in the conclusion: the template-opened thinking answers",
+    ),
     # benign: the same answer in other words
     ("The answer is $\\dfrac{2}{3}$.", "\\frac{2}{3}", 1.0, "\\dfrac"),
     ("The final answer is $12$.", "12", 1.0, "'The final answer is' prefix"),

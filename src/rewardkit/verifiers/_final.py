@@ -87,8 +87,9 @@ def answering_texts(
         return AnsweringTexts(None, text, context.prompt)
     final = text[cut + len(THINK_END) : end].rstrip()
     # the template opened the thinking, and the conclusion is not cut mid-sentence (a cut
-    # one was going on to answer: what the thinking ended on is no answer it gave)
-    whole = "<think>" not in text[:cut] and not cut_off(final)
+    # one was going on to answer: what the thinking ended on is no answer it gave) and
+    # holds no answer form (one there, blank or not, is where it answered)
+    whole = "<think>" not in text[:cut] and not cut_off(final) and _FORM.search(final) is None
     return AnsweringTexts(text if whole else None, final, context.prompt)
 
 
