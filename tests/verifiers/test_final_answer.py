@@ -171,6 +171,18 @@ MATH_ROWS = [
         1.0,
         "no answer form in the conclusion: the template-opened thinking answers",
     ),
+    (
+        "So the answer is 375. </think>\n\nSo $a = 376, 375, 377$.",
+        "375",
+        0.0,
+        "a list of values after a template-opened thinking: the thinking gives no answer",
+    ),
+    (
+        "So the answer is $50^\\circ$.</think>\n\nSo $a = 51^\\circ, 50^\\circ, 52^\\circ$.",
+        "50^\\circ",
+        0.0,
+        "a list of angles",
+    ),
     # benign: the same answer in other words
     ("The answer is $\\dfrac{2}{3}$.", "\\frac{2}{3}", 1.0, "\\dfrac"),
     ("The final answer is $12$.", "12", 1.0, "'The final answer is' prefix"),

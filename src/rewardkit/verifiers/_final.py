@@ -89,8 +89,22 @@ def answering_texts(
     # the template opened the thinking, and the conclusion is not cut mid-sentence (a cut
     # one was going on to answer: what the thinking ended on is no answer it gave) and
     # holds no answer form (one there, blank or not, is where it answered)
-    whole = "<think>" not in text[:cut] and not cut_off(final) and _FORM.search(final) is None
+    # nor ends on a list of values ("So $a = 376, 375, 377$.": the candidates it gives)
+    whole = (
+        "<think>" not in text[:cut]
+        and not cut_off(final)
+        and _FORM.search(final) is None
+        and _LISTED.search(final[-300:]) is None
+    )
     return AnsweringTexts(text if whole else None, final, context.prompt)
+
+
+# A last line that sets a name to several values: "So $a = 376, 375, 377$."
+_LISTED_VALUE = r"-?\d[\d.]*(?:[ \t]*(?:\^\\circ|\^\{\\circ\}|\\text\{[^{}\n]{0,20}\}))?"
+_LISTED = re.compile(
+    r"[A-Za-z][ \t]*=[ \t]*" + _LISTED_VALUE + r"(?:[ \t]*,[ \t]*" + _LISTED_VALUE + r"){1,8}"
+    r"[ \t]*\$?[ \t]*\.?[ \t]*$"
+)
 
 
 class AnsweringTexts(Sequence[str]):
