@@ -183,6 +183,12 @@ MATH_ROWS = [
         0.0,
         "a list of angles",
     ),
+    (
+        "so $P = \\boxed{60^\\circ}$\n</think>\n<answer> \n$60$",
+        "60^\\circ",
+        1.0,
+        "an unclosed tag is no form: the template-opened thinking's box still answers",
+    ),
     # benign: the same answer in other words
     ("The answer is $\\dfrac{2}{3}$.", "\\frac{2}{3}", 1.0, "\\dfrac"),
     ("The final answer is $12$.", "12", 1.0, "'The final answer is' prefix"),

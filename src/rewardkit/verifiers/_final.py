@@ -93,7 +93,7 @@ def answering_texts(
     whole = (
         "<think>" not in text[:cut]
         and not cut_off(final)
-        and _FORM.search(final) is None
+        and not _holds_form(final)
         and _LISTED.search(final[-300:]) is None
     )
     return AnsweringTexts(text if whole else None, final, context.prompt)
@@ -105,6 +105,15 @@ _LISTED = re.compile(
     r"[A-Za-z][ \t]*=[ \t]*" + _LISTED_VALUE + r"(?:[ \t]*,[ \t]*" + _LISTED_VALUE + r"){1,8}"
     r"[ \t]*\$?[ \t]*\.?[ \t]*$"
 )
+
+
+def _holds_form(text: str) -> bool:
+    """Whether ``text`` holds an answer form: a box, ``####``, an answer line, or an
+    ``<answer>`` tag that is closed (an unclosed one is no form the readers read)."""
+    for _, found in zip(range(_MAX_FORMS), _FORM.finditer(text), strict=False):
+        if not text.startswith("<answer>", found.start()) or "</answer>" in text[found.end() :]:
+            return True
+    return False
 
 
 class AnsweringTexts(Sequence[str]):
