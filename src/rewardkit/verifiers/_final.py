@@ -306,11 +306,11 @@ _DANGLING = re.compile(
 
 # ... or on a word that needs one after it: an article, a preposition, a conjunction, a
 # linking verb ("We get 220 for this step, and then the"). No sentence ends on these.
-_DANGLING_WORD = re.compile(
-    r"(?<![\w'-])(?i:the|a|an|and|or|but|nor|then|so|thus|hence|therefore|of|to|for|from|by"
+_DANGLING_WORD = re.compile(  # after another word on its line; "a" lowercase ("... so A": a choice)
+    r"[\w,;$)\]}][ \t]+(?:a|(?i:the|an|and|or|but|nor|then|so|thus|hence|therefore|of|to|for|from|by"
     r"|with|into|onto|at|in|on|as|than|that|which|whose|is|are|was|were|be|been|being|will"
     r"|would|can|could|should|must|has|have|had|get|gives?|equals|our|its|their|this|these"
-    r"|those|we|if|when|since|because|where|while)[ \t]*$"
+    r"|those|we|if|when|since|because|where|while))[ \t]*$"
 )
 
 
