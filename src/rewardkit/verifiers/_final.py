@@ -18,14 +18,23 @@ them and for a new family that does the same:
 * **The last asserted answer wins**, and a later different value introduced as a
   correction ("Actually, on reflection, $4$", "Actually, I think it's 4") is hedging:
   each family compares the values offered after its answer with its own notion of
-  sameness (``_common.CORRECTION_CUE`` is the one list of correction words).
+  sameness (``_common.CORRECTION_CUE`` is the one list of correction words). A last
+  answer form whose sentence opens with "Or", "Alternatively", "Maybe" after an earlier
+  one (``Answer: 6\n\nOr Answer: 5``) is hedging too (:func:`offered_alternative`).
+* **A blank answer is no answer.** A last answer form that is empty (``\\boxed{}``, a
+  bare ``####`` or ``Answer:``) or says there is none ("There is no answer possible",
+  "cannot be determined") leaves no fallback (:func:`blank_answer`); nor does a
+  conclusion ending on an example introducer ("like this:") whose form was blanked
+  (:func:`ends_on_example`). A conclusion that holds an answer form, or ends on a list of
+  values, is where the response answered: a template-opened thinking is then not read.
 * **A truncated response has only its explicit answer forms** (box, tag, answer line),
   never a fallback reading of the last number or expression: :func:`is_truncated`
   tells it from ``extra_info`` (``truncated``, ``finish_reason == "length"``,
   ``response_length`` at ``max_response_length``) when the trainer gives it, and from a
-  cut final sentence (an open math span, a dangling ``=``) otherwise.
-  A conclusion that says it has no answer ("I don't know", "I give up", "unable to
-  determine") has no fallback reading either (:func:`no_fallback`): a number it mentions
+  cut final sentence (an open math span, a dangling ``=``, a last word that needs
+  another: "and then the") otherwise.
+  A conclusion that says it has no answer ("I don't know", "I give up", "I could not
+  finish", "unable to determine") has no fallback reading either (:func:`no_fallback`): a number it mentions
   on the way is no answer it gives.
 * **Every Unicode minus and digit form is a number**: :func:`ascii_number_text`.
 
