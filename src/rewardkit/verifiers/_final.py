@@ -20,7 +20,7 @@ them and for a new family that does the same:
   each family compares the values offered after its answer with its own notion of
   sameness (``_common.CORRECTION_CUE`` is the one list of correction words). A last
   answer form whose sentence opens with "Or", "Alternatively", "Maybe" after an earlier
-  one (``Answer: 6\n\nOr Answer: 5``) is hedging too (:func:`offered_alternative`).
+  one (``Answer: 6\\n\\nOr Answer: 5``) is hedging too (:func:`offered_alternative`).
 * **A blank answer is no answer.** A last answer form that is empty (``\\boxed{}``, a
   bare ``####`` or ``Answer:``) or says there is none ("There is no answer possible",
   "cannot be determined") leaves no fallback (:func:`blank_answer`); nor does a
@@ -428,7 +428,7 @@ _SENTENCE_END = re.compile(r"[.!?;:\n](?=[^.!?;:\n]*$)")
 def offered_alternative(text: str) -> bool:
     """Whether the last answer form of ``text`` (a conclusion) is offered as an
     alternative to an earlier one: its sentence opens with "Or", "Alternatively",
-    "Maybe" right before it (``Answer: 6\n\nOr Answer: 5``, ``#### 668\n\nOr #### 667``).
+    "Maybe" right before it (``Answer: 6\\n\\nOr Answer: 5``, ``#### 668\\n\\nOr #### 667``).
     That is hedging, as "6 or 5" within one answer is: the response answers nothing."""
     floor = max(0, len(text) - _FORM_TAIL)
     found = _FORM.finditer(text, floor)
