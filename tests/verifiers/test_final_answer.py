@@ -287,6 +287,9 @@ GSM8K_ROWS = [
         "a value only in an output block, the conclusion says it has none",
     ),
     ("So far 6 * 8 = 48.\n\nWe were unable to complete the problem.", "48", 0.0, "'unable to'"),
+    ("Step 1 gives 2. Step 2 needs more information than we have.", "2", 0.0, "needs more info"),
+    ("We have 48 apples. There is not enough information to go on.", "48", 0.0, "not enough info"),
+    ("We need more information: 6 * 8 = 48.\n\nSo she has 48.", "48", 1.0, "then answered"),
     (
         "```python\nprint(6 * 8)\n```\n```output\n48\n```\nSo she has \\boxed{48} apples.",
         "48",

@@ -335,7 +335,8 @@ def cut_off(text: str) -> bool:
 
 
 # A conclusion that says it has no answer ("I don't know", "I cannot solve this", "I give
-# up", "unable to determine"): a number it mentions on the way is no answer it gives.
+# up", "unable to determine", "needs more information"): a number it mentions on the
+# way is no answer it gives.
 _REFUSAL = re.compile(
     r"(?i:\b(?:I|we)[ \t]+(?:do[ \t]*n[o']t|don't|cannot|can't|can[ \t]+not|could[ \t]*n[o']t"
     r"|couldn't|(?:am|was|were|are)[ \t]+unable[ \t]+to"
@@ -343,7 +344,9 @@ _REFUSAL = re.compile(
     r"|determine|find|figure|compute|tell|say|be[ \t]+sure|finish|complete|work[ \t]+out"
     r"|calculate)\b|\bI[ \t]+give[ \t]+up\b"
     r"|\b(?:unable|impossible)[ \t]+to[ \t]+(?:solve|answer|determine|tell|find|compute"
-    r"|finish|complete)\b)"
+    r"|finish|complete)\b"
+    r"|\b(?:needs?|needed|requires?)[ \t]+more[ \t]+(?:information|data)\b"
+    r"|\b(?:not[ \t]+enough|insufficient)[ \t]+(?:information|data)\b)"
 )
 
 
