@@ -153,7 +153,7 @@ from rewardkit.verifiers._common import (
     section_start,
     unread_answer,
 )
-from rewardkit.verifiers._final import answering_texts, no_fallback
+from rewardkit.verifiers._final import answering_texts, no_fallback, offered_alternative
 from rewardkit.verifiers.base import NO_CONTEXT, Context
 
 __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
@@ -226,6 +226,8 @@ def find_answer(
     """The final answer of ``response`` by the rules of this module's docstring, read
     from its conclusion only (:func:`rewardkit.verifiers._final.conclusion`)."""
     texts = answering_texts(response, context)
+    if offered_alternative(texts[0]):  # "\\boxed{11}\n\nOr \\boxed{10}": two answers
+        return Found(None, {"source": None, "hedged": True})
     rules = (_boxed, _final_tag) if mode == "strict" else (_boxed, _final_tag, _lined)
     for text in texts:
         for rule in rules:

@@ -18,14 +18,23 @@ them and for a new family that does the same:
 * **The last asserted answer wins**, and a later different value introduced as a
   correction ("Actually, on reflection, $4$", "Actually, I think it's 4") is hedging:
   each family compares the values offered after its answer with its own notion of
-  sameness (``_common.CORRECTION_CUE`` is the one list of correction words).
+  sameness (``_common.CORRECTION_CUE`` is the one list of correction words). A last
+  answer form whose sentence opens with "Or", "Alternatively", "Maybe" after an earlier
+  one (``Answer: 6\\n\\nOr Answer: 5``) is hedging too (:func:`offered_alternative`).
+* **A blank answer is no answer.** A last answer form that is empty (``\\boxed{}``, a
+  bare ``####`` or ``Answer:``) or says there is none ("There is no answer possible",
+  "cannot be determined") leaves no fallback (:func:`blank_answer`); nor does a
+  conclusion ending on an example introducer ("like this:") whose form was blanked
+  (:func:`ends_on_example`). A conclusion that holds an answer form, or ends on a list of
+  values, is where the response answered: a template-opened thinking is then not read.
 * **A truncated response has only its explicit answer forms** (box, tag, answer line),
   never a fallback reading of the last number or expression: :func:`is_truncated`
   tells it from ``extra_info`` (``truncated``, ``finish_reason == "length"``,
   ``response_length`` at ``max_response_length``) when the trainer gives it, and from a
-  cut final sentence (an open math span, a dangling ``=``) otherwise.
-  A conclusion that says it has no answer ("I don't know", "I give up", "unable to
-  determine") has no fallback reading either (:func:`no_fallback`): a number it mentions
+  cut final sentence (an open math span, a dangling ``=``, a last word that needs
+  another: "and then the") otherwise.
+  A conclusion that says it has no answer ("I don't know", "I give up", "I could not
+  finish", "unable to determine") has no fallback reading either (:func:`no_fallback`): a number it mentions
   on the way is no answer it gives.
 * **Every Unicode minus and digit form is a number**: :func:`ascii_number_text`.
 
@@ -49,10 +58,13 @@ __all__ = [
     "Context",
     "answering_texts",
     "ascii_number_text",
+    "blank_answer",
     "conclusion",
     "cut_off",
+    "ends_on_example",
     "is_truncated",
     "no_fallback",
+    "offered_alternative",
     "thinking_split",
     "without_code",
 ]
@@ -75,15 +87,42 @@ def answering_texts(
     the real-output corpus (``tests/data/real_outputs``): no response there opens its own
     thinking, and 5 of them, graded right by their source and by math-verify, stop right
     at ``</think>`` or follow it with unrelated text; the answer they give is the one
-    their thinking ends on. A response that opens and closes its own thinking has only
+    their thinking ends on. A response that opens and closes its own thinking, or whose
+    conclusion is cut mid-sentence (:func:`cut_off`: it was going on to answer), has only
     its conclusion. ``rendered=False`` keeps the text as written (no hidden text removed,
     no digits read: an exact-match family compares characters)."""
     text, cut, end = _split(response, rendered=rendered)
     if cut < 0:
         return AnsweringTexts(None, text, context.prompt)
     final = text[cut + len(THINK_END) : end].rstrip()
-    whole = "<think>" not in text[:cut]  # the template opened the thinking
+    # the template opened the thinking, and the conclusion is not cut mid-sentence (a cut
+    # one was going on to answer: what the thinking ended on is no answer it gave) and
+    # holds no answer form (one there, blank or not, is where it answered)
+    # nor ends on a list of values ("So $a = 376, 375, 377$.": the candidates it gives)
+    whole = (
+        "<think>" not in text[:cut]
+        and not cut_off(final)
+        and not _holds_form(final)
+        and _LISTED.search(final[-300:]) is None
+    )
     return AnsweringTexts(text if whole else None, final, context.prompt)
+
+
+# A last line that sets a name to several values: "So $a = 376, 375, 377$."
+_LISTED_VALUE = r"-?\d[\d.]*(?:[ \t]*(?:\^\\circ|\^\{\\circ\}|\\text\{[^{}\n]{0,20}\}))?"
+_LISTED = re.compile(
+    r"[A-Za-z][ \t]*=[ \t]*" + _LISTED_VALUE + r"(?:[ \t]*,[ \t]*" + _LISTED_VALUE + r"){1,8}"
+    r"[ \t]*\$?[ \t]*\.?[ \t]*$"
+)
+
+
+def _holds_form(text: str) -> bool:
+    """Whether ``text`` holds an answer form: a box, ``####``, an answer line, or an
+    ``<answer>`` tag that is closed (an unclosed one is no form the readers read)."""
+    for _, found in zip(range(_MAX_FORMS), _FORM.finditer(text), strict=False):
+        if not text.startswith("<answer>", found.start()) or "</answer>" in text[found.end() :]:
+            return True
+    return False
 
 
 class AnsweringTexts(Sequence[str]):
@@ -274,32 +313,138 @@ _DANGLING = re.compile(
 )
 
 
+# ... or on a word that needs one after it: an article, a preposition, a conjunction, a
+# linking verb ("We get 220 for this step, and then the"). No sentence ends on these.
+_DANGLING_WORD = re.compile(  # after another word on its line; "a" lowercase ("... so A": a choice)
+    r"[\w,;$)\]}][ \t]+(?:a|(?i:the|an|and|or|but|nor|then|so|thus|hence|therefore|of|to|for|from|by"
+    r"|with|into|onto|at|in|on|as|than|that|which|whose|is|are|was|were|be|been|being|will"
+    r"|would|can|could|should|must|has|have|had|get|gives?|equals|our|its|their|this|these"
+    r"|those|we|if|when|since|because|where|while))[ \t]*$"
+)
+
+
 def cut_off(text: str) -> bool:
     """Whether ``text`` (a conclusion) ends in the middle of a sentence, on a mark that
-    needs something after it (``So $y = x^2 = 16$, and then $z = ``). Then only
-    explicit answer forms count (see the module docstring)."""
+    needs something after it (``So $y = x^2 = 16$, and then $z = ``) or on a word that
+    does (``..., and then the``). Then only explicit answer forms count (see the module
+    docstring)."""
     tail = text[-200:].rstrip()
-    return bool(tail) and _DANGLING.search(tail) is not None
+    if not tail:
+        return False
+    return _DANGLING.search(tail) is not None or _DANGLING_WORD.search(tail) is not None
 
 
 # A conclusion that says it has no answer ("I don't know", "I cannot solve this", "I give
-# up", "unable to determine"): a number it mentions on the way is no answer it gives.
+# up", "unable to determine", "needs more information"): a number it mentions on the
+# way is no answer it gives.
 _REFUSAL = re.compile(
-    r"(?i:\bI[ \t]+(?:do[ \t]*n[o']t|don't|cannot|can't|can[ \t]+not|am[ \t]+unable[ \t]+to"
-    r"|(?:'m|am)[ \t]+not[ \t]+(?:sure|able[ \t]+to))[ \t]+(?:know|solve|answer|determine|find"
-    r"|figure|compute|tell|say|be[ \t]+sure)\b|\bI[ \t]+give[ \t]+up\b"
-    r"|\b(?:unable|impossible)[ \t]+to[ \t]+(?:solve|answer|determine|tell|find|compute)\b)"
+    r"(?i:\b(?:I|we)[ \t]+(?:do[ \t]*n[o']t|don't|cannot|can't|can[ \t]+not|could[ \t]*n[o']t"
+    r"|couldn't|(?:am|was|were|are)[ \t]+unable[ \t]+to"
+    r"|(?:'m|am|was|were|are)[ \t]+not[ \t]+(?:sure|able[ \t]+to))[ \t]+(?:know|solve|answer"
+    r"|determine|find|figure|compute|tell|say|be[ \t]+sure|finish|complete|work[ \t]+out"
+    r"|calculate)\b|\bI[ \t]+give[ \t]+up\b"
+    r"|\b(?:unable|impossible)[ \t]+to[ \t]+(?:solve|answer|determine|tell|find|compute"
+    r"|finish|complete)\b"
+    r"|\b(?:needs?|needed|requires?)[ \t]+more[ \t]+(?:information|data)\b"
+    r"|\b(?:not[ \t]+enough|insufficient)[ \t]+(?:information|data)\b)"
 )
 
 
 def no_fallback(text: str, context: Context = NO_CONTEXT) -> bool:
     """Whether only explicit answer forms may answer in ``text`` (a conclusion): the
-    response was truncated (the context says so, or its final sentence is cut), or its
-    last paragraph says it has no answer ("I don't know", "I give up")."""
+    response was truncated (the context says so, or its final sentence is cut), its
+    last paragraph says it has no answer ("I don't know", "I give up"), or its last
+    answer form is blank or states no value (:func:`blank_answer`)."""
     if context.truncated or cut_off(text):
         return True
     tail = text[-400:]
-    return _REFUSAL.search(tail, tail.rfind("\n\n") + 1) is not None
+    if _REFUSAL.search(tail, tail.rfind("\n\n") + 1) is not None:
+        return True
+    return blank_answer(text) or ends_on_example(text)
+
+
+def ends_on_example(text: str) -> bool:
+    """Whether ``text`` (a conclusion, quoted forms blanked) ends on the words that
+    introduce an example ("Write the final answer like this:", "in the form", "e.g."):
+    its last answer form was a format shown, not an answer given, and nothing after it
+    answers. A number met before it is no answer either."""
+    tail = text.rstrip()[-_CUE_CHARS:]
+    return bool(tail) and _EXAMPLE_BEFORE.search(tail) is not None
+
+
+# What an answer form holding no value says: "There is no answer possible", "cannot be
+# determined", "none", "N/A". Read only in a form without a digit.
+_NO_VALUE = re.compile(
+    r"(?i:\bno[ \t]+(?:answer|solution|value|result)s?\b|\bnot[ \t]+(?:possible|determin|exist)"
+    r"|\bcan(?:not|'t|[ \t]+not)\b|\b(?:un|in)determin|\bnone\b|\bunknown\b|\bimpossible\b"
+    r"|\bn/a\b|\binsufficient\b|\bundefined\b)"
+)
+_FORM_TAIL = 4000  # the last answer form is looked for in this many characters at the end
+
+
+def blank_answer(text: str) -> bool:
+    """Whether the last answer form of ``text`` (a conclusion: quoted forms already
+    blanked) holds no value: an empty box or tag, a ``####`` or ``Answer:`` with nothing
+    after it, or one that says there is none ("There is no answer possible", "cannot be
+    determined"). The response gave its answer there, and it is none: a number met on
+    the way is no answer it gives."""
+    floor = max(0, len(text) - _FORM_TAIL)
+    last = None
+    for seen, found in enumerate(_FORM.finditer(text, floor)):
+        if seen >= _MAX_FORMS:
+            break
+        last = found
+    if last is None:
+        return False
+    start = last.start()
+    if text.startswith(("\\boxed", "\\fbox"), start):
+        end = _form_end(text, start)
+        brace = text.find("{", start, end)
+        if brace < 0 or text[end - 1 : end] != "}":
+            return False  # an unclosed box: the box readers decide
+        content = text[brace + 1 : end - 1]
+    elif text.startswith("<answer>", start):
+        end = _form_end(text, start)
+        if not text.startswith("</answer>", end - len("</answer>")):
+            return False
+        content = text[last.end() : end - len("</answer>")]
+        if not content.strip() and text[text.rfind("\n", 0, start) + 1 : start].strip():
+            return False  # after words on its line: the format named ("within <answer> </answer>")
+    else:  # "####", "Answer:", "the answer is": what follows it, to the end
+        content = text[last.end() :]
+    content = content.strip(" \t\n.:$*`\\(){}[]")
+    if not content:
+        return True
+    return not any(c.isdigit() for c in content) and _NO_VALUE.search(content) is not None
+
+
+# A sentence opened by a word that offers an alternative ("Or", "Alternatively,",
+# "Maybe"), then at once an answer form: "\\boxed{11}\n\nOr \\boxed{10}" gives two answers.
+_ALTERNATIVE_OPENS = re.compile(
+    r"[ \t*>_-]*(?i:or|alternatively|alternately|otherwise|maybe|perhaps|possibly)"
+    r"(?![\w'-])[ \t,:]*(?:(?i:maybe|perhaps|possibly|else|even|rather)(?![\w'-])[ \t,:]*)?"
+    r"(?:\$\$?|\\[(\[]|\*\*)?[ \t]*"
+)
+_SENTENCE_END = re.compile(r"[.!?;:\n](?=[^.!?;:\n]*$)")
+
+
+def offered_alternative(text: str) -> bool:
+    """Whether the last answer form of ``text`` (a conclusion) is offered as an
+    alternative to an earlier one: its sentence opens with "Or", "Alternatively",
+    "Maybe" right before it (``Answer: 6\\n\\nOr Answer: 5``, ``#### 668\\n\\nOr #### 667``).
+    That is hedging, as "6 or 5" within one answer is: the response answers nothing."""
+    floor = max(0, len(text) - _FORM_TAIL)
+    found = _FORM.finditer(text, floor)
+    forms = [m.start() for _, m in zip(range(_MAX_FORMS), found, strict=False)]
+    if len(forms) < 2:
+        return False
+    at = forms[-1]
+    head = text[max(floor, at - 80) : at]
+    end = _SENTENCE_END.search(head)
+    opening = head if end is None else head[end.end() :]
+    if _ALTERNATIVE_OPENS.fullmatch(opening) is None:
+        return False
+    return forms[-2] < at - len(opening)  # an earlier answer it is the alternative to
 
 
 # A fenced block of a program ("```python"): its numbers are code, not an answer given.

@@ -47,7 +47,7 @@ from rewardkit.verifiers._common import (
     unread_answer,
     verdict,
 )
-from rewardkit.verifiers._final import answering_texts, no_fallback
+from rewardkit.verifiers._final import answering_texts, no_fallback, offered_alternative
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["ChoiceVerifier"]
@@ -135,6 +135,8 @@ class ChoiceVerifier:
         (:func:`~rewardkit.verifiers._final.answering_texts`); bounded: every search
         starts from the end and reads at most a few KB around the letter found."""
         texts = answering_texts(response, context)
+        if offered_alternative(texts[0]):  # "Answer: B\n\nOr Answer: C": two answers
+            return Extracted(None, {"pattern": None, "hedged": True})
         cut = no_fallback(texts[0], context)
         for text in texts:
             found = _extract_in(text, cut)

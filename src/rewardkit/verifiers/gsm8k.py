@@ -77,6 +77,7 @@ from rewardkit.verifiers._final import (
     answering_texts,
     ascii_number_text,
     no_fallback,
+    offered_alternative,
     without_code,
 )
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
@@ -220,6 +221,8 @@ def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, boo
     the conclusion, then (a thinking the template opened) the whole response. A
     truncated response has only its marked and boxed numbers, never the last number."""
     texts = answering_texts(response, context)
+    if offered_alternative(texts[0]):  # "#### 668\n\nOr #### 667": two answers
+        return None, True
     cut = no_fallback(texts[0], context)
     for text in texts:
         answer, hedged = _auto_in(text, fallback=False)
