@@ -95,7 +95,7 @@ async def test_fast_paths_off_sends_equivalences_to_check_and_keeps_guards(batch
     assert {r.extra["by"] for r in results} == {"quick"} and stats["pool"] == 0
 
 
-HEDGED = "First \\boxed{3}. Alternatively, \\boxed{4}."
+HEDGED = "First \\boxed{3}, then \\boxed{4}."  # two different boxes: hedging, pred the last
 
 
 @pytest.mark.parametrize("data_source", ["lighteval/MATH", "math_dapo"])  # plain, Scaled

@@ -210,7 +210,7 @@ async def test_a_spread_task_checks_the_rows_it_leaves_and_the_cache_answers_the
     try:
         first = await engine.score_many(rows)
         checked, alone = engine.stats["pool"], calls.count("check")
-        assert checked >= 20  # real outputs that math-verify decides
+        assert checked >= 15  # real outputs that math-verify decides (19 of these 400)
         # A task starts checks for SPREAD_CHECK_S only (one real row takes 0.25 s here)
         assert alone < checked / 2 and calls.count("spread_rows") < len(rows) / 16
         again = await engine.score_many(rows)
@@ -234,7 +234,7 @@ async def test_past_its_check_time_a_spread_task_leaves_its_checks_to_the_pool(
         checked_alone = await engine.score_many(rows)
     finally:
         await engine.close()
-    assert calls.count("check") == engine.stats["pool"] >= 20
+    assert calls.count("check") == engine.stats["pool"] >= 15
     assert [fields(r) for r in checked_alone] == [fields(r) for r in checked_in_task]
 
 
