@@ -29,7 +29,7 @@ from rewardkit.errors import InvalidSampleError, RewardkitError, ScorerTimeout
 from rewardkit.execution.pool import WorkerPool
 from rewardkit.scoring import tasks
 from rewardkit.scoring.guard import Guard
-from rewardkit.scoring.outcomes import Outcomes
+from rewardkit.scoring.outcomes import Answer, Outcomes
 from rewardkit.scoring.rows import (
     context_of,
     failed,
@@ -223,7 +223,7 @@ class Spreader:
         At most SPREAD_KNOWN_MAX answers a task: a reference with more (a common one, late
         in a run) sends None, its rows' checks left to the pool and its cache, so that a
         task's size and the loop's work for it never grow with the cache."""
-        known: dict[tuple[str, str], frozenset[tuple[Any, Any]] | None] = {}
+        known: dict[tuple[str, str], frozenset[Answer] | None] = {}
         budget = SPREAD_KNOWN_MAX
         work = []
         for row in rows:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # annotations only: nothing here is needed at run time
     from rewardkit.config import RewardSection
 
 __all__ = [
+    "ALSO_OFFERED",
     "NO_CONTEXT",
     "AnyVerifier",
     "AsyncVerifier",
@@ -128,10 +129,22 @@ def extract_with(verifier: Verifier, response: str, context: Context) -> Extract
 
 @dataclass(frozen=True, slots=True)
 class Extracted:
-    """The final answer found in a response (None: no answer) and what was seen on the way."""
+    """The final answer found in a response (None: no answer) and what was seen on the way.
+
+    A check reads ``answer`` and, from ``extra``, only ``source`` (how it was found) and
+    :data:`ALSO_OFFERED`: the engine shares a check between rows equal in those.
+    """
 
     answer: str | None
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+ALSO_OFFERED = "also_offered"
+"""The ``extra`` key of the final answers a response offers besides the one found that
+cannot be told the same or different at extraction (``<answer>2 + 11 = 13</answer>``,
+then "Actually, $14$"; ``106^\\circ`` after ``105^\\circ``). A check credits the answer
+only if each of them is right too: two final answers earn nothing unless both are the
+gold (what cannot be told apart is not taken as the same)."""
 
 
 @dataclass(frozen=True, slots=True)
