@@ -338,9 +338,10 @@ class GroupJudgeConfig(_Section):
     built-in one of the mode. listwise uses {{prompt}}, {{responses}}, {{count}} and
     {{ground_truth}}; pairwise uses {{prompt}}, {{reference}} and {{response}}."""
     size: int | None = Field(default=None, ge=1)
-    """Rows per group on a per-row call (RewardLoop.ascore, verl's per-sample path), where
-    the call does not show the group; a row's extra_info.group_size wins. In a batch call
-    the group is the rows of the call, and a size given here or in extra_info must agree."""
+    """Rows per group, for calls that do not hold a whole group (RewardLoop.ascore, verl's
+    per-sample path, one-row requests to the reward server): their rows are gathered across
+    calls up to this size. A row's extra_info.group_size wins. null: a batch call's group
+    is the rows of it it holds, and a per-row call is refused."""
     gather_timeout_s: float = Field(default=60.0, gt=0)
     """How long a group's first row waits for the rest; past it the rows that came fail
     with status error (never a hang, never a judgement of part of a group)."""

@@ -46,7 +46,11 @@ class RankingJudge:
             await asyncio.sleep(float(slow.group(1)))
         answer = self.answer(text)
         choices = [
-            {"index": i, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}
+            {
+                "index": i,
+                "message": {"role": "assistant", "content": answer},
+                "finish_reason": "stop",
+            }
             for i in range(body.get("n", 1))
         ]
         return JSONResponse({"id": "x", "object": "chat.completion", "choices": choices})

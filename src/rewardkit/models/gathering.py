@@ -8,9 +8,11 @@ make the group depends on how the rows came:
   batch): the engine wraps the call in :func:`together`, which counts each group's
   rows in it. A group is judged as soon as its rows are in, whatever the other groups
   are doing: there is no barrier across groups.
-* a per-row call (``RewardLoop.ascore``, verl's per-sample path): the row names the
-  size (``extra_info.group_size``, else ``reward_model.judge.group.size``), and its
-  group's rows, from any calls, wait up to ``gather_timeout_s`` for each other.
+* a per-row call (``RewardLoop.ascore``, verl's per-sample path), or a batch call that
+  holds fewer of a group's rows than its size (one-row requests to the reward server):
+  the row names the size (``extra_info.group_size``, else
+  ``reward_model.judge.group.size``), and its group's rows, from any calls, wait up to
+  ``gather_timeout_s`` for each other.
 
 A row that fails before it reaches the judge (a missing ground truth for its rule
 verifier, a response over ``max_response_chars``) is :func:`left_out`, so its group

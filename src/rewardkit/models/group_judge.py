@@ -242,43 +242,52 @@ class GroupJudge:
                     "ground_truth; the row has none"
                 )
             return await self._against(sample, _as_text(reference))
-        group = self._group_of(sample)
-        if current_batch() is not None:
-            try:  # the size the row names is checked against its group's, once per group
-                _declared_size(sample, self.group.size)
-            except InvalidSampleError:
-                group.withdraw()
-                raise
-        return await group.join(sample)
+        try:
+            size = _declared_size(sample, self.group.size)
+        except InvalidSampleError:
+            self.withdraw(sample)  # its batch counted it
+            raise
+        return await self._group_of(sample, size).join(sample)
 
     def withdraw(self, sample: Sample) -> None:
         """``sample`` failed before it reached the judge: its group stops waiting for it."""
         if not self.gathers_groups:
             return
         try:
-            self._group_of(sample).withdraw()
-        except (InvalidSampleError, ScorerError):
-            pass  # a row that names no usable size joins no group
+            size = _declared_size(sample, self.group.size)
+        except InvalidSampleError:
+            size = None
+        try:
+            self._group_of(sample, size).withdraw()
+        except ScorerError:
+            pass  # a per-row call that names no size joined no group
 
     # ------------------------------------------------------------------ gathering
 
-    def _group_of(self, sample: Sample) -> Group:
+    def _group_of(self, sample: Sample, size: int | None) -> Group:
+        """The group ``sample`` joins. ``size``: the one the row names, if any.
+
+        In a batch call that holds the whole group (or names no size), the group is the
+        call's rows of it; one that holds fewer rows than the size (a one-row request per
+        sample, as a remote per-row caller sends) and a per-row call gather the group
+        across calls, up to that size.
+        """
         key = group_of(sample)
         batch = current_batch()
-        if batch is not None:
-            registry, expected = batch.groups, batch.counts.get(key, 1)
-            failure = self._refused(sample, expected, in_batch=True)
+        held = batch.counts.get(key, 1) if batch is not None else 0
+        if batch is not None and (size is None or held >= size):
+            registry, expected = batch.groups, held
+            failure = self._refused(held, size)
+        elif size is None:
+            raise ScorerError(
+                "the group judge scores a row with its group, which a per-row call "
+                "(RewardLoop.ascore, verl's per-sample path) does not show: give "
+                f"extra_info.{GROUP_SIZE_KEY} or set {_SIZE_SETTING}, or score the batch "
+                "(RewardLoop.score or stream, /v1/score, `rewardkit score`)"
+            )
         else:
-            registry = self._waiting
-            declared = _declared_size(sample, self.group.size)
-            if declared is None:
-                raise ScorerError(
-                    "the group judge scores a row with its group, which a per-row call "
-                    f"(RewardLoop.ascore, verl's per-sample path) does not show: give "
-                    f"extra_info.{GROUP_SIZE_KEY} or set {_SIZE_SETTING}, or score the batch "
-                    "(RewardLoop.score or stream, /v1/score, `rewardkit score`)"
-                )
-            expected, failure = declared, self._refused(sample, declared, in_batch=False)
+            registry, expected = self._waiting, size
+            failure = self._refused(size, None)
         group = registry.get(key)
         if group is None:
 
@@ -299,24 +308,18 @@ class GroupJudge:
                 registry[key] = group
         return group
 
-    def _refused(self, sample: Sample, size: int, *, in_batch: bool) -> ScorerError | None:
-        """Why the group of ``sample`` cannot be judged (too big, sizes disagree), or None."""
-        if size > self.group.max_size:
+    def _refused(self, rows: int, size: int | None) -> ScorerError | None:
+        """Why a group of ``rows`` cannot be judged (too big, more rows than its ``size``)."""
+        if rows > self.group.max_size:
             return ScorerError(
-                f"group of {size} rows is larger than reward.reward_model.judge.group.max_size="
+                f"group of {rows} rows is larger than reward.reward_model.judge.group.max_size="
                 f"{self.group.max_size}"
             )
-        if not in_batch:
-            return None
-        try:
-            declared = _declared_size(sample, self.group.size)
-        except InvalidSampleError:  # that row fails alone (GroupJudge.score)
-            return None
-        if declared is not None and declared != size:
+        if size is not None and rows > size:
             return ScorerError(
-                f"group has {size} rows in this call, but its size is {declared} "
-                f"(extra_info.{GROUP_SIZE_KEY} or {_SIZE_SETTING}): a batch call must hold "
-                "every row of a group (a one-row call cannot: use RewardLoop.ascore)"
+                f"group has {rows} rows in this call, more than its size {size} "
+                f"(extra_info.{GROUP_SIZE_KEY} or {_SIZE_SETTING}): do two groups share its "
+                "extra_info.uid (or prompt)?"
             )
         return None
 
