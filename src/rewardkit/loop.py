@@ -157,7 +157,8 @@ class RewardLoop:
         batch = None
         if gathering.gathers(engine.model_scorers):
             samples = list(samples)
-            batch, max_in_flight = gathering.Batch.of(samples, engine._parse), len(samples) + 1
+            batch = gathering.batch_of(samples, engine._parse, engine.model_scorers)
+            max_in_flight = len(samples) + 1
         try:
             for index, sample in enumerate(samples):
                 if len(in_flight) >= max_in_flight:

@@ -20,7 +20,12 @@ from rewardkit import RewardLoop
 from rewardkit.config import GroupJudgeConfig, JudgeConfig, RewardModelConfig, load_config
 from rewardkit.errors import ConfigError, InvalidSampleError, JudgeParseError, ScorerError
 from rewardkit.models import build_model_scorers
-from rewardkit.models.group_judge import GroupJudge, load_group_template, parse_score_list
+from rewardkit.models.group_judge import (
+    GroupJudge,
+    listwise_scores,
+    load_group_template,
+    parse_score_list,
+)
 from rewardkit.types import Sample, Status
 
 QUICK = {"timeout_s": 10, "max_retries": 0}
@@ -221,9 +226,12 @@ def test_a_per_row_call_without_a_size_is_refused_with_the_way_out(
     listwise: RewardLoop, ranking: tuple[str, RankingJudge]
 ) -> None:
     result = asyncio.run(listwise.ascore(rows("q", [6])[0]))
-    assert result.status is Status.ERROR
-    assert "extra_info.group_size" in (result.error or "")
-    assert "reward.reward_model.judge.group.size" in (result.error or "")
+    # a call of one row (verl's per-sample compute_score) is a per-row call too
+    (alone,) = listwise.score(rows("q", [6]))
+    for refused in (result, alone):
+        assert refused.status is Status.ERROR
+        assert "extra_info.group_size" in (refused.error or "")
+        assert "reward.reward_model.judge.group.size" in (refused.error or "")
 
 
 async def test_an_incomplete_group_fails_typed_after_the_gather_timeout(
@@ -353,6 +361,19 @@ def test_a_judge_server_answering_one_score_fails_the_listwise_group(
 )
 def test_parse_score_list(text: str, expected: list[float] | None) -> None:
     assert parse_score_list(text) == expected
+
+
+def test_listwise_samples_combine_per_response_and_bad_ones_are_left_out() -> None:
+    judge = JudgeConfig(aggregate="mean")
+    texts = ["Scores: [[2, 8]]", "Scores: [[4, 6]]", "Scores: [[1]]", "[[11, 0]]"]
+    first, second = listwise_scores(texts, 2, judge)
+    assert (first.score, second.score) == pytest.approx((0.3, 0.7))
+    assert first.extra["judge_votes"] == [2.0, 4.0, None, None]
+    assert first.extra["judge_text"] == "Scores: [[2, 8]]"
+    with pytest.raises(JudgeParseError, match=r"a score outside \[0, 10\]"):
+        listwise_scores(["[[11, 0]]"], 2, judge)
+    with pytest.raises(JudgeParseError, match="gave 1 score for a group of 2"):
+        listwise_scores(["[[3]]", "no list"], 2, judge)
 
 
 def test_parse_score_list_is_linear_on_hostile_text() -> None:

@@ -8,7 +8,8 @@ make the group depends on how the rows came:
   batch): the engine wraps the call in :func:`together`, which counts each group's
   rows in it. A group is judged as soon as its rows are in, whatever the other groups
   are doing: there is no barrier across groups.
-* a per-row call (``RewardLoop.ascore``, verl's per-sample path), or a batch call that
+* a per-row call (``RewardLoop.ascore``, a call of one row as verl's per-sample
+  ``compute_score`` makes), or a batch call that
   holds fewer of a group's rows than its size (one-row requests to the reward server):
   the row names the size (``extra_info.group_size``, else
   ``reward_model.judge.group.size``), and its group's rows, from any calls, wait up to
@@ -38,6 +39,7 @@ __all__ = [
     "Batch",
     "GatheringScorer",
     "Group",
+    "batch_of",
     "current_batch",
     "gathers",
     "group_of",
@@ -112,16 +114,29 @@ def current_batch() -> Batch | None:
     return _BATCH.get()
 
 
+def batch_of(
+    rows: list[Any], parse: Callable[[Any], Sample | Exception], scorers: Iterable[Any]
+) -> Batch | None:
+    """The batch ``rows`` make for ``scorers``: None without a gathering scorer, and for a
+    call of one row, which is a per-row call (verl's per-sample ``compute_score`` sends
+    each row alone and waits for it): a group of one judged alone would be a silent
+    mistake, where a per-row call asks for the group's size."""
+    if len(rows) < 2 or not gathers(scorers):
+        return None
+    return Batch.of(rows, parse)
+
+
 @contextmanager
 def together(
     rows: list[Any], parse: Callable[[Any], Sample | Exception], scorers: Iterable[Any]
 ) -> Iterator[None]:
     """Score ``rows`` as one batch call: the tasks started inside see its groups. Does
-    nothing without a gathering scorer, or inside a batch already (:func:`within`)."""
-    if _BATCH.get() is not None or not gathers(scorers):
+    nothing when :func:`batch_of` makes none, or inside a batch already (:func:`within`)."""
+    batch = None if _BATCH.get() is not None else batch_of(rows, parse, scorers)
+    if batch is None:
         yield
         return
-    token = _BATCH.set(Batch.of(rows, parse))
+    token = _BATCH.set(batch)
     try:
         yield
     finally:
@@ -175,6 +190,15 @@ class Group:
         """One expected row will never come."""
         self.expected -= 1
         self._maybe_start()
+
+    def abandon(self) -> None:
+        """The scorer is closing: stop the clock, and no member waits any longer."""
+        self._started = True
+        if self._timer is not None:
+            self._timer.cancel()
+        self._forget()
+        for _, future in self.members:
+            future.cancel()
 
     def _maybe_start(self) -> None:
         if self._started or self._failure is not None or len(self.members) < self.expected:

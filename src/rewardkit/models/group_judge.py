@@ -56,6 +56,7 @@ __all__ = [
     "GROUP_SIZE_KEY",
     "GroupJudge",
     "GroupTemplate",
+    "listwise_scores",
     "load_group_template",
     "parse_score_list",
 ]
@@ -226,6 +227,8 @@ class GroupJudge:
         await self._generator.start()
 
     async def close(self) -> None:
+        for group in list(self._waiting.values()):
+            group.abandon()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
