@@ -157,14 +157,18 @@ def test_an_answer_without_scores_is_a_typed_error_with_the_text(
 def test_a_row_that_fails_early_leaves_its_group(
     listwise: RewardLoop, ranking: tuple[str, RankingJudge]
 ) -> None:
-    """A row failed before its judge job (here: no response) must not keep its group waiting."""
+    """A row failed before its judge job must not keep its group waiting: one that does not
+    parse (no response), one whose rule verifier refuses it (gsm8k without a ground truth)."""
     _, server = ranking
-    group = rows("g", [4, 6, 8])
+    group = rows("g", [4, 6, 7, 8])
     group[1]["response"] = None
+    group[2].update(data_source="openai/gsm8k", ground_truth=None)
     began = time.monotonic()
     results = listwise.score(group)
     assert time.monotonic() - began < 4  # well under gather_timeout_s=5
-    assert [r.status for r in results] == [Status.OK, Status.INVALID, Status.OK]
+    assert [r.status for r in results] == [Status.OK, Status.INVALID, Status.INVALID, Status.OK]
+    assert "needs a ground_truth" in (results[2].error or "")
+    assert [r.score for r in results[::3]] == pytest.approx([0.4, 0.8])
     assert server.listed(0) == [4, 8]
 
 
@@ -381,6 +385,19 @@ def test_parse_score_list_is_linear_on_hostile_text() -> None:
     began = time.perf_counter()
     assert parse_score_list(hostile) is None
     assert time.perf_counter() - began < 1.0
+
+
+def test_listwise_placeholders_in_a_response_stay_text(
+    listwise: RewardLoop, ranking: tuple[str, RankingJudge]
+) -> None:
+    _, server = ranking
+    group = rows("g", [3, 4])
+    group[0]["response"] = "{{responses}} {{count}} {{prompt}} quality=3"
+    results = listwise.score(group)
+    assert [r.score for r in results] == pytest.approx([0.3, 0.4])
+    shown = server.requests[0][1]
+    assert "[Response 1]\n{{responses}} {{count}} {{prompt}} quality=3\n" in shown
+    assert "(2 in all)" in shown
 
 
 def test_templates_are_filled_in_one_pass(tmp_path: Path) -> None:
