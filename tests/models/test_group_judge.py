@@ -466,3 +466,29 @@ def test_the_group_judge_is_built_from_its_config() -> None:
     )
     assert isinstance(built, GroupJudge)
     assert built.component == "group_judge" and built.gathers_groups
+
+
+def test_the_report_shows_the_group_judge_component() -> None:
+    pytest.importorskip("matplotlib")
+    from rewardkit.report import ReportBuilder
+    from rewardkit.report_html import render
+
+    builder = ReportBuilder()
+    for i, (rule, judged) in enumerate([(1.0, 0.3), (0.0, 0.9), (1.0, 0.6)]):
+        components = {"rule": rule, "group_judge": judged}
+        builder.add(
+            {
+                "id": f"r{i}",
+                "data_source": "openai/gsm8k",
+                "prompt": "q",
+                "response": "r",
+                "ground_truth": "1",
+                "status": "ok",
+                "score": rule + judged,
+                "components": components,
+                "extra": {},
+                "elapsed_s": 0.01,
+            }
+        )
+    page = render(builder.data(), "test")
+    assert "openai/gsm8k: group_judge" in page
