@@ -38,6 +38,7 @@ from rewardkit.errors import ConfigError
 __all__ = [
     "AlgorithmConfig",
     "ConfigSource",
+    "GroupJudgeConfig",
     "HealthCheckConfig",
     "HttpOptions",
     "JudgeConfig",
@@ -321,6 +322,42 @@ class HealthCheckConfig(_Section):
     """A check that takes longer counts as down."""
 
 
+class GroupJudgeConfig(_Section):
+    """A judge that sees a whole GRPO group (docs/models.md, 'Group judge')."""
+
+    mode: Literal["listwise", "pairwise"]
+    """listwise: one request shows the prompt and every response of the group, and the judge
+    answers one score per response; pairwise: one request per response, against a reference."""
+    reference: Literal["ground_truth", "first"] = "ground_truth"
+    """pairwise only. ground_truth: each response against its row's ground_truth (no
+    gathering: each row is judged at once); first: against the group's first row (first in
+    the call's input order; on a per-row call, the first to arrive), which itself scores
+    the middle of the range, as a response as good as the reference does."""
+    template: str | None = None
+    """A built-in template ('listwise', 'pairwise') or the path of a text file; null: the
+    built-in one of the mode. listwise uses {{prompt}}, {{responses}}, {{count}} and
+    {{ground_truth}}; pairwise uses {{prompt}}, {{reference}} and {{response}}."""
+    size: int | None = Field(default=None, ge=1)
+    """Rows per group, for calls that do not hold a whole group (RewardLoop.ascore, verl's
+    per-sample path, one-row requests to the reward server): their rows are gathered across
+    calls up to this size. A row's extra_info.group_size wins. null: a batch call's group
+    is the rows of it it holds, and a per-row call is refused."""
+    gather_timeout_s: float = Field(default=60.0, gt=0)
+    """How long a group's first row waits for the rest; past it the rows that came fail
+    with status error (never a hang, never a judgement of part of a group)."""
+    max_size: int = Field(default=64, ge=1)
+    """A larger group fails with status error rather than send the judge one huge request."""
+
+    @model_validator(mode="after")
+    def _reference_is_pairwise(self) -> GroupJudgeConfig:
+        if self.mode == "listwise" and self.reference != "ground_truth":
+            raise ValueError(
+                f"judge.group.reference={self.reference!r} applies to mode 'pairwise' only: "
+                "a listwise judge sees the whole group at once"
+            )
+        return self
+
+
 class JudgeConfig(_Section):
     """A generative reward model: an LLM asked to grade the response with a prompt template."""
 
@@ -344,6 +381,8 @@ class JudgeConfig(_Section):
     top_p: float = Field(default=1.0, gt=0, le=1)
     max_tokens: int = Field(default=512, gt=0)
     """Tokens the judge may write per sample."""
+    group: GroupJudgeConfig | None = None
+    """Judge each GRPO group together (listwise or pairwise); null: each row alone."""
 
     @model_validator(mode="after")
     def _score_range_is_not_empty(self) -> JudgeConfig:
@@ -351,6 +390,22 @@ class JudgeConfig(_Section):
             raise ValueError(
                 f"judge.score_max ({self.score_max:g}) must be greater than judge.score_min "
                 f"({self.score_min:g}): a parsed score must fall between them"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _group_has_its_own_template(self) -> JudgeConfig:
+        if self.group is None:
+            return self
+        if self.template != "score_0_10":
+            raise ValueError(
+                f"judge.template={self.template!r} is the per-row judge's: a group judge takes "
+                "its template from judge.group.template"
+            )
+        if self.parser != "auto":
+            raise ValueError(
+                f"judge.parser={self.parser!r}: a group judge reads scores only "
+                "('Scores: [[...]]' listwise, 'Score: [[N]]' pairwise); leave judge.parser out"
             )
         return self
 
@@ -426,6 +481,15 @@ class RewardModelConfig(_Section):
             data[key] = value
         data["rollout"] = rollout
         return data
+
+    @model_validator(mode="after")
+    def _group_judge_is_generative(self) -> RewardModelConfig:
+        if self.judge.group is not None and self.kind != "generative":
+            raise ValueError(
+                "judge.group is a generative judge: set reward_model.kind: generative "
+                f"(it is {self.kind!r})"
+            )
+        return self
 
     @model_validator(mode="after")
     def _engine_matches_backend(self) -> RewardModelConfig:

@@ -140,7 +140,7 @@ def _scores(data: ReportData) -> str:
         return '<p class="empty">No row ended ok: no scores to show.</p>'
     present = [
         c
-        for c in ("rule", "rm", "judge", "format", "overlong")
+        for c in ("rule", "rm", "judge", "group_judge", "format", "overlong")
         if any(data.sources[s].components.get(c) for s in sources)
     ]
     if len(present) == 1 and all(

@@ -12,15 +12,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rewardkit.config import RewardSection
+from rewardkit.errors import ConfigError
 from rewardkit.models.base import ModelScore, ModelScorer
 from rewardkit.models.factory import build_one_scorer
 
 if TYPE_CHECKING:
     from rewardkit.models.discriminative import LocalRewardModel
+    from rewardkit.models.group_judge import GroupJudge
     from rewardkit.models.judge import JudgeParseError, LLMJudge
     from rewardkit.models.remote import RemoteRewardModel
 
 __all__ = [
+    "GroupJudge",
     "JudgeParseError",
     "LLMJudge",
     "LocalRewardModel",
@@ -44,6 +47,12 @@ def build_model_scorers(cfg: RewardSection, *, max_batch_wait_ms: float = 5.0) -
         return []
     from rewardkit.models.replicas import ReplicatedModelScorer, wants_replicas
 
+    if wants_replicas(cfg) and rm.judge.group is not None:
+        raise ConfigError(
+            "reward_model.judge.group: a group judge gathers a group's rows in this process; "
+            "it cannot run as Ray replicas (reward_model.replicas > 1 or reward.backend ray "
+            "with backend hf): serve the judge (backend vllm/sglang/openai with a url) instead"
+        )
     if wants_replicas(cfg):  # a local model as Ray actors (replicas > 1 or reward.backend ray)
         return [ReplicatedModelScorer(cfg, max_batch_wait_ms=max_batch_wait_ms)]
     return [build_one_scorer(rm, max_batch_wait_ms=max_batch_wait_ms)]
@@ -55,6 +64,7 @@ def __getattr__(name: str) -> object:
         "LocalRewardModel": "rewardkit.models.discriminative",
         "RemoteRewardModel": "rewardkit.models.remote",
         "LLMJudge": "rewardkit.models.judge",
+        "GroupJudge": "rewardkit.models.group_judge",
         "JudgeParseError": "rewardkit.models.judge",
     }
     if name in modules:

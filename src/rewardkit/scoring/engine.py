@@ -30,6 +30,7 @@ from rewardkit._fair import fair_share
 from rewardkit.config import RewardConfig
 from rewardkit.custom import load_function
 from rewardkit.errors import InvalidSampleError
+from rewardkit.models import gathering
 from rewardkit.scoring import tasks
 from rewardkit.scoring.guard import CustomFunction, Guard
 from rewardkit.scoring.outcomes import AsyncKey, CheckKey, Outcomes
@@ -167,6 +168,7 @@ class RewardEngine:
         try:
             pieces = self._start_pieces(parsed)
         except Exception as exc:
+            gathering.left_out(self.model_scorers, parsed)  # its group stops waiting for it
             return timed(failed(index, exc, row), started)
         return self._result(index, pieces, row, started)
 
@@ -217,8 +219,14 @@ class RewardEngine:
         :data:`INLINE_ROWS_PER_STEP` rows: a long batch of inline rows never keeps a
         server from answering others for more than a few milliseconds. A large batch's
         rows go to spread tasks (:mod:`~rewardkit.scoring.spread`) where they can; each row
-        is parsed once, whichever way it goes.
+        is parsed once, whichever way it goes. The rows are one batch call for a scorer that
+        judges a group's rows together (:func:`rewardkit.models.gathering.together`, which
+        parses them once more to count their groups).
         """
+        with gathering.together(rows, self._parse, self.model_scorers):
+            await self._score_into(rows, start, done)
+
+    async def _score_into(self, rows: list[Any], start: int, done: dict[int, Result]) -> None:
         rule_only = self._custom is None and not self.model_scorers
         batch = self.spreader.batch(len(rows), rule_only)
         pick = self._verifiers.pick
