@@ -66,10 +66,12 @@ from rewardkit.integrations._backend import (
     get_backend,
     plain,
 )
+from rewardkit.shaping.rollout import NUM_TURNS, ROLLOUT_SCORES, TOOL_PREFIX, TOOL_REWARDS
 from rewardkit.tokens import place_scores, response_mask_from_attention, valid_response_length
 from rewardkit.types import Result
 
 __all__ = [
+    "AGENT_KEYS",
     "EXTRA_KEYS",
     "OK_KEY",
     "ROUTER_URL",
@@ -91,6 +93,15 @@ verl's reward loop (``RewardLoopManager.compute_rm_score``) takes the keys of ro
 key: a batch mixing data sources (gsm8k reports ``method``, math ``source``) or holding
 a failed row (no extras at all) would crash or misalign. So the per-row output has
 exactly these keys; a row without one reports ``""`` for ``pred`` and NaN otherwise."""
+
+AGENT_KEYS: tuple[str, ...] = ("num_turns", "tool_reward", "prescored")
+"""The numbers every row of verl's agent loop reports besides :data:`EXTRA_KEYS`.
+
+A row whose ``extra_info.num_turns`` is set (verl's agent loop sets ``__num_turns__``
+on every row of a batch) also reports ``num_turns``, ``tool_reward`` (the sum of its
+``tool/<name>`` components before ``reward.rollout_reward_weight``; 0.0 without any)
+and ``prescored`` (1.0 when the row came with its ``reward_score``, else 0.0): numbers,
+so verl's metrics keep them."""
 
 OK_KEY = "rewardkit_ok"
 """The numeric status key in every row's ``reward_extra_info``: 1.0 scored, 0.0 failed
@@ -135,12 +146,16 @@ def compute_score(
         rows = _batch_rows(data_sources, solution_strs, ground_truths, extra_infos)
         results = backend.score(rows)
         scores = policy.scores(results)
-        return [_score_dict(r, s, extra_keys) for r, s in zip(results, scores, strict=True)]
+        return [
+            _score_dict(r, s, extra_keys, row["extra_info"])
+            for r, s, row in zip(results, scores, rows, strict=True)
+        ]
     if data_source is None or solution_str is None:
         raise TypeError("compute_score needs data_source and solution_str (or the batch lists)")
-    [result] = backend.score([_row(data_source, solution_str, ground_truth, extra_info)])
+    row = _row(data_source, solution_str, ground_truth, extra_info)
+    [result] = backend.score([row])
     [score] = policy.scores([result])
-    return _score_dict(result, score, extra_keys)
+    return _score_dict(result, score, extra_keys, row["extra_info"])
 
 
 async def compute_score_async(
@@ -162,7 +177,7 @@ async def compute_score_async(
     row = _row(data_source, solution_str, ground_truth, extra_info)
     result = await _backend(rewardkit_config, rewardkit_url, router).ascore(row)
     [score] = policy.scores([result])
-    return _score_dict(result, score, extra_keys)
+    return _score_dict(result, score, extra_keys, row["extra_info"])
 
 
 class RewardkitRewardManager:
@@ -236,11 +251,18 @@ class RewardkitRewardManager:
     # --------------------------------------------------------- reward-loop interface
 
     async def run_single(self, data: Any) -> dict[str, Any]:
-        """Score one row (the last one of a multi-sequence item, as verl's naive manager does)."""
+        """Score one row (the last one of a multi-sequence item, as verl's naive manager does).
+
+        verl's reward-loop workers and its agent loop (each sample as its rollout ends)
+        await this from many tasks at once: the row is scored on rewardkit's own loop
+        while this one waits, so rows never queue behind each other here. The agent
+        loop's fields (``__num_turns__``, ``tool_extra_fields``, ``reward_scores``) reach
+        rewardkit in ``extra_info`` as verl's naive manager puts them there.
+        """
         rows, _ = self._rows(data)
         result = await self._scorer().ascore(rows[-1])
         [score] = self.policy.scores([result])
-        info = _score_dict(result, score, self.extra_keys)
+        info = _score_dict(result, score, self.extra_keys, rows[-1]["extra_info"])
         return {"reward_score": score, "reward_extra_info": info}
 
     @classmethod
@@ -268,15 +290,16 @@ class RewardkitRewardManager:
         response_texts = self._decode(responses, response_mask)
         column = functools.partial(_column, data.non_tensor_batch, responses.shape[0])
         rows = []
-        for i, (data_source, reward_model, extra_info) in enumerate(
+        for i, (data_source, reward_model, extra_info, agent) in enumerate(
             zip(
                 column(self.reward_fn_key),
                 column("reward_model"),
                 column("extra_info"),
+                _agent_fields(data.non_tensor_batch, responses.shape[0]),
                 strict=True,
             )
         ):
-            extra = dict(plain(extra_info) or {})
+            extra = {**(plain(extra_info) or {}), **agent}
             extra.setdefault("response_length", lengths[i])  # exact, for the overlong penalty
             ground_truth = (
                 reward_model.get("ground_truth") if isinstance(reward_model, Mapping) else None
@@ -339,8 +362,11 @@ def _batch_rows(
     return [_row(source, response, truth, extra) for source, response, truth, extra in rows]
 
 
-def _score_dict(result: Result, score: float, extra_keys: Sequence[str]) -> dict[str, Any]:
-    """One row's reward_extra_info, with the same keys on every row (see EXTRA_KEYS)."""
+def _score_dict(
+    result: Result, score: float, extra_keys: Sequence[str], extra_info: Any = None
+) -> dict[str, Any]:
+    """One row's reward_extra_info, with the same keys on every row (see EXTRA_KEYS), and
+    AGENT_KEYS for a row of verl's agent loop (its ``extra_info.num_turns`` is set)."""
     out: dict[str, Any] = {
         "score": score,
         "status": result.status.value,
@@ -350,7 +376,41 @@ def _score_dict(result: Result, score: float, extra_keys: Sequence[str]) -> dict
     for key in extra_keys:
         value = plain(result.extra.get(key))
         out[key] = _missing(key) if value is None else value
+    if isinstance(extra_info, Mapping) and extra_info.get(NUM_TURNS) is not None:
+        turns = result.extra.get("num_turns")
+        out["num_turns"] = math.nan if turns is None else float(turns)
+        tools = [v for k, v in result.components.items() if k.startswith(TOOL_PREFIX)]
+        out["tool_reward"] = math.fsum(tools)
+        out["prescored"] = float(result.extra.get("prescored", 0))
     return out
+
+
+def _agent_fields(non_tensor: Mapping[str, Any], size: int) -> list[dict[str, Any]]:
+    """Per row, what verl's agent loop adds to ``extra_info`` (as its naive manager does).
+
+    ``tool_extra_fields`` (the agent loop's extra fields: ``tool_rewards``,
+    ``turn_scores``, ...) are merged in; ``__num_turns__`` becomes ``num_turns`` and
+    ``reward_scores`` ``rollout_reward_scores``. In verl's batch path (a reward model
+    without its own resource pool) those extra fields are columns of their own: there
+    ``tool_rewards`` is read from its column.
+    """
+    rows: list[dict[str, Any]] = [{} for _ in range(size)]
+    for key, target in (
+        ("tool_extra_fields", None),
+        (TOOL_REWARDS, TOOL_REWARDS),
+        ("__num_turns__", NUM_TURNS),
+        ("reward_scores", ROLLOUT_SCORES),
+    ):
+        values = non_tensor.get(key)
+        if values is None:
+            continue
+        for row, value in zip(rows, list(values), strict=True):
+            value = plain(value)
+            if target is None:
+                row.update(value if isinstance(value, Mapping) else {})
+            elif value is not None:
+                row[target] = value
+    return rows
 
 
 def _missing(key: str) -> Any:
