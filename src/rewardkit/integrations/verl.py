@@ -380,7 +380,7 @@ def _score_dict(
         turns = result.extra.get("num_turns")
         out["num_turns"] = math.nan if turns is None else float(turns)
         tools = [v for k, v in result.components.items() if k.startswith(TOOL_PREFIX)]
-        out["tool_reward"] = math.fsum(tools)
+        out["tool_reward"] = sum(tools, 0.0)  # fsum raises on overflow; this gives inf
         out["prescored"] = float(result.extra.get("prescored", 0))
     return out
 

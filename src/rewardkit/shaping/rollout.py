@@ -123,7 +123,9 @@ def _total(value: Any, where: str, numbers: bool = True) -> float | None:
     if isinstance(value, list | tuple):
         if not value:
             return None
-        return math.fsum(_number(item, f"{where}[{i}]") for i, item in enumerate(value))
+        # sum, not fsum: an overflow gives inf (refused by the caller, naming the key)
+        # where fsum raises OverflowError
+        return sum(_number(item, f"{where}[{i}]") for i, item in enumerate(value))
     if numbers:
         return _number(value, where)
     raise InvalidSampleError(
