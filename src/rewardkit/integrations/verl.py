@@ -46,6 +46,7 @@ verl's logs and generation dumps.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import math
 import os
@@ -222,6 +223,7 @@ class RewardkitRewardManager:
             type(self).fill_score if fill_score is None else fill_score,
         )
         self._examined: dict[str, int] = {}
+        self._source: tuple[ConfigSource, str | None] | None = None  # see _scorer
         # verl builds its managers before the first step: refuse what would fail every batch.
         if self._url is not None:
             check_server_url(self._url)
@@ -259,7 +261,8 @@ class RewardkitRewardManager:
         loop's fields (``__num_turns__``, ``tool_extra_fields``, ``reward_scores``) reach
         rewardkit in ``extra_info`` as verl's naive manager puts them there.
         """
-        rows, _ = self._rows(data)
+        # Decoding a long trajectory takes milliseconds: off the loop, as verl's managers do.
+        rows, _ = await asyncio.to_thread(self._rows, data)
         result = await self._scorer().ascore(rows[-1])
         [score] = self.policy.scores([result])
         info = _score_dict(result, score, self.extra_keys, rows[-1]["extra_info"])
@@ -276,7 +279,12 @@ class RewardkitRewardManager:
     # ------------------------------------------------------------------ plumbing
 
     def _scorer(self) -> Backend:
-        return _backend(self._config, self._url, self._router)
+        """The process's scorer. What it scores with is resolved once: with verl's router
+        address that means reading the config, which run_single must not do on the
+        event loop for every sample."""
+        if self._source is None:
+            self._source = _source(self._config, self._url, self._router)
+        return get_backend(*self._source)
 
     def _rows(self, data: Any) -> tuple[list[dict[str, Any]], torch.Tensor]:
         """Sample-shaped rows decoded from a DataProto, and its response mask ``[B, R]``."""
@@ -429,8 +437,15 @@ def _precomputed(data: Any, return_dict: bool) -> torch.Tensor | dict[str, Any]:
 
 def _backend(config: ConfigSource, url: str | None, router: str | None) -> Backend:
     """The scorer; with verl's reward_router_address, a config whose judge names ROUTER_URL."""
+    return get_backend(*_source(config, url, router))
+
+
+def _source(
+    config: ConfigSource, url: str | None, router: str | None
+) -> tuple[ConfigSource, str | None]:
+    """What :func:`get_backend` takes: as given, or with verl's router in the judge's url."""
     if router is None:
-        return get_backend(config, url)
+        return config, url
     if config is None and url is None:
         url = os.environ.get(ENV_URL) or None
         config = os.environ.get(ENV_CONFIG) or None
@@ -446,7 +461,7 @@ def _backend(config: ConfigSource, url: str | None, router: str | None) -> Backe
     assert loaded is not None  # rm above came from it
     tree = loaded.model_dump()
     tree["reward"]["reward_model"]["url"] = f"http://{router}"
-    return get_backend(tree)
+    return tree, None
 
 
 def _extra_info(results: list[Result], scores: list[float]) -> dict[str, list[Any]]:
