@@ -3,7 +3,7 @@
 verl 0.9.1's AgentLoopWorker scores each sample as its rollout ends, awaiting
 ``RewardLoopWorker.compute_score`` -> ``reward_manager.run_single`` on a one-row batch
 whose non-tensor columns hold ``__num_turns__`` and ``tool_extra_fields``. Here the
-batch has that shape (DataProto-like); tests/compat/test_verl_agentloop.py lets verl's
+batch has that shape (DataProto-like); tests/compat/test_verl_agent_loop_path.py lets verl's
 own agent-loop code build it.
 """
 
