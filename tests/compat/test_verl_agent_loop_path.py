@@ -21,7 +21,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import numpy as np
 import pytest
 from dataproto_rows import verl_config
 
@@ -195,7 +194,8 @@ def test_a_sample_the_agent_loop_scored_is_not_sent_for_scoring(
     tokenizer, tokenizer_dir, rk_yaml, manager_file
 ):
     """verl skips the reward loop for a sample whose agent set reward_score: rewardkit is
-    never called for it, and the step's rm_scores hold the agent's score."""
+    never called for it. With prescored_extra_info as its reward_extra_info, verl
+    assembles a step mixing it with samples rewardkit scored."""
     manager_cfg = {
         "source": "importlib",
         "name": "AgentRewardManager",
@@ -206,10 +206,12 @@ def test_a_sample_the_agent_loop_scored_is_not_sent_for_scoring(
     worker = agent_worker(tokenizer, handle)
     output, kwargs = sample(tokenizer, "#### 7", turns=3, tool_rewards=[])
     output.reward_score = 0.75
-    output.extra_fields["reward_extra_info"] = {"score": 0.75}
-    samples = [(output, kwargs)]
+    output.extra_fields["reward_extra_info"] = adapter.prescored_extra_info(0.75, num_turns=3)
+    samples = [(output, kwargs), sample(tokenizer, "so #### 72", turns=2, tool_rewards=[])]
     asyncio.run(finish(worker, samples, time.perf_counter()))
-    assert handle.calls == 0
+    assert handle.calls == 1  # the second sample only
     batch = worker._postprocess([internal for internal, _ in samples])
-    assert batch.batch["rm_scores"].sum(dim=-1).tolist() == [0.75]
-    assert np.asarray(batch.non_tensor_batch["__num_turns__"]).tolist() == [3]
+    assert batch.batch["rm_scores"].sum(dim=-1).tolist() == [0.75, 1.0]
+    assert batch.meta_info["reward_extra_keys"] == KEYS
+    assert list(batch.non_tensor_batch["prescored"]) == [1.0, 0.0]
+    assert list(batch.non_tensor_batch["num_turns"]) == [3.0, 2.0]

@@ -21,7 +21,12 @@ import torch
 
 from _support import agent_reward
 from rewardkit.errors import ScorerError
-from rewardkit.integrations.verl import AGENT_KEYS, EXTRA_KEYS, RewardkitRewardManager
+from rewardkit.integrations.verl import (
+    AGENT_KEYS,
+    EXTRA_KEYS,
+    RewardkitRewardManager,
+    prescored_extra_info,
+)
 
 KEYS = ["score", "status", "error", "rewardkit_ok", *EXTRA_KEYS]
 SLOW_S = 1.0
@@ -161,6 +166,21 @@ def test_a_row_the_agent_loop_scored_is_not_scored_again(agent_manager, tiny_tok
     info = out["reward_extra_info"]
     assert (info["status"], info["prescored"], info["num_turns"]) == ("ok", 1.0, 4.0)
     assert info["tool_reward"] == 0.0
+
+
+def test_prescored_extra_info_has_the_keys_of_a_scored_row(manager, tiny_tokenizer):
+    """What an agent loop that scores a sample itself stores, for verl's step assembly."""
+    row = AgentRow("so #### 72", num_turns=3)
+    scored = asyncio.run(manager.run_single(one_row(tiny_tokenizer, row)))["reward_extra_info"]
+    given = prescored_extra_info(0.5, num_turns=3)
+    assert list(given) == list(scored)
+    assert (given["score"], given["status"], given["prescored"], given["num_turns"]) == (
+        0.5,
+        "ok",
+        1.0,
+        3.0,
+    )
+    assert math.isnan(prescored_extra_info(0.5)["num_turns"])
 
 
 def test_rows_are_scored_concurrently_one_slow_row_delays_no_other(agent_manager, tiny_tokenizer):

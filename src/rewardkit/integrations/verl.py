@@ -69,7 +69,7 @@ from rewardkit.integrations._backend import (
 )
 from rewardkit.shaping.rollout import NUM_TURNS, ROLLOUT_SCORES, TOOL_PREFIX, TOOL_REWARDS
 from rewardkit.tokens import place_scores, response_mask_from_attention, valid_response_length
-from rewardkit.types import Result
+from rewardkit.types import Result, Status
 
 __all__ = [
     "AGENT_KEYS",
@@ -79,6 +79,7 @@ __all__ = [
     "RewardkitRewardManager",
     "compute_score",
     "compute_score_async",
+    "prescored_extra_info",
 ]
 
 # Keyword arguments verl passes to reward functions and managers besides reward_kwargs.
@@ -148,7 +149,7 @@ def compute_score(
         results = backend.score(rows)
         scores = policy.scores(results)
         return [
-            _score_dict(r, s, extra_keys, row["extra_info"])
+            _score_dict(r, s, extra_keys, agent=_agent(row))
             for r, s, row in zip(results, scores, rows, strict=True)
         ]
     if data_source is None or solution_str is None:
@@ -156,7 +157,7 @@ def compute_score(
     row = _row(data_source, solution_str, ground_truth, extra_info)
     [result] = backend.score([row])
     [score] = policy.scores([result])
-    return _score_dict(result, score, extra_keys, row["extra_info"])
+    return _score_dict(result, score, extra_keys, agent=_agent(row))
 
 
 async def compute_score_async(
@@ -178,7 +179,26 @@ async def compute_score_async(
     row = _row(data_source, solution_str, ground_truth, extra_info)
     result = await _backend(rewardkit_config, rewardkit_url, router).ascore(row)
     [score] = policy.scores([result])
-    return _score_dict(result, score, extra_keys, row["extra_info"])
+    return _score_dict(result, score, extra_keys, agent=_agent(row))
+
+
+def prescored_extra_info(
+    score: float, num_turns: int | None = None, extra_keys: Sequence[str] = EXTRA_KEYS
+) -> dict[str, Any]:
+    """The ``reward_extra_info`` of a sample an agent loop scored itself.
+
+    An agent loop that sets ``output.reward_score`` is not sent to the reward loop, and
+    verl assembles the step's batch reading the first sample's ``reward_extra_info``
+    keys on every sample: a sample without them fails that step (KeyError) or, first in
+    it, drops every other sample's. Set ``output.extra_fields["reward_extra_info"]`` to
+    this: the keys rewardkit's scored samples have, with ``prescored`` 1.0 (as rewardkit
+    reports a row that arrives with ``extra_info.reward_score``).
+    """
+    extra: dict[str, Any] = {"prescored": 1}
+    if num_turns is not None:
+        extra["num_turns"] = num_turns
+    result = Result(0, Status.OK, score=float(score), components={"prescored": score}, extra=extra)
+    return _score_dict(result, float(score), extra_keys, agent=True)
 
 
 class RewardkitRewardManager:
@@ -265,7 +285,7 @@ class RewardkitRewardManager:
         rows, _ = await asyncio.to_thread(self._rows, data)
         result = await self._scorer().ascore(rows[-1])
         [score] = self.policy.scores([result])
-        info = _score_dict(result, score, self.extra_keys, rows[-1]["extra_info"])
+        info = _score_dict(result, score, self.extra_keys, agent=_agent(rows[-1]))
         return {"reward_score": score, "reward_extra_info": info}
 
     @classmethod
@@ -370,11 +390,18 @@ def _batch_rows(
     return [_row(source, response, truth, extra) for source, response, truth, extra in rows]
 
 
+def _agent(row: Mapping[str, Any]) -> bool:
+    """Whether a row comes from verl's agent loop: its ``extra_info.num_turns`` is set
+    (from ``__num_turns__``, which the agent loop sets on every sample of a step)."""
+    extra_info = row.get("extra_info")
+    return isinstance(extra_info, Mapping) and extra_info.get(NUM_TURNS) is not None
+
+
 def _score_dict(
-    result: Result, score: float, extra_keys: Sequence[str], extra_info: Any = None
+    result: Result, score: float, extra_keys: Sequence[str], agent: bool = False
 ) -> dict[str, Any]:
     """One row's reward_extra_info, with the same keys on every row (see EXTRA_KEYS), and
-    AGENT_KEYS for a row of verl's agent loop (its ``extra_info.num_turns`` is set)."""
+    AGENT_KEYS for a row of verl's agent loop."""
     out: dict[str, Any] = {
         "score": score,
         "status": result.status.value,
@@ -384,7 +411,7 @@ def _score_dict(
     for key in extra_keys:
         value = plain(result.extra.get(key))
         out[key] = _missing(key) if value is None else value
-    if isinstance(extra_info, Mapping) and extra_info.get(NUM_TURNS) is not None:
+    if agent:
         turns = result.extra.get("num_turns")
         out["num_turns"] = math.nan if turns is None else float(turns)
         tools = [v for k, v in result.components.items() if k.startswith(TOOL_PREFIX)]

@@ -62,6 +62,8 @@ def rollout_rewards(extra_info: Mapping[str, Any]) -> dict[str, float]:
     ``steps``) gets the sum. An empty list gives no component: verl's single-turn loop
     sends ``tool_rewards: []`` on every row.
     """
+    if ROLLOUT_SCORES not in extra_info and TOOL_REWARDS not in extra_info:
+        return {}  # most rows: every row of a batch passes here
     out: dict[str, float] = {}
     given = _listed(extra_info.get(ROLLOUT_SCORES))
     if given is not None:
