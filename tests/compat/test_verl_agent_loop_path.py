@@ -210,8 +210,15 @@ def test_a_sample_the_agent_loop_scored_is_not_sent_for_scoring(
     samples = [(output, kwargs), sample(tokenizer, "so #### 72", turns=2, tool_rewards=[])]
     asyncio.run(finish(worker, samples, time.perf_counter()))
     assert handle.calls == 1  # the second sample only
-    batch = worker._postprocess([internal for internal, _ in samples])
+    internals = [internal for internal, _ in samples]
+    batch = worker._postprocess(internals)
     assert batch.batch["rm_scores"].sum(dim=-1).tolist() == [0.75, 1.0]
     assert batch.meta_info["reward_extra_keys"] == KEYS
     assert list(batch.non_tensor_batch["prescored"]) == [1.0, 0.0]
     assert list(batch.non_tensor_batch["num_turns"]) == [3.0, 2.0]
+    # Why the helper: without its keys the prescored sample breaks verl's assembly.
+    bare = internals[0].model_copy(
+        update={"extra_fields": {**internals[0].extra_fields, "reward_extra_info": {}}}
+    )
+    with pytest.raises(KeyError):
+        worker._postprocess([internals[1], bare])
