@@ -25,6 +25,14 @@ interface (``__call__(data, return_dict)`` returning ``reward_tensor`` and
 with ``$REWARDKIT_CONFIG`` / ``$REWARDKIT_URL``. The ``compute_score`` verl passes it
 is not used: rewardkit's own config (``reward.custom_reward_function``) says how to score.
 
+**verl's agent loop** scores each sample as its rollout ends, through ``run_single``
+(concurrently: one slow sample delays no other). Its fields reach rewardkit in
+``extra_info`` as verl's naive manager puts them there (``num_turns``, the tools'
+rewards as components ``tool/<name>``, a ``reward_score`` set before: not scored
+again; see :mod:`rewardkit.shaping.rollout`), and each row's dict adds
+:data:`AGENT_KEYS`. An agent loop that scores a sample itself stores
+:func:`prescored_extra_info` as its ``reward_extra_info``.
+
 **What verl gets back.** Every row's dict (``compute_score``, ``run_single``) has the
 same keys, ``score``, ``status``, ``error``, :data:`OK_KEY` (``rewardkit_ok``: 1.0 or
 0.0, the one verl's metrics keep) and :data:`EXTRA_KEYS`; scores keep verl's
