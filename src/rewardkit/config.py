@@ -608,6 +608,11 @@ class RewardSection(_Section):
     rule_weight: float = Field(default=1.0, allow_inf_nan=False)
     """Weights (this, format_reward.weight, reward_model.weight) may be 0 or negative,
     never NaN or infinite: those would make every row's score NaN."""
+    rollout_reward_weight: float = Field(default=1.0, allow_inf_nan=False)
+    """Weight of the rewards tools gave during an agent's rollout (``extra_info``'s
+    ``rollout_reward_scores`` and ``tool_rewards``, as verl's agent loop fills them): each
+    is a component ``tool/<name>`` (``tool/steps`` for the unnamed step rewards) summed
+    into the score with this weight; 0 keeps them as components only."""
     score_scale: Literal["verl", "unit"] = "verl"
     """verl: each data source on verl's scale (math_dapo, math_dapo_reasoning, math, aime*:
     +1 right, -1 wrong); unit: every rule verifier scores from 0 (wrong) to 1 (right)."""

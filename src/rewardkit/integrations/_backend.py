@@ -14,6 +14,7 @@ function that a trainer imports by file path and calls with its own arguments on
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import concurrent.futures.thread  # noqa: F401  its exit hook must be registered before ours (_at_exit)
 import contextlib
@@ -86,7 +87,10 @@ class _LocalBackend:
         return self._started_loop().score(rows)
 
     async def ascore(self, row: Mapping[str, Any] | Sample | BadRow) -> Result:
-        return await self._started_loop().ascore(row)
+        # Starting takes seconds (worker processes, models): off the caller's event loop,
+        # where verl's agent loop awaits every other sample of the step meanwhile.
+        loop = self._loop if self._started else await asyncio.to_thread(self._started_loop)
+        return await loop.ascore(row)
 
     def close(self) -> None:
         with self._lock:

@@ -25,6 +25,14 @@ interface (``__call__(data, return_dict)`` returning ``reward_tensor`` and
 with ``$REWARDKIT_CONFIG`` / ``$REWARDKIT_URL``. The ``compute_score`` verl passes it
 is not used: rewardkit's own config (``reward.custom_reward_function``) says how to score.
 
+**verl's agent loop** scores each sample as its rollout ends, through ``run_single``
+(concurrently: one slow sample delays no other). Its fields reach rewardkit in
+``extra_info`` as verl's naive manager puts them there (``num_turns``, the tools'
+rewards as components ``tool/<name>``, a ``reward_score`` set before: not scored
+again; see :mod:`rewardkit.shaping.rollout`), and each row's dict adds
+:data:`AGENT_KEYS`. An agent loop that scores a sample itself stores
+:func:`prescored_extra_info` as its ``reward_extra_info``.
+
 **What verl gets back.** Every row's dict (``compute_score``, ``run_single``) has the
 same keys, ``score``, ``status``, ``error``, :data:`OK_KEY` (``rewardkit_ok``: 1.0 or
 0.0, the one verl's metrics keep) and :data:`EXTRA_KEYS`; scores keep verl's
@@ -46,6 +54,7 @@ verl's logs and generation dumps.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import math
 import os
@@ -66,16 +75,19 @@ from rewardkit.integrations._backend import (
     get_backend,
     plain,
 )
+from rewardkit.shaping.rollout import NUM_TURNS, ROLLOUT_SCORES, TOOL_PREFIX, TOOL_REWARDS
 from rewardkit.tokens import place_scores, response_mask_from_attention, valid_response_length
-from rewardkit.types import Result
+from rewardkit.types import Result, Status
 
 __all__ = [
+    "AGENT_KEYS",
     "EXTRA_KEYS",
     "OK_KEY",
     "ROUTER_URL",
     "RewardkitRewardManager",
     "compute_score",
     "compute_score_async",
+    "prescored_extra_info",
 ]
 
 # Keyword arguments verl passes to reward functions and managers besides reward_kwargs.
@@ -91,6 +103,15 @@ verl's reward loop (``RewardLoopManager.compute_rm_score``) takes the keys of ro
 key: a batch mixing data sources (gsm8k reports ``method``, math ``source``) or holding
 a failed row (no extras at all) would crash or misalign. So the per-row output has
 exactly these keys; a row without one reports ``""`` for ``pred`` and NaN otherwise."""
+
+AGENT_KEYS: tuple[str, ...] = ("num_turns", "tool_reward", "prescored")
+"""The numbers every row of verl's agent loop reports besides :data:`EXTRA_KEYS`.
+
+A row whose ``extra_info.num_turns`` is set (verl's agent loop sets ``__num_turns__``
+on every row of a batch) also reports ``num_turns``, ``tool_reward`` (the sum of its
+``tool/<name>`` components before ``reward.rollout_reward_weight``; 0.0 without any)
+and ``prescored`` (1.0 when the row came with its ``reward_score``, else 0.0): numbers,
+so verl's metrics keep them."""
 
 OK_KEY = "rewardkit_ok"
 """The numeric status key in every row's ``reward_extra_info``: 1.0 scored, 0.0 failed
@@ -135,12 +156,16 @@ def compute_score(
         rows = _batch_rows(data_sources, solution_strs, ground_truths, extra_infos)
         results = backend.score(rows)
         scores = policy.scores(results)
-        return [_score_dict(r, s, extra_keys) for r, s in zip(results, scores, strict=True)]
+        return [
+            _score_dict(r, s, extra_keys, agent=_agent(row))
+            for r, s, row in zip(results, scores, rows, strict=True)
+        ]
     if data_source is None or solution_str is None:
         raise TypeError("compute_score needs data_source and solution_str (or the batch lists)")
-    [result] = backend.score([_row(data_source, solution_str, ground_truth, extra_info)])
+    row = _row(data_source, solution_str, ground_truth, extra_info)
+    [result] = backend.score([row])
     [score] = policy.scores([result])
-    return _score_dict(result, score, extra_keys)
+    return _score_dict(result, score, extra_keys, agent=_agent(row))
 
 
 async def compute_score_async(
@@ -162,7 +187,26 @@ async def compute_score_async(
     row = _row(data_source, solution_str, ground_truth, extra_info)
     result = await _backend(rewardkit_config, rewardkit_url, router).ascore(row)
     [score] = policy.scores([result])
-    return _score_dict(result, score, extra_keys)
+    return _score_dict(result, score, extra_keys, agent=_agent(row))
+
+
+def prescored_extra_info(
+    score: float, num_turns: int | None = None, extra_keys: Sequence[str] = EXTRA_KEYS
+) -> dict[str, Any]:
+    """The ``reward_extra_info`` of a sample an agent loop scored itself.
+
+    An agent loop that sets ``output.reward_score`` is not sent to the reward loop, and
+    verl assembles the step's batch reading the first sample's ``reward_extra_info``
+    keys on every sample: a sample without them fails that step (KeyError) or, first in
+    it, drops every other sample's. Set ``output.extra_fields["reward_extra_info"]`` to
+    this: the keys rewardkit's scored samples have, with ``prescored`` 1.0 (as rewardkit
+    reports a row that arrives with ``extra_info.reward_score``).
+    """
+    extra: dict[str, Any] = {"prescored": 1}
+    if num_turns is not None:
+        extra["num_turns"] = num_turns
+    result = Result(0, Status.OK, score=float(score), components={"prescored": score}, extra=extra)
+    return _score_dict(result, float(score), extra_keys, agent=True)
 
 
 class RewardkitRewardManager:
@@ -207,6 +251,7 @@ class RewardkitRewardManager:
             type(self).fill_score if fill_score is None else fill_score,
         )
         self._examined: dict[str, int] = {}
+        self._source: tuple[ConfigSource, str | None] | None = None  # see _scorer
         # verl builds its managers before the first step: refuse what would fail every batch.
         if self._url is not None:
             check_server_url(self._url)
@@ -236,11 +281,19 @@ class RewardkitRewardManager:
     # --------------------------------------------------------- reward-loop interface
 
     async def run_single(self, data: Any) -> dict[str, Any]:
-        """Score one row (the last one of a multi-sequence item, as verl's naive manager does)."""
-        rows, _ = self._rows(data)
+        """Score one row (the last one of a multi-sequence item, as verl's naive manager does).
+
+        verl's reward-loop workers and its agent loop (each sample as its rollout ends)
+        await this from many tasks at once: the row is scored on rewardkit's own loop
+        while this one waits, so rows never queue behind each other here. The agent
+        loop's fields (``__num_turns__``, ``tool_extra_fields``, ``reward_scores``) reach
+        rewardkit in ``extra_info`` as verl's naive manager puts them there.
+        """
+        # Decoding a long trajectory takes milliseconds: off the loop, as verl's managers do.
+        rows, _ = await asyncio.to_thread(self._rows, data)
         result = await self._scorer().ascore(rows[-1])
         [score] = self.policy.scores([result])
-        info = _score_dict(result, score, self.extra_keys)
+        info = _score_dict(result, score, self.extra_keys, agent=_agent(rows[-1]))
         return {"reward_score": score, "reward_extra_info": info}
 
     @classmethod
@@ -254,7 +307,12 @@ class RewardkitRewardManager:
     # ------------------------------------------------------------------ plumbing
 
     def _scorer(self) -> Backend:
-        return _backend(self._config, self._url, self._router)
+        """The process's scorer. What it scores with is resolved once: with verl's router
+        address that means reading the config, which run_single must not do on the
+        event loop for every sample."""
+        if self._source is None:
+            self._source = _source(self._config, self._url, self._router)
+        return get_backend(*self._source)
 
     def _rows(self, data: Any) -> tuple[list[dict[str, Any]], torch.Tensor]:
         """Sample-shaped rows decoded from a DataProto, and its response mask ``[B, R]``."""
@@ -268,15 +326,16 @@ class RewardkitRewardManager:
         response_texts = self._decode(responses, response_mask)
         column = functools.partial(_column, data.non_tensor_batch, responses.shape[0])
         rows = []
-        for i, (data_source, reward_model, extra_info) in enumerate(
+        for i, (data_source, reward_model, extra_info, agent) in enumerate(
             zip(
                 column(self.reward_fn_key),
                 column("reward_model"),
                 column("extra_info"),
+                _agent_fields(data.non_tensor_batch, responses.shape[0]),
                 strict=True,
             )
         ):
-            extra = dict(plain(extra_info) or {})
+            extra = {**(plain(extra_info) or {}), **agent}
             extra.setdefault("response_length", lengths[i])  # exact, for the overlong penalty
             ground_truth = (
                 reward_model.get("ground_truth") if isinstance(reward_model, Mapping) else None
@@ -339,8 +398,18 @@ def _batch_rows(
     return [_row(source, response, truth, extra) for source, response, truth, extra in rows]
 
 
-def _score_dict(result: Result, score: float, extra_keys: Sequence[str]) -> dict[str, Any]:
-    """One row's reward_extra_info, with the same keys on every row (see EXTRA_KEYS)."""
+def _agent(row: Mapping[str, Any]) -> bool:
+    """Whether a row comes from verl's agent loop: its ``extra_info.num_turns`` is set
+    (from ``__num_turns__``, which the agent loop sets on every sample of a step)."""
+    extra_info = row.get("extra_info")
+    return isinstance(extra_info, Mapping) and extra_info.get(NUM_TURNS) is not None
+
+
+def _score_dict(
+    result: Result, score: float, extra_keys: Sequence[str], agent: bool = False
+) -> dict[str, Any]:
+    """One row's reward_extra_info, with the same keys on every row (see EXTRA_KEYS), and
+    AGENT_KEYS for a row of verl's agent loop."""
     out: dict[str, Any] = {
         "score": score,
         "status": result.status.value,
@@ -350,7 +419,41 @@ def _score_dict(result: Result, score: float, extra_keys: Sequence[str]) -> dict
     for key in extra_keys:
         value = plain(result.extra.get(key))
         out[key] = _missing(key) if value is None else value
+    if agent:
+        turns = result.extra.get("num_turns")
+        out["num_turns"] = math.nan if turns is None else float(turns)
+        tools = [v for k, v in result.components.items() if k.startswith(TOOL_PREFIX)]
+        out["tool_reward"] = sum(tools, 0.0)  # fsum raises on overflow; this gives inf
+        out["prescored"] = float(result.extra.get("prescored", 0))
     return out
+
+
+def _agent_fields(non_tensor: Mapping[str, Any], size: int) -> list[dict[str, Any]]:
+    """Per row, what verl's agent loop adds to ``extra_info`` (as its naive manager does).
+
+    ``tool_extra_fields`` (the agent loop's extra fields: ``tool_rewards``,
+    ``turn_scores``, ...) are merged in; ``__num_turns__`` becomes ``num_turns`` and
+    ``reward_scores`` ``rollout_reward_scores``. In verl's batch path (a reward model
+    without its own resource pool) those extra fields are columns of their own: there
+    ``tool_rewards`` is read from its column.
+    """
+    rows: list[dict[str, Any]] = [{} for _ in range(size)]
+    for key, target in (
+        ("tool_extra_fields", None),
+        (TOOL_REWARDS, TOOL_REWARDS),
+        ("__num_turns__", NUM_TURNS),
+        ("reward_scores", ROLLOUT_SCORES),
+    ):
+        values = non_tensor.get(key)
+        if values is None:
+            continue
+        for row, value in zip(rows, list(values), strict=True):
+            value = plain(value)
+            if target is None:
+                row.update(value if isinstance(value, Mapping) else {})
+            elif value is not None:
+                row[target] = value
+    return rows
 
 
 def _missing(key: str) -> Any:
@@ -369,8 +472,15 @@ def _precomputed(data: Any, return_dict: bool) -> torch.Tensor | dict[str, Any]:
 
 def _backend(config: ConfigSource, url: str | None, router: str | None) -> Backend:
     """The scorer; with verl's reward_router_address, a config whose judge names ROUTER_URL."""
+    return get_backend(*_source(config, url, router))
+
+
+def _source(
+    config: ConfigSource, url: str | None, router: str | None
+) -> tuple[ConfigSource, str | None]:
+    """What :func:`get_backend` takes: as given, or with verl's router in the judge's url."""
     if router is None:
-        return get_backend(config, url)
+        return config, url
     if config is None and url is None:
         url = os.environ.get(ENV_URL) or None
         config = os.environ.get(ENV_CONFIG) or None
@@ -386,7 +496,7 @@ def _backend(config: ConfigSource, url: str | None, router: str | None) -> Backe
     assert loaded is not None  # rm above came from it
     tree = loaded.model_dump()
     tree["reward"]["reward_model"]["url"] = f"http://{router}"
-    return get_backend(tree)
+    return tree, None
 
 
 def _extra_info(results: list[Result], scores: list[float]) -> dict[str, list[Any]]:

@@ -51,6 +51,7 @@ from rewardkit.scoring.rows import (
 from rewardkit.scoring.spread import Spreader, SpreadRow
 from rewardkit.shaping.format import format_score
 from rewardkit.shaping.overlong import MAX_RESPONSE_LENGTH, overlong_penalty
+from rewardkit.shaping.rollout import PRESCORED, num_turns, prescored, rollout_rewards
 from rewardkit.types import FIELD_HINTS, BadRow, Result, Sample, Status
 from rewardkit.verifiers import registry
 from rewardkit.verifiers.base import AsyncVerifier, Context, Extracted, Verdict, Verifier, is_async
@@ -239,8 +240,10 @@ class RewardEngine:
                 else:
                     began = time.perf_counter()
                     parsed = self._parse(raw)
-                    if isinstance(parsed, Sample) and (
-                        spread := self.spreader.spreadable(index, raw, parsed, began, pick)
+                    if (
+                        isinstance(parsed, Sample)
+                        and PRESCORED not in parsed.extra_info  # scored already: not spread
+                        and (spread := self.spreader.spreadable(index, raw, parsed, began, pick))
                     ):
                         if full := batch.add(spread):
                             group.create_task(self.spreader.score(full, done))
@@ -337,6 +340,12 @@ class RewardEngine:
 
     def _start_pieces(self, sample: Sample) -> list[Piece] | Awaitable[list[Piece]]:
         """The row's pieces when all are decided inline, else an awaitable of them."""
+        given = prescored(sample.extra_info)
+        if given is not None:  # an agent loop scored it: its score, not ours (shaping.rollout)
+            return [
+                Piece("prescored", 1.0, score=given, extra={"prescored": 1}),
+                *self._turns(sample),
+            ]
         if len(sample.response) > self.section.max_response_chars:
             raise InvalidSampleError(
                 f"response has {len(sample.response):,} characters, over "
@@ -478,7 +487,15 @@ class RewardEngine:
             if ob.log:  # verl's overlong_buffer_cfg.log: the penalty itself, for its metrics
                 extra["overlong_reward"] = penalty
             pieces.append(Piece("overlong", 1.0, score=penalty, extra=extra))
-        return pieces
+        weight = self.section.rollout_reward_weight
+        for component, reward in rollout_rewards(sample.extra_info).items():
+            pieces.append(Piece(component, weight, score=reward))
+        return [*pieces, *self._turns(sample)]
+
+    def _turns(self, sample: Sample) -> list[Piece]:
+        """An agent loop's turn count, as ``extra.num_turns`` (a piece with no score)."""
+        turns = num_turns(sample.extra_info)
+        return [] if turns is None else [Piece("num_turns", 0.0, extra={"num_turns": turns})]
 
     def _response_length(self, sample: Sample) -> int:
         given = sample.extra_info.get("response_length")
