@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError, to_json
 from starlette.exceptions import HTTPException
 
+from rewardkit.aggregate import needs_groups, refuse_per_sample, rescore
 from rewardkit.config import RewardConfig
 from rewardkit.errors import ConfigError
 from rewardkit.execution.health import engine_problem
@@ -199,11 +200,16 @@ def _routes(app: FastAPI, state: _State) -> None:
 
     @app.post("/v1/score")
     async def score(body: ScoreRequest) -> Any:
-        results = await _score_rows(state, body.samples)
+        results = rescore(await _score_rows(state, body.samples), state.config.reward)
         return SafeJSONResponse({"results": [r.to_row() for r in results]})
 
     @app.post("/get_reward")
     async def get_reward(body: OpenRLHFRequest) -> Any:
+        if needs_groups(state.config.reward):  # OpenRLHF sends one rollout per request
+            try:
+                refuse_per_sample(state.config.reward, "POST /get_reward (OpenRLHF)")
+            except ConfigError as exc:
+                return JSONResponse({"detail": str(exc)}, status_code=422)
         rows = _openrlhf_rows(state.config, body)
         if isinstance(rows, JSONResponse):
             return rows
