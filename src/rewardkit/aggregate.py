@@ -57,6 +57,7 @@ from rewardkit.types import Result, Status
 
 __all__ = [
     "RAW_SCORE_KEY",
+    "component_logs",
     "component_names",
     "component_weights",
     "group_key",
@@ -121,6 +122,16 @@ def component_names(section: RewardSection) -> tuple[str, ...]:
     if section.overlong_buffer.enable:
         names.append("overlong")
     return tuple(names)
+
+
+def component_logs(results: Sequence[Result], names: Sequence[str]) -> dict[str, list[float]]:
+    """``component/<name>`` per row for OpenRLHF's ``extra_logs`` (the adapter's and
+    ``/get_reward``'s): the unweighted component, 0.0 where a row has none. Numbers only:
+    OpenRLHF turns each value into a tensor and averages it, where one NaN would hide
+    every other row's value (``rewardkit_ok`` tells a failed row's 0.0 apart)."""
+    return {
+        f"component/{name}": [float(r.components.get(name, 0.0)) for r in results] for name in names
+    }
 
 
 def group_key(row: Mapping[str, object]) -> Hashable:
@@ -221,5 +232,7 @@ def _with_score(result: Result, score: float) -> Result:
     extra = {**result.extra, RAW_SCORE_KEY: result.score}
     if not math.isfinite(score):  # finite parts, huge weights: this row only
         error = f"aggregated score is not finite ({score}): components {dict(result.components)}"
-        return dataclasses.replace(result, status=Status.ERROR, score=None, error=error, extra=extra)
+        return dataclasses.replace(
+            result, status=Status.ERROR, score=None, error=error, extra=extra
+        )
     return dataclasses.replace(result, score=score, extra=extra)

@@ -35,7 +35,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError, to_json
 from starlette.exceptions import HTTPException
 
-from rewardkit.aggregate import needs_groups, refuse_per_sample, rescore
+from rewardkit.aggregate import (
+    component_logs,
+    component_names,
+    needs_groups,
+    refuse_per_sample,
+    rescore,
+)
 from rewardkit.config import RewardConfig
 from rewardkit.errors import ConfigError
 from rewardkit.execution.health import engine_problem
@@ -254,13 +260,15 @@ def _openrlhf_rows(
 
 def _openrlhf_answer(config: RewardConfig, results: list[Result]) -> dict[str, Any]:
     """OpenRLHF turns every reward and extra_logs value into a tensor: numbers only, a
-    failed row's reward is ``server.failed_reward`` and its status is in ``rewardkit_*``."""
+    failed row's reward is ``server.failed_reward`` and its status is in ``rewardkit_*``;
+    ``component/<name>`` holds each component (0.0 where a row has none)."""
     failed = config.server.failed_reward
     rewards = [r.score if r.ok else failed for r in results]
     extra_logs = {
         f"rewardkit_{status.value}": [float(r.status is status) for r in results]
         for status in Status
     }
+    extra_logs.update(component_logs(results, component_names(config.reward)))
     for result in results:
         if not result.ok:
             log.warning("row %d %s: %s", result.index, result.status.value, result.error)
