@@ -80,7 +80,7 @@ from rewardkit.integrations._backend import (
     get_backend,
 )
 from rewardkit.trainer_rows import rows_from_request, split_response  # shared with the server
-from rewardkit.types import Result, Status
+from rewardkit.types import Status
 
 __all__ = [
     "StopTraining",
