@@ -74,6 +74,7 @@ def test_logs_statuses_through_trl_hooks(rk_config):
         "rewardkit/timeout_frac": 0.0,
         "rewardkit/error_frac": 0.0,
         "rewardkit/invalid_frac": 0.5,
+        "rewardkit/component/rule/mean": 1.0,  # over the rows that have it
     }
     assert columns == {"rewardkit_status": ["ok", "invalid"]}
 
