@@ -62,6 +62,7 @@ __all__ = [
     "component_weights",
     "group_key",
     "needs_groups",
+    "refuse_aggregated",
     "refuse_per_sample",
     "rescore",
 ]
@@ -96,6 +97,18 @@ def refuse_per_sample(section: RewardSection, entry: str) -> None:
         "(TRL's multi_objective_aggregation, verl's algorithm.adv_estimator=gdpo with "
         "algorithm.gdpo_reward_keys=[component/<name>, ...])"
     )
+
+
+def refuse_aggregated(result: Result, entry: str) -> None:
+    """ConfigError when a row a server scored alone was aggregated there (it carries
+    ``extra.raw_score``): the server's config needs whole groups, which ``entry`` (a
+    per-sample call) cannot send, and its score would be a group of one's."""
+    if RAW_SCORE_KEY in result.extra:
+        raise ConfigError(
+            f"the reward server aggregates rows by group (reward.aggregation or "
+            f"reward.scale_rewards in its config), and {entry} sends one row at a time, "
+            "a group of one; score whole batches, or serve a config without them"
+        )
 
 
 def component_weights(section: RewardSection) -> dict[str, float]:

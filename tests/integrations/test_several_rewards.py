@@ -193,3 +193,29 @@ def test_failure_policy_values() -> None:
         FailurePolicy("drop").scores(rows)
     with pytest.raises(ConfigError, match="'raise', 'fill' or 'drop'"):
         FailurePolicy("skip")  # type: ignore[arg-type]
+
+
+def test_through_a_server_batches_are_aggregated_and_single_rows_refused() -> None:
+    """The server aggregates each /v1/score request; an adapter sending one row at a
+    time to it is refused (its row comes back aggregated as a group of one), and
+    /get_reward (OpenRLHF, one rollout a call) answers 422 naming the key."""
+    import asyncio
+
+    import httpx
+
+    from _support.serving import running_server
+
+    with running_server(GDPO) as base:
+        columns = trl_columns()
+        assert close(asyncio.run(trl.areward_func(url=base)(**columns)), EXPECTED)
+        outs = verl_batch(rewardkit_url=base, on_failure="fill")
+        assert close([o["score"] for o in outs], [0.0 if e is None else e for e in EXPECTED])
+        with pytest.raises(ConfigError, match="verl's compute_score on one row"):
+            verl.compute_score("openai/gsm8k", "#### 72", "72", rewardkit_url=base)
+        with pytest.raises(ConfigError, match=r"per-sample call \(ascore\)"):
+            asyncio.run(
+                verl.compute_score_async("openai/gsm8k", "#### 72", "72", rewardkit_url=base)
+            )
+        refused = httpx.post(f"{base}/get_reward", json={"query": ["#### 72"]}, timeout=30)
+    assert refused.status_code == 422
+    assert "reward.aggregation=normalize_then_sum" in refused.json()["detail"]

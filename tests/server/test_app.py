@@ -78,29 +78,6 @@ def test_openrlhf_get_reward_strips_the_prompt(http: httpx.Client) -> None:
     )  # OpenRLHF tensorizes them
 
 
-def test_group_normalization_per_request_and_refused_on_get_reward(start_server) -> None:
-    """/v1/score aggregates each request's rows by group; OpenRLHF's /get_reward, one
-    rollout a call, refuses it (422) naming the key."""
-    config = {"reward": {"num_workers": 1, "aggregation": "normalize_then_sum"}}
-    rows = [
-        {
-            "data_source": "openai/gsm8k",
-            "response": r,
-            "ground_truth": "72",
-            "extra_info": {"uid": u},
-        }
-        for u, r in [("u", "#### 72"), ("u", "#### 7"), ("v", "#### 72")]
-    ]
-    with start_server(config) as base:
-        results = httpx.post(f"{base}/v1/score", json={"samples": rows}, timeout=30).json()
-        refused = httpx.post(f"{base}/get_reward", json={"query": ["#### 72"]}, timeout=30)
-    z = 0.5 / (2**-0.5 + 1e-4)
-    assert [r["score"] for r in results["results"]] == pytest.approx([z, -z, 0.0])
-    assert [r["extra"]["raw_score"] for r in results["results"]] == [1.0, 0.0, 1.0]
-    assert refused.status_code == 422
-    assert "reward.aggregation=normalize_then_sum" in refused.json()["detail"]
-
-
 def test_auth_is_required_everywhere_but_health(url: str) -> None:
     with httpx.Client(base_url=url, timeout=10) as anonymous:
         assert anonymous.get("/health").status_code == 200

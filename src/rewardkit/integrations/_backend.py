@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from rewardkit.aggregate import refuse_aggregated
 from rewardkit.config import ConfigSource, RewardConfig, load_config
 from rewardkit.errors import ConfigError, ScorerError
 from rewardkit.trainer_rows import plain  # re-exported: the adapters import it from here
@@ -124,6 +125,7 @@ class _RemoteBackend:
         if isinstance(row, BadRow):
             return Result(0, Status.INVALID, error=row.reason)
         [result] = await self._client.ascore([row])
+        refuse_aggregated(result, "a per-sample call (ascore)")
         return result
 
     def close(self) -> None:

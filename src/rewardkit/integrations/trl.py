@@ -141,8 +141,9 @@ def areward_func(
     ) -> list[float | None]:
         rows = function.rows(prompts, completions, **kwargs)
         backend = get_backend(function.config, function.url)
-        if backend.config is not None and needs_groups(backend.config.reward):
-            results = await asyncio.to_thread(backend.score, rows)  # whole groups at once
+        if backend.config is None or needs_groups(backend.config.reward):
+            # whole groups at once: the config aggregates them, or a server's may
+            results = await asyncio.to_thread(backend.score, rows)
         else:
             results = list(await asyncio.gather(*(backend.ascore(row) for row in rows)))
         return function.rewards(backend, results, kwargs)

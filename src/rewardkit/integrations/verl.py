@@ -67,7 +67,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from rewardkit.aggregate import component_names, refuse_per_sample
+from rewardkit.aggregate import component_names, refuse_aggregated, refuse_per_sample
 from rewardkit.config import VERL_ROUTER_URL, ConfigSource, check_runnable, load_config
 from rewardkit.errors import ConfigError
 from rewardkit.integrations._backend import (
@@ -163,6 +163,7 @@ def compute_score(
         raise TypeError("compute_score needs data_source and solution_str (or the batch lists)")
     _refuse_per_sample(backend, "verl's compute_score on one row")
     [result] = backend.score([_row(data_source, solution_str, ground_truth, extra_info)])
+    refuse_aggregated(result, "verl's compute_score on one row")
     [score] = policy.scores([result])
     return _score_dict(result, score, keys)
 
