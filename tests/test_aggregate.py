@@ -244,3 +244,16 @@ def test_component_names_follow_the_config() -> None:
         }
     ).reward
     assert component_names(judge) == ("rule", "judge", "overlong")
+
+
+def test_a_row_with_no_group_and_no_prompt_is_invalid_not_lumped_with_others() -> None:
+    rows = [
+        Result(i, Status.OK, score=s, components={"rule": s}, row={"data_source": "x"})
+        for i, s in enumerate([1.0, 0.0])
+    ]
+    rescored = rescore(rows, load_config({"reward": {"scale_rewards": "batch"}}).reward)
+    assert [r.status for r in rescored] == [Status.INVALID, Status.INVALID]
+    assert rescored[0].error is not None and rescored[0].error.startswith(
+        "reward.scale_rewards=batch: the row names no prompt group (extra_info.uid"
+    )
+    assert rescored[0].extra[RAW_SCORE_KEY] == 1.0

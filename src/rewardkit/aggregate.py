@@ -147,15 +147,25 @@ def component_logs(results: Sequence[Result], names: Sequence[str]) -> dict[str,
     }
 
 
-def group_key(row: Mapping[str, object]) -> Hashable:
+def group_key(row: Mapping[str, object]) -> Hashable | None:
     """A row's GRPO group: ``extra_info.uid``, else ``extra_info.group``
-    (:data:`~rewardkit.groups.GROUP_KEYS`), else its data source and prompt."""
+    (:data:`~rewardkit.groups.GROUP_KEYS`), else its data source and prompt; None for a
+    row that has none of them (verl's ``BatchRewardManager`` passes no prompt)."""
     named = group_id(row.get("extra_info"))
     if named is not None:
         return ("group", named)
     prompt = row.get("prompt")
+    if not prompt:
+        return None
     text = prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=repr)
     return ("prompt", str(row.get("data_source")), text)
+
+
+NO_GROUP = (
+    "names no prompt group (extra_info.uid or extra_info.group) and has no prompt, so "
+    "its group cannot be told"
+)
+"""Why a scored row is made ``invalid`` when its score needs its group's other rows."""
 
 
 def rescore(results: Sequence[Result], section: RewardSection) -> list[Result]:
@@ -164,11 +174,17 @@ def rescore(results: Sequence[Result], section: RewardSection) -> list[Result]:
     results = list(results)
     if not needs_groups(section):
         return results
-    scored = [i for i, r in enumerate(results) if r.ok and r.score is not None]
+    scored = []
     groups: dict[Hashable, list[int]] = {}
-    for i in scored:
-        row = results[i].row
-        groups.setdefault(group_key(row if isinstance(row, Mapping) else {}), []).append(i)
+    for i, result in enumerate(results):
+        if not result.ok or result.score is None:
+            continue
+        key = group_key(result.row if isinstance(result.row, Mapping) else {})
+        if key is None:  # never one group of every such row: say so on the row
+            results[i] = _ungrouped(result, section)
+            continue
+        scored.append(i)
+        groups.setdefault(key, []).append(i)
     if section.aggregation == "normalize_then_sum":
         summed = _normalized_sums(results, groups, section)
     else:
@@ -239,6 +255,14 @@ def _mean_std(values: list[float]) -> tuple[float, float]:
     if len(values) == 1 or min(values) == max(values):
         return (values[0] if min(values) == max(values) else mean), 0.0
     return mean, math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def _ungrouped(result: Result, section: RewardSection) -> Result:
+    key = "aggregation" if section.aggregation != "weighted_sum" else "scale_rewards"
+    value = getattr(section, key)
+    error = f"reward.{key}={value}: the row {NO_GROUP}"
+    extra = {**result.extra, RAW_SCORE_KEY: result.score}
+    return dataclasses.replace(result, status=Status.INVALID, score=None, error=error, extra=extra)
 
 
 def _with_score(result: Result, score: float) -> Result:

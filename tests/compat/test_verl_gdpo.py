@@ -105,3 +105,21 @@ def test_group_norm_verl_is_verls_per_component_grpo_then_its_whitening_is_gdpo(
     # verl's last step over rewardkit's sums is verl's GDPO advantage
     whitened = masked_whiten(torch.tensor(ours).unsqueeze(-1) * response_mask, response_mask)
     assert torch.allclose(whitened * response_mask, verls_gdpo(outs), atol=1e-5)
+
+
+def test_the_legacy_manager_groups_by_verls_uid_column(tokenizer) -> None:
+    """Two groups with the same prompt text: verl's uid tells them apart, and so does
+    rewardkit's manager (it passes the uid column on as extra_info.uid)."""
+    from dataproto_rows import make_dataproto
+
+    prompt = "what is 36 + 36 ?"
+    rows = [("openai/gsm8k", prompt, r, "72") for r in ("so #### 72", "so #### 7", "#### 72", "72")]
+    data = make_dataproto(tokenizer, rows)
+    data.non_tensor_batch["uid"] = np.array(["a", "a", "b", "b"], dtype=object)
+    config = {"reward": {"num_workers": 1, "aggregation": "normalize_then_sum"}}
+    manager = adapter.RewardkitRewardManager(tokenizer, rewardkit_config=config)
+    out = manager(data, return_dict=True)
+    z = 0.5 / (2**-0.5 + 1e-4)
+    assert out["reward_tensor"].sum(dim=-1).tolist() == pytest.approx([z, -z, 0.0, 0.0])
+    # grouped by the prompt text alone, the last two rows would not score 0
+    assert out["reward_extra_info"]["raw_score"] == [1.0, 0.0, 1.0, 1.0]

@@ -118,6 +118,21 @@ def test_verl_batch_call_normalizes_and_every_row_has_numeric_components() -> No
     assert math.isnan(outs[4]["component/rule"]) and outs[4]["rewardkit_ok"] == 0.0
 
 
+def test_verls_batch_manager_call_without_group_ids_fails_loudly() -> None:
+    """verl's BatchRewardManager passes neither uid nor prompt: the rows cannot be grouped,
+    so they are invalid (raise: the step stops naming the key), never one big group."""
+    with pytest.raises(
+        ScorerError, match=r"reward.aggregation=normalize_then_sum: the row names no"
+    ):
+        verl.compute_score(
+            data_sources=["openai/gsm8k"] * 2,
+            solution_strs=["#### 72", "#### 7"],
+            ground_truths=["72", "72"],
+            extra_infos=[{"index": 0}, {"index": 1}],
+            rewardkit_config=GDPO,
+        )
+
+
 def test_verls_per_sample_calls_refuse_group_normalization_naming_key_and_call() -> None:
     import asyncio
 

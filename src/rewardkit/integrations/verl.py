@@ -67,7 +67,12 @@ from typing import Any, ClassVar
 
 import torch
 
-from rewardkit.aggregate import component_names, refuse_aggregated, refuse_per_sample
+from rewardkit.aggregate import (
+    component_names,
+    needs_groups,
+    refuse_aggregated,
+    refuse_per_sample,
+)
 from rewardkit.config import VERL_ROUTER_URL, ConfigSource, check_runnable, load_config
 from rewardkit.errors import ConfigError
 from rewardkit.integrations._backend import (
@@ -258,6 +263,8 @@ class RewardkitRewardManager:
             return _precomputed(data, return_dict)
         rows, response_mask = self._rows(data)
         scorer = self._scorer()
+        if scorer.config is None or needs_groups(scorer.config.reward):
+            _with_uids(rows, data)  # a server's config may aggregate too
         results = scorer.score(rows)
         scores = _policy(self._on_failure, self._fill_score, scorer).scores(results)
         reward_tensor = place_scores(torch.tensor(scores), response_mask)  # [B, R]
@@ -393,6 +400,15 @@ def _score_dict(result: Result, score: float, extra_keys: Sequence[str]) -> dict
 
 
 _COMPONENT = "component/"
+
+
+def _with_uids(rows: list[dict[str, Any]], data: Any) -> None:
+    """verl's ``uid`` column (a prompt's group) as each row's ``extra_info.uid``, where
+    the row names none: what ``reward.aggregation`` groups by, as verl's advantage does."""
+    uids = _column(data.non_tensor_batch, len(rows), "uid")
+    for row, uid in zip(rows, uids, strict=True):
+        if uid is not None:
+            row["extra_info"].setdefault("uid", plain(uid))
 
 
 def _row_keys(extra_keys: Sequence[str], backend: Backend) -> tuple[str, ...]:
