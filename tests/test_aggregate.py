@@ -34,7 +34,7 @@ WEIGHTS = {"rule": 1.0, "format": 0.5}
 
 # 3 groups of 4 generations (TRL's layout: a group's rows are consecutive); NaN: no value.
 # Group "b" holds a failed row (all NaN) and a row without a format score; group "c"'s
-# rule scores are all equal (zero std).
+# rule scores are all equal (zero std); group "d" has one format score.
 TABLE: list[tuple[str, float, float]] = [
     ("a", 1.0, 1.0),
     ("a", 0.0, 1.0),
@@ -48,6 +48,10 @@ TABLE: list[tuple[str, float, float]] = [
     ("c", 0.3, 0.0),
     ("c", 0.3, 1.0),
     ("c", 0.3, 1.0),
+    ("d", 1.0, 1.0),  # the only format score of group d: TRL's nanstd of one value is NaN
+    ("d", 0.0, NAN),
+    ("d", NAN, NAN),
+    ("d", 1.0, NAN),
 ]
 G = 4
 

@@ -76,6 +76,13 @@ def test_rewardkits_components_are_what_verls_gdpo_reads() -> None:
     assert torch.isfinite(advantages).all()
 
 
+def test_a_filled_rows_nan_component_spreads_over_verls_gdpo_batch() -> None:
+    """Why the README keeps on_failure raise with verl's gdpo: a failed row's NaN."""
+    outs = per_row_dicts()
+    outs[0] = {**outs[0], "component/rule": float("nan")}  # as under on_failure fill
+    assert torch.isnan(verls_gdpo(outs)).all()
+
+
 def test_group_norm_verl_is_verls_per_component_grpo_then_its_whitening_is_gdpo() -> None:
     from rewardkit.loop import RewardLoop
 
