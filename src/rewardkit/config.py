@@ -141,10 +141,12 @@ _MANAGERS_REFUSED = {
         "and leave reward_manager.name at naive"
     ),
     "gdpo": (
-        "GDPO normalizes each reward component separately within its group, which is the "
-        "trainer's advantage step: rewardkit reports every component's score "
-        "(component/<name> in verl's reward_extra_info, weighted by reward.rule_weight, "
-        "format_reward.weight, reward_model.weight); leave reward_manager.name at naive"
+        "GDPO normalizes each reward component separately within its group, which is "
+        "verl's advantage step (algorithm.adv_estimator=gdpo): rewardkit reports every "
+        "component's score per row (component/<name> in verl's reward_extra_info: name "
+        "them in algorithm.gdpo_reward_keys, their weights in gdpo_reward_weights), or "
+        "does it itself with reward.aggregation: normalize_then_sum on whole batches; "
+        "leave reward_manager.name at naive"
     ),
 }
 """verl reward managers rewardkit refuses, each with the rewardkit setting that does its job."""
@@ -616,6 +618,28 @@ class RewardSection(_Section):
     score_scale: Literal["verl", "unit"] = "verl"
     """verl: each data source on verl's scale (math_dapo, math_dapo_reasoning, math, aime*:
     +1 right, -1 wrong); unit: every rule verifier scores from 0 (wrong) to 1 (right)."""
+    aggregation: Literal["weighted_sum", "normalize_then_sum"] = "weighted_sum"
+    """How a row's components become its score. weighted_sum: Σ weight·component;
+    normalize_then_sum (GDPO; TRL's ``multi_objective_aggregation``): each component
+    standardised within its prompt group first (``reward.group_norm``). Needs whole
+    groups: batch entry points only (README, "Several rewards")."""
+    scale_rewards: Literal["group", "batch", "none"] | None = None
+    """null: the score is the reward (the trainer computes advantages). group | batch |
+    none: the score is the advantage TRL's GRPOTrainer computes with this
+    ``scale_rewards`` (whole groups needed, as for normalize_then_sum)."""
+    group_norm: Literal["trl", "verl"] = "trl"
+    """The per-group standardisation of normalize_then_sum. trl: (x - mean) / (std + 1e-4),
+    a group with one scored row gives 0; verl (``compute_grpo_outcome_advantage``):
+    (x - mean) / (std + 1e-6), a group of one gives x / (1 + 1e-6). Both: sample std
+    (Bessel's correction); failed rows are left out."""
+    on_failure: Literal["raise", "fill", "drop"] | None = None
+    """What a trainer adapter does with a row that failed to score: raise (stop with the
+    reason), fill (``fill_score``, status kept in the logs), drop (no reward: TRL's None;
+    refused by the verl and OpenRLHF adapters, which have no per-row way to drop). null:
+    each adapter's default (verl, OpenRLHF: raise; TRL: drop). An adapter's own
+    ``on_failure`` argument wins."""
+    fill_score: float = Field(default=0.0, allow_inf_nan=False)
+    """The reward of a failed row under ``on_failure: fill``."""
     custom_reward_function: CustomRewardFunctionConfig = CustomRewardFunctionConfig()
     reward_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments for the custom function (verl's legacy place; see
@@ -769,6 +793,24 @@ class RewardConfig(_Section):
         if ob.enable and (ob.len <= 0 or ob.max_resp_len is None):
             raise ValueError(
                 "overlong_buffer.enable needs overlong_buffer.len > 0 and max_resp_len"
+            )
+        return reward
+
+    @field_validator("reward")
+    @classmethod
+    def _scaling_that_the_aggregation_has(cls, reward: RewardSection) -> RewardSection:
+        scale = reward.scale_rewards
+        if reward.aggregation == "normalize_then_sum" and scale in ("group", "none"):
+            raise ValueError(
+                f"scale_rewards={scale!r} with aggregation normalize_then_sum: TRL's "
+                "normalize_then_sum always scales the summed rewards by the batch std; use "
+                "scale_rewards: batch for that advantage, or null for the summed rewards"
+            )
+        if reward.group_norm == "verl" and scale is not None:
+            raise ValueError(
+                f"scale_rewards={scale!r} with group_norm verl: verl's last step "
+                "(masked_whiten over response tokens) is the trainer's own; leave "
+                "scale_rewards null, or use group_norm trl for TRL's advantage"
             )
         return reward
 

@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator
 from typing import Any, TypeVar
 
+from rewardkit.aggregate import needs_groups, refuse_per_sample, rescore
 from rewardkit.config import ConfigSource, RewardConfig, check_runnable, load_config
 from rewardkit.errors import PoolUnavailable, RewardkitError
 from rewardkit.execution.health import engine_problem, refusals
@@ -119,9 +120,21 @@ class RewardLoop:
         Each Result is yielded soon (within 0.2 s) after it and every row before it are done, so a
         consumer stopped midway (Ctrl-C) has every row finished up to that point.
         Raises PoolUnavailable as :meth:`score` does (``results``: the rows of that take).
+
+        With ``reward.aggregation: normalize_then_sum`` or ``reward.scale_rewards`` set,
+        a row's score depends on its group's other rows, which may come anywhere in the
+        input: every row is scored first and the whole input aggregated as one batch
+        (:func:`rewardkit.aggregate.rescore`), so memory grows with the input.
+
         With a group judge (``reward_model.judge.group``) the whole input is one batch, read
         at once, so that no group is cut between two chunks.
         """
+        if needs_groups(self.config.reward):
+            yield from rescore(list(self._iter_rows(samples, window)), self.config.reward)
+            return
+        yield from self._iter_rows(samples, window)
+
+    def _iter_rows(self, samples: Iterable[Any], window: int) -> Iterator[Result]:
         engine = self.engine
         refused = refusals(engine)
         inbox = _InOrder()
@@ -141,17 +154,21 @@ class RewardLoop:
                 future.cancel()
 
     async def ascore(self, sample: Any, *, index: int = 0) -> Result:
-        """Score one row from async code (any event loop)."""
+        """Score one row from async code (any event loop). Refuses (ConfigError) a config
+        whose aggregation needs whole groups."""
+        refuse_per_sample(self.config.reward, "RewardLoop.ascore")
         return await asyncio.wrap_future(self._submit(self.engine.score_row(index, sample)))
 
     async def stream(
         self, samples: Iterable[Any], *, max_in_flight: int = 8192
     ) -> AsyncIterator[Result]:
-        """Yield each row's Result as soon as it is ready; ``result.index`` is its input position.
+        """Yield each row's Result as soon as it is ready; ``result.index`` is its input
+        position. Refuses (ConfigError) a config whose aggregation needs whole groups.
 
         With a group judge (``reward_model.judge.group``) the rows are one batch, read at once
         and all in flight: each group's rows come as soon as that group is judged.
         """
+        refuse_per_sample(self.config.reward, "RewardLoop.stream")
         engine = self.engine
         in_flight: set[asyncio.Future[Result]] = set()
         batch = None

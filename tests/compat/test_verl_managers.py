@@ -30,7 +30,7 @@ ROWS = [
     ("no/such-source", "36 + 36 ?", "#### 72", "72"),  # rewardkit cannot score it: invalid
 ]
 SCORES = [1.0, -1.0, 1.0, 0.0]  # the failed row filled with fill_score=0.0
-KEYS = ["score", "status", "error", "rewardkit_ok", "acc", "pred"]
+KEYS = ["score", "status", "error", "rewardkit_ok", "acc", "pred", "component/rule"]
 
 
 def _check_extra_info(info: dict[str, Any]) -> None:

@@ -72,6 +72,7 @@ def test_openrlhf_get_reward_strips_the_prompt(http: httpx.Client) -> None:
     assert answer["rewards"] == [1.0, 0.0] and answer["scores"] == answer["rewards"]
     logs = answer["extra_logs"]
     assert logs["rewardkit_ok"] == [1.0, 1.0] and logs["rewardkit_timeout"] == [0.0, 0.0]
+    assert logs["component/rule"] == [1.0, 0.0]  # each component, unweighted
     assert all(
         isinstance(v, float) for values in logs.values() for v in values
     )  # OpenRLHF tensorizes them

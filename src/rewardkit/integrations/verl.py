@@ -49,7 +49,20 @@ their statuses and the first reason: the run stops loudly instead of learning fr
 invented rewards. Training through occasional failures is an explicit opt-in:
 ``on_failure="fill"`` gives failed rows ``fill_score`` (default 0.0) and keeps
 ``status`` and ``error`` in verl's ``reward_extra_info``, so they stay visible in
-verl's logs and generation dumps.
+verl's logs and generation dumps. Both also come from rewardkit's config
+(``reward.on_failure``, ``reward.fill_score``); an argument here wins. ``drop`` is
+refused (:data:`NO_DROP`): verl has no per-row way to leave a row out.
+
+**Per-component scores** reach verl as numbers: every row's dict also has
+``component/<name>`` for each component the config scores (``rule``, ``rm`` or
+``judge``, ``format``, ``overlong``: :func:`rewardkit.aggregate.component_names`),
+unweighted, NaN where a row has none. They are what verl's own GDPO reads
+(``algorithm.adv_estimator=gdpo``, ``algorithm.gdpo_reward_keys=[component/rule,
+component/format]``, the weights in ``algorithm.gdpo_reward_weights``).
+``reward.aggregation: normalize_then_sum`` needs whole groups, so the per-row calls
+(``compute_score`` on one row, ``compute_score_async``, ``run_single``) refuse it;
+the batch calls (the legacy ``__call__``, ``BatchRewardManager``'s ``compute_score``)
+apply it.
 """
 
 from __future__ import annotations
@@ -63,6 +76,12 @@ from typing import Any, ClassVar
 
 import torch
 
+from rewardkit.aggregate import (
+    component_names,
+    needs_groups,
+    refuse_aggregated,
+    refuse_per_sample,
+)
 from rewardkit.config import VERL_ROUTER_URL, ConfigSource, check_runnable, load_config
 from rewardkit.errors import ConfigError
 from rewardkit.integrations._backend import (
@@ -82,6 +101,7 @@ from rewardkit.types import Result, Status
 __all__ = [
     "AGENT_KEYS",
     "EXTRA_KEYS",
+    "NO_DROP",
     "OK_KEY",
     "ROUTER_URL",
     "RewardkitRewardManager",
@@ -118,6 +138,13 @@ OK_KEY = "rewardkit_ok"
 (filled under ``on_failure="fill"``). verl's metrics keep numbers only and drop the text
 ``status`` and ``error``, so this key's mean is the run's success rate there."""
 
+NO_DROP = (
+    "verl needs a number for every row (reward_tensor) and has no per-row mask for the "
+    "reward; its algorithm.filter_groups evicts only groups whose metric is identical on "
+    "every row, which one row's score cannot arrange"
+)
+"""Why the verl adapter refuses ``on_failure='drop'`` (README, "Several rewards")."""
+
 ROUTER_URL = VERL_ROUTER_URL
 """Set ``reward.reward_model.url`` to this in rewardkit's config to send a generative
 judge's requests to the reward-model servers verl starts (``reward_router_address``)."""
@@ -135,8 +162,8 @@ def compute_score(
     extra_infos: Sequence[Mapping[str, Any] | None] | None = None,
     rewardkit_config: ConfigSource = None,
     rewardkit_url: str | None = None,
-    on_failure: OnFailure = "raise",
-    fill_score: float = 0.0,
+    on_failure: OnFailure | None = None,
+    fill_score: float | None = None,
     extra_keys: Sequence[str] = EXTRA_KEYS,
     **verl_kwargs: Any,
 ) -> dict[str, Any] | list[dict[str, Any]]:
@@ -150,22 +177,25 @@ def compute_score(
     unless ``on_failure="fill"`` (see the module docstring).
     """
     router = _refuse_unknown(verl_kwargs)
-    policy = FailurePolicy(on_failure, fill_score)
     backend = _backend(rewardkit_config, rewardkit_url, router)
+    policy = _policy(on_failure, fill_score, backend)
+    keys = _row_keys(extra_keys, backend)
     if solution_strs is not None:
         rows = _batch_rows(data_sources, solution_strs, ground_truths, extra_infos)
         results = backend.score(rows)
         scores = policy.scores(results)
         return [
-            _score_dict(r, s, extra_keys, agent=_agent(row))
+            _score_dict(r, s, keys, agent=_agent(row))
             for r, s, row in zip(results, scores, rows, strict=True)
         ]
     if data_source is None or solution_str is None:
         raise TypeError("compute_score needs data_source and solution_str (or the batch lists)")
+    _refuse_per_sample(backend, "verl's compute_score on one row")
     row = _row(data_source, solution_str, ground_truth, extra_info)
     [result] = backend.score([row])
+    refuse_aggregated(result, "verl's compute_score on one row")
     [score] = policy.scores([result])
-    return _score_dict(result, score, extra_keys, agent=_agent(row))
+    return _score_dict(result, score, keys, agent=_agent(row))
 
 
 async def compute_score_async(
@@ -176,18 +206,20 @@ async def compute_score_async(
     *,
     rewardkit_config: ConfigSource = None,
     rewardkit_url: str | None = None,
-    on_failure: OnFailure = "raise",
-    fill_score: float = 0.0,
+    on_failure: OnFailure | None = None,
+    fill_score: float | None = None,
     extra_keys: Sequence[str] = EXTRA_KEYS,
     **verl_kwargs: Any,
 ) -> dict[str, Any]:
     """:func:`compute_score` for verl's reward loop, which awaits async functions concurrently."""
     router = _refuse_unknown(verl_kwargs)
-    policy = FailurePolicy(on_failure, fill_score)
+    backend = _backend(rewardkit_config, rewardkit_url, router)
+    policy = _policy(on_failure, fill_score, backend)
+    _refuse_per_sample(backend, "verl's compute_score_async")
     row = _row(data_source, solution_str, ground_truth, extra_info)
-    result = await _backend(rewardkit_config, rewardkit_url, router).ascore(row)
+    result = await backend.ascore(row)
     [score] = policy.scores([result])
-    return _score_dict(result, score, extra_keys, agent=_agent(row))
+    return _score_dict(result, score, _row_keys(extra_keys, backend), agent=_agent(row))
 
 
 def prescored_extra_info(
@@ -220,8 +252,10 @@ class RewardkitRewardManager:
     """A rewardkit config (dict, YAML path or RewardConfig); None: ``$REWARDKIT_CONFIG``."""
     rewardkit_url: ClassVar[str | None] = None
     """A ``rewardkit serve`` address to score through instead of a local loop."""
-    on_failure: ClassVar[OnFailure] = "raise"
-    fill_score: ClassVar[float] = 0.0
+    on_failure: ClassVar[OnFailure | None] = None
+    """None: rewardkit's ``reward.on_failure``, else raise."""
+    fill_score: ClassVar[float | None] = None
+    """None: rewardkit's ``reward.fill_score`` (default 0.0)."""
     extra_keys: ClassVar[tuple[str, ...]] = EXTRA_KEYS
     """Extra keys reported per row by :meth:`run_single` (see :data:`EXTRA_KEYS`)."""
 
@@ -246,17 +280,20 @@ class RewardkitRewardManager:
         self.reward_fn_key = reward_fn_key
         self._config = rewardkit_config if rewardkit_config is not None else self.rewardkit_config
         self._url = rewardkit_url if rewardkit_url is not None else self.rewardkit_url
-        self.policy = FailurePolicy(
-            on_failure or type(self).on_failure,
-            type(self).fill_score if fill_score is None else fill_score,
-        )
+        self._on_failure = on_failure or type(self).on_failure
+        self._fill_score = type(self).fill_score if fill_score is None else fill_score
         self._examined: dict[str, int] = {}
         self._source: tuple[ConfigSource, str | None] | None = None  # see _scorer
         # verl builds its managers before the first step: refuse what would fail every batch.
+        loaded = None
         if self._url is not None:
             check_server_url(self._url)
         elif self._config is not None and self._router is None:
-            check_runnable(load_config(self._config))
+            loaded = load_config(self._config)
+            check_runnable(loaded)
+        self.policy = FailurePolicy.resolve(
+            self._on_failure, self._fill_score, loaded, default="raise", no_drop=NO_DROP
+        )
 
     # ------------------------------------------------------------- legacy interface
 
@@ -270,8 +307,11 @@ class RewardkitRewardManager:
         if "rm_scores" in data.batch.keys():
             return _precomputed(data, return_dict)
         rows, response_mask = self._rows(data)
-        results = self._scorer().score(rows)
-        scores = self.policy.scores(results)
+        scorer = self._scorer()
+        if scorer.config is None or needs_groups(scorer.config.reward):
+            _with_uids(rows, data)  # a server's config may aggregate too
+        results = scorer.score(rows)
+        scores = _policy(self._on_failure, self._fill_score, scorer).scores(results)
         reward_tensor = place_scores(torch.tensor(scores), response_mask)  # [B, R]
         self._examine(rows, results)
         if not return_dict:
@@ -291,9 +331,13 @@ class RewardkitRewardManager:
         """
         # Decoding a long trajectory takes milliseconds: off the loop, as verl's managers do.
         rows, _ = await asyncio.to_thread(self._rows, data)
-        result = await self._scorer().ascore(rows[-1])
-        [score] = self.policy.scores([result])
-        info = _score_dict(result, score, self.extra_keys, agent=_agent(rows[-1]))
+        scorer = self._scorer()
+        _refuse_per_sample(scorer, "verl's run_single")
+        result = await scorer.ascore(rows[-1])
+        [score] = _policy(self._on_failure, self._fill_score, scorer).scores([result])
+        info = _score_dict(
+            result, score, _row_keys(self.extra_keys, scorer), agent=_agent(rows[-1])
+        )
         return {"reward_score": score, "reward_extra_info": info}
 
     @classmethod
@@ -409,7 +453,8 @@ def _score_dict(
     result: Result, score: float, extra_keys: Sequence[str], agent: bool = False
 ) -> dict[str, Any]:
     """One row's reward_extra_info, with the same keys on every row (see EXTRA_KEYS), and
-    AGENT_KEYS for a row of verl's agent loop."""
+    AGENT_KEYS for a row of verl's agent loop. A ``component/<name>`` key reads the row's
+    component ``name``."""
     out: dict[str, Any] = {
         "score": score,
         "status": result.status.value,
@@ -417,7 +462,10 @@ def _score_dict(
         OK_KEY: float(result.ok),
     }
     for key in extra_keys:
-        value = plain(result.extra.get(key))
+        if key.startswith(_COMPONENT):
+            value = result.components.get(key[len(_COMPONENT) :])
+        else:
+            value = plain(result.extra.get(key))
         out[key] = _missing(key) if value is None else value
     if agent:
         turns = result.extra.get("num_turns")
@@ -454,6 +502,39 @@ def _agent_fields(non_tensor: Mapping[str, Any], size: int) -> list[dict[str, An
             elif value is not None:
                 row[target] = value
     return rows
+
+
+_COMPONENT = "component/"
+
+
+def _with_uids(rows: list[dict[str, Any]], data: Any) -> None:
+    """verl's ``uid`` column (a prompt's group) as each row's ``extra_info.uid``, where
+    the row names none: what ``reward.aggregation`` groups by, as verl's advantage does."""
+    uids = _column(data.non_tensor_batch, len(rows), "uid")
+    for row, uid in zip(rows, uids, strict=True):
+        if uid is not None:
+            row["extra_info"].setdefault("uid", plain(uid))
+
+
+def _row_keys(extra_keys: Sequence[str], backend: Backend) -> tuple[str, ...]:
+    """``extra_keys`` plus ``component/<name>`` for each component the backend's config
+    scores (a server's config is not known here: name its components in extra_keys)."""
+    names = component_names(backend.config.reward) if backend.config is not None else ()
+    return tuple(dict.fromkeys([*extra_keys, *(_COMPONENT + name for name in names)]))
+
+
+def _policy(
+    on_failure: OnFailure | None, fill_score: float | None, backend: Backend
+) -> FailurePolicy:
+    """The failure policy: the argument, else the backend's config, else raise."""
+    return FailurePolicy.resolve(
+        on_failure, fill_score, backend.config, default="raise", no_drop=NO_DROP
+    )
+
+
+def _refuse_per_sample(backend: Backend, entry: str) -> None:
+    if backend.config is not None:
+        refuse_per_sample(backend.config.reward, entry)
 
 
 def _missing(key: str) -> Any:

@@ -35,6 +35,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError, to_json
 from starlette.exceptions import HTTPException
 
+from rewardkit.aggregate import (
+    component_logs,
+    component_names,
+    needs_groups,
+    refuse_per_sample,
+    rescore,
+)
 from rewardkit.config import RewardConfig
 from rewardkit.errors import ConfigError
 from rewardkit.execution.health import engine_problem
@@ -199,11 +206,16 @@ def _routes(app: FastAPI, state: _State) -> None:
 
     @app.post("/v1/score")
     async def score(body: ScoreRequest) -> Any:
-        results = await _score_rows(state, body.samples)
+        results = rescore(await _score_rows(state, body.samples), state.config.reward)
         return SafeJSONResponse({"results": [r.to_row() for r in results]})
 
     @app.post("/get_reward")
     async def get_reward(body: OpenRLHFRequest) -> Any:
+        if needs_groups(state.config.reward):  # OpenRLHF sends one rollout per request
+            try:
+                refuse_per_sample(state.config.reward, "POST /get_reward (OpenRLHF)")
+            except ConfigError as exc:
+                return JSONResponse({"detail": str(exc)}, status_code=422)
         rows = _openrlhf_rows(state.config, body)
         if isinstance(rows, JSONResponse):
             return rows
@@ -248,13 +260,15 @@ def _openrlhf_rows(
 
 def _openrlhf_answer(config: RewardConfig, results: list[Result]) -> dict[str, Any]:
     """OpenRLHF turns every reward and extra_logs value into a tensor: numbers only, a
-    failed row's reward is ``server.failed_reward`` and its status is in ``rewardkit_*``."""
+    failed row's reward is ``server.failed_reward`` and its status is in ``rewardkit_*``;
+    ``component/<name>`` holds each component (0.0 where a row has none)."""
     failed = config.server.failed_reward
     rewards = [r.score if r.ok else failed for r in results]
     extra_logs = {
         f"rewardkit_{status.value}": [float(r.status is status) for r in results]
         for status in Status
     }
+    extra_logs.update(component_logs(results, component_names(config.reward)))
     for result in results:
         if not result.ok:
             log.warning("row %d %s: %s", result.index, result.status.value, result.error)
