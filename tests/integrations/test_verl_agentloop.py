@@ -28,7 +28,8 @@ from rewardkit.integrations.verl import (
     prescored_extra_info,
 )
 
-KEYS = ["score", "status", "error", "rewardkit_ok", *EXTRA_KEYS]
+KEYS = ["score", "status", "error", "rewardkit_ok", *EXTRA_KEYS, "component/rule"]
+"""What every row of a rules-only config reports to verl (its one component included)."""
 SLOW_S = 1.0
 
 

@@ -223,7 +223,11 @@ async def compute_score_async(
 
 
 def prescored_extra_info(
-    score: float, num_turns: int | None = None, extra_keys: Sequence[str] = EXTRA_KEYS
+    score: float,
+    num_turns: int | None = None,
+    extra_keys: Sequence[str] = EXTRA_KEYS,
+    *,
+    rewardkit_config: ConfigSource = None,
 ) -> dict[str, Any]:
     """The ``reward_extra_info`` of a sample an agent loop scored itself.
 
@@ -232,8 +236,13 @@ def prescored_extra_info(
     keys on every sample: a sample without them fails that step (KeyError) or, first in
     it, drops every other sample's. Set ``output.extra_fields["reward_extra_info"]`` to
     this: the keys rewardkit's scored samples have, with ``prescored`` 1.0 (as rewardkit
-    reports a row that arrives with ``extra_info.reward_score``).
+    reports a row that arrives with ``extra_info.reward_score``). ``rewardkit_config``
+    (else ``$REWARDKIT_CONFIG``, else the defaults) is the manager's: its components are
+    keys too (``component/<name>``).
     """
+    config = load_config(rewardkit_config or os.environ.get(ENV_CONFIG) or None)
+    components = [_COMPONENT + name for name in component_names(config.reward)]
+    extra_keys = tuple(dict.fromkeys([*extra_keys, *components]))
     extra: dict[str, Any] = {"prescored": 1}
     if num_turns is not None:
         extra["num_turns"] = num_turns
