@@ -187,3 +187,65 @@ def test_a_json_input_with_a_huge_integer_is_a_one_line_input_error(tmp_path: Pa
     assert proc.returncode == 2
     assert "not valid JSON" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+TOOL_TRAJECTORY = [
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": '{"x": 5}'}}],
+    },
+    {"role": "tool", "tool_call_id": "c0", "name": "f", "content": "25"},
+    {"role": "assistant", "content": [{"type": "text", "text": "#### 25"}]},
+]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl", ".json"])
+def test_trajectory_responses_round_trip_through_every_writer(tmp_path: Path, suffix: str) -> None:
+    """Result rows holding trajectories (beside text rows) read back as the lists written:
+    in Parquet the response column is JSON text, named in the file's metadata."""
+    rows = [
+        {"data_source": "gsm8k", "response": TOOL_TRAJECTORY, "ground_truth": "25"},
+        {"data_source": "gsm8k", "response": "#### 5", "ground_truth": "5"},
+        {"data_source": "gsm8k", "response": "[1, 2]", "ground_truth": "5"},  # text, not JSON
+    ]
+    out = tmp_path / f"out{suffix}"
+    with RowWriter(out) as writer:
+        for index, row in enumerate(rows):
+            writer.write(Result(index, Status.OK, score=1.0, row=row).to_row())
+    back = list(read_rows(out))
+    assert [r["response"] for r in back] == [TOOL_TRAJECTORY, "#### 5", "[1, 2]"]
+
+
+def test_a_parquet_list_of_struct_response_column_reads_as_trajectories(tmp_path: Path) -> None:
+    """Trajectories as pandas or Hugging Face datasets store them (a list of structs: fields
+    a message lacks read as null) score as trajectories, from the CLI."""
+    rows = [
+        {
+            "data_source": "tool_call",
+            "response": [
+                {
+                    "role": "assistant",
+                    "content": "Let me look.",
+                    "tool_calls": [
+                        {"type": "function", "function": {"name": "f", "arguments": '{"x": 5}'}}
+                    ],
+                },
+                {"role": "tool", "content": "25", "tool_calls": None},
+            ],
+            "ground_truth": json.dumps([{"name": "f", "arguments": {"x": 5}}]),
+        },
+        {
+            "data_source": "tool_call",
+            "response": [{"role": "assistant", "content": "No call.", "tool_calls": None}],
+            "ground_truth": json.dumps([{"name": "f", "arguments": {"x": 5}}]),
+        },
+    ]
+    table = pa.Table.from_pylist(rows)
+    assert pa.types.is_list(table.schema.field("response").type)
+    pq.write_table(table, tmp_path / "in.parquet")
+    out = tmp_path / "out.jsonl"
+    result = run_cli("score", str(tmp_path / "in.parquet"), "-o", str(out), "reward.num_workers=1")
+    assert result.returncode == 0, result.stderr
+    scored = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["status"], r["score"]) for r in scored] == [("ok", 1.0), ("ok", 0.0)]
