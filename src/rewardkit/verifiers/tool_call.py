@@ -37,6 +37,7 @@ wrong order).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -195,14 +196,24 @@ def _text_calls(text: str) -> tuple[list[Call], str | None]:
 # ---------------------------------------------------------------------- the ground truth
 
 
-def expected_calls(ground_truth: Any) -> tuple[list[Expected], Order | None]:
+def expected_calls(ground_truth: Any) -> tuple[tuple[Expected, ...], Order | None]:
     """The expected calls and the row's own order (None: the configured one); a ground
-    truth of none of the accepted shapes is InvalidSampleError."""
-    truth = ground_truth
-    if isinstance(truth, str):
-        ok, truth = loads(truth)
-        if not ok:
-            raise InvalidSampleError("tool_call: ground_truth is a string but not JSON")
+    truth of none of the accepted shapes is InvalidSampleError. A JSON-text ground truth
+    (as Parquet datasets hold it) is read once per process."""
+    if isinstance(ground_truth, str):
+        return _expected_of_text(ground_truth)
+    return _expected(ground_truth)
+
+
+@functools.lru_cache(maxsize=4096)
+def _expected_of_text(text: str) -> tuple[tuple[Expected, ...], Order | None]:
+    ok, truth = loads(text)
+    if not ok:
+        raise InvalidSampleError("tool_call: ground_truth is a string but not JSON")
+    return _expected(truth)
+
+
+def _expected(truth: Any) -> tuple[tuple[Expected, ...], Order | None]:
     order: Order | None = None
     if isinstance(truth, Mapping):
         if "ground_truth" in truth:  # a BFCL possible_answer record
@@ -233,7 +244,7 @@ def expected_calls(ground_truth: Any) -> tuple[list[Expected], Order | None]:
                 f"tool_call: expected call {index} is neither {{'name', 'arguments'}} nor "
                 "BFCL's {function: {argument: [values]}}"
             )
-    return expected, order if order is not None or not bfcl else "any"
+    return tuple(expected), order if order is not None or not bfcl else "any"
 
 
 _NATIVE_KEYS = frozenset({"name", "arguments", "acceptable", "function", "type", "id"})
