@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from rewardkit import RewardLoop
-from rewardkit.config import load_config
+from rewardkit.config import RewardConfig, load_config
+from rewardkit.scoring.engine import RewardEngine
 from rewardkit.scoring.rows import context_of, first_phases
 from rewardkit.types import Sample
 from rewardkit.verifiers.tool_call import ToolCallVerifier
@@ -537,3 +538,48 @@ def test_hostile_sizes_stay_bounded() -> None:
     assert _verdict(verifier, many, [{"name": "f", "arguments": {}}]) == 0.0
     deep = '<tool_call>{"name": "f", "arguments": {"x": ' + "[" * 100_000 + "</tool_call>"
     assert _verdict(verifier, deep, [{"name": "f", "arguments": {}}]) == 0.0
+
+
+async def test_a_large_batch_and_a_huge_trajectory_take_the_workers_paths_with_the_same_verdicts() -> (
+    None
+):
+    """A batch of 64 rows or more spreads its phases over the workers (the trajectory goes
+    with each row); a trajectory past the inline size runs every phase in a worker."""
+    rows = [
+        {"data_source": "tool_call", "response": response, "ground_truth": truth}
+        for response, truth, status, *_ in ROWS
+        if status == "ok"
+    ]
+    rows = (rows * 3)[:120]
+    expected = [r["score"] for r in _inline_scores(rows)]
+    huge = [
+        openai(("search", '{"q": "x"}')),
+        {"role": "tool", "content": "y" * 150_000},
+        openai(("get_weather", '{"city": "Paris", "days": 3}')),
+    ]
+    big_rows = [
+        {"data_source": "tool_call", "response": huge, "ground_truth": WEATHER},
+        {"data_source": "tool_call", "response": huge, "ground_truth": TWO},
+    ]
+    engine = await RewardEngine.create(RewardConfig.model_validate({"reward": {"num_workers": 2}}))
+    try:
+        spread = await engine.score_many(rows)
+        assert engine.stats["spread"] >= 64
+        whole = await engine.score_many(big_rows)
+    finally:
+        await engine.close()
+    assert [r.score for r in spread] == expected
+    assert [(r.status.value, r.score) for r in whole] == [("ok", 1.0), ("ok", 0.0)]
+
+
+def _inline_scores(rows: list[dict[str, Any]]) -> list[Any]:
+    verifier = ToolCallVerifier()
+    out = []
+    for row in rows:
+        sample = Sample.from_row(row)
+        _, quick = first_phases(
+            verifier, sample.response_text, row["ground_truth"], context_of(verifier, sample, None)
+        )
+        assert quick is not None
+        out.append({"score": quick.score})
+    return out
