@@ -64,7 +64,8 @@ class Context:
 
     prompt: str = ""
     truncated: bool = False
-    trajectory: tuple[Mapping[str, Any], ...] | None = None
+    trajectory: tuple[Mapping[str, Any], ...] | None = field(default=None, compare=False)
+    # not compared nor hashed: messages are dicts, and a Context may key a cache
 
     @classmethod
     def of(
