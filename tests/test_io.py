@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from _support.cli import run_cli, strict_json
-from rewardkit import InputError, Result, Status
+from rewardkit import InputError, Result, RewardLoop, Status
 from rewardkit.errors import OutputError
 from rewardkit.io import BadRow, RowWriter, count_rows, map_fields, parse_field_map, read_rows
 
@@ -219,7 +219,7 @@ def test_trajectory_responses_round_trip_through_every_writer(tmp_path: Path, su
 
 def test_a_parquet_list_of_struct_response_column_reads_as_trajectories(tmp_path: Path) -> None:
     """Trajectories as pandas or Hugging Face datasets store them (a list of structs: fields
-    a message lacks read as null) score as trajectories, from the CLI."""
+    a message lacks read as null) score as trajectories."""
     rows = [
         {
             "data_source": "tool_call",
@@ -244,8 +244,6 @@ def test_a_parquet_list_of_struct_response_column_reads_as_trajectories(tmp_path
     table = pa.Table.from_pylist(rows)
     assert pa.types.is_list(table.schema.field("response").type)
     pq.write_table(table, tmp_path / "in.parquet")
-    out = tmp_path / "out.jsonl"
-    result = run_cli("score", str(tmp_path / "in.parquet"), "-o", str(out), "reward.num_workers=1")
-    assert result.returncode == 0, result.stderr
-    scored = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [(r["status"], r["score"]) for r in scored] == [("ok", 1.0), ("ok", 0.0)]
+    with RewardLoop({"reward": {"num_workers": 1}}) as loop:
+        scored = loop.score(list(read_rows(tmp_path / "in.parquet")))
+    assert [(r.status.value, r.score) for r in scored] == [("ok", 1.0), ("ok", 0.0)]

@@ -56,10 +56,10 @@ def test_the_rules_of_equality() -> None:
 
 def test_deep_values_compare_without_recursion() -> None:
     deep: Any = 1
-    for _ in range(50_000):
+    for _ in range(5_000):
         deep = [deep]
     other: Any = 1
-    for _ in range(50_000):
+    for _ in range(5_000):
         other = [other]
     assert json_equal(deep, other)
 
