@@ -57,10 +57,10 @@ def _calculate_rewards(
     return [float(x) for x in rewards[:, 0]]
 
 
-def test_tool_calling_completions_score_through_trls_own_caller() -> None:
+def test_tool_calling_completions_score_through_trls_own_caller(rk_config: Any) -> None:
     """As TRL's tool loop leaves them: the assistant's calls, the tool's answer (name and
     content, no id), then the next assistant turn."""
-    function = reward_func(num_workers=1, default_data_source="tool_call")
+    function = reward_func(rk_config)
     completions = [
         [_call("Paris")],
         [_call("Rome")],
@@ -71,12 +71,15 @@ def test_tool_calling_completions_score_through_trls_own_caller() -> None:
         ],
         [{"role": "assistant", "content": "<tool_call>\n" + EXPECTED[1:-1] + "\n</tool_call>"}],
     ]
-    inputs = [{"prompt": PROMPT, "ground_truth": EXPECTED} for _ in completions]
+    inputs = [
+        {"prompt": PROMPT, "ground_truth": EXPECTED, "data_source": "tool_call"}
+        for _ in completions
+    ]
     assert _calculate_rewards(function, inputs, completions) == [1.0, 0.0, 1.0, 1.0]
 
 
-def test_conversational_completions_keep_scoring_text_verifiers() -> None:
-    function = reward_func(num_workers=1)
+def test_conversational_completions_keep_scoring_text_verifiers(rk_config: Any) -> None:
+    function = reward_func(rk_config)
     completions = [
         [{"role": "assistant", "content": "#### 72"}],
         [{"role": "assistant", "content": "#### 7"}],
