@@ -21,8 +21,10 @@ JSON, or ``arguments`` given as a JSON-encoded string makes the whole answer mal
 * ``{"calls": [...], "order": "any"}``: the same, with this row's order;
 * BFCL's possible answers, ``[{"f": {"x": [5], "unit": ["celsius", ""]}}]`` or the whole
   record ``{"id": ..., "ground_truth": [...]}``: each argument's list of acceptable values,
-  ``""`` for one that may be left out; matched in any order, as BFCL matches them. BFCL's
-  string normalisation (case, spaces, punctuation) is not applied: strings are equal or not.
+  ``""`` for one that may be left out; matched in any order, as BFCL matches them. A dict
+  argument's listed values are BFCL's dicts of listed values (and a list of dicts', lists
+  of those), as its ``dict_checker`` reads them. BFCL's string normalisation (case,
+  spaces, punctuation) is not applied: strings are equal or not.
 
 **A match**: exactly the expected number of calls, equal names, no argument the expected
 call does not have, and every argument equal as a JSON value (key order ignored, ``5``
@@ -69,6 +71,7 @@ class Expected:
 
     name: str
     params: Mapping[str, tuple[tuple[Any, ...], bool]]
+    bfcl: bool = False  # BFCL's layout: a dict's or a list of dicts' values list theirs too
 
     def matches(self, call: Call) -> bool:
         name, arguments = call
@@ -78,9 +81,37 @@ class Expected:
             if param not in arguments:
                 if not optional:
                     return False
-            elif not any(json_equal(arguments[param], value) for value in values):
+            elif not any(self._accepts(value, arguments[param]) for value in values):
                 return False
         return True
+
+    def _accepts(self, expected: Any, given: Any) -> bool:
+        if json_equal(given, expected):
+            return True
+        if not self.bfcl:
+            return False
+        if isinstance(given, dict) and isinstance(expected, Mapping):
+            return _bfcl_dict(given, expected)
+        if isinstance(given, list) and isinstance(expected, list) and len(given) == len(expected):
+            return all(
+                isinstance(g, dict) and isinstance(e, Mapping) and _bfcl_dict(g, e)
+                for g, e in zip(given, expected, strict=True)
+            )
+        return False
+
+
+def _bfcl_dict(given: dict[str, Any], expected: Mapping[str, Any]) -> bool:
+    """BFCL's dict_checker: every key given is expected, with one of its listed values;
+    every expected key left out lists ``""`` (optional). A list of dicts is matched dict
+    by dict, in order (its list_dict_checker)."""
+    for key, value in given.items():
+        values = expected.get(key)
+        if not isinstance(values, list) or not any(json_equal(value, v) for v in values):
+            return False
+    return all(
+        key in given or (isinstance(values, list) and "" in values)
+        for key, values in expected.items()
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +315,7 @@ def _bfcl(item: Mapping[str, Any], index: int) -> Expected:
     if not isinstance(arguments, Mapping):
         raise InvalidSampleError(f"{where}: its arguments must be an object")
     params = {param: _values(values, f"{where}: {param!r}") for param, values in arguments.items()}
-    return Expected(str(name), params)
+    return Expected(str(name), params, bfcl=True)
 
 
 def _values(values: Any, where: str) -> tuple[tuple[Any, ...], bool]:
