@@ -262,7 +262,7 @@ def test_missing_or_null_fields_say_which_and_how_to_map_them(tmp_path: Path) ->
     assert errors[3].startswith("field 'data_source' is null: ")
     assert "needs a ground_truth (missing or null)" in errors[4]
     assert "--field ground_truth=COLUMN" in errors[4]
-    assert errors[5] == "field 'response' must be a string (got int)"
+    assert errors[5] == "field 'response' must be a string or a list of chat messages (got int)"
 
 
 def test_without_output_the_summary_says_the_rows_were_not_kept(tmp_path: Path) -> None:

@@ -227,6 +227,24 @@ class SearchQAVerifierOptions(_Section):
     verl's reading, the last <answer> tag counts whatever came before."""
 
 
+class ToolCallVerifierOptions(_Section):
+    order: Literal["strict", "any"] = "strict"
+    """strict: the calls in the expected order; any: in any order (parallel calls). A
+    row's ground truth ``{"calls": [...], "order": ...}`` sets its own; BFCL's layout is
+    matched in any order, as BFCL matches it."""
+    turns: Literal["final", "all"] = "final"
+    """For a trajectory response: final, the calls of its final assistant message (one
+    turn, as single-turn tool datasets score); all, the calls of every assistant message
+    in order."""
+
+
+class JsonSchemaVerifierOptions(_Section):
+    answer: Literal["whole", "fenced"] = "whole"
+    """Where the JSON is read in the conclusion (after the last </think>): whole, the
+    conclusion is one JSON value, or holds a ```json fence (the last one counts, prose
+    around it allowed); fenced, only a fence counts."""
+
+
 class VerifierOptions(_Section):
     gsm8k_method: Literal["auto", "strict", "flexible"] = "auto"
     """auto: the last of '#### n', a boxed number, 'The answer is n', 'A: n'; strict:
@@ -235,6 +253,10 @@ class VerifierOptions(_Section):
     """Options of the MATH-family verifier."""
     search_qa: SearchQAVerifierOptions = SearchQAVerifierOptions()
     """Options of the Search-R1 exact-match verifier."""
+    tool_call: ToolCallVerifierOptions = ToolCallVerifierOptions()
+    """Options of the tool-call verifier (data_source tool_call)."""
+    json_schema: JsonSchemaVerifierOptions = JsonSchemaVerifierOptions()
+    """Options of the JSON Schema verifier (data_source json_schema)."""
     fast_paths: bool = True
     """true: answers that plain comparison or the bounded numeric evaluator can settle are
     graded inline; false: every extracted answer goes to the full checker (math-verify) in

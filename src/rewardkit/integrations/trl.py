@@ -6,8 +6,10 @@
 The dataset supplies the Sample fields as columns: ``data_source`` (or
 ``default_data_source`` in the config), ``ground_truth`` (or verl's ``reward_model``
 column), optionally ``extra_info`` and ``id``. Prompts and completions may be plain
-strings or conversations (lists of ``{"role", "content"}`` messages); a conversational
-completion is scored on its last assistant message.
+strings or conversations (lists of ``{"role", "content"}`` messages). A conversational
+completion (TRL's tool-calling GRPO included: assistant messages with ``tool_calls``,
+``tool`` results) is passed through as a trajectory response: text verifiers read its
+last assistant message's text, ``tool_call`` reads its calls.
 
 A row that fails to score (status ``timeout``, ``error`` or ``invalid``) is returned
 as ``None`` (``reward.on_failure: drop``, the default here): TRL turns None into NaN
@@ -254,34 +256,13 @@ class TRLRewardFunction:
             for field, column in self.fields.items():
                 row[field] = plain(columns[column][i])
             row["prompt"] = prompt
-            row["response"] = _completion_text(completion)
+            row["response"] = completion  # a string, or the messages as a trajectory
             if completion_ids is not None:
                 extra = dict(row.get("extra_info") or {})
                 extra.setdefault("response_length", len(completion_ids[i]))  # exact token count
                 row["extra_info"] = extra
             rows.append(row)
         return rows
-
-
-def _completion_text(completion: Any) -> Any:
-    """A completion's text: the string itself, or the last assistant message's content."""
-    if not isinstance(completion, list):
-        return completion  # a string; anything else is reported as an invalid row
-    for message in reversed(completion):
-        if isinstance(message, Mapping) and message.get("role", "assistant") == "assistant":
-            return _content_text(message.get("content"))
-    return ""
-
-
-def _content_text(content: Any) -> Any:
-    """Message content, flattening multimodal parts (``[{"type": "text", "text": ...}]``)."""
-    if isinstance(content, list):
-        return "".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, Mapping) and part.get("type") == "text"
-        )
-    return "" if content is None else content
 
 
 def _log(

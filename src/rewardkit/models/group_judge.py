@@ -349,7 +349,7 @@ class GroupJudge:
         )
         blocks = []
         for i, sample in enumerate(samples, start=1):
-            response, cut = _response_clip(sample.response, self.cfg)
+            response, cut = _response_clip(sample.response_text, self.cfg)
             truncated = truncated or cut
             blocks.append(f"[Response {i}]\n{response}")
         if self.template.uses("ground_truth") and first.ground_truth is None:
@@ -374,7 +374,7 @@ class GroupJudge:
         prompt, cut_prompt = clip(
             conversation(sample.prompt), self.cfg.prompt_length * _CHARS_PER_TOKEN, keep="end"
         )
-        response, cut_response = _response_clip(sample.response, self.cfg)
+        response, cut_response = _response_clip(sample.response_text, self.cfg)
         reference, cut_reference = _response_clip(reference, self.cfg)
         values = {"prompt": prompt, "reference": reference, "response": response}
         texts = await self._generator.generate(self._messages(self.template.fill(values)))

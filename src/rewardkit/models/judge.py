@@ -125,7 +125,7 @@ class LLMJudge:
             conversation(sample.prompt), cfg.prompt_length * _CHARS_PER_TOKEN, keep="end"
         )
         response, cut_response = clip(
-            sample.response, cfg.response_length * _CHARS_PER_TOKEN, keep="start"
+            sample.response_text, cfg.response_length * _CHARS_PER_TOKEN, keep="start"
         )
         user = self.template.fill(prompt, response, sample.ground_truth)
         messages = [{"role": "user", "content": user}]

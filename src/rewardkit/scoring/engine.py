@@ -346,9 +346,11 @@ class RewardEngine:
                 Piece("prescored", 1.0, score=given, extra={"prescored": 1}),
                 *self._turns(sample),
             ]
-        if len(sample.response) > self.section.max_response_chars:
+        chars = sample.response_chars
+        if chars > self.section.max_response_chars:
+            what = "response" if isinstance(sample.response, str) else "response (a trajectory)"
             raise InvalidSampleError(
-                f"response has {len(sample.response):,} characters, over "
+                f"{what} has {chars:,} characters, over "
                 f"reward.max_response_chars={self.section.max_response_chars:,}"
             )
         rule = self._rule_job(sample)  # before the model jobs: it may raise
@@ -390,10 +392,12 @@ class RewardEngine:
                 f"data_source {sample.data_source!r} needs a ground_truth (missing or null): "
                 + FIELD_HINTS["ground_truth"]
             )
-        if too_big_inline(sample.response, sample.ground_truth):
+        if too_big_inline(sample.response_chars, sample.ground_truth):
             return self._whole_in_pool(verifier, sample)
         context = self._context(verifier, sample)
-        extracted, quick = first_phases(verifier, sample.response, sample.ground_truth, context)
+        extracted, quick = first_phases(
+            verifier, sample.response_text, sample.ground_truth, context
+        )
         return self._rule_piece(verifier, sample, None, extracted, quick)
 
     def _context(self, verifier: Verifier, sample: Sample) -> Context:
@@ -424,7 +428,7 @@ class RewardEngine:
         status, value = await self.guard.in_pool(
             tasks.verify_whole,
             verifier,
-            sample.response,
+            sample.response_text,
             sample.ground_truth,
             self.section.verifiers.fast_paths,
             self._context(verifier, sample),
@@ -443,12 +447,13 @@ class RewardEngine:
         read = {name: sample.extra_info.get(name) for name in verifier.extra_info_keys}
         prompt = sample.prompt_text if verifier.reads_prompt else ""
         key = AsyncKey(
-            verifier.key, freeze(sample.ground_truth), freeze(read), prompt, sample.response
+            verifier.key, freeze(sample.ground_truth), freeze(read), prompt, sample.response_key
         )
+        response = sample.response_text
         status, value = await self.outcomes.shared(
             key,
             lambda: self.guard.awaited(
-                verifier.ascore(sample.response, sample.ground_truth, sample.extra_info, prompt),
+                verifier.ascore(response, sample.ground_truth, sample.extra_info, prompt),
                 self.section.async_timeout_s,  # on its runs; the wait for a slot apart:
                 self.section.sandbox_fusion.queue_timeout_s,
                 "reward.sandbox_fusion.queue_timeout_s",
@@ -476,7 +481,7 @@ class RewardEngine:
         pieces = []
         fmt = self.section.format_reward
         if fmt.enable:
-            score = format_score(sample.response, think_tag=fmt.think_tag)
+            score = format_score(sample.response_text, think_tag=fmt.think_tag)
             pieces.append(Piece("format", fmt.weight, score=score))
         ob = self.section.overlong_buffer
         if ob.enable:
@@ -508,6 +513,12 @@ class RewardEngine:
                 f"{type(given).__name__} {str(given)[:40]} (at most 2**53)"
             )
         if self._length_tokenizer is not None:
+            if not isinstance(sample.response, str):
+                raise InvalidSampleError(
+                    "overlong_buffer needs extra_info.response_length for a trajectory response: "
+                    "reward.overlong_buffer.tokenizer counts the tokens of a text, and a "
+                    "trajectory's policy tokens (without the tool results) are the trainer's count"
+                )
             return len(
                 self._length_tokenizer(sample.response, add_special_tokens=False)["input_ids"]
             )

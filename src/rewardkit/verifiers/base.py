@@ -55,10 +55,18 @@ class Context:
     it on the loop for every path a row takes (``rewardkit.scoring.rows.context_of``):
     inline, whole in a worker, in a spread task. It is not part of a check's cache key
     (``check`` reads only the extracted answer). An :class:`AsyncVerifier` that needs the
-    whole prompt says so with ``reads_prompt`` instead, and is handed its text."""
+    whole prompt says so with ``reads_prompt`` instead, and is handed its text.
+
+    A verifier whose class sets ``reads_trajectory = True`` reads the whole response when
+    it is a list of chat messages: ``trajectory`` holds them (None for a text response),
+    and it is called ``extract(response, context)`` with ``response`` the final assistant
+    message's text, as every verifier is. Its extracted answer must then hold all it
+    read of the trajectory: that answer keys the cache."""
 
     prompt: str = ""
     truncated: bool = False
+    trajectory: tuple[Mapping[str, Any], ...] | None = field(default=None, compare=False)
+    # not compared nor hashed: messages are dicts, and a Context may key a cache
 
     @classmethod
     def of(
@@ -121,8 +129,11 @@ def is_truncated(extra_info: Mapping[str, Any], max_response_length: int | None 
 
 
 def extract_with(verifier: Verifier, response: str, context: Context) -> Extracted:
-    """``verifier.extract``, given the row's context when the verifier reads it."""
-    if context is not NO_CONTEXT and getattr(verifier, "reads_context", False):
+    """``verifier.extract``, given the row's context when the verifier reads it (its
+    prompt's answer forms, or its trajectory)."""
+    if context is not NO_CONTEXT and (
+        getattr(verifier, "reads_context", False) or getattr(verifier, "reads_trajectory", False)
+    ):
         return verifier.extract(response, context)  # type: ignore[call-arg]
     return verifier.extract(response)
 
