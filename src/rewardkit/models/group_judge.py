@@ -336,7 +336,7 @@ class GroupJudge:
         reference = ModelScore(
             normalized(middle, self.judge), {"judge_raw": middle, "judge_reference": True}
         )
-        text = _response_clip(anchor.response, self.cfg)[0]
+        text = _response_clip(anchor.response_text, self.cfg)[0]
         judged = await asyncio.gather(
             *(self._against(s, text) for s in others), return_exceptions=True
         )
