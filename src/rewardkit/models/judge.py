@@ -98,6 +98,8 @@ class LLMJudge:
             raise ConfigError(
                 f"reward_model.backend '{cfg.backend}' cannot serve a generative judge"
             )
+        self.stats: dict[str, int] = {"tokens": 0}
+        """``tokens``: what the judge's API calls cost (``usage``, else estimated)."""
 
     @property
     def weight(self) -> float:
@@ -112,8 +114,11 @@ class LLMJudge:
     async def score(self, sample: Sample) -> ModelScore:
         """Grade one row; JudgeParseError when no answer holds a score."""
         messages, truncated = self.messages(sample)
-        texts = await self._generator.generate(messages)
-        return self._judgement(texts, truncated)
+        texts, tokens = await self._generator.generate_counted(messages)
+        if tokens is not None:
+            self.stats["tokens"] += tokens
+        judged = self._judgement(texts, truncated)
+        return ModelScore(judged.score, judged.extra, tokens=tokens)
 
     def messages(self, sample: Sample) -> tuple[list[dict[str, str]], bool]:
         """The chat sent to the judge for ``sample``, and whether a field was cut."""
@@ -179,6 +184,12 @@ class _Generator:
     async def generate(self, messages: list[dict[str, str]]) -> list[str]:
         raise NotImplementedError
 
+    async def generate_counted(
+        self, messages: list[dict[str, str]]
+    ) -> tuple[list[str], int | None]:
+        """The texts, and the tokens they cost an API (None: not an API call)."""
+        return await self.generate(messages), None
+
 
 class _ChatCompletions(_Generator):
     """Any OpenAI-compatible ``POST /v1/chat/completions`` (OpenAI, vLLM, SGLang, ...).
@@ -204,6 +215,11 @@ class _ChatCompletions(_Generator):
             await self._client.aclose()
 
     async def generate(self, messages: list[dict[str, str]]) -> list[str]:
+        return (await self.generate_counted(messages))[0]
+
+    async def generate_counted(self, messages: list[dict[str, str]]) -> tuple[list[str], int]:
+        """The texts, and their tokens: the answer's ``usage`` (prompt + completion) when it
+        has one, else the estimate the request was rate-limited by."""
         if self._client is None:
             raise ScorerError("judge client is not started")
         judge = self.cfg.judge
@@ -217,7 +233,7 @@ class _ChatCompletions(_Generator):
         name = self.cfg.model_name or self.cfg.model_path
         if name:
             body["model"] = name
-        cost = (
+        cost = self.cfg.http.estimated_tokens_per_request or (
             sum(len(m["content"]) for m in messages) // _CHARS_PER_TOKEN
             + judge.max_tokens * judge.n
         )
@@ -231,7 +247,27 @@ class _ChatCompletions(_Generator):
             ) from exc
         if not texts or not all(isinstance(t, str) for t in texts):
             raise RemoteError(f"chat completions: answer has no text choices: {str(answer)[:300]}")
-        return texts
+        return texts, _used_tokens(answer.get("usage"), cost)
+
+
+def _used_tokens(usage: Any, estimate: int) -> int:
+    """prompt_tokens + completion_tokens of an OpenAI ``usage`` (else its total_tokens),
+    or ``estimate`` when the server reports none (or nonsense)."""
+    if isinstance(usage, Mapping):
+        prompt, completion = (
+            _count(usage.get("prompt_tokens")),
+            _count(usage.get("completion_tokens")),
+        )
+        if prompt is not None and completion is not None:
+            return prompt + completion
+        total = _count(usage.get("total_tokens"))
+        if total is not None:
+            return total
+    return estimate
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 class _LocalGenerator(ModelThread, _Generator):
