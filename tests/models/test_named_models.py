@@ -19,7 +19,7 @@ from _support.model_fakes import ServerThread, build_tokenizer
 from rewardkit import RewardLoop
 from rewardkit.config import check_runnable, load_config
 from rewardkit.errors import ConfigError
-from rewardkit.integrations.verl import RewardkitRewardManager
+from rewardkit.integrations.verl import RewardkitRewardManager, compute_score
 
 ROWS = [
     {"data_source": "chat", "prompt": "what is two plus two", "response": "the answer is four"},
@@ -224,3 +224,14 @@ def test_verls_reward_extra_info_has_each_named_component_and_its_tokens(
     numeric = [k for k in info if k.startswith("component/") or k.endswith("/tokens")]
     assert len(numeric) == 4  # verl averages each of them into a metric
     assert all(isinstance(x, float | int) for k in numeric for x in info[k])
+
+
+def test_verls_router_address_reaches_a_named_judge(judge: tuple[str, CountingJudge]) -> None:
+    url, server = judge
+    names = {"safety": api_judge("verl://router"), "helpful": api_judge(url)}
+    config = {"reward": {"num_workers": 1, "reward_models": names}}
+    address = url.removeprefix("http://")
+    out = compute_score("chat", "four", None, None, rewardkit_config=config,
+                        reward_router_address=address)  # fmt: skip
+    assert out["status"] == "ok" and out["score"] == pytest.approx(1.4)
+    assert len(server.arrivals) == 2  # the router (here the same server) and helpful's url
