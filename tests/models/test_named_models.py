@@ -20,6 +20,9 @@ from rewardkit import RewardLoop
 from rewardkit.config import check_runnable, load_config
 from rewardkit.errors import ConfigError
 from rewardkit.integrations.verl import RewardkitRewardManager, compute_score
+from rewardkit.report import ReportBuilder
+from rewardkit.report_html import render
+from rewardkit.summary import Summary
 
 ROWS = [
     {"data_source": "chat", "prompt": "what is two plus two", "response": "the answer is four"},
@@ -235,3 +238,48 @@ def test_verls_router_address_reaches_a_named_judge(judge: tuple[str, CountingJu
                         reward_router_address=address)  # fmt: skip
     assert out["status"] == "ok" and out["score"] == pytest.approx(1.4)
     assert len(server.arrivals) == 2  # the router (here the same server) and helpful's url
+
+
+# ---------------------------------------------------------------------- summary and report
+
+
+def _scored(i: int, status: str = "ok") -> dict[str, Any]:
+    """A row as `rewardkit score` writes it, scored by two named models."""
+    ok = status == "ok"
+    return {
+        "data_source": "chat",
+        "prompt": "q",
+        "response": f"answer {i}",
+        "status": status,
+        "error": None if ok else "rm/safety: HTTP 400",
+        "score": 0.5 + 0.1 * i if ok else None,
+        "components": {"rm/helpful": 0.5, "rm/safety": 0.1 * i} if ok else {"rm/helpful": 0.5},
+        "extra": {"rm/safety/tokens": 100, "rm/helpful/tokens": 10} if ok else {},
+        "elapsed_s": 0.01,
+    }
+
+
+def test_the_summary_shows_each_named_models_mean_and_tokens() -> None:
+    summary = Summary()
+    for i, row in enumerate([_scored(1), _scored(3), _scored(5, "error")]):
+        summary.add_row(row, i)
+    assert summary.model_means() == pytest.approx({"rm/helpful": 0.5, "rm/safety": 0.2})
+    text = summary.text(1.0)
+    assert "reward models (mean over ok rows): rm/helpful 0.5000, rm/safety 0.2000" in text
+    assert "API tokens: rm/safety 200, rm/helpful 20" in text
+    data = summary.to_json(1.0)
+    assert data["api_tokens"] == {"rm/safety": 200, "rm/helpful": 20}
+    plain = Summary()
+    plain.add_row(
+        {"data_source": "x", "status": "ok", "score": 1.0, "components": {"rule": 1.0}}, 0
+    )
+    assert "reward models" not in plain.text(1.0)  # a rules-only run reads as before
+
+
+def test_the_report_plots_each_named_component() -> None:
+    builder = ReportBuilder()
+    for row in [_scored(1), _scored(2), _scored(3)]:
+        builder.add(row)
+    page = render(builder.data(), "test")
+    for column in ("score", "rm/helpful", "rm/safety"):
+        assert f"chat: {column}" in page
