@@ -5,6 +5,7 @@ components, weights, extra keys, concurrency, failures, and verl's metrics per c
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from _support.judge_server import COMPLETION_TOKENS, PROMPT_TOKENS, CountingJudge
 from _support.model_fakes import ServerThread, build_tokenizer
@@ -20,6 +22,7 @@ from rewardkit import RewardLoop
 from rewardkit.config import check_runnable, load_config
 from rewardkit.errors import ConfigError
 from rewardkit.integrations.verl import RewardkitRewardManager, compute_score
+from rewardkit.models import build_model_scorers
 from rewardkit.report import ReportBuilder
 from rewardkit.report_html import render
 from rewardkit.summary import Summary
@@ -283,3 +286,18 @@ def test_the_report_plots_each_named_component() -> None:
     page = render(builder.data(), "test")
     for column in ("score", "rm/helpful", "rm/safety"):
         assert f"chat: {column}" in page
+
+
+def snippet(name: str) -> str:
+    """The README's fenced block right after ``<!-- test: name -->``."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    match = re.search(rf"<!-- test: {name} -->\n```\w+\n(.*?)```", readme, re.DOTALL)
+    assert match, f"README.md has no block tagged {name}"
+    return match.group(1)
+
+
+def test_the_readmes_example_builds_the_two_components_it_names() -> None:
+    cfg = load_config(yaml.safe_load(snippet("named-models")))
+    scorers = build_model_scorers(cfg.reward)
+    assert [(s.component, s.weight) for s in scorers] == [("rm/helpful", 1.0), ("rm/safety", 0.5)]
+    assert cfg.reward.reward_models["safety"].http.requests_per_minute == 600

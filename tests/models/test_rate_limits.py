@@ -18,6 +18,7 @@ from rewardkit.errors import ConfigError
 from rewardkit.models import build_model_scorers
 from rewardkit.models.base import ModelScore
 from rewardkit.scoring.engine import RewardEngine
+from rewardkit.server.metrics import EngineCollector
 from rewardkit.types import Sample
 
 ROW = Sample("chat", prompt="what is two plus two", response="the answer is four")
@@ -198,6 +199,7 @@ async def test_token_use_is_in_extra_and_the_stats_per_component(
     engine = await RewardEngine.create(config)
     try:
         results = await engine.score_many([ROW.to_row()] * 3)
+        [events, *_] = EngineCollector(lambda: engine).collect()
     finally:
         await engine.close()
     tokens = PROMPT_TOKENS + COMPLETION_TOKENS
@@ -206,4 +208,8 @@ async def test_token_use_is_in_extra_and_the_stats_per_component(
         assert result.extra["judge/tokens"] == tokens  # the single section: component judge
         assert result.extra["rm/safety/tokens"] == tokens
     stats = {scorer.component: scorer.stats["tokens"] for scorer in engine.model_scorers}
-    assert stats == {"judge": 3 * tokens, "rm/safety": 3 * tokens}  # /metrics reads these
+    assert stats == {"judge": 3 * tokens, "rm/safety": 3 * tokens}
+    exported = {  # rewardkit serve's /metrics: rewardkit_engine_events_total{source, event}
+        s.labels["source"]: s.value for s in events.samples if s.labels["event"] == "tokens"
+    }
+    assert exported == {"model_judge": 3 * tokens, "model_rm/safety": 3 * tokens}
