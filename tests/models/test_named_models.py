@@ -21,6 +21,8 @@ from _support.model_fakes import ServerThread, build_tokenizer
 from rewardkit import RewardLoop
 from rewardkit.config import check_runnable, load_config
 from rewardkit.errors import ConfigError
+from rewardkit.integrations.openrlhf import make_reward_func
+from rewardkit.integrations.trl import reward_func as trl_reward_func
 from rewardkit.integrations.verl import RewardkitRewardManager, compute_score
 from rewardkit.models import build_model_scorers
 from rewardkit.report import ReportBuilder
@@ -301,3 +303,31 @@ def test_the_readmes_example_builds_the_two_components_it_names() -> None:
     scorers = build_model_scorers(cfg.reward)
     assert [(s.component, s.weight) for s in scorers] == [("rm/helpful", 1.0), ("rm/safety", 0.5)]
     assert cfg.reward.reward_models["safety"].http.requests_per_minute == 600
+
+
+# ---------------------------------------------------------------------- TRL and OpenRLHF
+
+
+def test_trl_and_openrlhf_log_each_named_models_score_and_tokens(
+    judge: tuple[str, CountingJudge],
+) -> None:
+    url, _ = judge
+    names = {"helpful": api_judge(url), "safety": api_judge(url, weight=-1.0)}
+    config = {"reward": {"num_workers": 1, "default_data_source": "chat", "reward_models": names}}
+    metrics: dict[str, float] = {}
+    trl_fn = trl_reward_func(config)
+    rewards = trl_fn(
+        prompts=["q", "q"],
+        completions=["four", "three"],
+        data_source=["chat", "chat"],
+        log_metric=metrics.__setitem__,
+    )
+    assert rewards == pytest.approx([0.0, 0.0])
+    assert metrics["rewardkit/rm/helpful/mean"] == pytest.approx(0.7)
+    assert metrics["rewardkit/rm/safety/mean"] == pytest.approx(0.7)
+    assert metrics["rewardkit/rm/safety/tokens"] == 2 * TOKENS
+    openrlhf_fn = make_reward_func(config)
+    out = openrlhf_fn(["q four", "q three"], ["q", "q"], [None, None])
+    logs = out["extra_logs"]
+    assert logs["rewardkit_rm/helpful"].tolist() == pytest.approx([0.7, 0.7])
+    assert logs["rewardkit_rm/safety_tokens"].tolist() == [TOKENS, TOKENS]

@@ -54,7 +54,11 @@ from rewardkit.integrations._backend import (
     check_server_url,
     get_backend,
 )
-from rewardkit.trainer_rows import rows_from_request, split_response  # shared with the server
+from rewardkit.trainer_rows import (  # shared with the server
+    model_logs,
+    rows_from_request,
+    split_response,
+)
 from rewardkit.types import Status
 
 __all__ = [
@@ -109,6 +113,8 @@ def make_reward_func(
             )  # [N]
             for status in Status
         }
+        for key, values in model_logs(results).items():  # each reward model's score, tokens
+            extra_logs[key] = torch.tensor(values, dtype=torch.float32)  # [N]
         return {"rewards": rewards, "scores": rewards.clone(), "extra_logs": extra_logs}
 
     return reward_func

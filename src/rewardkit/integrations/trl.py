@@ -35,6 +35,7 @@ from typing import Any
 
 from rewardkit.config import ConfigSource, RewardConfig, check_runnable, load_config
 from rewardkit.integrations._backend import check_server_url, get_backend, plain
+from rewardkit.trainer_rows import model_metrics
 from rewardkit.types import Result, Status
 
 __all__ = ["TRLRewardFunction", "areward_func", "reward_func"]
@@ -267,11 +268,14 @@ def _log(
     log_metric: Callable[[str, float], None] | None,
     log_extra: Callable[[str, list[Any]], None] | None,
 ) -> None:
-    """Report statuses through TRL's hooks (absent outside a trainer)."""
+    """Report statuses, and each reward model's mean and API tokens, through TRL's hooks
+    (absent outside a trainer)."""
     if callable(log_metric) and results:
         counts = Counter(r.status for r in results)
         for status in (Status.TIMEOUT, Status.ERROR, Status.INVALID):
             log_metric(f"rewardkit/{status.value}_frac", counts[status] / len(results))
+        for name, value in model_metrics(results).items():  # rewardkit/rm/helpful/mean, ...
+            log_metric(f"rewardkit/{name}", value)
     if callable(log_extra):
         log_extra("rewardkit_status", [r.status.value for r in results])
 

@@ -41,7 +41,7 @@ from rewardkit.execution.health import engine_problem
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.server.metrics import EngineCollector, ServerMetrics, SourceLabels
 from rewardkit.server.protocol import uvicorn_config
-from rewardkit.trainer_rows import rows_from_request
+from rewardkit.trainer_rows import model_logs, rows_from_request
 from rewardkit.types import BadRow, Result, Status, finite_json
 
 __all__ = ["SafeJSONResponse", "create_app", "serve"]
@@ -255,6 +255,7 @@ def _openrlhf_answer(config: RewardConfig, results: list[Result]) -> dict[str, A
         f"rewardkit_{status.value}": [float(r.status is status) for r in results]
         for status in Status
     }
+    extra_logs.update(model_logs(results))  # each reward model's score and API tokens
     for result in results:
         if not result.ok:
             log.warning("row %d %s: %s", result.index, result.status.value, result.error)
