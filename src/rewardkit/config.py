@@ -1114,11 +1114,15 @@ def _describe(exc: ValidationError) -> str:
 def _did_you_mean(loc: tuple[Any, ...]) -> str:
     """`` (did you mean 'x'?)`` for an unknown key close to a field of its section."""
     section: Any = RewardConfig
-    for part in loc[:-1]:
+    parts = iter(loc[:-1])
+    for part in parts:
         is_model = isinstance(section, type) and issubclass(section, BaseModel)
         fields = section.model_fields if is_model else {}
         field = fields.get(str(part))
         annotation = typing.get_origin(field.annotation) or field.annotation if field else None
+        if annotation is dict and field is not None:  # reward_models.<name>: its value type
+            annotation = typing.get_args(field.annotation)[1]
+            next(parts, None)
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             return ""
         section = annotation

@@ -139,7 +139,7 @@ def test_a_named_model_can_be_switched_off(judge: tuple[str, CountingJudge]) -> 
         ({"reward_models": {"rm/x": {}}}, r"'rm/x' is not a model name"),
         ({"reward_models": {"x": {"backend": "tei"}}}, r"reward_models.x.backend 'tei' needs reward_models.x.url"),
         ({"reward_models": {"x": {"backend": "hf"}}}, r"reward_models.x.enable with backend 'hf' needs reward_models.x.model_path"),
-        ({"reward_models": {"x": {"wieght": 2}}}, r"reward.reward_models.x.wieght: unknown key"),
+        ({"reward_models": {"x": {"wieght": 2}}}, r"reward.reward_models.x.wieght: unknown key \(did you mean 'weight'\?\)"),
         ({"reward_models": {"x": {"weight": "nan"}}}, r"reward.reward_models.x.weight: "),
         ({"reward_models": ["x"]}, r"reward.reward_models: Input should be a valid dictionary"),
     ],
