@@ -17,6 +17,7 @@ from rewardkit.config import RATE_LIMITED_KEYS, load_config
 from rewardkit.errors import ConfigError
 from rewardkit.models import build_model_scorers
 from rewardkit.models.base import ModelScore
+from rewardkit.models.judge import _used_tokens
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.server.metrics import EngineCollector
 from rewardkit.types import Sample
@@ -213,3 +214,19 @@ async def test_token_use_is_in_extra_and_the_stats_per_component(
         s.labels["source"]: s.value for s in events.samples if s.labels["event"] == "tokens"
     }
     assert exported == {"model_judge": 3 * tokens, "model_rm/safety": 3 * tokens}
+
+
+@pytest.mark.parametrize(
+    ("usage", "counted"),
+    [
+        ({"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 99}, 35),
+        ({"total_tokens": 9}, 9),  # only a total
+        ({"prompt_tokens": -5, "completion_tokens": 5}, 77),  # nonsense: the estimate
+        ({"prompt_tokens": True, "completion_tokens": 5}, 77),
+        ({"prompt_tokens": 1.5, "completion_tokens": 5, "total_tokens": "6"}, 77),
+        ("lots", 77),
+        (None, 77),
+    ],
+)
+def test_usage_is_read_only_where_it_holds_counts(usage: Any, counted: int) -> None:
+    assert _used_tokens(usage, 77) == counted
