@@ -805,6 +805,15 @@ def _rate_limited_keys(reward: dict[str, Any]) -> None:
     given = {key: reward.pop(key) for key in RATE_LIMITED_KEYS if key in reward}
     manager = reward.get("reward_manager")
     name = manager.get("name") if isinstance(manager, Mapping) else None
+    misplaced = [
+        key for key in RATE_LIMITED_KEYS if isinstance(manager, Mapping) and key in manager
+    ]
+    if misplaced:
+        raise ConfigError(
+            f"invalid configuration:\n  reward.reward_manager.{misplaced[0]}: verl's rate_limited "
+            f"manager reads it from reward.{misplaced[0]} (its reward section, beside "
+            "reward_manager): write it there"
+        )
     if name != "rate_limited":
         if given:
             key = next(iter(given))

@@ -116,6 +116,7 @@ def test_verl_style_overrides_reach_a_named_judge() -> None:
         ({"manager": "naive", "max_rpm": 5}, r"reward.max_rpm: read by verl's rate_limited manager only"),
         ({"max_rpm": 5, "http": {"requests_per_minute": 6}}, r"reward.max_rpm=5 .* reward.reward_model.http.requests_per_minute=6 disagree"),
         ({"max_rpm": 0}, r"reward.reward_model.http.requests_per_minute: Input should be greater than 0"),
+        ({"manager_key": "max_rpm"}, r"reward.reward_manager.max_rpm: verl's rate_limited manager reads it from reward.max_rpm"),
         ({"timeout": "soon"}, r"reward.reward_model.http.timeout_s: Input should be a valid number"),
         ({"kind": "discriminative", "backend": "vllm"}, r"reward_manager.name: verl's 'rate_limited' manager throttles calls to an API"),
         ({"second": True}, r"2 API judges are enabled \(reward.reward_model, reward.reward_models.other\)"),
@@ -128,6 +129,8 @@ def test_misplaced_or_clashing_keys_are_refused_naming_them(
     reward, judge = config["reward"], config["reward"]["reward_model"]
     if "manager" in change:
         reward["reward_manager"]["name"] = change["manager"]
+    if "manager_key" in change:
+        reward["reward_manager"][change["manager_key"]] = 5
     for key in ("max_rpm", "timeout"):
         if key in change:
             reward[key] = change[key]
