@@ -112,24 +112,44 @@ def refuse_aggregated(result: Result, entry: str) -> None:
 
 
 def component_weights(section: RewardSection) -> dict[str, float]:
-    """Each component's weight in the sum, by name (another name weighs 1.0)."""
+    """Each component's weight in the sum, by name (:func:`weight_of` reads it: a tool
+    reward ``tool/<name>`` weighs ``rollout_reward_weight``, another name 1.0)."""
     rm = section.reward_model.weight
-    return {
+    weights = {
         "rule": section.rule_weight,
         "rm": rm,
         "judge": rm,
+        "group_judge": rm,
         "format": section.format_reward.weight,
         "overlong": 1.0,
     }
+    weights.update({f"rm/{name}": model.weight for name, model in section.reward_models.items()})
+    return weights
+
+
+def weight_of(weights: Mapping[str, float], name: str, section: RewardSection) -> float:
+    """``name``'s weight in :func:`component_weights`' table."""
+    if name.startswith(_TOOL_PREFIX):
+        return section.rollout_reward_weight
+    return weights.get(name, 1.0)
+
+
+_TOOL_PREFIX = "tool/"  # shaping.rollout's components: one per tool, named at run time
 
 
 def component_names(section: RewardSection) -> tuple[str, ...]:
     """The components a config's rows may carry, in a fixed order (for per-row keys that
-    must be the same on every row): ``rule``, then ``rm`` or ``judge``, ``format``, ``overlong``."""
+    must be the same on every row): ``rule``, then ``rm``/``judge``/``group_judge``, each
+    named reward model's ``rm/<name>``, ``format``, ``overlong``. (Tool rewards, named by
+    the rollout, are not known here: verl's agent keys carry their sum.)"""
     names = ["rule"]
     rm = section.reward_model
     if rm.enable:
-        names.append("judge" if rm.kind == "generative" else "rm")
+        if rm.kind != "generative":
+            names.append("rm")
+        else:
+            names.append("group_judge" if rm.judge.group is not None else "judge")
+    names += [f"rm/{name}" for name, model in section.reward_models.items() if model.enable]
     if section.format_reward.enable:
         names.append("format")
     if section.overlong_buffer.enable:
@@ -207,7 +227,7 @@ def _normalized_sums(
             have = [i for i in members if name in results[i].components]
             values = [float(results[i].components[name]) for i in have]
             for i, z in zip(have, _standardized(values, verl), strict=True):
-                terms[i].append(weights.get(name, 1.0) * z)
+                terms[i].append(weight_of(weights, name, section) * z)
         for i in members:
             summed[i] = math.fsum(terms[i])
     return summed

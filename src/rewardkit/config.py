@@ -47,6 +47,7 @@ __all__ = [
     "RewardModelConfig",
     "RewardSection",
     "ServerConfig",
+    "api_judges",
     "check_runnable",
     "load_config",
 ]
@@ -89,6 +90,9 @@ def _check_local_dir(value: str | None, enabled: bool) -> str | None:
         )
     return value
 
+
+MODEL_NAME_PATTERN = r"[A-Za-z][A-Za-z0-9_-]{0,63}"
+"""What a key of ``reward.reward_models`` may be: it becomes the component ``rm/<name>``."""
 
 THINK_TAG_PATTERN = r"[A-Za-z][A-Za-z0-9_:-]{0,31}"
 """What ``format_reward.think_tag`` may be: checked here at load, and by the format
@@ -135,11 +139,6 @@ _MANAGERS_REFUSED = {
         "reward.num_workers (processes here) or reward.backend=ray (actors on a cluster), "
         "and leave reward_manager.name at naive"
     ),
-    "rate_limited": (
-        "it throttles calls to an API-backed scorer, which rewardkit does per endpoint: set "
-        "reward.reward_model.http.max_concurrent, requests_per_minute or tokens_per_minute, "
-        "and leave reward_manager.name at naive"
-    ),
     "gdpo": (
         "GDPO normalizes each reward component separately within its group, which is "
         "verl's advantage step (algorithm.adv_estimator=gdpo): rewardkit reports every "
@@ -153,10 +152,12 @@ _MANAGERS_REFUSED = {
 
 
 class RewardManagerConfig(_Section):
-    name: Literal["naive", "batch", "prime", "dapo"] = "naive"
-    """verl's manager names; rewardkit scores per sample with every one of them. verl's
-    ``gdpo``, ``rate_limited`` and ``remote`` are refused, naming the rewardkit setting
-    that does their job (:data:`_MANAGERS_REFUSED`)."""
+    name: Literal["naive", "batch", "prime", "dapo", "rate_limited"] = "naive"
+    """verl's manager names; rewardkit scores per sample with every one of them.
+    ``rate_limited`` puts verl's limits (``reward.max_concurrent``, ``max_rpm``, ``max_tpm``,
+    ``estimated_tokens_per_request``, ``timeout``) on the one API judge
+    (:func:`_rate_limited_keys`). verl's ``gdpo`` and ``remote`` are refused, naming the
+    rewardkit setting that does their job (:data:`_MANAGERS_REFUSED`)."""
     source: Literal["register"] = "register"
     """verl's 'importlib' (a reward-manager class of your own) cannot run inside rewardkit's
     engine: load rewardkit's manager into verl instead (README, 'Use with verl')."""
@@ -328,6 +329,11 @@ class HttpOptions(_Section):
     """Rate limit on requests; null: none."""
     tokens_per_minute: float | None = Field(default=None, gt=0)
     """Rate limit on (estimated) tokens sent plus asked for; null: none."""
+    estimated_tokens_per_request: int | None = Field(default=None, gt=0)
+    """What each request takes from ``tokens_per_minute`` (verl's rate_limited key of this
+    name); null: estimated from the request itself (a judge: 4 characters a token of its
+    prompt, plus max_tokens x n). Also a judge's token count when its server reports no
+    ``usage``."""
     api_key: str | None = None
     """Sent as 'Authorization: Bearer <key>'. Use ${oc.env:NAME} in YAML to read it from the environment."""
     headers: dict[str, str] = Field(default_factory=dict)
@@ -672,9 +678,38 @@ class RewardSection(_Section):
     format_reward: FormatRewardConfig = FormatRewardConfig()
     verifiers: VerifierOptions = VerifierOptions()
     reward_model: RewardModelConfig = RewardModelConfig()
+    """The one reward model of verl's layout: component ``rm`` (``judge`` when generative)."""
+    reward_models: dict[str, RewardModelConfig] = Field(default_factory=dict)
+    """Several reward models at once, by name (``{helpful: {...}, safety: {...}}``): each a
+    ``reward_model`` section, enabled unless it says ``enable: false``, scored as component
+    ``rm/<name>`` with its own ``weight``. It may sit beside ``reward_model``."""
     sandbox_fusion: SandboxFusionConfig = SandboxFusionConfig()
     ray: RayOptions = RayOptions()
     """Actors and replicas on a Ray cluster (reward.backend=ray, reward_model.replicas)."""
+
+    @field_validator("reward_models", mode="before")
+    @classmethod
+    def _named_models_are_on(cls, value: Any) -> Any:
+        """A named section is enabled unless it says otherwise; its name must be plain."""
+        if not isinstance(value, Mapping):
+            return value  # validation names the wrong type
+        named = {}
+        for name, section in value.items():
+            if not isinstance(name, str) or not re.fullmatch(MODEL_NAME_PATTERN, name):
+                raise ValueError(
+                    f"{name!r} is not a model name: a letter, then up to 63 letters, digits, "
+                    "'_' or '-' (it names the component rm/<name> and the dotted keys "
+                    "reward.reward_models.<name>.*)"
+                )
+            named[name] = {"enable": True, **section} if isinstance(section, Mapping) else section
+        return named
+
+    def model_sections(self) -> list[tuple[str, RewardModelConfig]]:
+        """The enabled reward-model sections with their keys: ``reward_model`` first, then
+        ``reward_models.<name>`` in the order given."""
+        sections = [("reward_model", self.reward_model)]
+        sections += [(f"reward_models.{name}", rm) for name, rm in self.reward_models.items()]
+        return [(key, rm) for key, rm in sections if rm.enable]
 
     @property
     def workers(self) -> int:
@@ -793,19 +828,24 @@ class RewardConfig(_Section):
     @field_validator("reward")
     @classmethod
     def _local_model_needs_a_path(cls, reward: RewardSection) -> RewardSection:
-        rm = reward.reward_model
-        if rm.enable and rm.backend == "hf" and not rm.model_path:
-            raise ValueError("reward_model.enable with backend 'hf' needs reward_model.model_path")
+        for key, rm in reward.model_sections():
+            if rm.backend == "hf" and not rm.model_path:
+                raise ValueError(f"{key}.enable with backend 'hf' needs {key}.model_path")
         return reward
 
     @field_validator("reward")
     @classmethod
     def _served_model_needs_a_url(cls, reward: RewardSection) -> RewardSection:
-        rm = reward.reward_model
-        if rm.enable and rm.backend != "hf" and not (rm.url or rm.urls):
-            raise ValueError(
-                f"reward_model.backend '{rm.backend}' needs reward_model.url (or urls)"
-            )
+        for key, rm in reward.model_sections():
+            if rm.backend != "hf" and not (rm.url or rm.urls):
+                raise ValueError(f"{key}.backend '{rm.backend}' needs {key}.url (or urls)")
+        return reward
+
+    @field_validator("reward")
+    @classmethod
+    def _rate_limited_has_a_judge(cls, reward: RewardSection) -> RewardSection:
+        if reward.reward_manager.name == "rate_limited" and not api_judges(reward):
+            raise ValueError(_NO_API_JUDGE)
         return reward
 
     @field_validator("reward")
@@ -848,6 +888,129 @@ class RewardConfig(_Section):
         return reward
 
 
+# verl's rate_limited manager (verl/experimental/reward_loop/reward_manager/limited.py)
+# reads these keys from its reward section, and throttles every call of compute_score with
+# them: one global limiter set per process. Here the API judge is that call.
+RATE_LIMITED_KEYS = {
+    "max_concurrent": "max_concurrent",
+    "max_rpm": "requests_per_minute",
+    "max_tpm": "tokens_per_minute",
+    "estimated_tokens_per_request": "estimated_tokens_per_request",
+    "timeout": "timeout_s",
+}
+"""verl's ``reward.<key>`` (rate_limited manager) -> the API judge's ``http.<key>``."""
+
+_RATE_LIMITED_DEFAULTS = {"max_concurrent": 1, "timeout": 300.0}
+"""verl's defaults, used where neither verl's key nor the judge's own http key is given
+(estimated_tokens_per_request's 2000 only counts under max_tpm: see _rate_limited_keys)."""
+
+_API_BACKENDS = ("openai", "vllm", "sglang")
+
+_NO_API_JUDGE = (
+    "reward_manager.name: verl's 'rate_limited' manager throttles calls to an API, and here "
+    "those are a judge's: it needs a reward model with kind: generative behind a url "
+    "(backend openai, vllm or sglang) under reward.reward_model or reward.reward_models, and "
+    "none is enabled. Otherwise set the limits on the endpoint itself "
+    "(reward.reward_model.http.max_concurrent, requests_per_minute, tokens_per_minute) and "
+    "leave reward_manager.name at naive"
+)
+
+
+def api_judges(reward: RewardSection) -> list[str]:
+    """The keys of the enabled generative reward models behind an API (rate_limited's targets)."""
+    return [
+        key
+        for key, rm in reward.model_sections()
+        if rm.kind == "generative" and rm.backend in _API_BACKENDS
+    ]
+
+
+def _rate_limited_keys(reward: dict[str, Any]) -> None:
+    """verl's ``reward.max_concurrent``, ``max_rpm``, ``max_tpm``,
+    ``estimated_tokens_per_request`` and ``timeout`` as the API judge's ``http`` options.
+
+    verl reads them only with ``reward_manager.name: rate_limited``, and shares one set of
+    limiters among all calls: so they go to the one API judge (several are refused: give
+    each its own ``http`` limits), with verl's defaults (one request in flight, 300 s)
+    where neither they nor the judge's own keys are given. A key given both ways with
+    different values is an error.
+    """
+    given = {key: reward.pop(key) for key in RATE_LIMITED_KEYS if key in reward}
+    manager = reward.get("reward_manager")
+    name = manager.get("name") if isinstance(manager, Mapping) else None
+    misplaced = [
+        key for key in RATE_LIMITED_KEYS if isinstance(manager, Mapping) and key in manager
+    ]
+    if misplaced:
+        raise ConfigError(
+            f"invalid configuration:\n  reward.reward_manager.{misplaced[0]}: verl's rate_limited "
+            f"manager reads it from reward.{misplaced[0]} (its reward section, beside "
+            "reward_manager): write it there"
+        )
+    if name != "rate_limited":
+        if given:
+            key = next(iter(given))
+            raise ConfigError(
+                f"invalid configuration:\n  reward.{key}: read by verl's rate_limited manager "
+                "only; set reward.reward_manager.name=rate_limited, or the judge's own "
+                f"reward.reward_model.http.{RATE_LIMITED_KEYS[key]}"
+            )
+        return
+    judges = [
+        (key, section) for key, section in _raw_model_sections(reward) if _raw_api_judge(section)
+    ]
+    if len(judges) != 1:
+        return _several_judges(judges) if judges else None  # none: refused by validation
+    key, section = judges[0]
+    http = dict(section.get("http") or {})
+    values = {**_RATE_LIMITED_DEFAULTS, **given}
+    if "max_tpm" in given:
+        values.setdefault("estimated_tokens_per_request", 2000)
+    for verl_key, value in values.items():
+        ours = RATE_LIMITED_KEYS[verl_key]
+        if ours not in http:
+            http[ours] = value
+        elif verl_key in given and http[ours] != value:
+            raise ConfigError(
+                f"invalid configuration:\n  reward.{verl_key}={value} (verl's rate_limited key) "
+                f"and reward.{key}.http.{ours}={http[ours]} disagree: keep one"
+            )
+    section["http"] = http
+
+
+def _raw_model_sections(reward: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The reward-model sections of a raw tree, enabled ones only, each a fresh dict put
+    back in place (so a caller may edit it)."""
+    found = []
+    single = reward.get("reward_model")
+    if isinstance(single, Mapping) and single.get("enable"):
+        reward["reward_model"] = single = dict(single)
+        found.append(("reward_model", single))
+    named = reward.get("reward_models")
+    if isinstance(named, Mapping):
+        reward["reward_models"] = named = dict(named)
+        for name, section in named.items():
+            if isinstance(section, Mapping) and section.get("enable", True):
+                named[name] = section = dict(section)
+                found.append((f"reward_models.{name}", section))
+    return found
+
+
+def _raw_api_judge(section: Mapping[str, Any]) -> bool:
+    return section.get("kind") == "generative" and section.get("backend") in _API_BACKENDS
+
+
+def _several_judges(judges: list[tuple[str, dict[str, Any]]]) -> None:
+    keys = ", ".join(f"reward.{key}" for key, _ in judges)
+    raise ConfigError(
+        "invalid configuration:\n  reward.reward_manager.name: verl's rate_limited limits "
+        f"are one set shared by every call, and {len(judges)} API judges are enabled ({keys}); "
+        "give each judge its own limits (reward.<judge>.http.max_concurrent, "
+        "requests_per_minute, tokens_per_minute, estimated_tokens_per_request, timeout_s) "
+        "and leave reward_manager.name at naive"
+    )
+
+
 ConfigSource = RewardConfig | Mapping[str, Any] | str | os.PathLike[str] | None
 
 
@@ -864,11 +1027,10 @@ def check_runnable(config: RewardConfig) -> None:
       and ``compute_score`` know the router's address, and replace it before this check.
     """
     reward = config.reward
-    rm = reward.reward_model
     paths = []
-    if rm.enable:
-        paths += [("reward.reward_model.model_path", rm.model_path)]
-        paths += [("reward.reward_model.input_tokenizer", rm.input_tokenizer)]
+    for section, rm in reward.model_sections():
+        paths += [(f"reward.{section}.model_path", rm.model_path)]
+        paths += [(f"reward.{section}.input_tokenizer", rm.input_tokenizer)]
     if reward.overlong_buffer.enable:
         paths += [("reward.overlong_buffer.tokenizer", reward.overlong_buffer.tokenizer)]
     for key, value in paths:
@@ -890,9 +1052,10 @@ def check_runnable(config: RewardConfig) -> None:
                 f"invalid configuration:\n  {key}: {value} is an empty directory (an unfinished "
                 "download?); it needs the model's config, tokenizer and weights"
             )
-    if rm.enable and VERL_ROUTER_URL in (rm.url, *rm.urls):
+    routed = [key for key, rm in reward.model_sections() if VERL_ROUTER_URL in (rm.url, *rm.urls)]
+    if routed:
         raise ConfigError(
-            f"invalid configuration:\n  reward.reward_model.url: {VERL_ROUTER_URL} is the address "
+            f"invalid configuration:\n  reward.{routed[0]}.url: {VERL_ROUTER_URL} is the address "
             "verl passes as reward_router_address, so it works only inside verl (rewardkit's "
             "compute_score or RewardkitRewardManager, with verl's reward model enabled); "
             "elsewhere give the judge server's own URL, e.g. http://HOST:PORT"
@@ -965,6 +1128,7 @@ def _migrate_legacy(tree: dict[str, Any]) -> dict[str, Any]:
     for old, new, value in moves:
         _place(reward, old, new, value)
     _dapo_reward_kwargs(reward)
+    _rate_limited_keys(reward)
     return tree
 
 
@@ -1092,11 +1256,15 @@ def _describe(exc: ValidationError) -> str:
 def _did_you_mean(loc: tuple[Any, ...]) -> str:
     """`` (did you mean 'x'?)`` for an unknown key close to a field of its section."""
     section: Any = RewardConfig
-    for part in loc[:-1]:
+    parts = iter(loc[:-1])
+    for part in parts:
         is_model = isinstance(section, type) and issubclass(section, BaseModel)
         fields = section.model_fields if is_model else {}
         field = fields.get(str(part))
         annotation = typing.get_origin(field.annotation) or field.annotation if field else None
+        if annotation is dict and field is not None:  # reward_models.<name>: its value type
+            annotation = typing.get_args(field.annotation)[1]
+            next(parts, None)
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             return ""
         section = annotation

@@ -79,7 +79,11 @@ from rewardkit.integrations._backend import (
     check_server_url,
     get_backend,
 )
-from rewardkit.trainer_rows import rows_from_request, split_response  # shared with the server
+from rewardkit.trainer_rows import (  # shared with the server
+    model_logs,
+    rows_from_request,
+    split_response,
+)
 from rewardkit.types import Status
 
 __all__ = [
@@ -153,6 +157,9 @@ def make_reward_func(
         names = component_names(backend.config.reward) if backend.config is not None else ()
         for key, column in component_logs(results, names).items():
             extra_logs[key] = torch.tensor(column, dtype=torch.float32)  # [N]
+        for key, counts in model_logs(results).items():  # each API judge's tokens
+            if key.endswith("_tokens"):  # (its score is its component/<name> above)
+                extra_logs[key] = torch.tensor(counts, dtype=torch.float32)  # [N]
         return {"rewards": rewards, "scores": scores, "extra_logs": extra_logs}
 
     return reward_func

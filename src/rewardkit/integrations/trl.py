@@ -50,6 +50,7 @@ from rewardkit.integrations._backend import (
     get_backend,
     plain,
 )
+from rewardkit.trainer_rows import model_metrics
 from rewardkit.types import Result, Status
 
 __all__ = ["TRLRewardFunction", "areward_func", "reward_func"]
@@ -270,7 +271,8 @@ def _log(
     log_metric: Callable[[str, float], None] | None,
     log_extra: Callable[[str, list[Any]], None] | None,
 ) -> None:
-    """Report statuses and per-component means through TRL's hooks (absent outside a trainer)."""
+    """Report statuses, per-component means and each API judge's tokens through TRL's
+    hooks (absent outside a trainer)."""
     if callable(log_metric) and results:
         counts = Counter(r.status for r in results)
         for status in (Status.TIMEOUT, Status.ERROR, Status.INVALID):
@@ -280,6 +282,9 @@ def _log(
         raw = [r.extra[RAW_SCORE_KEY] for r in results if r.ok and RAW_SCORE_KEY in r.extra]
         if raw:
             log_metric(f"rewardkit/{RAW_SCORE_KEY}/mean", math.fsum(raw) / len(raw))
+        for name, value in model_metrics(results).items():  # rewardkit/rm/helpful/tokens
+            if name.endswith("/tokens"):  # (its score's mean is its component's above)
+                log_metric(f"rewardkit/{name}", value)
     if callable(log_extra):
         log_extra("rewardkit_status", [r.status.value for r in results])
 

@@ -568,24 +568,30 @@ def _backend(config: ConfigSource, url: str | None, router: str | None) -> Backe
 def _source(
     config: ConfigSource, url: str | None, router: str | None
 ) -> tuple[ConfigSource, str | None]:
-    """What :func:`get_backend` takes: as given, or with verl's router in the judge's url."""
+    """What :func:`get_backend` takes: as given, or with verl's router in each judge url
+    that names ROUTER_URL (``reward_model.url``, any ``reward_models.<name>.url``)."""
     if router is None:
         return config, url
     if config is None and url is None:
         url = os.environ.get(ENV_URL) or None
         config = os.environ.get(ENV_CONFIG) or None
     loaded = load_config(config) if url is None else None
-    rm = loaded.reward.reward_model if loaded is not None else None
-    if rm is None or not rm.enable or rm.url != ROUTER_URL:
+    sections = loaded.reward.model_sections() if loaded is not None else []
+    routed = [key for key, rm in sections if rm.url == ROUTER_URL]
+    if not routed:
         raise ConfigError(
             f"verl passed reward_router_address={router!r} (it started reward-model servers): "
             f"to judge with them, set reward.reward_model.url: {ROUTER_URL} in rewardkit's "
             "config (kind: generative, backend: openai); to score without them, set "
             "reward.reward_model.enable=False in verl's config"
         )
-    assert loaded is not None  # rm above came from it
+    assert loaded is not None  # the sections above came from it
     tree = loaded.model_dump()
-    tree["reward"]["reward_model"]["url"] = f"http://{router}"
+    for key in routed:  # reward_model, or reward_models.<name> (names hold no dots)
+        section = tree["reward"]
+        for part in key.split("."):
+            section = section[part]
+        section["url"] = f"http://{router}"
     return tree, None
 
 

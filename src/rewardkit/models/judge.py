@@ -101,6 +101,8 @@ class LLMJudge:
         self.judge: JudgeConfig = cfg.judge  # its score range was checked by JudgeConfig
         self.template: JudgeTemplate = load_judge_template(self.judge.template, self.judge.parser)
         self._generator = make_generator(cfg, max_batch_wait_ms)
+        self.stats: dict[str, int] = {"tokens": 0}
+        """``tokens``: what the judge's API calls cost (``usage``, else estimated)."""
 
     @property
     def weight(self) -> float:
@@ -115,8 +117,11 @@ class LLMJudge:
     async def score(self, sample: Sample) -> ModelScore:
         """Grade one row; JudgeParseError when no answer holds a score."""
         messages, truncated = self.messages(sample)
-        texts = await self._generator.generate(messages)
-        return self._judgement(texts, truncated)
+        texts, tokens = await self._generator.generate_counted(messages)
+        if tokens is not None:
+            self.stats["tokens"] += tokens
+        judged = self._judgement(texts, truncated)
+        return ModelScore(judged.score, judged.extra, tokens=tokens)
 
     def messages(self, sample: Sample) -> tuple[list[dict[str, str]], bool]:
         """The chat sent to the judge for ``sample``, and whether a field was cut."""
@@ -192,6 +197,12 @@ class Generator:
     async def generate(self, messages: list[dict[str, str]]) -> list[str]:
         raise NotImplementedError
 
+    async def generate_counted(
+        self, messages: list[dict[str, str]]
+    ) -> tuple[list[str], int | None]:
+        """The texts, and the tokens they cost an API (None: not an API call)."""
+        return await self.generate(messages), None
+
 
 def make_generator(cfg: RewardModelConfig, max_batch_wait_ms: float = 5.0) -> Generator:
     """The generator ``reward_model.backend`` asks for: a local causal LM (hf) or an
@@ -227,6 +238,11 @@ class _ChatCompletions(Generator):
             await self._client.aclose()
 
     async def generate(self, messages: list[dict[str, str]]) -> list[str]:
+        return (await self.generate_counted(messages))[0]
+
+    async def generate_counted(self, messages: list[dict[str, str]]) -> tuple[list[str], int]:
+        """The texts, and their tokens: the answer's ``usage`` (prompt + completion) when it
+        has one, else the estimate the request was rate-limited by."""
         if self._client is None:
             raise ScorerError("judge client is not started")
         judge = self.cfg.judge
@@ -240,7 +256,7 @@ class _ChatCompletions(Generator):
         name = self.cfg.model_name or self.cfg.model_path
         if name:
             body["model"] = name
-        cost = (
+        cost = self.cfg.http.estimated_tokens_per_request or (
             sum(len(m["content"]) for m in messages) // _CHARS_PER_TOKEN
             + judge.max_tokens * judge.n
         )
@@ -254,7 +270,27 @@ class _ChatCompletions(Generator):
             ) from exc
         if not texts or not all(isinstance(t, str) for t in texts):
             raise RemoteError(f"chat completions: answer has no text choices: {str(answer)[:300]}")
-        return texts
+        return texts, _used_tokens(answer.get("usage"), cost)
+
+
+def _used_tokens(usage: Any, estimate: int) -> int:
+    """prompt_tokens + completion_tokens of an OpenAI ``usage`` (else its total_tokens),
+    or ``estimate`` when the server reports none (or nonsense)."""
+    if isinstance(usage, Mapping):
+        prompt, completion = (
+            _count(usage.get("prompt_tokens")),
+            _count(usage.get("completion_tokens")),
+        )
+        if prompt is not None and completion is not None:
+            return prompt + completion
+        total = _count(usage.get("total_tokens"))
+        if total is not None:
+            return total
+    return estimate
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 class _LocalGenerator(ModelThread, Generator):

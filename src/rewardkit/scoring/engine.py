@@ -474,7 +474,10 @@ class RewardEngine:
                 error=f"{scorer.component}: {value}",
                 extra=extra,
             )
-        return Piece(scorer.component, scorer.weight, score=value.score, extra=value.extra)
+        extra = value.extra
+        if value.tokens is not None:  # an API's token use, per component (metrics, extra)
+            extra = {**extra, f"{scorer.component}/tokens": value.tokens}
+        return Piece(scorer.component, scorer.weight, score=value.score, extra=extra)
 
     def _shape_pieces(self, sample: Sample) -> list[Piece]:
         """The format and overlong components: cheap, computed inline."""

@@ -48,7 +48,7 @@ from rewardkit.execution.health import engine_problem
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.server.metrics import EngineCollector, ServerMetrics, SourceLabels
 from rewardkit.server.protocol import uvicorn_config
-from rewardkit.trainer_rows import rows_from_request
+from rewardkit.trainer_rows import model_logs, rows_from_request
 from rewardkit.types import BadRow, Result, Status, finite_json
 
 __all__ = ["SafeJSONResponse", "create_app", "serve"]
@@ -269,6 +269,8 @@ def _openrlhf_answer(config: RewardConfig, results: list[Result]) -> dict[str, A
         for status in Status
     }
     extra_logs.update(component_logs(results, component_names(config.reward)))
+    tokens = model_logs(results)  # each API judge's tokens (its score is a component above)
+    extra_logs.update({k: v for k, v in tokens.items() if k.endswith("_tokens")})
     for result in results:
         if not result.ok:
             log.warning("row %d %s: %s", result.index, result.status.value, result.error)
