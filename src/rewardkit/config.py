@@ -704,6 +704,20 @@ class RewardSection(_Section):
             named[name] = {"enable": True, **section} if isinstance(section, Mapping) else section
         return named
 
+    @field_validator("reward_models")
+    @classmethod
+    def _no_named_group_judge(
+        cls, value: dict[str, RewardModelConfig]
+    ) -> dict[str, RewardModelConfig]:
+        """A group judge gathers a call's rows by group: the single reward_model only."""
+        for name, section in value.items():
+            if section.judge.group is not None:
+                raise ValueError(
+                    f"{name}.judge.group: a group judge is the single reward_model's "
+                    "(reward.reward_model.judge.group), not a named model's"
+                )
+        return value
+
     def model_sections(self) -> list[tuple[str, RewardModelConfig]]:
         """The enabled reward-model sections with their keys: ``reward_model`` first, then
         ``reward_models.<name>`` in the order given."""

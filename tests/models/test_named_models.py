@@ -331,3 +331,11 @@ def test_trl_and_openrlhf_log_each_named_models_score_and_tokens(
     logs = out["extra_logs"]
     assert logs["rewardkit_rm/helpful"].tolist() == pytest.approx([0.7, 0.7])
     assert logs["rewardkit_rm/safety_tokens"].tolist() == [TOKENS, TOKENS]
+
+
+def test_a_named_model_cannot_be_a_group_judge() -> None:
+    """A group judge gathers a call's rows by group: only the single reward_model may."""
+    named = {"kind": "generative", "backend": "openai", "url": "http://127.0.0.1:9"}
+    named["judge"] = {"group": {"mode": "listwise"}}
+    with pytest.raises(ConfigError, match=r"g\.judge\.group: a group judge is the single"):
+        load_config({"reward": {"reward_models": {"g": named}}})
