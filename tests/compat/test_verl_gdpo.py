@@ -11,11 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from verl.trainer.ppo.core_algos import (
-    compute_gdpo_outcome_advantage,
-    compute_grpo_outcome_advantage,
-)
-from verl.utils.torch_functional import masked_whiten
 
 from rewardkit.integrations import verl as adapter
 
@@ -57,6 +52,8 @@ def masks() -> tuple[torch.Tensor, torch.Tensor]:
 def verls_gdpo(outs: list[dict]) -> torch.Tensor:
     response_mask, attention = masks()
     non_tensor = {key: np.array([o[key] for o in outs], dtype=object) for key in KEYS}
+    from verl.trainer.ppo.core_algos import compute_gdpo_outcome_advantage
+
     advantages, _ = compute_gdpo_outcome_advantage(
         token_level_rewards=torch.zeros(len(ROWS), R),
         response_mask=response_mask,
@@ -98,6 +95,9 @@ def test_group_norm_verl_is_verls_per_component_grpo_then_its_whitening_is_gdpo(
     ]
     with RewardLoop(config) as loop:
         ours = [r.score for r in loop.score(rows)]
+    from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage
+    from verl.utils.torch_functional import masked_whiten
+
     response_mask, _ = masks()
     index = np.array([uid for uid, _ in ROWS], dtype=object)
     outs = per_row_dicts()
