@@ -323,13 +323,14 @@ def test_trl_and_openrlhf_log_each_named_models_score_and_tokens(
         log_metric=metrics.__setitem__,
     )
     assert rewards == pytest.approx([0.0, 0.0])
-    assert metrics["rewardkit/rm/helpful/mean"] == pytest.approx(0.7)
-    assert metrics["rewardkit/rm/safety/mean"] == pytest.approx(0.7)
+    # each component once, under the name every component has; tokens per API judge
+    assert metrics["rewardkit/component/rm/helpful/mean"] == pytest.approx(0.7)
+    assert metrics["rewardkit/component/rm/safety/mean"] == pytest.approx(0.7)
     assert metrics["rewardkit/rm/safety/tokens"] == 2 * TOKENS
     openrlhf_fn = make_reward_func(config)
     out = openrlhf_fn(["q four", "q three"], ["q", "q"], [None, None])
     logs = out["extra_logs"]
-    assert logs["rewardkit_rm/helpful"].tolist() == pytest.approx([0.7, 0.7])
+    assert logs["component/rm/helpful"].tolist() == pytest.approx([0.7, 0.7])
     assert logs["rewardkit_rm/safety_tokens"].tolist() == [TOKENS, TOKENS]
 
 
