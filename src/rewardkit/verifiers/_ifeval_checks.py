@@ -12,9 +12,8 @@ in the worker processes (never imported by the registry):
   naming the argument. ``keywords:letter_frequency`` counts the character it is given,
   as google-research's current code does (``#``, ``!`` included; the 2023 code, which
   if-verifiable copies, drew a random letter for any character outside a-z).
-* **A ground truth the checker cannot read is bad data** (an unknown instruction id, an
-  unknown argument, a relation outside ``less than``/``at least``, a keyword that is no
-  regular expression, as the checkers read keywords): ``InvalidSampleError``.
+* **A ground truth the checker cannot read is bad data**, refused on the scoring loop
+  before any check (:mod:`~rewardkit.verifiers._ifeval_args`).
 * **Strict and loose** are ``test_instruction_following_strict``/``_loose``: an empty
   response (after ``strip()``) follows nothing; loose passes when any of the 8 variants
   passes (the response, without its first line, its last line, both; each also with
@@ -76,10 +75,7 @@ def _letter_frequency_class(instructions: ModuleType) -> type:
 
         def build_description(self, *, letter: Any = None, **rest: Any) -> str:
             if not isinstance(letter, str) or len(letter) != 1:
-                raise InvalidSampleError(
-                    f"argument 'letter' must be one character, got {letter!r} (the "
-                    "official checker would draw a letter at random)"
-                )
+                raise _Drawn("letter")  # checked on the loop: only a disagreement lands here
             description: str = super().build_description(letter="a", **rest)
             self._letter = letter.strip().lower()
             return description
@@ -116,25 +112,14 @@ def _no_draws() -> Iterator[None]:
 
 
 def _checker(position: int, instruction: Instruction) -> Any:
-    """The built checker of one instruction; InvalidSampleError when its arguments are unusable."""
+    """The built checker of one instruction (its arguments were checked on the loop:
+    :mod:`~rewardkit.verifiers._ifeval_args`; a draw here would mean the two disagree)."""
     instruction_id, kwargs = instruction
     where = f"ifeval: instruction {position} ({instruction_id!r})"
     cls = _registry().get(instruction_id)
     if cls is None:
         raise InvalidSampleError(f"{where} is no IFEval instruction id")
     checker = cls(instruction_id)
-    expected = list(checker.get_instruction_args_keys())
-    unknown = [key for key in kwargs if key not in expected]
-    if unknown:
-        raise InvalidSampleError(
-            f"{where}: unknown argument {unknown[0]!r} (it takes {expected or 'none'})"
-        )
-    missing = [key for key in expected if key not in kwargs]
-    if missing:
-        raise InvalidSampleError(
-            f"{where}: argument {missing[0]!r} is missing (it takes {expected}; the "
-            "official checker would draw it at random)"
-        )
     try:
         with _no_draws():
             checker.build_description(**kwargs)
@@ -143,10 +128,6 @@ def _checker(position: int, instruction: Instruction) -> Any:
             f"{where}: an argument is out of range ({dict(kwargs)}; the official checker "
             "would draw one at random)"
         ) from None
-    except InvalidSampleError as exc:
-        raise InvalidSampleError(f"{where}: {exc}") from None
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise InvalidSampleError(f"{where}: unusable arguments {dict(kwargs)}: {exc}") from None
     return checker
 
 
@@ -168,9 +149,7 @@ def _passes(checker: Any, text: str, where: str) -> bool:
     except RecursionError:  # json.loads on a deeply nested response: no JSON it reads
         return False
     except re.error as exc:
-        raise InvalidSampleError(
-            f"{where}: an argument is no regular expression, as the checker reads it: {exc}"
-        ) from None
+        raise InvalidSampleError(f"{where}: an argument is no regular expression: {exc}") from None
 
 
 def follows(instructions: Sequence[Instruction], response: str, *, loose: bool) -> list[bool]:

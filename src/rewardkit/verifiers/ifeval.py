@@ -34,6 +34,7 @@ from rewardkit.config import RewardSection
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _ifeval_checks
 from rewardkit.verifiers._final import THINK_END, _split
+from rewardkit.verifiers._ifeval_args import check_arguments
 from rewardkit.verifiers._ifeval_checks import Instruction
 from rewardkit.verifiers.base import Entry, Extracted, Matcher, Verdict
 
@@ -154,7 +155,9 @@ def _arguments(position: int, instruction_id: str, arguments: Any) -> Mapping[st
             f"ifeval: kwargs[{position}] (of {instruction_id!r}) must be an object of "
             f"arguments, got {_short(arguments)}"
         )
-    return {key: _number(v) for key, v in arguments.items() if not _null(v)}
+    used = {key: _number(v) for key, v in arguments.items() if not _null(v)}
+    check_arguments(position, instruction_id, used)
+    return used
 
 
 def _null(value: Any) -> bool:
