@@ -202,8 +202,9 @@ def test_the_answer_is_read_after_the_last_think() -> None:
 
 
 def test_verdicts_are_deterministic() -> None:
-    # langdetect samples at random unless seeded; a short ambiguous text would flip.
-    text = "Ok si no"
+    # langdetect samples at random unless seeded: unseeded, it reads this text as English
+    # in about 6 calls of 10 and as Swahili in the others.
+    text = "Ciao ok yes hi"
     instructions = parse_ground_truth(gt("language:response_language", language="en"))
     first = _ifeval_checks.follows(instructions, text, loose=False)
     assert all(_ifeval_checks.follows(instructions, text, loose=False) == first for _ in range(20))
