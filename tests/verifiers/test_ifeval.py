@@ -5,6 +5,7 @@ through the whole scorer (registry, engine, worker pool), strict, loose and part
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -261,3 +262,87 @@ def test_rewardkit_score_on_a_jsonl(tmp_path: Path) -> None:
         ("c", "invalid", None),
     ]
     assert out[0]["extra"]["verdicts"] == [1]
+
+
+PUNKT_SENTENCES = [
+    # (text, sentences as nltk's English Punkt pickle splits it)
+    ("Dr. Smith paid $3.50 for it. He left.", 2),
+    ("The U.S. economy grew. Analysts, e.g. Mr. Lee, agreed.", 3),  # Punkt ends one at "e.g."
+    ("It rained on Jan. 5. We stayed in.", 2),
+    ("Acme Inc. said yes... Then no!", 1),
+    ("Wait... what? Really.", 2),
+]
+
+
+@pytest.mark.parametrize(("text", "count"), PUNKT_SENTENCES)
+def test_sentence_counts_are_punkts(text: str, count: int) -> None:
+    def at_least(n: int) -> bool:
+        truth = gt("length_constraints:number_sentences", num_sentences=n, relation=AT_LEAST)
+        return _ifeval_checks.follows(parse_ground_truth(truth), text, loose=False) == [True]
+
+    assert (at_least(count), at_least(count + 1)) == (True, False)
+
+
+def test_punkt_is_read_from_the_shipped_model() -> None:
+    import nltk
+
+    _ifeval_checks.warm_up()
+    found = nltk.data.find("tokenizers/punkt_tab/english/")
+    assert Path(str(found)).is_relative_to(_ifeval_checks.NLTK_DATA)
+
+
+def test_hugging_face_rows_from_parquet(loops: dict[str, RewardLoop], tmp_path: Path) -> None:
+    # google/IFEval's parquet: kwargs a list of structs holding every argument, nulls unused.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rewardkit.io import read_rows
+
+    keys = {"num_words": None, "relation": None, "keywords": None}
+    truths = [
+        {"instruction_id_list": ["length_constraints:number_words"], "kwargs": [{**keys, "num_words": 3, "relation": AT_LEAST}]},
+        {"instruction_id_list": ["keywords:existence", "punctuation:no_comma"], "kwargs": [{**keys, "keywords": ["tea"]}, dict(keys)]},
+    ]  # fmt: skip
+    table = pa.table(
+        {
+            "data_source": ["google/IFEval"] * 2,
+            "response": ["only two", "Tea time, now."],
+            "ground_truth": truths,
+        }
+    )
+    pq.write_table(table, tmp_path / "rows.parquet")
+    rows = list(read_rows(tmp_path / "rows.parquet"))
+    results = _score(loops, {}, rows)
+    assert [(r.status.value, r.score, r.extra.get("verdicts")) for r in results] == [
+        ("ok", 0.0, [0]),
+        ("ok", 0.0, [1, 0]),
+    ]
+
+
+def test_hardlinked_model_files_are_read_from_a_private_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An installer that hardlinks package files (uv's default) leaves them with two links,
+    # and NLTK >= 3.10 refuses to open such a file: the model is read from a copy then.
+    import nltk
+    from nltk.data import FileSystemPathPointer
+    from nltk.tokenize.punkt import load_punkt_params
+
+    english = Path("tokenizers", "punkt_tab", "english")
+    shipped = _ifeval_checks.NLTK_DATA / english
+    link = tmp_path / "abbrev_types.txt"
+    try:
+        os.link(shipped / "abbrev_types.txt", link)
+    except OSError:
+        pytest.skip("no hardlink from here to the package")
+    try:
+        root = _ifeval_checks.punkt_root()
+        assert root != _ifeval_checks.NLTK_DATA
+        monkeypatch.setattr(nltk.data, "path", [str(_ifeval_checks.NLTK_DATA), str(root)])
+        with pytest.raises(PermissionError, match="multiply-linked"):
+            load_punkt_params(FileSystemPathPointer(str(shipped)))
+        params = load_punkt_params(FileSystemPathPointer(str(root / english)))
+        assert {"u.s", "dr", "jan"} <= params.abbrev_types
+    finally:
+        link.unlink()
+    assert _ifeval_checks.punkt_root() == _ifeval_checks.NLTK_DATA

@@ -5,7 +5,8 @@ The checkers are if-verifiable's copy of google-research's ``instruction_followi
 in the worker processes (never imported by the registry):
 
 * **Offline.** NLTK's English Punkt model ships with rewardkit (``_nltk_data/``) and goes
-  first on ``nltk.data.path``, so sentence counts are Punkt's and nothing is downloaded.
+  first on ``nltk.data.path`` (:func:`punkt_root`), so sentence counts are Punkt's and
+  nothing is downloaded.
 * **Deterministic.** langdetect is seeded (``DetectorFactory.seed = 0``; unseeded, it
   samples at random). Where the official code draws an argument at random (a missing
   ``num_words``, a negative count, no ``relation``), the row is ``invalid`` instead,
@@ -24,9 +25,12 @@ in the worker processes (never imported by the registry):
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -34,7 +38,7 @@ from typing import Any
 
 from rewardkit.errors import InvalidSampleError, ScorerError
 
-__all__ = ["INSTALL_HINT", "Instruction", "follows", "loose_variants", "warm_up"]
+__all__ = ["INSTALL_HINT", "Instruction", "follows", "loose_variants", "punkt_root", "warm_up"]
 
 INSTALL_HINT = "pip install 'rewardkit[ifeval]'"
 NLTK_DATA = Path(__file__).with_name("_nltk_data")
@@ -42,6 +46,22 @@ NLTK_DATA = Path(__file__).with_name("_nltk_data")
 
 Instruction = tuple[str, Mapping[str, Any]]
 """One instruction of a ground truth: its id and its arguments (nulls already dropped)."""
+
+
+PUNKT_FILES = ("abbrev_types.txt", "collocations.tab", "sent_starters.txt", "ortho_context.tab")
+
+
+def punkt_root() -> Path:
+    """The folder to put on ``nltk.data.path``: rewardkit's, or a private copy of it when
+    an installer hardlinked its files (uv does, by default), which NLTK >= 3.10 refuses
+    to open (``refusing multiply-linked file``)."""
+    english = NLTK_DATA / "tokenizers" / "punkt_tab" / "english"
+    if all((english / name).stat().st_nlink == 1 for name in PUNKT_FILES):
+        return NLTK_DATA
+    private = Path(tempfile.mkdtemp(prefix="rewardkit-punkt-"))
+    shutil.copytree(NLTK_DATA / "tokenizers", private / "tokenizers")
+    atexit.register(shutil.rmtree, private, True)
+    return private
 
 
 @functools.cache
@@ -58,8 +78,9 @@ def _registry() -> dict[str, Callable[[str], Any]]:
         raise ScorerError(
             f"ifeval: the IFEval checkers are not installed ({exc}): {INSTALL_HINT}"
         ) from None
-    if str(NLTK_DATA) not in nltk.data.path:
-        nltk.data.path.insert(0, str(NLTK_DATA))
+    root = str(punkt_root())
+    if root not in nltk.data.path:
+        nltk.data.path.insert(0, root)
     langdetect.DetectorFactory.seed = 0
     table = dict(instructions_registry.INSTRUCTION_DICT)
     table["keywords:letter_frequency"] = _letter_frequency_class(instructions)
