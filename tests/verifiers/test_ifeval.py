@@ -346,3 +346,17 @@ def test_hardlinked_model_files_are_read_from_a_private_copy(
     finally:
         link.unlink()
     assert _ifeval_checks.punkt_root() == _ifeval_checks.NLTK_DATA
+
+
+def test_a_check_past_the_hard_limit_is_a_timeout_row() -> None:
+    # A keyword is a pattern to the checker; one that backtracks for ever is stopped by
+    # the worker pool's hard limit, and the row after it is scored as usual.
+    slow = {"instruction_id_list": ["keywords:existence"], "kwargs": [{"keywords": ["(a+)+$"]}]}
+    rows = [
+        {"data_source": "ifeval", "response": "a" * 40 + "!", "ground_truth": slow},
+        {"data_source": "ifeval", "response": "No commas.", "ground_truth": gt("punctuation:no_comma")},
+    ]  # fmt: skip
+    with RewardLoop({"reward": {"num_workers": 1, "timeout_s": 1}}) as loop:
+        first, second = loop.score(rows)
+    assert first.status.value == "timeout", first.error
+    assert (second.status.value, second.score) == ("ok", 1.0)
