@@ -117,7 +117,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             bad = [r for r in results if r.status.value != "ok"]
             if bad:
                 raise SystemExit(f"{len(bad)} rows failed: {bad[0].error}")
-            verdicts["rewardkit"] = [[bool(v) for v in r.extra["verdicts"]] for r in results]
+            verdicts["rewardkit"] = [
+                [bool(v) for v in r.extra["instruction_verdicts"]] for r in results
+            ]
     return {"rows": rows, "times": times, "verdicts": verdicts}
 
 

@@ -160,7 +160,7 @@ def test_extra_holds_the_per_instruction_verdicts(loops: dict[str, RewardLoop]) 
     [result] = _score(
         loops, {}, [{"data_source": "ifeval", "response": "<<T>> a, b", "ground_truth": truth}]
     )
-    assert result.extra["verdicts"] == [0, 1, 0]
+    assert result.extra["instruction_verdicts"] == [0, 1, 0]
     assert (result.extra["followed"], result.extra["instructions"], result.extra["acc"]) == (
         1,
         3,
@@ -261,7 +261,7 @@ def test_rewardkit_score_on_a_jsonl(tmp_path: Path) -> None:
         ("b", "ok", 0.0),
         ("c", "invalid", None),
     ]
-    assert out[0]["extra"]["verdicts"] == [1]
+    assert out[0]["extra"]["instruction_verdicts"] == [1]
 
 
 PUNKT_SENTENCES = [
@@ -313,7 +313,7 @@ def test_hugging_face_rows_from_parquet(loops: dict[str, RewardLoop], tmp_path: 
     pq.write_table(table, tmp_path / "rows.parquet")
     rows = list(read_rows(tmp_path / "rows.parquet"))
     results = _score(loops, {}, rows)
-    assert [(r.status.value, r.score, r.extra.get("verdicts")) for r in results] == [
+    assert [(r.status.value, r.score, r.extra.get("instruction_verdicts")) for r in results] == [
         ("ok", 0.0, [0]),
         ("ok", 0.0, [1, 0]),
     ]

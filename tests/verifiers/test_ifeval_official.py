@@ -35,7 +35,7 @@ def _verdicts(verifier: IFEvalVerifier, row: dict[str, Any]) -> list[bool]:
     truth = {"instruction_id_list": row["instruction_id_list"], "kwargs": row["kwargs"]}
     extracted = verifier.extract(row["response"])
     verdict = verifier.quick_check(extracted, truth) or verifier.check(extracted, truth)
-    return [bool(flag) for flag in verdict.extra["verdicts"]]
+    return [bool(flag) for flag in verdict.extra["instruction_verdicts"]]
 
 
 @pytest.mark.parametrize("mode", ["strict", "loose"])

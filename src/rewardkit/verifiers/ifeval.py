@@ -19,7 +19,7 @@ is checked by IFEval's official checker (:mod:`~rewardkit.verifiers._ifeval_chec
   is followed; true scores the fraction followed.
 
 ``extra`` holds ``acc`` (every instruction followed), ``followed`` and ``instructions``
-(counts) and ``verdicts`` (1/0 per instruction, in the ground truth's order).
+(counts) and ``instruction_verdicts`` (1/0 per instruction, in the ground truth's order).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class IFEvalVerifier:
             "acc": every,
             "followed": done,
             "instructions": len(followed),
-            "verdicts": [int(flag) for flag in followed],
+            "instruction_verdicts": [int(flag) for flag in followed],
         }
         return Verdict(score, extra)
 
