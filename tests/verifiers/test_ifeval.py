@@ -228,9 +228,12 @@ def test_options_are_validated_naming_the_key() -> None:
 def test_names_a_user_would_have(name: str) -> None:
     entry = registry.match(name)
     assert entry is not None and entry.family == "ifeval"
-    assert (
-        registry.match("ifevaluation") is None or registry.match("ifevaluation").family != "ifeval"
-    )
+
+
+@pytest.mark.parametrize("name", ["ifevaluation", "my_ifeval_v2", "eval"])
+def test_names_that_are_not_ifeval(name: str) -> None:
+    assert registry.match(name) is None
+    assert "ifeval" in registry.suggest("ifevl")
 
 
 def test_a_missing_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
