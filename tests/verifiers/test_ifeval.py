@@ -256,7 +256,9 @@ def test_rewardkit_score_on_a_jsonl(tmp_path: Path) -> None:
         {"id": "c", "data_source": "ifeval", "response": "x", "ground_truth": gt("punctuation:no_semicolon")},
     ]  # fmt: skip
     source = write_jsonl(tmp_path / "in.jsonl", rows)
-    done = score_file(source, tmp_path / "out.jsonl", "reward.verifiers.ifeval.mode=loose")
+    done = score_file(
+        source, tmp_path / "out.jsonl", "reward.verifiers.ifeval.mode=loose", "reward.num_workers=1"
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     out = read_jsonl(tmp_path / "out.jsonl")
     assert [(r["id"], r["status"], r["score"]) for r in out] == [
