@@ -246,6 +246,16 @@ class JsonSchemaVerifierOptions(_Section):
     around it allowed); fenced, only a fence counts."""
 
 
+class IFEvalVerifierOptions(_Section):
+    mode: Literal["strict", "loose"] = "strict"
+    """strict: an instruction is followed when the response passes its check as it is;
+    loose: IFEval's loose reading, when any of 8 variants passes (the response, without
+    its first line, its last line, both; each also with every '*' removed)."""
+    partial: bool = False
+    """false: 1.0 when every instruction is followed, else 0.0 (IFEval's prompt-level
+    accuracy); true: the fraction of the row's instructions followed."""
+
+
 class VerifierOptions(_Section):
     gsm8k_method: Literal["auto", "strict", "flexible"] = "auto"
     """auto: the last of '#### n', a boxed number, 'The answer is n', 'A: n'; strict:
@@ -258,6 +268,8 @@ class VerifierOptions(_Section):
     """Options of the tool-call verifier (data_source tool_call)."""
     json_schema: JsonSchemaVerifierOptions = JsonSchemaVerifierOptions()
     """Options of the JSON Schema verifier (data_source json_schema)."""
+    ifeval: IFEvalVerifierOptions = IFEvalVerifierOptions()
+    """Options of the IFEval instruction-following verifier."""
     fast_paths: bool = True
     """true: answers that plain comparison or the bounded numeric evaluator can settle are
     graded inline; false: every extracted answer goes to the full checker (math-verify) in

@@ -8,8 +8,9 @@
 * :mod:`~rewardkit.verifiers.gsm8k`, :mod:`~rewardkit.verifiers.math`,
   :mod:`~rewardkit.verifiers.choice`: the verifiers.
 * :mod:`~rewardkit.verifiers.code`, :mod:`~rewardkit.verifiers.geometry`,
-  :mod:`~rewardkit.verifiers.search_qa`: more verifiers (code runs in
-  :mod:`rewardkit.sandbox`).
+  :mod:`~rewardkit.verifiers.search_qa`, :mod:`~rewardkit.verifiers.ifeval`: more
+  verifiers (code runs in :mod:`rewardkit.sandbox`; ifeval's checkers come with the
+  ``ifeval`` extra).
 
 Besides base and registry, every public module here is a verifier; helpers are private
 (``_answer``, ``_python_harness``, ...). The format reward, the overlong penalty and the
