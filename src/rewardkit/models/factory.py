@@ -25,7 +25,9 @@ def build_one_scorer(rm: RewardModelConfig, *, max_batch_wait_ms: float = 5.0) -
     if rm.managed:
         from rewardkit.models.managed import ManagedModel
 
-        return ManagedModel(rm, lambda cfg: build_one_scorer(cfg, max_batch_wait_ms=max_batch_wait_ms))
+        return ManagedModel(
+            rm, lambda cfg: build_one_scorer(cfg, max_batch_wait_ms=max_batch_wait_ms)
+        )
     if rm.kind == "generative":
         from rewardkit.models.judge import LLMJudge
 

@@ -80,7 +80,9 @@ _DIE_WITH_PARENT = (
 )
 
 
-def replica_argv(rm: RewardModelConfig, *, port: int, rank: int) -> tuple[list[str], dict[str, str]]:
+def replica_argv(
+    rm: RewardModelConfig, *, port: int, rank: int
+) -> tuple[list[str], dict[str, str]]:
     """The command line and extra environment of replica ``rank`` of ``rm``'s fleet."""
     rollout = rm.rollout
     assert rollout.name is not None and rm.model_path is not None
@@ -401,7 +403,9 @@ class Fleet:
                 self._serving.result()
             await asyncio.sleep(0.01)
 
-    async def _asgi(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+    async def _asgi(
+        self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]
+    ) -> None:
         if scope["type"] != "http":
             return
         chunks = []
@@ -410,13 +414,17 @@ class Fleet:
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
-        path = scope["path"] + (f"?{scope['query_string'].decode()}" if scope["query_string"] else "")
+        path = scope["path"] + (
+            f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
+        )
         headers = {
             k.decode("latin-1"): v.decode("latin-1")
             for k, v in scope["headers"]
             if k.lower() not in _HOP_HEADERS
         }
-        status, content_type, content = await self.forward(scope["method"], path, headers, b"".join(chunks))
+        status, content_type, content = await self.forward(
+            scope["method"], path, headers, b"".join(chunks)
+        )
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", content_type.encode("latin-1"))]})  # fmt: skip
         await send({"type": "http.response.body", "body": content})
@@ -449,7 +457,10 @@ class Fleet:
             except httpx.TimeoutException as exc:
                 # Not moved: the replica may still be working on it (HttpOptions.timeout_s).
                 self.stats.failed += 1
-                return _error(504, f"{self.name}: replica {replica.rank} gave no answer in time ({type(exc).__name__})")
+                return _error(
+                    504,
+                    f"{self.name}: replica {replica.rank} gave no answer in time ({type(exc).__name__})",
+                )
             except httpx.HTTPError as exc:
                 last = f"replica {replica.rank}: {type(exc).__name__}: {exc}"
                 if replica.state == "live":
@@ -457,7 +468,11 @@ class Fleet:
                     replica.next_check = 0.0
             else:
                 if answer.status_code < 500:
-                    return answer.status_code, answer.headers.get("content-type", "application/json"), answer.content
+                    return (
+                        answer.status_code,
+                        answer.headers.get("content-type", "application/json"),
+                        answer.content,
+                    )
                 last = f"replica {replica.rank}: HTTP {answer.status_code}: {answer.text[:200]}"
             finally:
                 replica.in_flight -= 1
@@ -486,7 +501,9 @@ class Fleet:
         return min(live, key=lambda r: (r.in_flight, r.picked))
 
 
-_HOP_HEADERS = frozenset({"host", "content-length", "connection", "transfer-encoding", "keep-alive"})
+_HOP_HEADERS = frozenset(
+    {"host", "content-length", "connection", "transfer-encoding", "keep-alive"}
+)
 
 
 def _error(status: int, message: str) -> tuple[int, str, bytes]:
@@ -512,6 +529,16 @@ def rollout_log_dir(rollout: RolloutConfig) -> str:
         Path(rollout.log_dir).mkdir(parents=True, exist_ok=True)
         return rollout.log_dir
     return tempfile.mkdtemp(prefix="rewardkit-fleet-")
+
+
+def _tokenizer_or_none(path: str | None) -> Any:
+    """The served model's tokenizer for custom functions (verl's ``reward_model_tokenizer``)."""
+    from rewardkit.models.loading import load_tokenizer
+
+    try:
+        return load_tokenizer(path, "reward_model.model_path") if path else None
+    except Exception:  # a model directory without one: the functions get None
+        return None
 
 
 class ManagedModel:
@@ -551,6 +578,7 @@ class ManagedModel:
     async def start(self) -> None:
         await asyncio.to_thread(self.fleet.start)
         try:
+            self.tokenizer = await asyncio.to_thread(_tokenizer_or_none, self.cfg.model_path)
             via_router = self.cfg.model_copy(
                 update={
                     "backend": self._backend,

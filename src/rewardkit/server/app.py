@@ -37,7 +37,7 @@ from starlette.exceptions import HTTPException
 
 from rewardkit.config import RewardConfig
 from rewardkit.errors import ConfigError
-from rewardkit.execution.health import engine_problem
+from rewardkit.execution.health import Supervised, engine_problem
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.server.metrics import EngineCollector, ServerMetrics, SourceLabels
 from rewardkit.server.protocol import uvicorn_config
@@ -174,6 +174,18 @@ def create_app(
     return app
 
 
+def _model_replicas(engine: RewardEngine) -> dict[str, dict[str, Any]]:
+    """``{component: {live, desired}}`` for each model served by replicas (a managed fleet,
+    Ray copies): what ``/ready`` reports, ready or not, while one is being restarted."""
+    found = {}
+    for scorer in engine.model_scorers:
+        if isinstance(scorer, Supervised):
+            health = scorer.health()
+            name = str(getattr(scorer, "component", "model"))
+            found[name] = {"live": health.live, "desired": health.desired}
+    return found
+
+
 def _routes(app: FastAPI, state: _State) -> None:
     @app.get("/health")
     async def health() -> dict[str, str]:
@@ -187,9 +199,11 @@ def _routes(app: FastAPI, state: _State) -> None:
                 body["error"] = str(state.startup_error)
             return JSONResponse(body, status_code=503)
         problem = engine_problem(state.engine)  # e.g. no Ray actor live: rows would all fail
+        replicas = _model_replicas(state.engine)
+        extra = {"replicas": replicas} if replicas else {}
         if problem is not None:
-            return JSONResponse({"ready": False, "error": problem}, status_code=503)
-        return JSONResponse({"ready": True})
+            return JSONResponse({"ready": False, "error": problem, **extra}, status_code=503)
+        return JSONResponse({"ready": True, **extra})
 
     @app.get("/metrics")
     async def metrics() -> Response:
