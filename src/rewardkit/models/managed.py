@@ -165,10 +165,19 @@ class Fleet:
     and callable from any thread; the fleet runs on a thread of its own.
     """
 
-    def __init__(self, rm: RewardModelConfig, *, name: str | None = None) -> None:
+    def __init__(
+        self,
+        rm: RewardModelConfig,
+        *,
+        name: str | None = None,
+        command: Callable[[int, int], tuple[list[str], dict[str, str]]] | None = None,
+    ) -> None:
+        """``command(rank, port)``: a replica's argv and extra environment; default: the
+        engine's (:func:`replica_argv`)."""
         if rm.rollout.name is None or rm.model_path is None:
             raise ValueError("a fleet needs reward_model.rollout.name and model_path")
         self.rm = rm
+        self._command = command or (lambda rank, port: replica_argv(rm, port=port, rank=rank))
         self.rollout: RolloutConfig = rm.rollout
         self.name = name or f"{rm.rollout.name} fleet of {Path(rm.model_path).name}"
         self._own_log_dir = rollout_log_dir(self.rollout)
@@ -310,7 +319,7 @@ class Fleet:
     def _spawn(self, replica: _Replica) -> None:
         """Start one replica (on the fleet's thread: PDEATHSIG follows that thread)."""
         replica.port = _free_port()
-        argv, extra_env = replica_argv(self.rm, port=replica.port, rank=replica.rank)
+        argv, extra_env = self._command(replica.rank, replica.port)
         argv[0] = _executable(argv[0])
         env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1"), **extra_env}
         wrapper = [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid())]
