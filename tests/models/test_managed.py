@@ -17,7 +17,9 @@ from rewardkit import RewardLoop
 from rewardkit.config import RewardModelConfig, load_config
 from rewardkit.engines import FLAGS, NEUTRAL, VERL_INERT, command_line
 from rewardkit.errors import ConfigError
+from rewardkit.models import managed
 from rewardkit.models.managed import Fleet, FleetStartError, ManagedModel, replica_argv
+from rewardkit.server.app import _model_replicas
 from rewardkit.types import Status
 
 TINY = Path(__file__).resolve().parents[1] / "_support" / "tiny_replica.py"
@@ -305,21 +307,20 @@ async def compute_score(data_source, solution_str, ground_truth, extra_info,
             f"http://{reward_router_address}/v1/chat/completions", json=body, timeout=60
         )
     text = answer.json()["choices"][0]["message"]["content"]
-    return {"score": 1.0 if text.strip() == "[[7]]" else 0.0, "vocab": len(reward_model_tokenizer)}
+    return {"score": 1.0 if "[[7]]" in text else 0.0, "vocab": len(reward_model_tokenizer)}
 """
 
 
-@pytest.mark.slow  # about 80 s on a busy 2-core machine; the tiny-replica twin runs by default
-def test_two_transformers_serve_replicas_judge_heal_and_leave_nothing(judge_lm, tmp_path) -> None:
-    """A judge and an async custom function score through the router of two real
-    `transformers serve` replicas; one is killed mid-batch; every row ends right."""
-    pytest.importorskip("openai", reason="transformers serve needs transformers[serving]")
+def judge_heal_and_stop(model: str, tmp_path: Path, rows: int) -> None:
+    """A judge and an async custom function score through the router of two replicas;
+    one is killed mid-batch; every row ends right, the replica comes back, /ready says
+    so, and closing leaves no process."""
     function = tmp_path / "fn.py"
     function.write_text(ASYNC_FUNCTION)
     rm = {
         "enable": True,
         "kind": "generative",
-        "model_path": judge_lm,
+        "model_path": model,
         "judge": {"max_tokens": 2},
         "rollout": {"name": "transformers", "data_parallel_size": 2, "restart_backoff_s": 0.2,
                     "log_dir": str(tmp_path / "logs")},
@@ -331,8 +332,8 @@ def test_two_transformers_serve_replicas_judge_heal_and_leave_nothing(judge_lm, 
             "custom_reward_function": {"path": str(function)},
         }
     }
-    rows = [{"data_source": "x", "prompt": "what is two plus two", "response": f"{i}"}
-            for i in range(40)]  # fmt: skip
+    batch_rows = [{"data_source": "x", "prompt": "what is two plus two", "response": f"{i}"}
+                  for i in range(rows)]  # fmt: skip
     before = our_children()
     with RewardLoop(config) as loop:
         engine = loop._engine
@@ -342,29 +343,44 @@ def test_two_transformers_serve_replicas_judge_heal_and_leave_nothing(judge_lm, 
         fleet = scorer.fleet
         pids = [p for pid in fleet.pids() for p in family(pid)]
         results: list[Any] = []
-        batch = threading.Thread(target=lambda: results.extend(loop.score(rows)))
+        batch = threading.Thread(target=lambda: results.extend(loop.score(batch_rows)))
         batch.start()
-        while fleet.stats.requests < 10:
-            time.sleep(0.005)
+        while fleet.stats.requests < rows // 4:
+            time.sleep(0.002)
         fleet.kill_replica(0)  # mid-batch
         batch.join(timeout=120)
-        assert [r.status for r in results] == [Status.OK] * len(rows), [r.error for r in results]
+        assert [r.status for r in results] == [Status.OK] * rows, [r.error for r in results]
         assert {r.components["judge"] for r in results} == {0.7}  # [[7]] on 0..10
         assert {r.components["rule"] for r in results} == {1.0}
-        assert {r.extra["vocab"] for r in results} == {len(_tokenizer(judge_lm))}
+        assert {r.extra["vocab"] for r in results} == {len(_tokenizer(model))}
         deadline = time.monotonic() + 60
         while fleet.replicas[0].restarts < 1 or not fleet.health().full:
             assert time.monotonic() < deadline, fleet.health().describe()
-            time.sleep(0.1)
-        from rewardkit.server.app import _model_replicas
-
+            time.sleep(0.05)
         assert _model_replicas(engine) == {"judge": {"live": 2, "desired": 2}}
-        assert loop.score(rows[:4])[0].status is Status.OK
+        assert loop.score(batch_rows[:4])[0].status is Status.OK
         pids += [p for pid in fleet.pids() for p in family(pid)]
         logs = sorted(p.name for p in (tmp_path / "logs").iterdir())
         assert logs == ["replica-0.log", "replica-1.log"]
     assert wait_gone(pids) == []
     assert our_children() <= before
+
+
+def test_judge_and_router_function_through_tiny_replicas_heal_and_stop(
+    judge_lm, tmp_path, monkeypatch
+) -> None:
+    # The whole path but the engine: the command line launches the tiny replica.
+    def tiny(rm: RewardModelConfig, *, port: int, rank: int) -> tuple[list[str], dict[str, str]]:
+        return [sys.executable, str(TINY), str(port), str(rank)], {}
+
+    monkeypatch.setattr(managed, "replica_argv", tiny)
+    judge_heal_and_stop(judge_lm, tmp_path, rows=40)
+
+
+@pytest.mark.slow  # about 80 s on a busy 2-core machine; the tiny-replica twin runs by default
+def test_two_transformers_serve_replicas_judge_heal_and_leave_nothing(judge_lm, tmp_path) -> None:
+    pytest.importorskip("openai", reason="transformers serve needs transformers[serving]")
+    judge_heal_and_stop(judge_lm, tmp_path, rows=24)
 
 
 def _tokenizer(path: str) -> Any:
