@@ -33,7 +33,7 @@ from pydantic import (
 )
 
 from rewardkit._system import usable_cores
-from rewardkit.engines import ENGINES, VERL_INERT, refusals
+from rewardkit.engines import ENGINES, NEUTRAL, VERL_INERT, refusals
 from rewardkit.errors import ConfigError
 
 __all__ = [
@@ -414,6 +414,10 @@ class JudgeConfig(_Section):
         return self
 
 
+_VERL_PLACEMENT: dict[str, Any] = {"enable_resource_pool": False, "n_gpus_per_node": 8, "nnodes": 0}
+"""verl 0.9.1's reward_model placement keys (reward/reward.yaml) and their defaults."""
+
+
 class RewardModelConfig(_Section):
     enable: bool = False
     model_path: str | None = None
@@ -469,6 +473,25 @@ class RewardModelConfig(_Section):
 
     @model_validator(mode="before")
     @classmethod
+    def _verl_placement(cls, data: Any) -> Any:
+        """verl's own keys of this section: its class marker is dropped; its GPU placement
+        (standalone pool of n_gpus_per_node x nnodes) is accepted at verl's defaults only,
+        since rewardkit launches rollout.data_parallel_size replicas on this machine."""
+        if not isinstance(data, Mapping):
+            return data
+        data = {k: v for k, v in data.items() if k != "_target_"}
+        for key, default in _VERL_PLACEMENT.items():
+            value = data.pop(key, default)
+            if value != default:
+                raise ValueError(
+                    f"{key}={value!r}: verl's placement of its reward-model servers; rewardkit "
+                    "launches rollout.data_parallel_size replicas on this machine (each over "
+                    f"rollout.tensor_model_parallel_size GPUs): leave it at {default!r}"
+                )
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _lengths_from_rollout(cls, data: Any) -> Any:
         """verl keeps prompt/response lengths under rollout: move them up (a clash is an error)."""
         if not isinstance(data, Mapping) or not isinstance(data.get("rollout"), Mapping):
@@ -496,6 +519,14 @@ class RewardModelConfig(_Section):
         """``rollout.name`` launches the servers: the backend is implied and no url is given."""
         name = self.rollout.name
         if name is None:
+            engine_keys = [k for k, v in NEUTRAL.items() if getattr(self.rollout, k) != v]
+            if self.enable and engine_keys:
+                raise ValueError(
+                    f"rollout.{engine_keys[0]} is a setting of the engine rewardkit launches, "
+                    "and rollout.name is not set, so none is launched: set rollout.name "
+                    f"({', '.join(ENGINES)}), or pass the flag to the server you started "
+                    "at reward_model.url, and leave this key out"
+                )
             return self
         allowed = {"hf", name} | ({"openai"} if self.kind == "generative" else set())
         if self.backend not in allowed:
