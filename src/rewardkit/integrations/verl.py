@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 import torch
 
 from rewardkit.config import VERL_ROUTER_URL, ConfigSource, check_runnable, load_config
+from rewardkit.engines import client_backend
 from rewardkit.errors import ConfigError
 from rewardkit.integrations._backend import (
     ENV_CONFIG,
@@ -376,7 +377,7 @@ def _backend(config: ConfigSource, url: str | None, router: str | None) -> Backe
         config = os.environ.get(ENV_CONFIG) or None
     loaded = load_config(config) if url is None else None
     rm = loaded.reward.reward_model if loaded is not None else None
-    if rm is None or not rm.enable or rm.url != ROUTER_URL:
+    if rm is None or not rm.enable or (rm.url != ROUTER_URL and not rm.managed):
         raise ConfigError(
             f"verl passed reward_router_address={router!r} (it started reward-model servers): "
             f"to judge with them, set reward.reward_model.url: {ROUTER_URL} in rewardkit's "
@@ -386,6 +387,10 @@ def _backend(config: ConfigSource, url: str | None, router: str | None) -> Backe
     assert loaded is not None  # rm above came from it
     tree = loaded.model_dump()
     tree["reward"]["reward_model"]["url"] = f"http://{router}"
+    if rm.managed:  # verl launched the servers (its reward_model.rollout): launch none here
+        assert rm.rollout.name is not None
+        tree["reward"]["reward_model"]["backend"] = client_backend(rm.rollout.name, rm.kind)
+        tree["reward"]["reward_model"]["rollout"] = {}
     return get_backend(tree)
 
 
