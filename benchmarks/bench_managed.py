@@ -84,7 +84,10 @@ def run(args: argparse.Namespace, model: str, replicas: int) -> dict[str, Any]:
 
     threads = max(1, len(os.sched_getaffinity(0)) // replicas)
     os.environ["OMP_NUM_THREADS"] = str(threads)  # the replicas inherit it
-    rollout = {"name": args.engine, "data_parallel_size": replicas, "start_timeout_s": 900}
+    rollout: dict[str, Any] = {"name": args.engine, "data_parallel_size": replicas,
+                               "start_timeout_s": 900}  # fmt: skip
+    if args.continuous_batching:
+        rollout["engine_kwargs"] = {"transformers": {"continuous_batching": True}}
     rm = {"enable": True, "kind": "generative", "model_path": model, "device": args.device,
           "judge": {"max_tokens": args.max_tokens}, "http": {"max_concurrent": 256},
           "rollout": rollout}  # fmt: skip
@@ -143,6 +146,12 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=64)
     parser.add_argument("--max-tokens", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--continuous-batching",
+        action="store_true",
+        help="transformers serve --continuous-batching (paged attention; by default it "
+        "generates concurrent requests side by side, which contend on a CPU)",
+    )
     parser.add_argument("--quick", action="store_true", help="8 rows, 1 repeat, no file written")
     args = parser.parse_args()
     if args.quick:
@@ -156,7 +165,8 @@ def main() -> None:
         return
     section = (
         f"{SECTION}\n\n"
-        f"`benchmarks/bench_managed.py --engine {args.engine} --device {args.device}` "
+        f"`benchmarks/bench_managed.py --engine {args.engine} --device {args.device}"
+        f"{' --continuous-batching' if args.continuous_batching else ''}` "
         f"({dt.date.today()}; {machine(args.device)}): {args.rows} judge rows per batch, "
         f"{args.max_tokens} new tokens each, through the router of 1 and 2 launched "
         "replicas (`reward_model.rollout.data_parallel_size`); each replica gets "
