@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -387,3 +389,37 @@ def _tokenizer(path: str) -> Any:
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(path, local_files_only=True)
+
+
+CRASHING_OWNER = """
+import json, sys, time
+from rewardkit.config import load_config
+from rewardkit.models.managed import Fleet
+rm = load_config({"reward": {"reward_model": {"enable": True, "kind": "generative",
+    "model_path": "/m", "rollout": {"name": "vllm", "data_parallel_size": 2}}}}).reward.reward_model
+fleet = Fleet(rm, command=lambda rank, port: ([sys.executable, sys.argv[1], str(port), str(rank)], {}))
+fleet.start()
+print(json.dumps(fleet.pids()), flush=True)
+time.sleep(3600)
+"""
+
+
+def test_a_killed_owner_leaves_no_replica_nor_what_a_replica_started() -> None:
+    import subprocess
+
+    owner = subprocess.Popen(
+        [sys.executable, "-c", CRASHING_OWNER, str(TINY)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert owner.stdout is not None
+    leaders = json.loads(owner.stdout.readline())
+    deadline = time.monotonic() + 10
+    while any(len(family(p)) < 3 for p in leaders):  # supervisor, replica, its child
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    pids = [p for leader in leaders for p in family(leader)]
+    owner.send_signal(signal.SIGKILL)  # no cleanup code runs: only the kernel's signal
+    owner.wait()
+    assert wait_gone(pids) == []

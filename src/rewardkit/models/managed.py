@@ -21,8 +21,9 @@ answers the router says so (503, naming the fleet), so each row fails with statu
 
 A replica that dies is restarted after ``rollout.restart_backoff_s`` (doubling for
 each death in a row, capped by ``restart_backoff_max_s``). Each replica runs in its own
-process group and dies with the fleet's thread (``PR_SET_PDEATHSIG``, armed by a tiny
-exec wrapper before the engine starts), so a crash of this process leaves no orphan; on
+process group under a tiny supervisor that kills that group when the fleet's thread ends
+(``PR_SET_PDEATHSIG``), so a crash of this process leaves no orphan, not even what the
+engine started; on
 close the fleet stops routing new requests, lets those in flight finish (up to
 ``rollout.drain_timeout_s``), then sends SIGTERM to each group and SIGKILL to what is
 left.
@@ -67,17 +68,36 @@ _LOG_TAIL_LINES = 20
 _POLL_S = 0.2
 _STOP_GRACE_S = 10.0
 
-# Run as `python -c _DIE_WITH_PARENT PARENT_PID ARGV...`: arm PR_SET_PDEATHSIG (the kernel
-# SIGKILLs this process when the thread that started it ends), check the parent did not
-# die before it was armed, then become the engine (exec keeps the pid and the signal).
-_DIE_WITH_PARENT = (
-    "import ctypes, os, signal, sys\n"
-    "if sys.platform.startswith('linux'):\n"
-    "    ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)\n"
-    "if os.getppid() != int(sys.argv[1]):\n"
-    "    os._exit(1)\n"
-    "os.execvp(sys.argv[2], sys.argv[2:])\n"
-)
+# Run as `python -c _SUPERVISE PARENT_PID ARGV...`, as the leader of the replica's own
+# process group: it arms PR_SET_PDEATHSIG (SIGHUP when the thread that started it ends),
+# starts the engine as its child, and waits. Its parent gone, it SIGKILLs the whole group
+# (the engine and whatever the engine started), so a crash of rewardkit leaves no orphan.
+# A SIGTERM to the group (a normal stop) reaches the engine, which shuts down as it does;
+# the wrapper ignores it and exits with the engine's exit status.
+_SUPERVISE = """
+import ctypes, os, signal, sys
+def down(*_):
+    os.killpg(0, signal.SIGKILL)
+signal.signal(signal.SIGHUP, down)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if sys.platform.startswith("linux"):
+    ctypes.CDLL(None).prctl(1, signal.SIGHUP, 0, 0, 0)
+if os.getppid() != int(sys.argv[1]):
+    down()
+pid = os.fork()
+if pid == 0:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.execvp(sys.argv[2], sys.argv[2:])
+while True:
+    try:
+        _, status = os.waitpid(pid, 0)
+        break
+    except InterruptedError:
+        continue
+code = os.waitstatus_to_exitcode(status)
+os._exit(code if code >= 0 else 128 - code)
+"""
 
 
 def replica_argv(
@@ -322,7 +342,7 @@ class Fleet:
         argv, extra_env = self._command(replica.rank, replica.port)
         argv[0] = _executable(argv[0])
         env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1"), **extra_env}
-        wrapper = [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid())]
+        wrapper = [sys.executable, "-c", _SUPERVISE, str(os.getpid())]
         with open(replica.log_path, "ab") as log:
             log.write(f"--- rewardkit: starting {' '.join(argv)}\n".encode())
             log.flush()
