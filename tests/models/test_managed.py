@@ -423,3 +423,33 @@ def test_a_killed_owner_leaves_no_replica_nor_what_a_replica_started() -> None:
     owner.send_signal(signal.SIGKILL)  # no cleanup code runs: only the kernel's signal
     owner.wait()
     assert wait_gone(pids) == []
+
+
+SYNC_FUNCTION = """
+import httpx
+
+def compute_score(data_source, solution_str, ground_truth, extra_info, reward_router_address):
+    body = {"messages": [{"role": "user", "content": solution_str}]}
+    answer = httpx.post(f"http://{reward_router_address}/v1/chat/completions", json=body,
+                        timeout=60, trust_env=False)
+    return 1.0 if "[[7]]" in answer.json()["choices"][0]["message"]["content"] else 0.0
+"""
+
+
+@pytest.mark.slow  # about 10 s (a second loop and fleet); the async path runs by default
+def test_a_sync_function_in_a_worker_gets_the_router_and_no_tokenizer_it_does_not_take(
+    judge_lm, tmp_path, monkeypatch
+) -> None:
+    def tiny(rm: RewardModelConfig, *, port: int, rank: int) -> tuple[list[str], dict[str, str]]:
+        return [sys.executable, str(TINY), str(port), str(rank)], {}
+
+    monkeypatch.setattr(managed, "replica_argv", tiny)
+    function = tmp_path / "fn.py"
+    function.write_text(SYNC_FUNCTION)
+    rm = {"enable": True, "kind": "generative", "model_path": judge_lm, "weight": 0.0,
+          "rollout": {"name": "transformers"}}  # fmt: skip
+    config = {"reward": {"num_workers": 1, "reward_model": rm,
+                         "custom_reward_function": {"path": str(function)}}}  # fmt: skip
+    with RewardLoop(config) as loop:
+        results = loop.score([{"data_source": "x", "prompt": "q", "response": "r"}] * 3)
+    assert [(r.status, r.components["rule"]) for r in results] == [(Status.OK, 1.0)] * 3
