@@ -545,12 +545,6 @@ class RewardModelConfig(_Section):
                 f"replicas={self.replicas} copies an in-process model; the replicas of a "
                 "launched engine are rollout.data_parallel_size"
             )
-        if name == "transformers" and self.kind == "discriminative":
-            raise ValueError(
-                "rollout.name='transformers': `transformers serve` serves chat completions, "
-                "not a classifier, so it runs generative judges only (kind: generative); for "
-                "a discriminative model use rollout.name vllm or sglang, or backend hf"
-            )
         if name == "transformers" and self.judge.n > 1:
             raise ValueError(
                 f"judge.n={self.judge.n}: `transformers serve` ignores a request's n and "

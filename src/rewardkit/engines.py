@@ -26,8 +26,9 @@ Sources of the flags (read for this table):
 * transformers: ``transformers serve --help`` (transformers 5.x, ``transformers[serving]``):
   ``--device``, ``--dtype``, ``--default-seed``, ``--host``, ``--port``; it serves
   ``/v1/chat/completions`` and ``/health`` and has no flag for sharding, memory
-  fraction, sequence or token budgets or context length. It serves no classifier, so
-  it runs generative judges only (the config refuses ``kind: discriminative`` with it).
+  fraction, sequence or token budgets or context length. It serves no classifier: a
+  discriminative model is served by ``rewardkit serve`` replicas (the model in-process),
+  whose ``POST /classify`` answers as vLLM's does.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "VERL_INERT",
     "client_backend",
     "command_line",
+    "health_path",
     "refusals",
 ]
 
@@ -129,7 +131,8 @@ def client_backend(engine: str, kind: str) -> str:
     """How rewardkit calls a replica: the ``reward_model.backend`` the managed fleet implies.
 
     generative: the OpenAI chat API every engine serves; discriminative: vLLM's
-    ``/classify`` or SGLang's ``/v1/embeddings``, read as verl reads them.
+    ``/classify`` or SGLang's ``/v1/embeddings``, read as verl reads them (for
+    transformers: ``/classify`` of the ``rewardkit serve`` replicas, read as vLLM's).
     """
     if kind == "generative":
         return "openai"
@@ -157,6 +160,8 @@ def command_line(
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; one of {', '.join(ENGINES)}")
+    if engine == "transformers" and kind == "discriminative":
+        return _rewardkit_serve(model, host, port, device, values), {}
     argv = _base(engine, model, host, port, served_name or model, kind, device)
     env: dict[str, str] = {}
     merged = {**NEUTRAL, **{k: v for k, v in values.items() if k in FLAGS}}
@@ -192,6 +197,30 @@ def _base(
                 "--served-model-name", name, *embedding]  # fmt: skip
     on = ["--device", device] if device else []
     return ["transformers", "serve", model, *where, *on]
+
+
+def _rewardkit_serve(
+    model: str, host: str, port: int, device: str | None, values: Mapping[str, Any]
+) -> list[str]:
+    """``rewardkit serve`` with the model in-process: its ``/classify`` reads as vLLM's."""
+    keys = {
+        "enable": "true",
+        "kind": "discriminative",
+        "backend": "hf",
+        "model_path": model,
+        "prompt_length": values.get("prompt_length"),
+        "response_length": values.get("response_length"),
+        "device": device,
+    }
+    overrides = [f"reward.reward_model.{k}={v}" for k, v in keys.items() if v is not None]
+    base = [sys.executable, "-m", "rewardkit.cli", "serve", "--host", host, "--port", str(port)]
+    return [*base, "reward.num_workers=1", *overrides]
+
+
+def health_path(engine: str, kind: str, default: str) -> str:
+    """The route that says a replica can serve: ``rewardkit serve``'s ``/ready`` (its
+    ``/health`` answers before the model is loaded), else ``default``."""
+    return "/ready" if engine == "transformers" and kind == "discriminative" else default
 
 
 def _pass_through(kwargs: Mapping[str, Any]) -> list[str]:

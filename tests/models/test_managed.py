@@ -82,6 +82,16 @@ def test_vllm_and_sglang_command_lines_start_as_documented() -> None:
     assert pooled[pooled.index("--runner") + 1] == "pooling"  # /classify
 
 
+def test_a_discriminative_model_on_transformers_is_served_by_rewardkit_serve() -> None:
+    argv, _ = command_line(
+        "transformers", {"prompt_length": 64}, model="/m", port=8003, rank=0, kind="discriminative"
+    )
+    assert argv[1:4] == ["-m", "rewardkit.cli", "serve"]
+    assert argv[argv.index("--port") + 1] == "8003"
+    assert "reward.reward_model.model_path=/m" in argv
+    assert "reward.reward_model.prompt_length=64" in argv
+
+
 def test_full_determinism_asks_each_engine_for_batch_invariance() -> None:
     on = {"full_determinism": True}
     _, env = command_line("vllm", on, model="/m", port=1, rank=0, kind="generative")
@@ -138,7 +148,6 @@ def test_a_key_transformers_cannot_honour_is_refused_naming_key_and_engine(key, 
 @pytest.mark.parametrize(
     ("rm", "message"),
     [
-        ({"kind": "discriminative", "rollout": {"name": "transformers"}}, "generative judges only"),
         ({"url": "http://127.0.0.1:1", "rollout": {"name": "vllm"}}, "give one of them"),
         ({"backend": "tei", "rollout": {"name": "vllm"}}, "leave reward_model.backend out"),
         ({"replicas": 2, "rollout": {"name": "vllm"}}, "rollout.data_parallel_size"),
@@ -453,3 +462,20 @@ def test_a_sync_function_in_a_worker_gets_the_router_and_no_tokenizer_it_does_no
     with RewardLoop(config) as loop:
         results = loop.score([{"data_source": "x", "prompt": "q", "response": "r"}] * 3)
     assert [(r.status, r.components["rule"]) for r in results] == [(Status.OK, 1.0)] * 3
+
+
+@pytest.mark.slow  # two `rewardkit serve` replicas load torch and the model: about 30 s
+def test_a_discriminative_model_served_by_rewardkit_replicas_scores_as_in_process(
+    llama_chat_rm, tmp_path
+) -> None:
+    rows = [{"data_source": "x", "prompt": "what is two plus two", "response": f"i think {i}"}
+            for i in range(6)]  # fmt: skip
+    local = {"enable": True, "model_path": llama_chat_rm, "device": "cpu"}
+    launched = {**local, "rollout": {"name": "transformers", "data_parallel_size": 2,
+                                     "log_dir": str(tmp_path / "logs")}}  # fmt: skip
+    with RewardLoop({"reward": {"num_workers": 1, "reward_model": local}}) as loop:
+        expected = [r.components["rm"] for r in loop.score(rows)]
+    with RewardLoop({"reward": {"num_workers": 1, "reward_model": launched}}) as loop:
+        got = loop.score(rows)
+    assert [r.status for r in got] == [Status.OK] * len(rows), [r.error for r in got]
+    assert [r.components["rm"] for r in got] == pytest.approx(expected, abs=1e-5)

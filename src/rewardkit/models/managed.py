@@ -56,7 +56,7 @@ from typing import Any
 import httpx
 
 from rewardkit.config import RewardModelConfig, RolloutConfig
-from rewardkit.engines import client_backend, command_line
+from rewardkit.engines import client_backend, command_line, health_path
 from rewardkit.errors import RemoteError, ScorerError
 from rewardkit.execution.health import PoolHealth
 from rewardkit.models.base import ModelScore, ModelScorer
@@ -197,6 +197,7 @@ class Fleet:
         if rm.rollout.name is None or rm.model_path is None:
             raise ValueError("a fleet needs reward_model.rollout.name and model_path")
         self.rm = rm
+        self.health_path = health_path(rm.rollout.name, rm.kind, rm.health_check.path)
         self._command = command or (lambda rank, port: replica_argv(rm, port=port, rank=rank))
         self.rollout: RolloutConfig = rm.rollout
         self.name = name or f"{rm.rollout.name} fleet of {Path(rm.model_path).name}"
@@ -362,7 +363,7 @@ class Fleet:
         assert self._client is not None
         try:
             answer = await self._client.get(
-                f"{replica.url}{self.rm.health_check.path}", timeout=self.rm.health_check.timeout_s
+                f"{replica.url}{self.health_path}", timeout=self.rm.health_check.timeout_s
             )
         except httpx.HTTPError:
             return False
@@ -593,6 +594,10 @@ class ManagedModel:
         return "judge" if self.cfg.kind == "generative" else "rm"
 
     @property
+    def _sends_conversations(self) -> bool:
+        return self.cfg.rollout.name == "transformers" and self.cfg.kind == "discriminative"
+
+    @property
     def weight(self) -> float:
         return self.cfg.weight
 
@@ -613,6 +618,9 @@ class ManagedModel:
                     "backend": self._backend,
                     "url": f"http://{self.fleet.address}",
                     "rollout": RolloutConfig(),
+                    # rewardkit serve replicas render and truncate rows themselves: send
+                    # each conversation (vLLM's messages form), not token ids.
+                    **({"model_path": None} if self._sends_conversations else {}),
                 }
             )
             self._inner = self._build(via_router)
