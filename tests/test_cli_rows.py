@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from _support.cli import slow_function
+from _support.cli import read_jsonl, score_file, slow_function, write_jsonl
 from rewardkit.io import read_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -262,7 +262,7 @@ def test_missing_or_null_fields_say_which_and_how_to_map_them(tmp_path: Path) ->
     assert errors[3].startswith("field 'data_source' is null: ")
     assert "needs a ground_truth (missing or null)" in errors[4]
     assert "--field ground_truth=COLUMN" in errors[4]
-    assert errors[5] == "field 'response' must be a string (got int)"
+    assert errors[5] == "field 'response' must be a string or a list of chat messages (got int)"
 
 
 def test_without_output_the_summary_says_the_rows_were_not_kept(tmp_path: Path) -> None:
@@ -285,3 +285,21 @@ def test_the_input_by_another_name_is_still_the_input(tmp_path: Path, flag: str)
     before = source.read_bytes()
     line = _one_line_error(_cli("score", str(source), flag, str(tmp_path / "hard.jsonl")))
     assert "is the input file" in line and source.read_bytes() == before
+
+
+def test_group_normalization_refuses_resume(tmp_path: Path) -> None:
+    """normalize_then_sum scores a row against its whole group (RewardLoop.iter_score
+    takes the whole input): a --resume would aggregate the new rows without the kept ones."""
+    from rewardkit.scoring_run import input_digest
+
+    rows = [
+        {"data_source": "openai/gsm8k", "prompt": "a", "response": r, "ground_truth": "72"}
+        for r in ("#### 72", "#### 7")
+    ]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    kept = {**rows[0], "score": 0.7, "status": "ok", "input_digest": input_digest(rows[0])}
+    out = write_jsonl(tmp_path / "out.jsonl", [kept])
+    proc = score_file(source, out, "reward.aggregation=normalize_then_sum", "--resume")
+    assert proc.returncode != 0
+    assert "--resume: reward.aggregation=normalize_then_sum" in proc.stderr
+    assert read_jsonl(out) == [kept]  # the output is left as it was

@@ -136,3 +136,32 @@ def test_custom_function_from_a_module_name(tmp_path, monkeypatch: pytest.Monkey
     assert (short.score, long.score) == (0.5, 1.0)
     with pytest.raises(ConfigError, match="cannot import module"):
         RewardLoop({"reward": {"custom_reward_function": {"path": "no_such_module_xyz"}}}).start()
+
+
+TRAJECTORY_FN = """
+def compute_score(data_source, solution_str, ground_truth, extra_info):
+    calls = [c["function"]["name"] for m in solution_str for c in (m.get("tool_calls") or [])]
+    return {"score": float(calls == ground_truth), "messages": len(solution_str)}
+"""
+
+
+def test_a_custom_function_gets_a_trajectory_as_given_and_caches_on_all_of_it(write_module):
+    """Two trajectories that end alike but called different tools are two calls, cached or not."""
+    path = write_module("trajectory_reward", TRAJECTORY_FN)
+
+    def trajectory(tool: str) -> list[dict]:
+        call = {"type": "function", "function": {"name": tool, "arguments": "{}"}}
+        return [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "content": "ok"},
+            {"role": "assistant", "content": "done"},
+        ]
+
+    rows = [
+        {"data_source": "agent", "response": trajectory(tool), "ground_truth": ["search"]}
+        for tool in ("search", "delete", "search", "delete")
+    ]
+    with RewardLoop(_config(path, cache=True)) as loop:
+        results = loop.score(rows)
+    assert [r.score for r in results] == [1.0, 0.0, 1.0, 0.0]
+    assert results[0].extra["messages"] == 3

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from _support.cli import run_cli, strict_json
-from rewardkit import InputError, Result, Status
+from rewardkit import InputError, Result, RewardLoop, Status
 from rewardkit.errors import OutputError
 from rewardkit.io import BadRow, RowWriter, count_rows, map_fields, parse_field_map, read_rows
 
@@ -187,3 +187,63 @@ def test_a_json_input_with_a_huge_integer_is_a_one_line_input_error(tmp_path: Pa
     assert proc.returncode == 2
     assert "not valid JSON" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+TOOL_TRAJECTORY = [
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": '{"x": 5}'}}],
+    },
+    {"role": "tool", "tool_call_id": "c0", "name": "f", "content": "25"},
+    {"role": "assistant", "content": [{"type": "text", "text": "#### 25"}]},
+]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl", ".json"])
+def test_trajectory_responses_round_trip_through_every_writer(tmp_path: Path, suffix: str) -> None:
+    """Result rows holding trajectories (beside text rows) read back as the lists written:
+    in Parquet the response column is JSON text, named in the file's metadata."""
+    rows = [
+        {"data_source": "gsm8k", "response": TOOL_TRAJECTORY, "ground_truth": "25"},
+        {"data_source": "gsm8k", "response": "#### 5", "ground_truth": "5"},
+        {"data_source": "gsm8k", "response": "[1, 2]", "ground_truth": "5"},  # text, not JSON
+    ]
+    out = tmp_path / f"out{suffix}"
+    with RowWriter(out) as writer:
+        for index, row in enumerate(rows):
+            writer.write(Result(index, Status.OK, score=1.0, row=row).to_row())
+    back = list(read_rows(out))
+    assert [r["response"] for r in back] == [TOOL_TRAJECTORY, "#### 5", "[1, 2]"]
+
+
+def test_a_parquet_list_of_struct_response_column_reads_as_trajectories(tmp_path: Path) -> None:
+    """Trajectories as pandas or Hugging Face datasets store them (a list of structs: fields
+    a message lacks read as null) score as trajectories."""
+    rows = [
+        {
+            "data_source": "tool_call",
+            "response": [
+                {
+                    "role": "assistant",
+                    "content": "Let me look.",
+                    "tool_calls": [
+                        {"type": "function", "function": {"name": "f", "arguments": '{"x": 5}'}}
+                    ],
+                },
+                {"role": "tool", "content": "25", "tool_calls": None},
+            ],
+            "ground_truth": json.dumps([{"name": "f", "arguments": {"x": 5}}]),
+        },
+        {
+            "data_source": "tool_call",
+            "response": [{"role": "assistant", "content": "No call.", "tool_calls": None}],
+            "ground_truth": json.dumps([{"name": "f", "arguments": {"x": 5}}]),
+        },
+    ]
+    table = pa.Table.from_pylist(rows)
+    assert pa.types.is_list(table.schema.field("response").type)
+    pq.write_table(table, tmp_path / "in.parquet")
+    with RewardLoop({"reward": {"num_workers": 1}}) as loop:
+        scored = loop.score(list(read_rows(tmp_path / "in.parquet")))
+    assert [(r.status.value, r.score) for r in scored] == [("ok", 1.0), ("ok", 0.0)]

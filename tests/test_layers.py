@@ -42,6 +42,8 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     ("summary", 3, ("rewardkit.summary",)),
     ("kl", 3, ("rewardkit.kl",)),
     ("balancer", 4, ("rewardkit.balancer",)),
+    # Batch-level aggregation of the components (group normalisation, TRL's scaling).
+    ("aggregate", 4, ("rewardkit.aggregate",)),
     # The interfaces and leaf infrastructure the components share.
     ("verifier interface", 5, ("rewardkit.verifiers.base",)),
     # The code sandbox: verifiers run code in it; it knows nothing of who calls it.

@@ -115,3 +115,33 @@ def test_a_consumer_that_stops_iter_score_midway_leaves_no_busy_worker() -> None
             assert [fields(r) for r in taken] == [fields(r) for r in full[:stop_after]]
         again = loop.score(rows)
     assert [fields(r) for r in again] == [fields(r) for r in full]
+
+
+def test_group_aggregation_runs_on_whole_inputs_and_is_refused_per_row() -> None:
+    """normalize_then_sum needs a row's whole group: score/iter_score aggregate the whole
+    input (groups interleaved, a failed row left out), ascore and stream refuse by name."""
+    from rewardkit.errors import ConfigError
+
+    rows = [
+        {"data_source": "openai/gsm8k", "response": resp, "ground_truth": "72", "prompt": p}
+        for p, resp in [("a", "#### 72"), ("b", "#### 72"), ("a", "#### 7"), ("b", "#### 72")]
+    ]
+    rows.append({"data_source": "openai/gsm8k", "response": "#### 72", "prompt": "a"})
+    config = {"reward": {"num_workers": 1, "aggregation": "normalize_then_sum"}}
+    with RewardLoop(config) as loop:
+        results = loop.score(rows)
+        streamed = list(loop.iter_score(rows, window=2))  # smaller than a group's span
+        with pytest.raises(ConfigError, match=r"reward\.aggregation=normalize_then_sum.*ascore"):
+            asyncio.run(loop.ascore(rows[0]))
+
+        async def first() -> None:
+            async for _ in loop.stream(rows):
+                break
+
+        with pytest.raises(ConfigError, match=r"RewardLoop\.stream"):
+            asyncio.run(first())
+    z = 0.5 / (2**-0.5 + 1e-4)  # group a: rule [1, 0], sample std sqrt(1/2)
+    assert [r.score for r in results] == pytest.approx([z, 0.0, -z, 0.0, None])
+    assert results[4].status is Status.INVALID  # no ground truth: kept out, status kept
+    assert [r.score for r in streamed] == [r.score for r in results]
+    assert [r.extra["raw_score"] for r in results[:4]] == [1.0, 1.0, 0.0, 1.0]

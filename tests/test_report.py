@@ -294,3 +294,19 @@ def test_report_reads_a_scored_file_with_foreign_field_types(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "report on 3 rows" in proc.stdout + proc.stderr
     assert out.stat().st_size > 0
+
+
+def test_a_trajectory_row_shows_its_messages_not_an_empty_response(tmp_path: Path) -> None:
+    call = {"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+    row = {
+        "data_source": "tool_call",
+        "prompt": "p",
+        "response": [{"role": "assistant", "content": None, "tool_calls": [call]}],
+        "status": "error",
+        "score": None,
+        "error": "rule: timed out",
+    }
+    page = tmp_path / "r.html"
+    assert write_report([row], page) == 1
+    text = page.read_text()
+    assert "get_weather" in text  # the calls are shown (a non-string response was shown as "")

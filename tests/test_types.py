@@ -110,6 +110,108 @@ def test_hand_built_samples_with_wrong_types_are_invalid_rows_not_a_failed_batch
     assert [r.score for r in results] == [1.0, None, None, None, None, None, 1.0]
     assert all(r.status is Status.INVALID for r in results[1:-1])
     assert results[1].error == "field 'extra_info' must be an object"
-    assert results[2].error == "field 'response' must be a string (got bytes)"
-    assert results[3].error == "field 'response' must be a string (got int)"
+    assert (
+        results[2].error
+        == "field 'response' must be a string or a list of chat messages (got bytes)"
+    )
+    assert (
+        results[3].error == "field 'response' must be a string or a list of chat messages (got int)"
+    )
     assert Sample.from_row(good) is good  # a well-typed Sample is taken as it is
+
+
+TRAJECTORY = [
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{}"}}],
+    },
+    {"role": "tool", "tool_call_id": "1", "name": "f", "content": "42"},
+    {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "#### "}, {"type": "text", "text": "42"}],
+    },
+]
+
+
+def test_a_trajectory_is_a_response_and_text_verifiers_read_its_final_assistant_text() -> None:
+    sample = Sample.from_row({"data_source": "gsm8k", "response": TRAJECTORY})
+    assert sample.response == TRAJECTORY
+    assert sample.response_text == "#### 42"
+    assert sample.response_chars > len("#### 42")  # the tool calls and results count too
+    one = Sample.from_row(
+        {"data_source": "gsm8k", "response": {"role": "assistant", "content": "x"}}
+    )
+    assert one.response == [{"role": "assistant", "content": "x"}]
+    calls_only = Sample.from_row({"data_source": "gsm8k", "response": TRAJECTORY[:2]})
+    assert calls_only.response_text == ""  # no assistant text: an empty response
+    assert Sample.from_row({"data_source": "gsm8k", "response": []}).response_text == ""
+
+
+@pytest.mark.parametrize(
+    ("response", "reason"),
+    [
+        ([1], "field 'response' message 0 must be a chat message object (got int)"),
+        (
+            [{"content": "x"}],
+            "field 'response' message 0: 'role' must be a non-empty string (got missing)",
+        ),
+        (
+            [{"role": "assistant"}, {"role": 3}],
+            "field 'response' message 1: 'role' must be a non-empty string (got int)",
+        ),
+        (
+            [{"role": "assistant", "content": 5}],
+            "field 'response' message 0: 'content' must be a string, a list of content parts or null (got int)",
+        ),
+        (
+            [{"role": "assistant", "content": ["x"]}],
+            "field 'response' message 0: content part 0 must be an object (got str)",
+        ),
+        (
+            [{"role": "assistant", "content": [{"type": "text", "text": 1}]}],
+            "field 'response' message 0: content part 0 is a text part without a string 'text'",
+        ),
+        (
+            [{"role": "assistant", "tool_calls": "f()"}],
+            "field 'response' message 0: 'tool_calls' must be a list (got str)",
+        ),
+        (
+            [{"role": "assistant", "tool_calls": [None]}],
+            "field 'response' message 0: tool call 0 must be an object (got NoneType)",
+        ),
+    ],
+)
+def test_a_malformed_trajectory_names_the_message_and_its_field(
+    response: object, reason: str
+) -> None:
+    with pytest.raises(InvalidSampleError) as caught:
+        Sample.from_row({"data_source": "gsm8k", "response": response})
+    assert str(caught.value) == reason
+
+
+def test_a_bad_trajectory_costs_its_row_only_and_text_verifiers_score_the_final_text() -> None:
+    rows = [
+        {"data_source": "openai/gsm8k", "response": TRAJECTORY, "ground_truth": "42"},
+        {"data_source": "openai/gsm8k", "response": [{"role": 1}], "ground_truth": "42"},
+        {"data_source": "openai/gsm8k", "response": TRAJECTORY[:2], "ground_truth": "42"},
+        Sample(data_source="openai/gsm8k", response=TRAJECTORY[2], ground_truth="42"),  # type: ignore[arg-type]
+    ]
+    with RewardLoop({"reward": {"num_workers": 1}}) as loop:
+        results = loop.score(rows)
+    assert [(r.status.value, r.score) for r in results] == [
+        ("ok", 1.0),
+        ("invalid", None),
+        ("ok", 0.0),
+        ("ok", 1.0),
+    ]
+    assert results[0].row["response"] == TRAJECTORY  # echoed as given
+
+
+def test_size_limits_count_the_whole_trajectory() -> None:
+    big = [{"role": "tool", "content": "x" * 5000}, {"role": "assistant", "content": "#### 4"}]
+    config = {"reward": {"num_workers": 1, "max_response_chars": 1000}}
+    with RewardLoop(config) as loop:
+        [result] = loop.score([{"data_source": "gsm8k", "response": big, "ground_truth": "4"}])
+    assert result.status is Status.INVALID
+    assert "response (a trajectory) has" in (result.error or "")

@@ -39,6 +39,7 @@ from rewardkit.errors import ConfigError
 __all__ = [
     "AlgorithmConfig",
     "ConfigSource",
+    "GroupJudgeConfig",
     "HealthCheckConfig",
     "HttpOptions",
     "JudgeConfig",
@@ -47,6 +48,7 @@ __all__ = [
     "RewardModelConfig",
     "RewardSection",
     "ServerConfig",
+    "api_judges",
     "check_runnable",
     "load_config",
 ]
@@ -89,6 +91,9 @@ def _check_local_dir(value: str | None, enabled: bool) -> str | None:
         )
     return value
 
+
+MODEL_NAME_PATTERN = r"[A-Za-z][A-Za-z0-9_-]{0,63}"
+"""What a key of ``reward.reward_models`` may be: it becomes the component ``rm/<name>``."""
 
 THINK_TAG_PATTERN = r"[A-Za-z][A-Za-z0-9_:-]{0,31}"
 """What ``format_reward.think_tag`` may be: checked here at load, and by the format
@@ -135,26 +140,25 @@ _MANAGERS_REFUSED = {
         "reward.num_workers (processes here) or reward.backend=ray (actors on a cluster), "
         "and leave reward_manager.name at naive"
     ),
-    "rate_limited": (
-        "it throttles calls to an API-backed scorer, which rewardkit does per endpoint: set "
-        "reward.reward_model.http.max_concurrent, requests_per_minute or tokens_per_minute, "
-        "and leave reward_manager.name at naive"
-    ),
     "gdpo": (
-        "GDPO normalizes each reward component separately within its group, which is the "
-        "trainer's advantage step: rewardkit reports every component's score "
-        "(component/<name> in verl's reward_extra_info, weighted by reward.rule_weight, "
-        "format_reward.weight, reward_model.weight); leave reward_manager.name at naive"
+        "GDPO normalizes each reward component separately within its group, which is "
+        "verl's advantage step (algorithm.adv_estimator=gdpo): rewardkit reports every "
+        "component's score per row (component/<name> in verl's reward_extra_info: name "
+        "them in algorithm.gdpo_reward_keys, their weights in gdpo_reward_weights), or "
+        "does it itself with reward.aggregation: normalize_then_sum on whole batches; "
+        "leave reward_manager.name at naive"
     ),
 }
 """verl reward managers rewardkit refuses, each with the rewardkit setting that does its job."""
 
 
 class RewardManagerConfig(_Section):
-    name: Literal["naive", "batch", "prime", "dapo"] = "naive"
-    """verl's manager names; rewardkit scores per sample with every one of them. verl's
-    ``gdpo``, ``rate_limited`` and ``remote`` are refused, naming the rewardkit setting
-    that does their job (:data:`_MANAGERS_REFUSED`)."""
+    name: Literal["naive", "batch", "prime", "dapo", "rate_limited"] = "naive"
+    """verl's manager names; rewardkit scores per sample with every one of them.
+    ``rate_limited`` puts verl's limits (``reward.max_concurrent``, ``max_rpm``, ``max_tpm``,
+    ``estimated_tokens_per_request``, ``timeout``) on the one API judge
+    (:func:`_rate_limited_keys`). verl's ``gdpo`` and ``remote`` are refused, naming the
+    rewardkit setting that does their job (:data:`_MANAGERS_REFUSED`)."""
     source: Literal["register"] = "register"
     """verl's 'importlib' (a reward-manager class of your own) cannot run inside rewardkit's
     engine: load rewardkit's manager into verl instead (README, 'Use with verl')."""
@@ -225,6 +229,24 @@ class SearchQAVerifierOptions(_Section):
     verl's reading, the last <answer> tag counts whatever came before."""
 
 
+class ToolCallVerifierOptions(_Section):
+    order: Literal["strict", "any"] = "strict"
+    """strict: the calls in the expected order; any: in any order (parallel calls). A
+    row's ground truth ``{"calls": [...], "order": ...}`` sets its own; BFCL's layout is
+    matched in any order, as BFCL matches it."""
+    turns: Literal["final", "all"] = "final"
+    """For a trajectory response: final, the calls of its final assistant message (one
+    turn, as single-turn tool datasets score); all, the calls of every assistant message
+    in order."""
+
+
+class JsonSchemaVerifierOptions(_Section):
+    answer: Literal["whole", "fenced"] = "whole"
+    """Where the JSON is read in the conclusion (after the last </think>): whole, the
+    conclusion is one JSON value, or holds a ```json fence (the last one counts, prose
+    around it allowed); fenced, only a fence counts."""
+
+
 class VerifierOptions(_Section):
     gsm8k_method: Literal["auto", "strict", "flexible"] = "auto"
     """auto: the last of '#### n', a boxed number, 'The answer is n', 'A: n'; strict:
@@ -233,6 +255,10 @@ class VerifierOptions(_Section):
     """Options of the MATH-family verifier."""
     search_qa: SearchQAVerifierOptions = SearchQAVerifierOptions()
     """Options of the Search-R1 exact-match verifier."""
+    tool_call: ToolCallVerifierOptions = ToolCallVerifierOptions()
+    """Options of the tool-call verifier (data_source tool_call)."""
+    json_schema: JsonSchemaVerifierOptions = JsonSchemaVerifierOptions()
+    """Options of the JSON Schema verifier (data_source json_schema)."""
     fast_paths: bool = True
     """true: answers that plain comparison or the bounded numeric evaluator can settle are
     graded inline; false: every extracted answer goes to the full checker (math-verify) in
@@ -362,6 +388,11 @@ class HttpOptions(_Section):
     """Rate limit on requests; null: none."""
     tokens_per_minute: float | None = Field(default=None, gt=0)
     """Rate limit on (estimated) tokens sent plus asked for; null: none."""
+    estimated_tokens_per_request: int | None = Field(default=None, gt=0)
+    """What each request takes from ``tokens_per_minute`` (verl's rate_limited key of this
+    name); null: estimated from the request itself (a judge: 4 characters a token of its
+    prompt, plus max_tokens x n). Also a judge's token count when its server reports no
+    ``usage``."""
     api_key: str | None = None
     """Sent as 'Authorization: Bearer <key>'. Use ${oc.env:NAME} in YAML to read it from the environment."""
     headers: dict[str, str] = Field(default_factory=dict)
@@ -378,6 +409,42 @@ class HealthCheckConfig(_Section):
     it comes back at the first check it passes."""
     timeout_s: float = Field(default=2.0, gt=0)
     """A check that takes longer counts as down."""
+
+
+class GroupJudgeConfig(_Section):
+    """A judge that sees a whole GRPO group (docs/models.md, 'Group judge')."""
+
+    mode: Literal["listwise", "pairwise"]
+    """listwise: one request shows the prompt and every response of the group, and the judge
+    answers one score per response; pairwise: one request per response, against a reference."""
+    reference: Literal["ground_truth", "first"] = "ground_truth"
+    """pairwise only. ground_truth: each response against its row's ground_truth (no
+    gathering: each row is judged at once); first: against the group's first row (first in
+    the call's input order; on a per-row call, the first to arrive), which itself scores
+    the middle of the range, as a response as good as the reference does."""
+    template: str | None = None
+    """A built-in template ('listwise', 'pairwise') or the path of a text file; null: the
+    built-in one of the mode. listwise uses {{prompt}}, {{responses}}, {{count}} and
+    {{ground_truth}}; pairwise uses {{prompt}}, {{reference}} and {{response}}."""
+    size: int | None = Field(default=None, ge=1)
+    """Rows per group, for calls that do not hold a whole group (RewardLoop.ascore, verl's
+    per-sample path, one-row requests to the reward server): their rows are gathered across
+    calls up to this size. A row's extra_info.group_size wins. null: a batch call's group
+    is the rows of it it holds, and a per-row call is refused."""
+    gather_timeout_s: float = Field(default=60.0, gt=0)
+    """How long a group's first row waits for the rest; past it the rows that came fail
+    with status error (never a hang, never a judgement of part of a group)."""
+    max_size: int = Field(default=64, ge=1)
+    """A larger group fails with status error rather than send the judge one huge request."""
+
+    @model_validator(mode="after")
+    def _reference_is_pairwise(self) -> GroupJudgeConfig:
+        if self.mode == "listwise" and self.reference != "ground_truth":
+            raise ValueError(
+                f"judge.group.reference={self.reference!r} applies to mode 'pairwise' only: "
+                "a listwise judge sees the whole group at once"
+            )
+        return self
 
 
 class JudgeConfig(_Section):
@@ -403,6 +470,8 @@ class JudgeConfig(_Section):
     top_p: float = Field(default=1.0, gt=0, le=1)
     max_tokens: int = Field(default=512, gt=0)
     """Tokens the judge may write per sample."""
+    group: GroupJudgeConfig | None = None
+    """Judge each GRPO group together (listwise or pairwise); null: each row alone."""
 
     @model_validator(mode="after")
     def _score_range_is_not_empty(self) -> JudgeConfig:
@@ -410,6 +479,22 @@ class JudgeConfig(_Section):
             raise ValueError(
                 f"judge.score_max ({self.score_max:g}) must be greater than judge.score_min "
                 f"({self.score_min:g}): a parsed score must fall between them"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _group_has_its_own_template(self) -> JudgeConfig:
+        if self.group is None:
+            return self
+        if self.template != "score_0_10":
+            raise ValueError(
+                f"judge.template={self.template!r} is the per-row judge's: a group judge takes "
+                "its template from judge.group.template"
+            )
+        if self.parser != "auto":
+            raise ValueError(
+                f"judge.parser={self.parser!r}: a group judge reads scores only "
+                "('Scores: [[...]]' listwise, 'Score: [[N]]' pairwise); leave judge.parser out"
             )
         return self
 
@@ -513,6 +598,15 @@ class RewardModelConfig(_Section):
     def managed(self) -> bool:
         """rewardkit launches this model's servers (``rollout.name`` is set)."""
         return self.rollout.name is not None
+
+    @model_validator(mode="after")
+    def _group_judge_is_generative(self) -> RewardModelConfig:
+        if self.judge.group is not None and self.kind != "generative":
+            raise ValueError(
+                "judge.group is a generative judge: set reward_model.kind: generative "
+                f"(it is {self.kind!r})"
+            )
+        return self
 
     @model_validator(mode="after")
     def _managed_fleet_is_whole(self) -> RewardModelConfig:
@@ -658,9 +752,36 @@ class RewardSection(_Section):
     rule_weight: float = Field(default=1.0, allow_inf_nan=False)
     """Weights (this, format_reward.weight, reward_model.weight) may be 0 or negative,
     never NaN or infinite: those would make every row's score NaN."""
+    rollout_reward_weight: float = Field(default=1.0, allow_inf_nan=False)
+    """Weight of the rewards tools gave during an agent's rollout (``extra_info``'s
+    ``rollout_reward_scores`` and ``tool_rewards``, as verl's agent loop fills them): each
+    is a component ``tool/<name>`` (``tool/steps`` for the unnamed step rewards) summed
+    into the score with this weight; 0 keeps them as components only."""
     score_scale: Literal["verl", "unit"] = "verl"
     """verl: each data source on verl's scale (math_dapo, math_dapo_reasoning, math, aime*:
     +1 right, -1 wrong); unit: every rule verifier scores from 0 (wrong) to 1 (right)."""
+    aggregation: Literal["weighted_sum", "normalize_then_sum"] = "weighted_sum"
+    """How a row's components become its score. weighted_sum: Σ weight·component;
+    normalize_then_sum (GDPO; TRL's ``multi_objective_aggregation``): each component
+    standardised within its prompt group first (``reward.group_norm``). Needs whole
+    groups: batch entry points only (README, "Several rewards")."""
+    scale_rewards: Literal["group", "batch", "none"] | None = None
+    """null: the score is the reward (the trainer computes advantages). group | batch |
+    none: the score is the advantage TRL's GRPOTrainer computes with this
+    ``scale_rewards`` (whole groups needed, as for normalize_then_sum)."""
+    group_norm: Literal["trl", "verl"] = "trl"
+    """The per-group standardisation of normalize_then_sum. trl: (x - mean) / (std + 1e-4),
+    a group with one scored row gives 0; verl (``compute_grpo_outcome_advantage``):
+    (x - mean) / (std + 1e-6), a group of one gives x / (1 + 1e-6). Both: sample std
+    (Bessel's correction); failed rows are left out."""
+    on_failure: Literal["raise", "fill", "drop"] | None = None
+    """What a trainer adapter does with a row that failed to score: raise (stop with the
+    reason), fill (``fill_score``, status kept in the logs), drop (no reward: TRL's None;
+    refused by the verl and OpenRLHF adapters, which have no per-row way to drop). null:
+    each adapter's default (verl, OpenRLHF: raise; TRL: drop). An adapter's own
+    ``on_failure`` argument wins."""
+    fill_score: float = Field(default=0.0, allow_inf_nan=False)
+    """The reward of a failed row under ``on_failure: fill``."""
     custom_reward_function: CustomRewardFunctionConfig = CustomRewardFunctionConfig()
     reward_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments for the custom function (verl's legacy place; see
@@ -671,9 +792,52 @@ class RewardSection(_Section):
     format_reward: FormatRewardConfig = FormatRewardConfig()
     verifiers: VerifierOptions = VerifierOptions()
     reward_model: RewardModelConfig = RewardModelConfig()
+    """The one reward model of verl's layout: component ``rm`` (``judge`` when generative)."""
+    reward_models: dict[str, RewardModelConfig] = Field(default_factory=dict)
+    """Several reward models at once, by name (``{helpful: {...}, safety: {...}}``): each a
+    ``reward_model`` section, enabled unless it says ``enable: false``, scored as component
+    ``rm/<name>`` with its own ``weight``. It may sit beside ``reward_model``."""
     sandbox_fusion: SandboxFusionConfig = SandboxFusionConfig()
     ray: RayOptions = RayOptions()
     """Actors and replicas on a Ray cluster (reward.backend=ray, reward_model.replicas)."""
+
+    @field_validator("reward_models", mode="before")
+    @classmethod
+    def _named_models_are_on(cls, value: Any) -> Any:
+        """A named section is enabled unless it says otherwise; its name must be plain."""
+        if not isinstance(value, Mapping):
+            return value  # validation names the wrong type
+        named = {}
+        for name, section in value.items():
+            if not isinstance(name, str) or not re.fullmatch(MODEL_NAME_PATTERN, name):
+                raise ValueError(
+                    f"{name!r} is not a model name: a letter, then up to 63 letters, digits, "
+                    "'_' or '-' (it names the component rm/<name> and the dotted keys "
+                    "reward.reward_models.<name>.*)"
+                )
+            named[name] = {"enable": True, **section} if isinstance(section, Mapping) else section
+        return named
+
+    @field_validator("reward_models")
+    @classmethod
+    def _no_named_group_judge(
+        cls, value: dict[str, RewardModelConfig]
+    ) -> dict[str, RewardModelConfig]:
+        """A group judge gathers a call's rows by group: the single reward_model only."""
+        for name, section in value.items():
+            if section.judge.group is not None:
+                raise ValueError(
+                    f"{name}.judge.group: a group judge is the single reward_model's "
+                    "(reward.reward_model.judge.group), not a named model's"
+                )
+        return value
+
+    def model_sections(self) -> list[tuple[str, RewardModelConfig]]:
+        """The enabled reward-model sections with their keys: ``reward_model`` first, then
+        ``reward_models.<name>`` in the order given."""
+        sections = [("reward_model", self.reward_model)]
+        sections += [(f"reward_models.{name}", rm) for name, rm in self.reward_models.items()]
+        return [(key, rm) for key, rm in sections if rm.enable]
 
     @property
     def workers(self) -> int:
@@ -792,37 +956,42 @@ class RewardConfig(_Section):
     @field_validator("reward")
     @classmethod
     def _local_model_needs_a_path(cls, reward: RewardSection) -> RewardSection:
-        rm = reward.reward_model
-        if rm.enable and rm.backend == "hf" and not rm.model_path:
-            raise ValueError("reward_model.enable with backend 'hf' needs reward_model.model_path")
-        if rm.enable and rm.managed and not rm.model_path:
-            raise ValueError(
-                f"reward_model.rollout.name={rm.rollout.name!r} launches servers of "
-                "reward_model.model_path: set it (a local model directory)"
-            )
+        for key, rm in reward.model_sections():
+            if rm.backend == "hf" and not rm.model_path:
+                raise ValueError(f"{key}.enable with backend 'hf' needs {key}.model_path")
+            if rm.managed and not rm.model_path:
+                raise ValueError(
+                    f"{key}.rollout.name={rm.rollout.name!r} launches servers of "
+                    f"{key}.model_path: set it (a local model directory)"
+                )
         return reward
 
     @field_validator("reward")
     @classmethod
     def _managed_fleet_runs_here(cls, reward: RewardSection) -> RewardSection:
-        rm = reward.reward_model
-        if rm.enable and rm.managed and reward.backend == "ray":
-            raise ValueError(
-                f"reward_model.rollout.name={rm.rollout.name!r} with reward.backend=ray: "
-                "launched replicas run on this machine only (not as Ray actors yet); use "
-                "reward.backend=local, or start the servers on the cluster yourself and give "
-                "reward_model.urls"
-            )
+        for key, rm in reward.model_sections():
+            if rm.managed and reward.backend == "ray":
+                raise ValueError(
+                    f"{key}.rollout.name={rm.rollout.name!r} with reward.backend=ray: "
+                    "launched replicas run on this machine only (not as Ray actors yet); use "
+                    "reward.backend=local, or start the servers on the cluster yourself and "
+                    f"give {key}.urls"
+                )
         return reward
 
     @field_validator("reward")
     @classmethod
     def _served_model_needs_a_url(cls, reward: RewardSection) -> RewardSection:
-        rm = reward.reward_model
-        if rm.enable and rm.backend != "hf" and not (rm.url or rm.urls) and not rm.managed:
-            raise ValueError(
-                f"reward_model.backend '{rm.backend}' needs reward_model.url (or urls)"
-            )
+        for key, rm in reward.model_sections():
+            if rm.backend != "hf" and not (rm.url or rm.urls) and not rm.managed:
+                raise ValueError(f"{key}.backend '{rm.backend}' needs {key}.url (or urls)")
+        return reward
+
+    @field_validator("reward")
+    @classmethod
+    def _rate_limited_has_a_judge(cls, reward: RewardSection) -> RewardSection:
+        if reward.reward_manager.name == "rate_limited" and not api_judges(reward):
+            raise ValueError(_NO_API_JUDGE)
         return reward
 
     @field_validator("reward")
@@ -837,6 +1006,24 @@ class RewardConfig(_Section):
 
     @field_validator("reward")
     @classmethod
+    def _scaling_that_the_aggregation_has(cls, reward: RewardSection) -> RewardSection:
+        scale = reward.scale_rewards
+        if reward.aggregation == "normalize_then_sum" and scale in ("group", "none"):
+            raise ValueError(
+                f"scale_rewards={scale!r} with aggregation normalize_then_sum: TRL's "
+                "normalize_then_sum always scales the summed rewards by the batch std; use "
+                "scale_rewards: batch for that advantage, or null for the summed rewards"
+            )
+        if reward.group_norm == "verl" and scale is not None:
+            raise ValueError(
+                f"scale_rewards={scale!r} with group_norm verl: verl's last step "
+                "(masked_whiten over response tokens) is the trainer's own; leave "
+                "scale_rewards null, or use group_norm trl for TRL's advantage"
+            )
+        return reward
+
+    @field_validator("reward")
+    @classmethod
     def _overlong_buffer_fits_the_length(cls, reward: RewardSection) -> RewardSection:
         ob = reward.overlong_buffer
         if ob.enable and ob.max_resp_len is not None and ob.len > ob.max_resp_len:
@@ -845,6 +1032,129 @@ class RewardConfig(_Section):
                 f"({ob.max_resp_len}): the buffer is the last len tokens before the limit"
             )
         return reward
+
+
+# verl's rate_limited manager (verl/experimental/reward_loop/reward_manager/limited.py)
+# reads these keys from its reward section, and throttles every call of compute_score with
+# them: one global limiter set per process. Here the API judge is that call.
+RATE_LIMITED_KEYS = {
+    "max_concurrent": "max_concurrent",
+    "max_rpm": "requests_per_minute",
+    "max_tpm": "tokens_per_minute",
+    "estimated_tokens_per_request": "estimated_tokens_per_request",
+    "timeout": "timeout_s",
+}
+"""verl's ``reward.<key>`` (rate_limited manager) -> the API judge's ``http.<key>``."""
+
+_RATE_LIMITED_DEFAULTS = {"max_concurrent": 1, "timeout": 300.0}
+"""verl's defaults, used where neither verl's key nor the judge's own http key is given
+(estimated_tokens_per_request's 2000 only counts under max_tpm: see _rate_limited_keys)."""
+
+_API_BACKENDS = ("openai", "vllm", "sglang")
+
+_NO_API_JUDGE = (
+    "reward_manager.name: verl's 'rate_limited' manager throttles calls to an API, and here "
+    "those are a judge's: it needs a reward model with kind: generative behind a url "
+    "(backend openai, vllm or sglang) under reward.reward_model or reward.reward_models, and "
+    "none is enabled. Otherwise set the limits on the endpoint itself "
+    "(reward.reward_model.http.max_concurrent, requests_per_minute, tokens_per_minute) and "
+    "leave reward_manager.name at naive"
+)
+
+
+def api_judges(reward: RewardSection) -> list[str]:
+    """The keys of the enabled generative reward models behind an API (rate_limited's targets)."""
+    return [
+        key
+        for key, rm in reward.model_sections()
+        if rm.kind == "generative" and rm.backend in _API_BACKENDS
+    ]
+
+
+def _rate_limited_keys(reward: dict[str, Any]) -> None:
+    """verl's ``reward.max_concurrent``, ``max_rpm``, ``max_tpm``,
+    ``estimated_tokens_per_request`` and ``timeout`` as the API judge's ``http`` options.
+
+    verl reads them only with ``reward_manager.name: rate_limited``, and shares one set of
+    limiters among all calls: so they go to the one API judge (several are refused: give
+    each its own ``http`` limits), with verl's defaults (one request in flight, 300 s)
+    where neither they nor the judge's own keys are given. A key given both ways with
+    different values is an error.
+    """
+    given = {key: reward.pop(key) for key in RATE_LIMITED_KEYS if key in reward}
+    manager = reward.get("reward_manager")
+    name = manager.get("name") if isinstance(manager, Mapping) else None
+    misplaced = [
+        key for key in RATE_LIMITED_KEYS if isinstance(manager, Mapping) and key in manager
+    ]
+    if misplaced:
+        raise ConfigError(
+            f"invalid configuration:\n  reward.reward_manager.{misplaced[0]}: verl's rate_limited "
+            f"manager reads it from reward.{misplaced[0]} (its reward section, beside "
+            "reward_manager): write it there"
+        )
+    if name != "rate_limited":
+        if given:
+            key = next(iter(given))
+            raise ConfigError(
+                f"invalid configuration:\n  reward.{key}: read by verl's rate_limited manager "
+                "only; set reward.reward_manager.name=rate_limited, or the judge's own "
+                f"reward.reward_model.http.{RATE_LIMITED_KEYS[key]}"
+            )
+        return
+    judges = [
+        (key, section) for key, section in _raw_model_sections(reward) if _raw_api_judge(section)
+    ]
+    if len(judges) != 1:
+        return _several_judges(judges) if judges else None  # none: refused by validation
+    key, section = judges[0]
+    http = dict(section.get("http") or {})
+    values = {**_RATE_LIMITED_DEFAULTS, **given}
+    if "max_tpm" in given:
+        values.setdefault("estimated_tokens_per_request", 2000)
+    for verl_key, value in values.items():
+        ours = RATE_LIMITED_KEYS[verl_key]
+        if ours not in http:
+            http[ours] = value
+        elif verl_key in given and http[ours] != value:
+            raise ConfigError(
+                f"invalid configuration:\n  reward.{verl_key}={value} (verl's rate_limited key) "
+                f"and reward.{key}.http.{ours}={http[ours]} disagree: keep one"
+            )
+    section["http"] = http
+
+
+def _raw_model_sections(reward: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The reward-model sections of a raw tree, enabled ones only, each a fresh dict put
+    back in place (so a caller may edit it)."""
+    found = []
+    single = reward.get("reward_model")
+    if isinstance(single, Mapping) and single.get("enable"):
+        reward["reward_model"] = single = dict(single)
+        found.append(("reward_model", single))
+    named = reward.get("reward_models")
+    if isinstance(named, Mapping):
+        reward["reward_models"] = named = dict(named)
+        for name, section in named.items():
+            if isinstance(section, Mapping) and section.get("enable", True):
+                named[name] = section = dict(section)
+                found.append((f"reward_models.{name}", section))
+    return found
+
+
+def _raw_api_judge(section: Mapping[str, Any]) -> bool:
+    return section.get("kind") == "generative" and section.get("backend") in _API_BACKENDS
+
+
+def _several_judges(judges: list[tuple[str, dict[str, Any]]]) -> None:
+    keys = ", ".join(f"reward.{key}" for key, _ in judges)
+    raise ConfigError(
+        "invalid configuration:\n  reward.reward_manager.name: verl's rate_limited limits "
+        f"are one set shared by every call, and {len(judges)} API judges are enabled ({keys}); "
+        "give each judge its own limits (reward.<judge>.http.max_concurrent, "
+        "requests_per_minute, tokens_per_minute, estimated_tokens_per_request, timeout_s) "
+        "and leave reward_manager.name at naive"
+    )
 
 
 ConfigSource = RewardConfig | Mapping[str, Any] | str | os.PathLike[str] | None
@@ -863,11 +1173,10 @@ def check_runnable(config: RewardConfig) -> None:
       and ``compute_score`` know the router's address, and replace it before this check.
     """
     reward = config.reward
-    rm = reward.reward_model
     paths = []
-    if rm.enable:
-        paths += [("reward.reward_model.model_path", rm.model_path)]
-        paths += [("reward.reward_model.input_tokenizer", rm.input_tokenizer)]
+    for section, rm in reward.model_sections():
+        paths += [(f"reward.{section}.model_path", rm.model_path)]
+        paths += [(f"reward.{section}.input_tokenizer", rm.input_tokenizer)]
     if reward.overlong_buffer.enable:
         paths += [("reward.overlong_buffer.tokenizer", reward.overlong_buffer.tokenizer)]
     for key, value in paths:
@@ -889,9 +1198,10 @@ def check_runnable(config: RewardConfig) -> None:
                 f"invalid configuration:\n  {key}: {value} is an empty directory (an unfinished "
                 "download?); it needs the model's config, tokenizer and weights"
             )
-    if rm.enable and VERL_ROUTER_URL in (rm.url, *rm.urls):
+    routed = [key for key, rm in reward.model_sections() if VERL_ROUTER_URL in (rm.url, *rm.urls)]
+    if routed:
         raise ConfigError(
-            f"invalid configuration:\n  reward.reward_model.url: {VERL_ROUTER_URL} is the address "
+            f"invalid configuration:\n  reward.{routed[0]}.url: {VERL_ROUTER_URL} is the address "
             "verl passes as reward_router_address, so it works only inside verl (rewardkit's "
             "compute_score or RewardkitRewardManager, with verl's reward model enabled); "
             "elsewhere give the judge server's own URL, e.g. http://HOST:PORT"
@@ -964,6 +1274,7 @@ def _migrate_legacy(tree: dict[str, Any]) -> dict[str, Any]:
     for old, new, value in moves:
         _place(reward, old, new, value)
     _dapo_reward_kwargs(reward)
+    _rate_limited_keys(reward)
     return tree
 
 
@@ -1091,11 +1402,15 @@ def _describe(exc: ValidationError) -> str:
 def _did_you_mean(loc: tuple[Any, ...]) -> str:
     """`` (did you mean 'x'?)`` for an unknown key close to a field of its section."""
     section: Any = RewardConfig
-    for part in loc[:-1]:
+    parts = iter(loc[:-1])
+    for part in parts:
         is_model = isinstance(section, type) and issubclass(section, BaseModel)
         fields = section.model_fields if is_model else {}
         field = fields.get(str(part))
         annotation = typing.get_origin(field.annotation) or field.annotation if field else None
+        if annotation is dict and field is not None:  # reward_models.<name>: its value type
+            annotation = typing.get_args(field.annotation)[1]
+            next(parts, None)
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             return ""
         section = annotation

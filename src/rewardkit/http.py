@@ -73,7 +73,8 @@ class HttpClient(AsyncClosing):
     async def post_json(self, path: str, body: Any, *, tokens: int = 0) -> Any:
         """POST ``body`` as JSON and return the decoded JSON answer.
 
-        ``tokens`` is the request's estimated token cost for ``tokens_per_minute``.
+        ``tokens`` is the request's estimated token cost for ``tokens_per_minute``
+        (``estimated_tokens_per_request``, when set, stands for any nonzero estimate).
         Raises HttpStatusError for a non-2xx answer and RemoteError for everything else
         (unreachable, timed out, not JSON).
         """
@@ -90,6 +91,8 @@ class HttpClient(AsyncClosing):
     async def _request(self, method: str, path: str, body: Any, tokens: int) -> Any:
         url = f"{self.base_url}/{path.lstrip('/')}"
         opts = self.options
+        if tokens > 0 and opts.estimated_tokens_per_request is not None:
+            tokens = opts.estimated_tokens_per_request  # verl's rate_limited: a flat cost
         for attempt in range(opts.max_retries + 1):
             last = attempt == opts.max_retries
             await self._requests.take(1)

@@ -10,7 +10,11 @@ A :class:`RowWriter` writes to a temporary file beside its target and renames it
 into place on :meth:`~RowWriter.close`: the target is never half-replaced, and an
 output path that cannot be written fails before any row is scored. In Parquet, every
 column whose type may differ by row (``ground_truth`` ``"1"`` here, ``2`` there) is JSON
-text, named in the file's metadata; :func:`read_rows` decodes it back.
+text, named in the file's metadata; :func:`read_rows` decodes it back. The ``response``
+column is text, or JSON text when the file's first rows (a writer's first 4,096) hold a
+trajectory (a list of chat messages): a trajectory written after a file's text rows is
+kept as its JSON text. A Parquet input may also hold trajectories as a list-of-struct
+column (pandas, Hugging Face datasets): each row reads as its list of messages.
 """
 
 from __future__ import annotations
@@ -398,8 +402,10 @@ class RowWriter:
         if self._schema is None:
             self._open_parquet(_result_schema(self._buffer))
         names = self._schema.names
+        encoded = _json_columns(self._schema.metadata)
         columns = {
-            name: [_parquet_cell(name, row.get(name)) for row in self._buffer] for name in names
+            name: [_parquet_cell(name, row.get(name), name in encoded) for row in self._buffer]
+            for name in names
         }
         table = pa.Table.from_pydict(columns, schema=self._schema)  # every cell fits its column
         self._guard(lambda: self._parquet.write_table(table))
@@ -458,18 +464,22 @@ def _result_schema(rows: list[dict[str, Any]]) -> Any:
     fields = [
         pa.field(name, pa.float64() if name in _FLOAT_COLUMNS else pa.string()) for name in names
     ]
-    encoded = [name for name in names if name not in _FLOAT_COLUMNS | _TEXT_COLUMNS]
+    text = _TEXT_COLUMNS
+    if any(not isinstance(row.get("response"), str | None) for row in rows):
+        text = text - {"response"}  # trajectories: JSON text, decoded back by read_rows
+    encoded = [name for name in names if name not in _FLOAT_COLUMNS | text]
     return pa.schema(fields, metadata={JSON_COLUMNS_KEY: json.dumps(encoded).encode()})
 
 
-def _parquet_cell(name: str, value: Any) -> Any:
-    """``value`` as its column stores it: a float, text, or JSON text (None stays null)."""
+def _parquet_cell(name: str, value: Any, encoded: bool = False) -> Any:
+    """``value`` as its column stores it: a float, text, or JSON text (``encoded``: the
+    column is named JSON in the file's metadata; None stays null)."""
     if value is None:
         return None
     if name in _FLOAT_COLUMNS:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         return float(value) if ok else None
-    if name in _TEXT_COLUMNS:
+    if name in _TEXT_COLUMNS and not encoded:
         return _utf8(value) if isinstance(value, str) else _dumps(value)
     if name in ("components", "extra") and isinstance(value, str):
         return _utf8(value)  # already JSON text: a row kept from an older parquet file

@@ -23,9 +23,11 @@ from collections import deque
 from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator
 from typing import Any, TypeVar
 
+from rewardkit.aggregate import needs_groups, refuse_per_sample, rescore
 from rewardkit.config import ConfigSource, RewardConfig, check_runnable, load_config
 from rewardkit.errors import PoolUnavailable, RewardkitError
 from rewardkit.execution.health import engine_problem, refusals
+from rewardkit.models import gathering
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.types import Result
 
@@ -118,14 +120,29 @@ class RewardLoop:
         Each Result is yielded soon (within 0.2 s) after it and every row before it are done, so a
         consumer stopped midway (Ctrl-C) has every row finished up to that point.
         Raises PoolUnavailable as :meth:`score` does (``results``: the rows of that take).
+
+        With ``reward.aggregation: normalize_then_sum`` or ``reward.scale_rewards`` set,
+        a row's score depends on its group's other rows, which may come anywhere in the
+        input: every row is scored first and the whole input aggregated as one batch
+        (:func:`rewardkit.aggregate.rescore`), so memory grows with the input.
+
+        With a group judge (``reward_model.judge.group``) the whole input is one batch, read
+        at once, so that no group is cut between two chunks.
         """
+        if needs_groups(self.config.reward):
+            yield from rescore(list(self._iter_rows(samples, window)), self.config.reward)
+            return
+        yield from self._iter_rows(samples, window)
+
+    def _iter_rows(self, samples: Iterable[Any], window: int) -> Iterator[Result]:
         engine = self.engine
         refused = refusals(engine)
         inbox = _InOrder()
         pending: deque[concurrent.futures.Future[None]] = deque()
         submitted = 0
+        grouped = gathering.gathers(engine.model_scorers)
         try:
-            for chunk in _chunks(samples, _CHUNK):
+            for chunk in _chunks(samples, 0 if grouped else _CHUNK):
                 pending.append(self._submit(_score_into(engine, chunk, submitted, inbox)))
                 submitted += len(chunk)
                 while submitted - inbox.next_index >= window:
@@ -137,15 +154,28 @@ class RewardLoop:
                 future.cancel()
 
     async def ascore(self, sample: Any, *, index: int = 0) -> Result:
-        """Score one row from async code (any event loop)."""
+        """Score one row from async code (any event loop). Refuses (ConfigError) a config
+        whose aggregation needs whole groups."""
+        refuse_per_sample(self.config.reward, "RewardLoop.ascore")
         return await asyncio.wrap_future(self._submit(self.engine.score_row(index, sample)))
 
     async def stream(
         self, samples: Iterable[Any], *, max_in_flight: int = 8192
     ) -> AsyncIterator[Result]:
-        """Yield each row's Result as soon as it is ready; ``result.index`` is its input position."""
+        """Yield each row's Result as soon as it is ready; ``result.index`` is its input
+        position. Refuses (ConfigError) a config whose aggregation needs whole groups.
+
+        With a group judge (``reward_model.judge.group``) the rows are one batch, read at once
+        and all in flight: each group's rows come as soon as that group is judged.
+        """
+        refuse_per_sample(self.config.reward, "RewardLoop.stream")
         engine = self.engine
         in_flight: set[asyncio.Future[Result]] = set()
+        batch = None
+        if gathering.gathers(engine.model_scorers):
+            samples = list(samples)
+            batch = gathering.batch_of(samples, engine._parse, engine.model_scorers)
+            max_in_flight = len(samples) + 1
         try:
             for index, sample in enumerate(samples):
                 if len(in_flight) >= max_in_flight:
@@ -154,7 +184,9 @@ class RewardLoop:
                     )
                     for future in done:
                         yield future.result()
-                in_flight.add(asyncio.wrap_future(self._submit(engine.score_row(index, sample))))
+                row = engine.score_row(index, sample)
+                work = row if batch is None else gathering.within(batch, row)
+                in_flight.add(asyncio.wrap_future(self._submit(work)))
             while in_flight:
                 done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
@@ -248,8 +280,9 @@ _SETTLE_S = 5.0
 
 
 def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """``items`` in lists of ``size``; 0: all of them in one."""
     iterator = iter(items)
-    while chunk := list(itertools.islice(iterator, size)):
+    while chunk := list(itertools.islice(iterator, size or None)):
         yield chunk
 
 

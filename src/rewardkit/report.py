@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import heapq
+import json
 import math
 import random
 import re
@@ -76,6 +77,16 @@ def _repetitive(text: str) -> bool:
     return len(zlib.compress(data, 1)) / len(data) < 0.1
 
 
+def _trajectory_text(response: Any) -> str:
+    """A trajectory response (chat messages) as the report shows it: its JSON text."""
+    if not isinstance(response, list | dict):
+        return ""
+    try:
+        return json.dumps(response, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):
+        return ""
+
+
 def _copied(response: str, prompt: str) -> bool:
     """At least half of the response's 6-word runs appear verbatim in the prompt."""
     words = response.split()
@@ -121,7 +132,7 @@ class ReportBuilder:
         score = float(score) if score is not None and status == "ok" else None
         score = score if score is not None and math.isfinite(score) else None
         raw_response, raw_extra = row.get("response"), row.get("extra")
-        response = raw_response if isinstance(raw_response, str) else ""
+        response = raw_response if isinstance(raw_response, str) else _trajectory_text(raw_response)
         extra: Mapping[str, Any] = raw_extra if isinstance(raw_extra, Mapping) else {}
         shown = ShownRow(
             index,

@@ -138,9 +138,10 @@ def _scores(data: ReportData) -> str:
     sources = [s for s in _sources(data) if data.sources[s].scores]
     if not sources:
         return '<p class="empty">No row ended ok: no scores to show.</p>'
+    named = sorted({c for s in sources for c in data.sources[s].components if c.startswith("rm/")})
     present = [
         c
-        for c in ("rule", "rm", "judge", "format", "overlong")
+        for c in ("rule", "rm", "judge", "group_judge", *named, "format", "overlong")
         if any(data.sources[s].components.get(c) for s in sources)
     ]
     if len(present) == 1 and all(

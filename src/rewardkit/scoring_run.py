@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from rewardkit.aggregate import needs_groups
 from rewardkit.errors import OutputError
 from rewardkit.io import (
     BadRow,
@@ -99,6 +100,13 @@ class ScoringRun:
         """Score, write, summarize; the exit status (0, 1 for --fail-on-error, 130 on Ctrl-C,
         143 on SIGTERM)."""
         args = self.args
+        if self.kept and needs_groups(loop.config.reward):
+            raise OutputError(
+                f"--resume: reward.aggregation={loop.config.reward.aggregation} / "
+                f"reward.scale_rewards={loop.config.reward.scale_rewards} score each row against "
+                "its whole group, which the kept rows were not scored with; score the input "
+                "again to a new -o file"
+            )
         summary = Summary()
         report = _report_builder() if args.report else None
         stopped: KeyboardInterrupt | None = None

@@ -77,9 +77,12 @@ class Summary:
         self.total = _Totals()
         self.reasons: Counter[str] = Counter()
         self.examples: dict[str, dict[str, Any]] = {}
+        self.models: dict[str, list[float]] = {}  # reward-model component -> [sum, ok rows]
+        self.tokens: Counter[str] = Counter()  # component -> API tokens, over every row
 
     def add(self, result: Result) -> None:
         row = result.row if isinstance(result.row, Mapping) else {}
+        self._add_models(result.status.value, result.components, result.extra)
         self._add(
             row.get("data_source"),
             result.status.value,
@@ -95,6 +98,7 @@ class Summary:
         acc = extra.get("acc") if isinstance(extra, Mapping) else None
         score = row.get("score")
         status = str(row.get("status") or Status.ERROR.value)
+        self._add_models(status, row.get("components"), extra)
         self._add(
             row.get("data_source"),
             status,
@@ -116,6 +120,23 @@ class Summary:
             self.examples.setdefault(
                 reason, {"index": index, "data_source": name, "error": str(error)[:500]}
             )
+
+    def _add_models(self, status: str, components: Any, extra: Any) -> None:
+        """Reward-model components (``rm``, ``judge``, ``rm/<name>``) of ok rows, and every
+        row's API tokens (``extra["<component>/tokens"]``)."""
+        if status == Status.OK.value and isinstance(components, Mapping):
+            for name, value in components.items():
+                if _is_model(name) and isinstance(value, int | float):
+                    totals = self.models.setdefault(name, [0.0, 0])
+                    totals[0] += value
+                    totals[1] += 1
+        for key, value in extra.items() if isinstance(extra, Mapping) else ():
+            if key.endswith("/tokens") and isinstance(value, int) and not isinstance(value, bool):
+                self.tokens[key.removesuffix("/tokens")] += value
+
+    def model_means(self) -> dict[str, float]:
+        """Each reward model's mean component score over the ok rows that have it."""
+        return {name: total / count for name, (total, count) in self.models.items()}
 
     @property
     def failed_share(self) -> float:
@@ -140,6 +161,8 @@ class Summary:
             "total": self.total.as_dict(),
             "by_source": {name: t.as_dict() for name, t in sorted(self.by_source.items())},
             "top_errors": self.top_reasons(3),
+            "reward_models": self.model_means(),
+            "api_tokens": dict(self.tokens),
         }
 
     def text(self, seconds: float, scored: int | None = None) -> str:
@@ -162,6 +185,12 @@ class Summary:
             body.append(["all", *_cells(self.total)])
         lines.extend(_aligned([header, *body]))
         lines.append("mean and accuracy are over ok rows only")
+        if self.models or self.tokens:
+            means = ", ".join(f"{name} {mean:.4f}" for name, mean in self.model_means().items())
+            tokens = ", ".join(f"{name} {count:,}" for name, count in self.tokens.items())
+            lines.append(f"reward models (mean over ok rows): {means or '-'}")
+            if tokens:
+                lines.append(f"API tokens: {tokens}")
         if self.total.failed:
             share = self.failed_share
             lines.append(f"{self.total.failed:,} of {self.total.rows:,} rows failed ({share:.1%})")
@@ -173,6 +202,11 @@ class Summary:
                     f"           e.g. row {ex['index']} ({_short(ex['data_source'])}): {ex['error']}"
                 )
         return "\n".join(lines)
+
+
+def _is_model(component: str) -> bool:
+    """A reward model's component: the single section's ``rm`` or ``judge``, or ``rm/<name>``."""
+    return component in ("rm", "judge") or component.startswith("rm/")
 
 
 def _short(name: str, limit: int = 200) -> str:

@@ -6,6 +6,12 @@ valid token and zeros elsewhere. The valid tokens are the ones of ``response_mas
 padding), left-aligned, or have holes (multi-turn masks that zero tool output): the
 "last valid token" is always the last nonzero position of the row.
 
+Lengths here come from the trainer's masks, never from a response's text: a trajectory
+response (chat messages with tool calls and tool results) has no length rewardkit could
+count, since which tokens are the policy's is the trainer's knowledge. The engine's
+overlong penalty likewise takes a trajectory's ``extra_info.response_length`` and
+refuses to tokenize it (``reward.overlong_buffer.tokenizer`` counts text only).
+
 The incumbent recomputed ``attention_mask[prompt_length:].sum()`` inline at every use,
 in two different ways; here :func:`valid_response_length` is the one helper for it,
 and :func:`last_token_index` is the one for "where does the score go".

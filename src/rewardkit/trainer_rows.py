@@ -13,9 +13,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rewardkit.errors import QuerySplitError
-from rewardkit.types import BadRow
+from rewardkit.types import BadRow, Result
 
-__all__ = ["QuerySplitError", "plain", "rows_from_request", "split_response"]
+__all__ = [
+    "QuerySplitError",
+    "model_logs",
+    "model_metrics",
+    "plain",
+    "rows_from_request",
+    "split_response",
+]
 
 _LABEL_FIELDS = ("ground_truth", "data_source", "extra_info", "id")
 
@@ -152,3 +159,55 @@ def rows_from_request(
             row["ground_truth"] = label
         rows.append(row)
     return rows
+
+
+# ---------------------------------------------------------------------- reward-model metrics
+
+
+def _is_model(component: str) -> bool:
+    """A reward model's component: the single section's ``rm`` or ``judge``, or ``rm/<name>``."""
+    return component in ("rm", "judge") or component.startswith("rm/")
+
+
+def _tokens(result: Result) -> dict[str, int]:
+    return {
+        key.removesuffix("/tokens"): value
+        for key, value in result.extra.items()
+        if key.endswith("/tokens") and isinstance(value, int) and not isinstance(value, bool)
+    }
+
+
+def model_metrics(results: Sequence[Result]) -> dict[str, float]:
+    """A batch's numbers per reward model, for a trainer's metric hook (TRL's ``log_metric``):
+    ``<component>/mean`` over the rows that have the component, ``<component>/tokens`` the
+    API tokens the batch cost. Rule, format and overlong components are not models: none."""
+    sums: dict[str, list[float]] = {}
+    tokens: dict[str, float] = {}
+    for result in results:
+        for name, value in result.components.items():
+            if _is_model(name) and value is not None:
+                pair = sums.setdefault(name, [0.0, 0.0])
+                pair[0] += value
+                pair[1] += 1
+        for name, count in _tokens(result).items():
+            tokens[name] = tokens.get(name, 0.0) + count
+    out = {f"{name}/mean": total / n for name, (total, n) in sums.items()}
+    out.update({f"{name}/tokens": count for name, count in tokens.items()})
+    return out
+
+
+def model_logs(results: Sequence[Result]) -> dict[str, list[float]]:
+    """Per-row numbers per reward model, for OpenRLHF's ``extra_logs`` (which it averages):
+    ``rewardkit_<component>`` when every row has that component (a made-up value for a row
+    without one would bias the mean), and ``rewardkit_<component>_tokens`` (0 for a row
+    that cost none)."""
+    names = dict.fromkeys(n for r in results for n in r.components if _is_model(n))
+    logs = {
+        f"rewardkit_{name}": [float(r.components[name]) for r in results]
+        for name in names
+        if all(r.components.get(name) is not None for r in results)
+    }
+    used = [_tokens(r) for r in results]
+    for name in dict.fromkeys(n for row in used for n in row):
+        logs[f"rewardkit_{name}_tokens"] = [float(row.get(name, 0)) for row in used]
+    return logs

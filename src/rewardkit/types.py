@@ -7,6 +7,7 @@ HTTP bodies); :meth:`Sample.from_row` validates one and names the offending fiel
 from __future__ import annotations
 
 import enum
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -18,6 +19,9 @@ from rewardkit.errors import InvalidSampleError
 __all__ = ["BadRow", "Result", "Sample", "Status"]
 
 Message = Mapping[str, Any]
+"""A chat message: ``role``, optional ``content`` (a string, OpenAI content parts, or
+None), optional ``tool_calls`` (OpenAI style) and, for a tool's answer, ``tool_call_id``
+and ``name``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +46,17 @@ class Sample:
     """One rollout to score.
 
     ``prompt`` is a string or a list of chat messages (``{"role", "content"}``).
+    ``response`` is the policy's text, or its trajectory after the prompt: a list of
+    chat messages (assistant turns with ``tool_calls``, tool results); one assistant
+    message given as a dict is read as a list of one. Text verifiers read
+    :attr:`response_text` (the final assistant message's text); a verifier that reads
+    the whole trajectory says so (``reads_trajectory``, see ``verifiers.base.Context``).
     ``ground_truth`` is whatever the verifier checks against; verl's parquet layout
     (``reward_model.ground_truth``) is accepted by :meth:`from_row`.
     """
 
     data_source: str
-    response: str
+    response: str | list[Message]
     prompt: str | list[Message] = ""
     ground_truth: Any = None
     extra_info: Mapping[str, Any] = field(default_factory=dict)
@@ -66,8 +75,14 @@ class Sample:
         if not isinstance(data_source, str) or not data_source:
             raise InvalidSampleError(_field_problem(row, "data_source", "a non-empty string"))
         response = row.get("response")
-        if not isinstance(response, str):
-            raise InvalidSampleError(_field_problem(row, "response", "a string"))
+        if isinstance(response, str):
+            response = _clean_text(response)
+        elif isinstance(response, list | tuple | Mapping):
+            response = _check_messages(response)
+        else:
+            raise InvalidSampleError(
+                _field_problem(row, "response", "a string or a list of chat messages")
+            )
         prompt = row.get("prompt")
         prompt = _check_prompt("" if prompt is None else prompt)
         extra_info = row.get("extra_info")
@@ -78,7 +93,7 @@ class Sample:
         row_id = row.get("id")
         return cls(
             data_source=data_source,
-            response=_clean_text(response),
+            response=response,
             prompt=prompt,
             ground_truth=_ground_truth(row),
             extra_info=extra_info,
@@ -114,6 +129,36 @@ class Sample:
     def _fields(self) -> dict[str, Any]:
         names = ("data_source", "response", "prompt", "ground_truth", "extra_info", "id")
         return {name: getattr(self, name) for name in names}
+
+    @property
+    def response_text(self) -> str:
+        """What text verifiers read: the response itself, or for a trajectory the final
+        assistant message's text (its content parts joined; "" when it has none, e.g. a
+        message of tool calls only, or when no message is the assistant's)."""
+        response = self.response
+        if isinstance(response, str):
+            return response
+        return final_assistant_text(response)
+
+    @property
+    def response_chars(self) -> int:
+        """The response's size in characters, for the size limits: the text's length, or
+        for a trajectory every string, key and number it holds (tool calls and tool
+        results too), counted without recursion (a hostile nesting cannot overflow it)."""
+        response = self.response
+        if isinstance(response, str):
+            return len(response)
+        return json_chars(response)
+
+    @property
+    def response_key(self) -> str:
+        """The response as cache keys hold it: the text, or for a trajectory a canonical
+        JSON of its messages (sorted keys), so two trajectories that end in the same text
+        but called different tools never share a cached verdict."""
+        response = self.response
+        if isinstance(response, str):
+            return response
+        return canonical_json(response)
 
     @property
     def prompt_text(self) -> str:
@@ -205,6 +250,113 @@ def _one_line(text: str, limit: int = _MAX_ERROR_CHARS) -> str:
     ``str.splitlines`` knows) become spaces, runs of blanks one space."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
+
+
+def message_text(message: Message) -> str:
+    """A message's text: its ``content`` string, or its text parts joined (other parts,
+    images and the like, are no text); "" for None."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list | tuple):
+        return "".join(
+            part["text"]
+            for part in content
+            if isinstance(part, Mapping)
+            and part.get("type") == "text"
+            and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+def final_assistant_text(messages: list[Message]) -> str:
+    """The text of the last message whose role is ``assistant`` ("" when there is none)."""
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            return _clean_text(message_text(message))
+    return ""
+
+
+def canonical_json(value: Any) -> str:
+    """A canonical JSON text of a JSON-like value (sorted keys, ASCII), for cache keys;
+    a value JSON cannot encode (too deep, a foreign object) falls back to its repr."""
+    try:
+        return json.dumps(value, sort_keys=True, default=repr, allow_nan=True)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            return repr(value)
+        except RecursionError:
+            return f"<unencodable {type(value).__name__} {id(value)}>"  # never shared
+
+
+def json_chars(value: Any) -> int:
+    """About the length of ``value`` as JSON text: its strings' and keys' characters,
+    plus a few for every other item, walked without recursion."""
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, Mapping):
+            total += 2
+            for key, inner in item.items():
+                total += (len(key) if isinstance(key, str) else 8) + 3
+                stack.append(inner)
+        elif isinstance(item, list | tuple):
+            total += 2 + len(item)
+            stack.extend(item)
+        else:
+            total += 8
+    return total
+
+
+def _check_messages(response: Any) -> list[Message]:
+    """A trajectory as a list of message dicts (a single dict is one assistant message);
+    InvalidSampleError naming the message and its field when one is malformed."""
+    if isinstance(response, Mapping):
+        response = [response]
+    messages: list[Message] = []
+    for index, message in enumerate(response):
+        where = f"field 'response' message {index}"
+        if not isinstance(message, Mapping):
+            raise InvalidSampleError(
+                f"{where} must be a chat message object (got {type(message).__name__})"
+            )
+        role = message.get("role")
+        if not isinstance(role, str) or not role:
+            got = "missing" if role is None else repr(role) if role == "" else type(role).__name__
+            raise InvalidSampleError(f"{where}: 'role' must be a non-empty string (got {got})")
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            if not isinstance(content, list | tuple):
+                raise InvalidSampleError(
+                    f"{where}: 'content' must be a string, a list of content parts or null "
+                    f"(got {type(content).__name__})"
+                )
+            for number, part in enumerate(content):
+                if not isinstance(part, Mapping):
+                    raise InvalidSampleError(
+                        f"{where}: content part {number} must be an object "
+                        f"(got {type(part).__name__})"
+                    )
+                if part.get("type") == "text" and not isinstance(part.get("text"), str):
+                    raise InvalidSampleError(
+                        f"{where}: content part {number} is a text part without a string 'text'"
+                    )
+        calls = message.get("tool_calls")
+        if calls is not None:
+            if not isinstance(calls, list | tuple):
+                raise InvalidSampleError(
+                    f"{where}: 'tool_calls' must be a list (got {type(calls).__name__})"
+                )
+            for number, call in enumerate(calls):
+                if not isinstance(call, Mapping):
+                    raise InvalidSampleError(
+                        f"{where}: tool call {number} must be an object (got {type(call).__name__})"
+                    )
+        messages.append(dict(message))
+    return messages
 
 
 def _check_prompt(prompt: Any) -> str | list[Message]:

@@ -33,8 +33,10 @@ def make_pool(section: RewardSection) -> Pool:
         from rewardkit.execution.ray_pool import RayWorkerPool
         from rewardkit.models.replicas import wants_replicas
 
-        rm = section.reward_model
-        reserve = rm.replicas * section.ray.replica_num_cpus if wants_replicas(section) else 0.0
+        reserve = 0.0
+        for _, rm in section.model_sections():  # each model's replicas, as it builds them
+            if wants_replicas(section.model_copy(update={"reward_model": rm})):
+                reserve += rm.replicas * section.ray.replica_num_cpus
         return RayWorkerPool(
             section.num_workers,
             options=section.ray,
@@ -51,8 +53,8 @@ def make_verifiers(section: RewardSection) -> VerifierTable:
 
 
 def make_model_scorers(config: RewardConfig) -> list[Any]:
-    """The reward-model scorers ``reward.reward_model`` enables (none when disabled)."""
-    if not config.reward.reward_model.enable:
+    """The reward-model scorers ``reward.reward_model`` and ``reward.reward_models`` enable."""
+    if not config.reward.model_sections():
         return []
     from rewardkit.models import build_model_scorers
 

@@ -126,12 +126,13 @@ def spreading_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(spread_module, "SPREAD_MIN_ROWS", 10**9)
 
 
-def index_of(engine: RewardEngine) -> dict[tuple[str, str], set[tuple[Any, Any]]]:
+def index_of(engine: RewardEngine) -> dict[tuple[str, str], set[tuple[Any, Any, Any]]]:
     """What the spread tasks' index of cached answers must be: rebuilt from the cache."""
-    index: dict[tuple[str, str], set[tuple[Any, Any]]] = {}
+    index: dict[tuple[str, str], set[tuple[Any, Any, Any]]] = {}
     for key in engine.outcomes.cache:
         if isinstance(key, CheckKey):
-            index.setdefault((key.verifier, key.gold), set()).add((key.answer, key.source))
+            answer = (key.answer, key.source, key.also)
+            index.setdefault((key.verifier, key.gold), set()).add(answer)
     return index
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,3 +39,21 @@ def make_dataproto(tokenizer: Any, rows: list[tuple[str, str, str, Any]], width:
             "extra_info": objects([{"index": i} for i in range(len(rows))]),
         },
     )
+
+
+def verl_config(tokenizer_dir: Path, rk_yaml: str, **reward: Any) -> Any:
+    """The parts of verl's trainer config its reward code reads."""
+    from omegaconf import OmegaConf
+
+    tree = {
+        "actor_rollout_ref": {"model": {"path": str(tokenizer_dir), "tokenizer_path": None}},
+        "reward": {
+            "num_workers": 1,
+            "reward_manager": {"source": "register", "name": "naive", "module": {"path": None}},
+            "custom_reward_function": {"path": None, "name": "compute_score", "reward_kwargs": {}},
+            "reward_model": {"enable": False, "model_path": None},
+            "sandbox_fusion": {"url": None},
+            **reward,
+        },
+    }
+    return OmegaConf.create(tree)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from dataproto_rows import make_dataproto
+from dataproto_rows import make_dataproto, verl_config
 
 from rewardkit.integrations import verl as adapter
 
@@ -30,7 +30,7 @@ ROWS = [
     ("no/such-source", "36 + 36 ?", "#### 72", "72"),  # rewardkit cannot score it: invalid
 ]
 SCORES = [1.0, -1.0, 1.0, 0.0]  # the failed row filled with fill_score=0.0
-KEYS = ["score", "status", "error", "rewardkit_ok", "acc", "pred"]
+KEYS = ["score", "status", "error", "rewardkit_ok", "acc", "pred", "component/rule"]
 
 
 def _check_extra_info(info: dict[str, Any]) -> None:
@@ -82,24 +82,6 @@ def test_legacy_manager_returns_precomputed_rm_scores(tokenizer, rk_yaml):
     assert mine["reward_extra_info"]["acc"] == list(verls["reward_extra_info"]["acc"])
 
 
-def _verl_config(tokenizer_dir: Path, rk_yaml: str, **reward: Any) -> Any:
-    """The parts of verl's trainer config its reward code reads."""
-    from omegaconf import OmegaConf
-
-    tree = {
-        "actor_rollout_ref": {"model": {"path": str(tokenizer_dir), "tokenizer_path": None}},
-        "reward": {
-            "num_workers": 1,
-            "reward_manager": {"source": "register", "name": "naive", "module": {"path": None}},
-            "custom_reward_function": {"path": None, "name": "compute_score", "reward_kwargs": {}},
-            "reward_model": {"enable": False, "model_path": None},
-            "sandbox_fusion": {"url": None},
-            **reward,
-        },
-    }
-    return OmegaConf.create(tree)
-
-
 def test_rewardkits_manager_loaded_the_way_verl_loads_custom_managers(
     tokenizer, tokenizer_dir, rk_yaml
 ):
@@ -112,7 +94,7 @@ def test_rewardkits_manager_loaded_the_way_verl_loads_custom_managers(
         "name": "RewardManager",
         "module": {"path": str(ROOT / "examples" / "integrations" / "verl_reward.py")},
     }
-    config = _verl_config(tokenizer_dir, rk_yaml, reward_manager=manager_cfg)
+    config = verl_config(tokenizer_dir, rk_yaml, reward_manager=manager_cfg)
     manager = load_reward_manager(
         config, tokenizer, reward_router_address=None, reward_model_tokenizer=None
     )
@@ -149,7 +131,7 @@ def test_reward_loop_manager_compute_rm_score(
         "reward_kwargs": {"rewardkit_config": rk_yaml, "on_failure": on_failure},
     }
     manager = RewardLoopManager(
-        _verl_config(tokenizer_dir, rk_yaml, custom_reward_function=function)
+        verl_config(tokenizer_dir, rk_yaml, custom_reward_function=function)
     )
     data = make_dataproto(tokenizer, ROWS)
     if on_failure == "raise":
@@ -194,7 +176,7 @@ def test_reward_loop_manager_with_rewardkits_manager(local_ray, tokenizer, token
         "name": "RewardManager",
         "module": {"path": str(ROOT / "examples" / "integrations" / "verl_reward.py")},
     }
-    config = _verl_config(tokenizer_dir, rk_yaml, reward_manager=manager_cfg)
+    config = verl_config(tokenizer_dir, rk_yaml, reward_manager=manager_cfg)
     out = RewardLoopManager(config).compute_rm_score(make_dataproto(tokenizer, ROWS[:3]))
     assert out.batch["rm_scores"].sum(dim=-1).tolist() == SCORES[:3]
     assert out.meta_info["reward_extra_keys"] == KEYS

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from typing import Any
 
 import httpx
@@ -134,6 +135,19 @@ def test_fill_gives_openrlhf_a_number_and_a_numeric_status(rk_config: Any) -> No
     assert torch.tensor([out["reward"]]).flatten().tolist() == [-1.0]  # samples_generator.py:288
     logs = {k: v.flatten()[0].item() for k, v in out["extra_logs"].items()}
     assert logs["rewardkit_ok"] == 0.0 and logs["rewardkit_invalid"] == 1.0
+    assert logs["component/rule"] == 0.0  # a number even for a failed row
+
+
+def test_drop_gives_openrlhf_a_number_to_train_on_and_a_nan_score_to_filter_on(
+    rk_config: Any,
+) -> None:
+    reward_func = make_reward_func(rk_config, on_failure="drop", fill_score=0.0)
+    label = {"ground_truth": "72", "data_source": "no/such-source"}
+    out = execute_like_openrlhf(reward_func, PROMPT + " #### 72", PROMPT, label)
+    assert torch.tensor([out["reward"]]).flatten().tolist() == [0.0]  # samples_generator.py:288
+    assert math.isnan(out["scores"].item())  # dynamic filtering's mean: inside no range
+    ok = execute_like_openrlhf(reward_func, PROMPT + " #### 72", PROMPT, GSM8K)
+    assert ok["scores"].item() == ok["reward"].item() == 1.0
 
 
 def test_get_reward_answers_a_number_for_a_failed_row(rk_config: Any) -> None:

@@ -74,6 +74,7 @@ def test_logs_statuses_through_trl_hooks(rk_config):
         "rewardkit/timeout_frac": 0.0,
         "rewardkit/error_frac": 0.0,
         "rewardkit/invalid_frac": 0.5,
+        "rewardkit/component/rule/mean": 1.0,  # over the rows that have it
     }
     assert columns == {"rewardkit_status": ["ok", "invalid"]}
 
@@ -185,6 +186,9 @@ def test_grpo_trainer_trains_two_steps_with_the_example(
     for entry in logged:
         assert entry["rewardkit/invalid_frac"] == entry["rewardkit/timeout_frac"] == 0.0
         assert not math.isnan(entry["loss"])
+        # the per-component metric reaches TRL's logs through its log_metric hook
+        component = entry["rewardkit/component/rule/mean"]
+        assert component == pytest.approx(entry["rewards/rewardkit_openai_gsm8k/mean"])
     means = [entry["rewards/rewardkit_openai_gsm8k/mean"] for entry in logged]
     assert all(0.0 <= m <= 1.0 for m in means)
     assert any(entry["reward_std"] > 0 and entry["grad_norm"] > 0 for entry in logged), logged

@@ -156,6 +156,7 @@ def test_reward_loop_interface_run_single_and_assemble(manager, tiny_tokenizer):
         "rewardkit_ok": 1.0,
         "acc": False,
         "pred": "7",
+        "component/rule": 0.0,  # the config's components, unweighted: numbers verl keeps
     }
     tensor = RewardkitRewardManager.assemble_rm_scores(data, [o["reward_score"] for o in outputs])
     assert torch.equal(tensor, manager(data))
@@ -186,7 +187,7 @@ def test_manager_constructor_takes_both_verl_generations(tiny_tokenizer, rk_conf
     )
     with pytest.raises(TypeError, match=r"unexpected keyword arguments \['on_faliure'\]"):
         RewardkitRewardManager(tokenizer=tiny_tokenizer, on_faliure="fill")
-    with pytest.raises(ConfigError, match="on_failure must be 'raise' or 'fill'"):
+    with pytest.raises(ConfigError, match="on_failure must be 'raise', 'fill' or 'drop'"):
         RewardkitRewardManager(tokenizer=tiny_tokenizer, on_failure="zero")
 
 
@@ -205,7 +206,15 @@ def test_compute_score_has_verls_signature(rk_config):
     )
     assert out["score"] == 1.0 and out["status"] == "ok" and out["error"] == ""
     assert out["acc"] is True and out["pred"] == "72"
-    assert sorted(out) == ["acc", "error", "pred", "rewardkit_ok", "score", "status"]
+    assert sorted(out) == [
+        "acc",
+        "component/rule",
+        "error",
+        "pred",
+        "rewardkit_ok",
+        "score",
+        "status",
+    ]
     # the kwargs verl's reward loop adds are accepted
     out = compute_score(
         data_source="openai/gsm8k",
@@ -310,10 +319,13 @@ def test_every_row_reports_the_same_keys_failed_rows_included(rk_config):
         compute_score(src, resp, gt, None, rewardkit_config=rk_config, on_failure="fill")
         for src, resp, gt in MIXED
     ]
-    assert {tuple(o) for o in outs} == {("score", "status", "error", "rewardkit_ok", "acc", "pred")}
+    assert {tuple(o) for o in outs} == {
+        ("score", "status", "error", "rewardkit_ok", "acc", "pred", "component/rule")
+    }
     assert [o["score"] for o in outs] == [1.0, -1.0, 1.0, 0.0]  # math_dapo: verl's -1
     assert [o["status"] for o in outs] == ["ok", "ok", "ok", "invalid"]
     assert outs[3]["pred"] == "" and math.isnan(outs[3]["acc"])
+    assert math.isnan(outs[3]["component/rule"]) and outs[1]["component/rule"] == -1.0
     assert "did you mean" not in outs[3]["error"] and "no/such-source" in outs[3]["error"]
 
 
@@ -328,7 +340,7 @@ def test_batch_reward_manager_calling_convention(rk_config):
         on_failure="fill",
     )
     assert isinstance(outs, list) and [o["score"] for o in outs] == [1.0, -1.0, 1.0, 0.0]
-    keys = ("score", "status", "error", "rewardkit_ok", "acc", "pred")
+    keys = ("score", "status", "error", "rewardkit_ok", "acc", "pred", "component/rule")
     assert all(tuple(o) == keys for o in outs)
     with pytest.raises(ScorerError, match=r"1 of 4 rows failed"):
         compute_score(

@@ -302,3 +302,39 @@ def test_oversized_response_is_invalid_and_neighbours_are_scored() -> None:
         big, small = loop.score(rows)
     assert big.status is Status.INVALID and "max_response_chars" in big.error
     assert small.score == 1.0
+
+
+def test_a_trajectory_takes_its_length_from_the_trainer_never_from_a_tokenizer(
+    tmp_path: Path,
+) -> None:
+    """The overlong penalty of a trajectory needs the trainer's token count: the tokenizer
+    would count a text, not the policy's tokens of turns and calls (tool results are no
+    policy tokens). The format reward reads the final assistant text."""
+    build_tokenizer().save_pretrained(tmp_path)
+    config = {
+        "reward": {
+            "num_workers": 1,
+            "format_reward": {"enable": True, "weight": 0.5},
+            "overlong_buffer": {
+                "enable": True,
+                "len": 4,
+                "max_resp_len": 14,
+                "tokenizer": str(tmp_path),
+            },
+        }
+    }
+    trajectory = [
+        {
+            "role": "assistant",
+            "content": "<think>x</think>calling",
+            "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{}"}}],
+        },
+        {"role": "tool", "content": "4"},
+        {"role": "assistant", "content": "<think>so</think>#### 4"},
+    ]
+    row = {"data_source": "openai/gsm8k", "response": trajectory, "ground_truth": "4"}
+    with RewardLoop(config) as loop:
+        counted, given = loop.score([row, {**row, "extra_info": {"response_length": 12}}])
+    assert counted.status is Status.INVALID
+    assert "needs extra_info.response_length for a trajectory" in (counted.error or "")
+    assert given.ok and given.components == {"rule": 1.0, "format": 1.0, "overlong": -0.5}

@@ -21,7 +21,7 @@ from rewardkit.config import RewardConfig
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.scoring.outcomes import AsyncKey, CheckKey, CustomKey, Outcome, Outcomes
 from rewardkit.types import Result, Status
-from rewardkit.verifiers.base import Extracted, Verdict
+from rewardkit.verifiers.base import ALSO_OFFERED, Extracted, Verdict
 from rewardkit.verifiers.math import MathVerifier
 
 RIGHT: Outcome = (Status.OK, Verdict(1.0, {"acc": True}))
@@ -51,12 +51,17 @@ def test_keys_of_different_kinds_are_never_equal_even_with_the_same_values() -> 
 def test_keys_are_frozen_and_read_by_field_name() -> None:
     key = CheckKey.of(MathVerifier(), '"12"', Extracted("12", {"source": "boxed"}))
     assert (key.verifier, key.gold, key.answer, key.source) == ("math", '"12"', "12", "boxed")
-    assert key.reference == ("math", '"12"') and key.answer_of == ("12", "boxed")
+    assert key.reference == ("math", '"12"') and key.answer_of == ("12", "boxed", ())
     with pytest.raises(dataclasses.FrozenInstanceError):
         key.answer = "13"  # type: ignore[misc]
     # the source is part of a check's key: a fallback passage is read otherwise than a box
     passage = CheckKey.of(MathVerifier(), '"12"', Extracted("12", {"source": "fallback"}))
     assert passage != key
+    # so are the other final answers a response offers: the check reads them too
+    also = CheckKey.of(
+        MathVerifier(), '"12"', Extracted("12", {"source": "boxed", ALSO_OFFERED: ["13"]})
+    )
+    assert also != key and also.answer_of == ("12", "boxed", ("13",))
     # a verifier's options are part of its key
     strict = CheckKey.of(MathVerifier(extraction="strict"), '"12"', Extracted("12", {}))
     assert strict.verifier == "math:strict" and strict.source is None
@@ -69,13 +74,13 @@ def test_the_index_of_answers_follows_the_cache_through_evictions() -> None:
     outcomes = Outcomes(cache_size=2, stats=_stats())
     outcomes.put(_check("1"), RIGHT)
     outcomes.put(CustomKey("f.py", "score", "[]", "{}"), RIGHT)  # not a check: not indexed
-    assert outcomes.answers == {("math", '"12"'): {("1", "boxed")}}
+    assert outcomes.answers == {("math", '"12"'): {("1", "boxed", ())}}
     outcomes.put(_check("2"), RIGHT)  # evicts the check of "1", the oldest
     assert list(outcomes.cache) == [CustomKey("f.py", "score", "[]", "{}"), _check("2")]
-    assert set(outcomes.known(("math", '"12"'))) == {("2", "boxed")}
+    assert set(outcomes.known(("math", '"12"'))) == {("2", "boxed", ())}
     outcomes.put(_check("3", gold='"7"'), RIGHT)  # evicts the custom call
     outcomes.put(_check("4", gold='"7"'), RIGHT)  # evicts "2": its reference leaves the index
-    assert outcomes.answers == {("math", '"7"'): {("3", "boxed"), ("4", "boxed")}}
+    assert outcomes.answers == {("math", '"7"'): {("3", "boxed", ()), ("4", "boxed", ())}}
     assert list(outcomes.known(("math", '"12"'))) == []
 
 
@@ -150,7 +155,7 @@ async def test_the_engine_keys_a_pooled_check_by_its_fields() -> None:
     assert isinstance(key, CheckKey)
     assert (key.verifier, key.gold, key.answer) == ("math", '"1"', "\\sin^2 x + \\cos^2 x")
     assert key.source == "boxed"
-    assert engine.outcomes.answers == {("math", '"1"'): {("\\sin^2 x + \\cos^2 x", "boxed")}}
+    assert engine.outcomes.answers == {("math", '"1"'): {("\\sin^2 x + \\cos^2 x", "boxed", ())}}
     assert engine.stats["pool"] == 1 and engine.stats["cache_hits"] == 1
 
 

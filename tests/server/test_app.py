@@ -72,6 +72,7 @@ def test_openrlhf_get_reward_strips_the_prompt(http: httpx.Client) -> None:
     assert answer["rewards"] == [1.0, 0.0] and answer["scores"] == answer["rewards"]
     logs = answer["extra_logs"]
     assert logs["rewardkit_ok"] == [1.0, 1.0] and logs["rewardkit_timeout"] == [0.0, 0.0]
+    assert logs["component/rule"] == [1.0, 0.0]  # each component, unweighted
     assert all(
         isinstance(v, float) for values in logs.values() for v in values
     )  # OpenRLHF tensorizes them
@@ -347,3 +348,41 @@ def test_the_server_answers_and_exits_on_sigterm_despite_a_stubborn_coroutine(
         assert [r["status"] for r in results] == ["ok", "timeout", "ok"]
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=30) == 0
+
+
+def test_trajectories_score_and_echo_and_a_bad_one_costs_its_row(http: httpx.Client) -> None:
+    call = {"type": "function", "function": {"name": "f", "arguments": '{"x": 5}'}}
+    trajectory = [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c0", "content": "25"},
+        {"role": "assistant", "content": "#### 25"},
+    ]
+    samples = [
+        {
+            "data_source": "tool_call",
+            "response": trajectory[0],
+            "ground_truth": [{"name": "f", "arguments": {"x": 5}}],
+        },
+        {"data_source": "openai/gsm8k", "response": trajectory, "ground_truth": "25"},
+        {
+            "data_source": "openai/gsm8k",
+            "response": [{"role": "assistant"}, "x"],
+            "ground_truth": "1",
+        },
+    ]
+    answer = http.post("/v1/score", json={"samples": samples})
+    assert answer.status_code == 200
+    results = answer.json()["results"]
+    assert [(r["status"], r["score"]) for r in results] == [
+        ("ok", 1.0),
+        ("ok", 1.0),
+        ("invalid", None),
+    ]
+    assert results[0]["response"] == trajectory[0] and results[1]["response"] == trajectory
+    assert (
+        results[2]["error"] == "field 'response' message 1 must be a chat message object (got str)"
+    )
+    # the body limit holds for a trajectory as a whole: many small messages add up
+    many = [{"role": "tool", "content": "x" * 1000}] * 300
+    big = {"samples": [{"data_source": "openai/gsm8k", "response": many, "ground_truth": "1"}]}
+    assert http.post("/v1/score", json=big).status_code == 413

@@ -239,7 +239,9 @@ MATH: list[tuple[str, str, float, str]] = [
     ("x^2+1", "So $\\boxed{x^2+1}$.\n\nAnswer: $1+x^2$", 1.0, "an expression reordered"),
     ("5", "So $\\boxed{5}$.\n\nAnswer: $x = 5$", 1.0, "a leading 'x =' is dropped: the same"),
     ("5", "So $\\boxed{5}$.\n\nThe answer is $2 + 3 = 5$.", 1.0, "an equation: cannot tell"),
-    ("\\sqrt{2}", "So $\\boxed{\\sqrt{2}}$.\n\nAnswer: 1.41", 1.0, "a decimal: cannot tell"),
+    # a second final answer that cannot be told the same inline must be right too: 1.41
+    # is no exact \sqrt{2} (decimals: exact), so two answers are offered and one is wrong
+    ("\\sqrt{2}", "So $\\boxed{\\sqrt{2}}$.\n\nAnswer: 1.41", 0.0, "a decimal: inexact, wrong"),
     ("5", "The answer is $5$ $\\text{cm}$", 1.0, "a unit span after a number is no value"),
     ("-5, 4", "so $x = -5$ or $x = 4$", 1.0, "roots in spans: math-verify reads the set"),
     ("\\{x | x > 0\\}", "so the answer is $\\{x | x > 0\\}$", 1.0, "set-builder bar, no hedge"),

@@ -14,6 +14,7 @@ function that a trainer imports by file path and calls with its own arguments on
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import concurrent.futures.thread  # noqa: F401  its exit hook must be registered before ours (_at_exit)
 import contextlib
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from rewardkit.aggregate import refuse_aggregated
 from rewardkit.config import ConfigSource, RewardConfig, load_config
 from rewardkit.errors import ConfigError, ScorerError
 from rewardkit.trainer_rows import plain  # re-exported: the adapters import it from here
@@ -52,13 +54,16 @@ ENV_CONFIG = "REWARDKIT_CONFIG"
 ENV_URL = "REWARDKIT_URL"
 ENV_API_KEY = "REWARDKIT_API_KEY"
 
-OnFailure = Literal["raise", "fill"]
+OnFailure = Literal["raise", "fill", "drop"]
 
 logger = logging.getLogger("rewardkit.integrations")
 
 
 class Backend(Protocol):
     """Scores Sample-shaped rows: one Result per row, in order."""
+
+    config: RewardConfig | None
+    """The config it scores with; None for a server (which scores with its own)."""
 
     def score(self, rows: Sequence[Mapping[str, Any] | Sample | BadRow]) -> list[Result]: ...
 
@@ -71,6 +76,7 @@ class _LocalBackend:
     def __init__(self, config: RewardConfig) -> None:
         from rewardkit.loop import RewardLoop  # the engine imports workers; only when used
 
+        self.config: RewardConfig | None = config
         self._loop = RewardLoop(config)
         self._lock = threading.Lock()
         self._started = False
@@ -86,7 +92,10 @@ class _LocalBackend:
         return self._started_loop().score(rows)
 
     async def ascore(self, row: Mapping[str, Any] | Sample | BadRow) -> Result:
-        return await self._started_loop().ascore(row)
+        # Starting takes seconds (worker processes, models): off the caller's event loop,
+        # where verl's agent loop awaits every other sample of the step meanwhile.
+        loop = self._loop if self._started else await asyncio.to_thread(self._started_loop)
+        return await loop.ascore(row)
 
     def close(self) -> None:
         with self._lock:
@@ -102,6 +111,7 @@ class _RemoteBackend:
         from rewardkit.client import RewardClient  # part of rewardkit: never optional
 
         self._client = RewardClient(url, api_key=os.environ.get(ENV_API_KEY) or None)
+        self.config: RewardConfig | None = None
 
     def score(self, rows: Sequence[Mapping[str, Any] | Sample | BadRow]) -> list[Result]:
         # A BadRow (a row an adapter could not build) is invalid here, as the engine makes
@@ -119,6 +129,7 @@ class _RemoteBackend:
         if isinstance(row, BadRow):
             return Result(0, Status.INVALID, error=row.reason)
         [result] = await self._client.ascore([row])
+        refuse_aggregated(result, "a per-sample call (ascore)")
         return result
 
     def close(self) -> None:
@@ -235,23 +246,54 @@ def _raw_key(config: ConfigSource) -> str:
 
 @dataclass(frozen=True, slots=True)
 class FailurePolicy:
-    """What a trainer adapter does with rows that have no score.
+    """What a trainer adapter does with rows that have no score (``reward.on_failure``).
 
-    ``raise`` (the default): raise ScorerError naming the failed rows, because a
-    trainer that needs a number for every row would otherwise learn from an invented
-    one. ``fill``: give those rows ``fill_score`` and keep their status visible in the
-    trainer's per-row logs (``status``, ``error``).
+    ``raise``: raise ScorerError naming the failed rows, because a trainer that needs a
+    number for every row would otherwise learn from an invented one. ``fill``: give those
+    rows ``fill_score`` and keep their status visible in the trainer's per-row logs
+    (``status``, ``error``). ``drop``: no reward at all (None: TRL's way to leave a row
+    out of its group's baseline); only for a trainer that takes None.
     """
 
     on_failure: OnFailure = "raise"
     fill_score: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.on_failure not in ("raise", "fill"):
-            raise ConfigError(f"on_failure must be 'raise' or 'fill', got {self.on_failure!r}")
+        if self.on_failure not in ("raise", "fill", "drop"):
+            raise ConfigError(
+                f"on_failure must be 'raise', 'fill' or 'drop', got {self.on_failure!r}"
+            )
 
-    def scores(self, results: Sequence[Result]) -> list[float]:
-        """One number per row: the score, or ``fill_score`` for a failed row under ``fill``."""
+    @classmethod
+    def resolve(
+        cls,
+        on_failure: OnFailure | None,
+        fill_score: float | None,
+        config: RewardConfig | None,
+        *,
+        default: OnFailure,
+        no_drop: str | None = None,
+    ) -> FailurePolicy:
+        """The policy an adapter applies: its own argument, else ``reward.on_failure`` and
+        ``reward.fill_score`` of the config it scores with, else ``default``. ``no_drop``:
+        why this trainer cannot take ``drop`` (a ConfigError that says so and offers
+        raise and fill)."""
+        section = config.reward if config is not None else None
+        if on_failure is None:
+            on_failure = section.on_failure if section and section.on_failure else default
+        if fill_score is None:
+            fill_score = section.fill_score if section is not None else 0.0
+        if on_failure == "drop" and no_drop is not None:
+            raise ConfigError(
+                f"on_failure='drop' (reward.on_failure): {no_drop}; use 'raise' (stop with "
+                "the failed rows named) or 'fill' (reward.fill_score, the status kept in "
+                "the logs)"
+            )
+        return cls(on_failure, fill_score)
+
+    def values(self, results: Sequence[Result]) -> list[float | None]:
+        """One reward per row: the score; for a failed row ``fill_score`` (fill), None
+        (drop), or ScorerError (raise)."""
         failed = [r for r in results if not r.ok]
         if failed and self.on_failure == "raise":
             message = describe_failures(failed, len(results))
@@ -260,7 +302,16 @@ class FailurePolicy:
                 f"{message}. rewardkit does not turn failures into rewards: fix the cause, or pass "
                 f"on_failure='fill' to give failed rows {self.fill_score} with their status logged"
             )
-        return [r.score if r.score is not None else self.fill_score for r in results]
+        fill = None if self.on_failure == "drop" else self.fill_score
+        return [r.score if r.score is not None else fill for r in results]
+
+    def scores(self, results: Sequence[Result]) -> list[float]:
+        """:meth:`values` for a trainer that needs a number for every row (never ``drop``)."""
+        if self.on_failure == "drop":
+            raise ConfigError(
+                "on_failure='drop' gives no number for a failed row; this trainer needs one"
+            )
+        return [0.0 if value is None else value for value in self.values(results)]
 
 
 def describe_failures(failed: Sequence[Result], total: int) -> str:

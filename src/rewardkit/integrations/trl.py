@@ -6,16 +6,23 @@
 The dataset supplies the Sample fields as columns: ``data_source`` (or
 ``default_data_source`` in the config), ``ground_truth`` (or verl's ``reward_model``
 column), optionally ``extra_info`` and ``id``. Prompts and completions may be plain
-strings or conversations (lists of ``{"role", "content"}`` messages); a conversational
-completion is scored on its last assistant message.
+strings or conversations (lists of ``{"role", "content"}`` messages). A conversational
+completion (TRL's tool-calling GRPO included: assistant messages with ``tool_calls``,
+``tool`` results) is passed through as a trajectory response: text verifiers read its
+last assistant message's text, ``tool_call`` reads its calls.
 
 A row that fails to score (status ``timeout``, ``error`` or ``invalid``) is returned
-as ``None``: TRL turns None into NaN and, from TRL 1.6.0 (rewardkit's declared floor,
-``trl>=1.6``), leaves a row that every reward function left unscored out of its
-group's baseline and gives it zero advantage (before 1.6 such a row counted as 0, a
-made-up wrong answer). So a failure is neither a wrong answer nor invisible. Each call
-also logs ``rewardkit/<status>_frac`` metrics and a ``rewardkit_status`` column in
-TRL's completions table.
+as ``None`` (``reward.on_failure: drop``, the default here): TRL turns None into NaN
+and, from TRL 1.6.0 (rewardkit's declared floor, ``trl>=1.6``), leaves a row that
+every reward function left unscored out of its group's baseline and gives it zero
+advantage (before 1.6 such a row counted as 0, a made-up wrong answer). So a failure
+is neither a wrong answer nor invisible. ``reward.on_failure: fill`` gives it
+``reward.fill_score``; ``raise`` stops the step with the failed rows named. Each call
+also logs ``rewardkit/<status>_frac`` metrics, ``rewardkit/component/<name>/mean``
+for each component the rows carry (over the rows that have it; TRL averages a
+``log_metric`` value over each logging step), ``rewardkit/raw_score/mean`` when
+``reward.aggregation`` or ``reward.scale_rewards`` rescored the batch, and a
+``rewardkit_status`` column in TRL's completions table.
 
 :func:`areward_func` is the same function as a coroutine function: TRL awaits async
 reward functions concurrently with each other, so rewardkit's scoring overlaps other
@@ -27,14 +34,23 @@ from __future__ import annotations
 import asyncio
 import difflib
 import logging
+import math
 import re
 import warnings
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from rewardkit.aggregate import RAW_SCORE_KEY, needs_groups
 from rewardkit.config import ConfigSource, RewardConfig, check_runnable, load_config
-from rewardkit.integrations._backend import check_server_url, get_backend, plain
+from rewardkit.integrations._backend import (
+    Backend,
+    FailurePolicy,
+    check_server_url,
+    get_backend,
+    plain,
+)
+from rewardkit.trainer_rows import model_metrics
 from rewardkit.types import Result, Status
 
 __all__ = ["TRLRewardFunction", "areward_func", "reward_func"]
@@ -128,10 +144,12 @@ def areward_func(
     ) -> list[float | None]:
         rows = function.rows(prompts, completions, **kwargs)
         backend = get_backend(function.config, function.url)
-        results = list(await asyncio.gather(*(backend.ascore(row) for row in rows)))
-        _log(results, kwargs.get("log_metric"), kwargs.get("log_extra"))
-        function.warn_if_all_failed(results, kwargs)
-        return [r.score if r.ok else None for r in results]
+        if backend.config is None or needs_groups(backend.config.reward):
+            # whole groups at once: the config aggregates them, or a server's may
+            results = await asyncio.to_thread(backend.score, rows)
+        else:
+            results = list(await asyncio.gather(*(backend.ascore(row) for row in rows)))
+        return function.rewards(backend, results, kwargs)
 
     scored.__name__ = scored.__qualname__ = function.__name__
     return scored
@@ -165,10 +183,17 @@ class TRLRewardFunction:
         self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any
     ) -> list[float | None]:
         rows = self.rows(prompts, completions, **kwargs)
-        results = get_backend(self.config, self.url).score(rows)
+        backend = get_backend(self.config, self.url)
+        return self.rewards(backend, backend.score(rows), kwargs)
+
+    def rewards(
+        self, backend: Backend, results: Sequence[Result], kwargs: Mapping[str, Any]
+    ) -> list[float | None]:
+        """What TRL gets for the scored rows, after logging them through TRL's hooks."""
         _log(results, kwargs.get("log_metric"), kwargs.get("log_extra"))
         self.warn_if_all_failed(results, kwargs)
-        return [r.score if r.ok else None for r in results]
+        policy = FailurePolicy.resolve(None, None, backend.config, default="drop")
+        return policy.values(results)
 
     def warn_if_all_failed(self, results: Sequence[Result], columns: Mapping[str, Any]) -> None:
         """Warn (once) when no row of a call scored: TRL would learn nothing, silently."""
@@ -232,7 +257,7 @@ class TRLRewardFunction:
             for field, column in self.fields.items():
                 row[field] = plain(columns[column][i])
             row["prompt"] = prompt
-            row["response"] = _completion_text(completion)
+            row["response"] = completion  # a string, or the messages as a trajectory
             if completion_ids is not None:
                 extra = dict(row.get("extra_info") or {})
                 extra.setdefault("response_length", len(completion_ids[i]))  # exact token count
@@ -241,39 +266,37 @@ class TRLRewardFunction:
         return rows
 
 
-def _completion_text(completion: Any) -> Any:
-    """A completion's text: the string itself, or the last assistant message's content."""
-    if not isinstance(completion, list):
-        return completion  # a string; anything else is reported as an invalid row
-    for message in reversed(completion):
-        if isinstance(message, Mapping) and message.get("role", "assistant") == "assistant":
-            return _content_text(message.get("content"))
-    return ""
-
-
-def _content_text(content: Any) -> Any:
-    """Message content, flattening multimodal parts (``[{"type": "text", "text": ...}]``)."""
-    if isinstance(content, list):
-        return "".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, Mapping) and part.get("type") == "text"
-        )
-    return "" if content is None else content
-
-
 def _log(
-    results: list[Result],
+    results: Sequence[Result],
     log_metric: Callable[[str, float], None] | None,
     log_extra: Callable[[str, list[Any]], None] | None,
 ) -> None:
-    """Report statuses through TRL's hooks (absent outside a trainer)."""
+    """Report statuses, per-component means and each API judge's tokens through TRL's
+    hooks (absent outside a trainer)."""
     if callable(log_metric) and results:
         counts = Counter(r.status for r in results)
         for status in (Status.TIMEOUT, Status.ERROR, Status.INVALID):
             log_metric(f"rewardkit/{status.value}_frac", counts[status] / len(results))
+        for name, values in _component_values(results).items():
+            log_metric(f"rewardkit/component/{name}/mean", math.fsum(values) / len(values))
+        raw = [r.extra[RAW_SCORE_KEY] for r in results if r.ok and RAW_SCORE_KEY in r.extra]
+        if raw:
+            log_metric(f"rewardkit/{RAW_SCORE_KEY}/mean", math.fsum(raw) / len(raw))
+        for name, value in model_metrics(results).items():  # rewardkit/rm/helpful/tokens
+            if name.endswith("/tokens"):  # (its score's mean is its component's above)
+                log_metric(f"rewardkit/{name}", value)
     if callable(log_extra):
         log_extra("rewardkit_status", [r.status.value for r in results])
+
+
+def _component_values(results: Sequence[Result]) -> dict[str, list[float]]:
+    """Each component's values over the scored rows that have it, in first-seen order."""
+    values: dict[str, list[float]] = {}
+    for result in results:
+        if result.ok:
+            for name, value in result.components.items():
+                values.setdefault(name, []).append(float(value))
+    return values
 
 
 def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:

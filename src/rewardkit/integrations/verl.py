@@ -25,6 +25,14 @@ interface (``__call__(data, return_dict)`` returning ``reward_tensor`` and
 with ``$REWARDKIT_CONFIG`` / ``$REWARDKIT_URL``. The ``compute_score`` verl passes it
 is not used: rewardkit's own config (``reward.custom_reward_function``) says how to score.
 
+**verl's agent loop** scores each sample as its rollout ends, through ``run_single``
+(concurrently: one slow sample delays no other). Its fields reach rewardkit in
+``extra_info`` as verl's naive manager puts them there (``num_turns``, the tools'
+rewards as components ``tool/<name>``, a ``reward_score`` set before: not scored
+again; see :mod:`rewardkit.shaping.rollout`), and each row's dict adds
+:data:`AGENT_KEYS`. An agent loop that scores a sample itself stores
+:func:`prescored_extra_info` as its ``reward_extra_info``.
+
 **What verl gets back.** Every row's dict (``compute_score``, ``run_single``) has the
 same keys, ``score``, ``status``, ``error``, :data:`OK_KEY` (``rewardkit_ok``: 1.0 or
 0.0, the one verl's metrics keep) and :data:`EXTRA_KEYS`; scores keep verl's
@@ -41,11 +49,25 @@ their statuses and the first reason: the run stops loudly instead of learning fr
 invented rewards. Training through occasional failures is an explicit opt-in:
 ``on_failure="fill"`` gives failed rows ``fill_score`` (default 0.0) and keeps
 ``status`` and ``error`` in verl's ``reward_extra_info``, so they stay visible in
-verl's logs and generation dumps.
+verl's logs and generation dumps. Both also come from rewardkit's config
+(``reward.on_failure``, ``reward.fill_score``); an argument here wins. ``drop`` is
+refused (:data:`NO_DROP`): verl has no per-row way to leave a row out.
+
+**Per-component scores** reach verl as numbers: every row's dict also has
+``component/<name>`` for each component the config scores (``rule``, ``rm`` or
+``judge``, ``format``, ``overlong``: :func:`rewardkit.aggregate.component_names`),
+unweighted, NaN where a row has none. They are what verl's own GDPO reads
+(``algorithm.adv_estimator=gdpo``, ``algorithm.gdpo_reward_keys=[component/rule,
+component/format]``, the weights in ``algorithm.gdpo_reward_weights``).
+``reward.aggregation: normalize_then_sum`` needs whole groups, so the per-row calls
+(``compute_score`` on one row, ``compute_score_async``, ``run_single``) refuse it;
+the batch calls (the legacy ``__call__``, ``BatchRewardManager``'s ``compute_score``)
+apply it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import math
 import os
@@ -54,6 +76,12 @@ from typing import Any, ClassVar
 
 import torch
 
+from rewardkit.aggregate import (
+    component_names,
+    needs_groups,
+    refuse_aggregated,
+    refuse_per_sample,
+)
 from rewardkit.config import VERL_ROUTER_URL, ConfigSource, check_runnable, load_config
 from rewardkit.engines import client_backend
 from rewardkit.errors import ConfigError
@@ -67,16 +95,20 @@ from rewardkit.integrations._backend import (
     get_backend,
     plain,
 )
+from rewardkit.shaping.rollout import NUM_TURNS, ROLLOUT_SCORES, TOOL_PREFIX, TOOL_REWARDS
 from rewardkit.tokens import place_scores, response_mask_from_attention, valid_response_length
-from rewardkit.types import Result
+from rewardkit.types import Result, Status
 
 __all__ = [
+    "AGENT_KEYS",
     "EXTRA_KEYS",
+    "NO_DROP",
     "OK_KEY",
     "ROUTER_URL",
     "RewardkitRewardManager",
     "compute_score",
     "compute_score_async",
+    "prescored_extra_info",
 ]
 
 # Keyword arguments verl passes to reward functions and managers besides reward_kwargs.
@@ -93,10 +125,26 @@ key: a batch mixing data sources (gsm8k reports ``method``, math ``source``) or 
 a failed row (no extras at all) would crash or misalign. So the per-row output has
 exactly these keys; a row without one reports ``""`` for ``pred`` and NaN otherwise."""
 
+AGENT_KEYS: tuple[str, ...] = ("num_turns", "tool_reward", "prescored")
+"""The numbers every row of verl's agent loop reports besides :data:`EXTRA_KEYS`.
+
+A row whose ``extra_info.num_turns`` is set (verl's agent loop sets ``__num_turns__``
+on every row of a batch) also reports ``num_turns``, ``tool_reward`` (the sum of its
+``tool/<name>`` components before ``reward.rollout_reward_weight``; 0.0 without any)
+and ``prescored`` (1.0 when the row came with its ``reward_score``, else 0.0): numbers,
+so verl's metrics keep them."""
+
 OK_KEY = "rewardkit_ok"
 """The numeric status key in every row's ``reward_extra_info``: 1.0 scored, 0.0 failed
 (filled under ``on_failure="fill"``). verl's metrics keep numbers only and drop the text
 ``status`` and ``error``, so this key's mean is the run's success rate there."""
+
+NO_DROP = (
+    "verl needs a number for every row (reward_tensor) and has no per-row mask for the "
+    "reward; its algorithm.filter_groups evicts only groups whose metric is identical on "
+    "every row, which one row's score cannot arrange"
+)
+"""Why the verl adapter refuses ``on_failure='drop'`` (README, "Several rewards")."""
 
 ROUTER_URL = VERL_ROUTER_URL
 """Set ``reward.reward_model.url`` to this in rewardkit's config to send a generative
@@ -115,8 +163,8 @@ def compute_score(
     extra_infos: Sequence[Mapping[str, Any] | None] | None = None,
     rewardkit_config: ConfigSource = None,
     rewardkit_url: str | None = None,
-    on_failure: OnFailure = "raise",
-    fill_score: float = 0.0,
+    on_failure: OnFailure | None = None,
+    fill_score: float | None = None,
     extra_keys: Sequence[str] = EXTRA_KEYS,
     **verl_kwargs: Any,
 ) -> dict[str, Any] | list[dict[str, Any]]:
@@ -130,18 +178,25 @@ def compute_score(
     unless ``on_failure="fill"`` (see the module docstring).
     """
     router = _refuse_unknown(verl_kwargs)
-    policy = FailurePolicy(on_failure, fill_score)
     backend = _backend(rewardkit_config, rewardkit_url, router)
+    policy = _policy(on_failure, fill_score, backend)
+    keys = _row_keys(extra_keys, backend)
     if solution_strs is not None:
         rows = _batch_rows(data_sources, solution_strs, ground_truths, extra_infos)
         results = backend.score(rows)
         scores = policy.scores(results)
-        return [_score_dict(r, s, extra_keys) for r, s in zip(results, scores, strict=True)]
+        return [
+            _score_dict(r, s, keys, agent=_agent(row))
+            for r, s, row in zip(results, scores, rows, strict=True)
+        ]
     if data_source is None or solution_str is None:
         raise TypeError("compute_score needs data_source and solution_str (or the batch lists)")
-    [result] = backend.score([_row(data_source, solution_str, ground_truth, extra_info)])
+    _refuse_per_sample(backend, "verl's compute_score on one row")
+    row = _row(data_source, solution_str, ground_truth, extra_info)
+    [result] = backend.score([row])
+    refuse_aggregated(result, "verl's compute_score on one row")
     [score] = policy.scores([result])
-    return _score_dict(result, score, extra_keys)
+    return _score_dict(result, score, keys, agent=_agent(row))
 
 
 async def compute_score_async(
@@ -152,18 +207,48 @@ async def compute_score_async(
     *,
     rewardkit_config: ConfigSource = None,
     rewardkit_url: str | None = None,
-    on_failure: OnFailure = "raise",
-    fill_score: float = 0.0,
+    on_failure: OnFailure | None = None,
+    fill_score: float | None = None,
     extra_keys: Sequence[str] = EXTRA_KEYS,
     **verl_kwargs: Any,
 ) -> dict[str, Any]:
     """:func:`compute_score` for verl's reward loop, which awaits async functions concurrently."""
     router = _refuse_unknown(verl_kwargs)
-    policy = FailurePolicy(on_failure, fill_score)
+    backend = _backend(rewardkit_config, rewardkit_url, router)
+    policy = _policy(on_failure, fill_score, backend)
+    _refuse_per_sample(backend, "verl's compute_score_async")
     row = _row(data_source, solution_str, ground_truth, extra_info)
-    result = await _backend(rewardkit_config, rewardkit_url, router).ascore(row)
+    result = await backend.ascore(row)
     [score] = policy.scores([result])
-    return _score_dict(result, score, extra_keys)
+    return _score_dict(result, score, _row_keys(extra_keys, backend), agent=_agent(row))
+
+
+def prescored_extra_info(
+    score: float,
+    num_turns: int | None = None,
+    extra_keys: Sequence[str] = EXTRA_KEYS,
+    *,
+    rewardkit_config: ConfigSource = None,
+) -> dict[str, Any]:
+    """The ``reward_extra_info`` of a sample an agent loop scored itself.
+
+    An agent loop that sets ``output.reward_score`` is not sent to the reward loop, and
+    verl assembles the step's batch reading the first sample's ``reward_extra_info``
+    keys on every sample: a sample without them fails that step (KeyError) or, first in
+    it, drops every other sample's. Set ``output.extra_fields["reward_extra_info"]`` to
+    this: the keys rewardkit's scored samples have, with ``prescored`` 1.0 (as rewardkit
+    reports a row that arrives with ``extra_info.reward_score``). ``rewardkit_config``
+    (else ``$REWARDKIT_CONFIG``, else the defaults) is the manager's: its components are
+    keys too (``component/<name>``).
+    """
+    config = load_config(rewardkit_config or os.environ.get(ENV_CONFIG) or None)
+    components = [_COMPONENT + name for name in component_names(config.reward)]
+    extra_keys = tuple(dict.fromkeys([*extra_keys, *components]))
+    extra: dict[str, Any] = {"prescored": 1}
+    if num_turns is not None:
+        extra["num_turns"] = num_turns
+    result = Result(0, Status.OK, score=float(score), components={"prescored": score}, extra=extra)
+    return _score_dict(result, float(score), extra_keys, agent=True)
 
 
 class RewardkitRewardManager:
@@ -177,8 +262,10 @@ class RewardkitRewardManager:
     """A rewardkit config (dict, YAML path or RewardConfig); None: ``$REWARDKIT_CONFIG``."""
     rewardkit_url: ClassVar[str | None] = None
     """A ``rewardkit serve`` address to score through instead of a local loop."""
-    on_failure: ClassVar[OnFailure] = "raise"
-    fill_score: ClassVar[float] = 0.0
+    on_failure: ClassVar[OnFailure | None] = None
+    """None: rewardkit's ``reward.on_failure``, else raise."""
+    fill_score: ClassVar[float | None] = None
+    """None: rewardkit's ``reward.fill_score`` (default 0.0)."""
     extra_keys: ClassVar[tuple[str, ...]] = EXTRA_KEYS
     """Extra keys reported per row by :meth:`run_single` (see :data:`EXTRA_KEYS`)."""
 
@@ -203,16 +290,20 @@ class RewardkitRewardManager:
         self.reward_fn_key = reward_fn_key
         self._config = rewardkit_config if rewardkit_config is not None else self.rewardkit_config
         self._url = rewardkit_url if rewardkit_url is not None else self.rewardkit_url
-        self.policy = FailurePolicy(
-            on_failure or type(self).on_failure,
-            type(self).fill_score if fill_score is None else fill_score,
-        )
+        self._on_failure = on_failure or type(self).on_failure
+        self._fill_score = type(self).fill_score if fill_score is None else fill_score
         self._examined: dict[str, int] = {}
+        self._source: tuple[ConfigSource, str | None] | None = None  # see _scorer
         # verl builds its managers before the first step: refuse what would fail every batch.
+        loaded = None
         if self._url is not None:
             check_server_url(self._url)
         elif self._config is not None and self._router is None:
-            check_runnable(load_config(self._config))
+            loaded = load_config(self._config)
+            check_runnable(loaded)
+        self.policy = FailurePolicy.resolve(
+            self._on_failure, self._fill_score, loaded, default="raise", no_drop=NO_DROP
+        )
 
     # ------------------------------------------------------------- legacy interface
 
@@ -226,8 +317,11 @@ class RewardkitRewardManager:
         if "rm_scores" in data.batch.keys():
             return _precomputed(data, return_dict)
         rows, response_mask = self._rows(data)
-        results = self._scorer().score(rows)
-        scores = self.policy.scores(results)
+        scorer = self._scorer()
+        if scorer.config is None or needs_groups(scorer.config.reward):
+            _with_uids(rows, data)  # a server's config may aggregate too
+        results = scorer.score(rows)
+        scores = _policy(self._on_failure, self._fill_score, scorer).scores(results)
         reward_tensor = place_scores(torch.tensor(scores), response_mask)  # [B, R]
         self._examine(rows, results)
         if not return_dict:
@@ -237,11 +331,23 @@ class RewardkitRewardManager:
     # --------------------------------------------------------- reward-loop interface
 
     async def run_single(self, data: Any) -> dict[str, Any]:
-        """Score one row (the last one of a multi-sequence item, as verl's naive manager does)."""
-        rows, _ = self._rows(data)
-        result = await self._scorer().ascore(rows[-1])
-        [score] = self.policy.scores([result])
-        info = _score_dict(result, score, self.extra_keys)
+        """Score one row (the last one of a multi-sequence item, as verl's naive manager does).
+
+        verl's reward-loop workers and its agent loop (each sample as its rollout ends)
+        await this from many tasks at once: the row is scored on rewardkit's own loop
+        while this one waits, so rows never queue behind each other here. The agent
+        loop's fields (``__num_turns__``, ``tool_extra_fields``, ``reward_scores``) reach
+        rewardkit in ``extra_info`` as verl's naive manager puts them there.
+        """
+        # Decoding a long trajectory takes milliseconds: off the loop, as verl's managers do.
+        rows, _ = await asyncio.to_thread(self._rows, data)
+        scorer = self._scorer()
+        _refuse_per_sample(scorer, "verl's run_single")
+        result = await scorer.ascore(rows[-1])
+        [score] = _policy(self._on_failure, self._fill_score, scorer).scores([result])
+        info = _score_dict(
+            result, score, _row_keys(self.extra_keys, scorer), agent=_agent(rows[-1])
+        )
         return {"reward_score": score, "reward_extra_info": info}
 
     @classmethod
@@ -255,7 +361,12 @@ class RewardkitRewardManager:
     # ------------------------------------------------------------------ plumbing
 
     def _scorer(self) -> Backend:
-        return _backend(self._config, self._url, self._router)
+        """The process's scorer. What it scores with is resolved once: with verl's router
+        address that means reading the config, which run_single must not do on the
+        event loop for every sample."""
+        if self._source is None:
+            self._source = _source(self._config, self._url, self._router)
+        return get_backend(*self._source)
 
     def _rows(self, data: Any) -> tuple[list[dict[str, Any]], torch.Tensor]:
         """Sample-shaped rows decoded from a DataProto, and its response mask ``[B, R]``."""
@@ -269,15 +380,16 @@ class RewardkitRewardManager:
         response_texts = self._decode(responses, response_mask)
         column = functools.partial(_column, data.non_tensor_batch, responses.shape[0])
         rows = []
-        for i, (data_source, reward_model, extra_info) in enumerate(
+        for i, (data_source, reward_model, extra_info, agent) in enumerate(
             zip(
                 column(self.reward_fn_key),
                 column("reward_model"),
                 column("extra_info"),
+                _agent_fields(data.non_tensor_batch, responses.shape[0]),
                 strict=True,
             )
         ):
-            extra = dict(plain(extra_info) or {})
+            extra = {**(plain(extra_info) or {}), **agent}
             extra.setdefault("response_length", lengths[i])  # exact, for the overlong penalty
             ground_truth = (
                 reward_model.get("ground_truth") if isinstance(reward_model, Mapping) else None
@@ -340,8 +452,19 @@ def _batch_rows(
     return [_row(source, response, truth, extra) for source, response, truth, extra in rows]
 
 
-def _score_dict(result: Result, score: float, extra_keys: Sequence[str]) -> dict[str, Any]:
-    """One row's reward_extra_info, with the same keys on every row (see EXTRA_KEYS)."""
+def _agent(row: Mapping[str, Any]) -> bool:
+    """Whether a row comes from verl's agent loop: its ``extra_info.num_turns`` is set
+    (from ``__num_turns__``, which the agent loop sets on every sample of a step)."""
+    extra_info = row.get("extra_info")
+    return isinstance(extra_info, Mapping) and extra_info.get(NUM_TURNS) is not None
+
+
+def _score_dict(
+    result: Result, score: float, extra_keys: Sequence[str], agent: bool = False
+) -> dict[str, Any]:
+    """One row's reward_extra_info, with the same keys on every row (see EXTRA_KEYS), and
+    AGENT_KEYS for a row of verl's agent loop. A ``component/<name>`` key reads the row's
+    component ``name``."""
     out: dict[str, Any] = {
         "score": score,
         "status": result.status.value,
@@ -349,9 +472,79 @@ def _score_dict(result: Result, score: float, extra_keys: Sequence[str]) -> dict
         OK_KEY: float(result.ok),
     }
     for key in extra_keys:
-        value = plain(result.extra.get(key))
+        if key.startswith(_COMPONENT):
+            value = result.components.get(key[len(_COMPONENT) :])
+        else:
+            value = plain(result.extra.get(key))
         out[key] = _missing(key) if value is None else value
+    if agent:
+        turns = result.extra.get("num_turns")
+        out["num_turns"] = math.nan if turns is None else float(turns)
+        tools = [v for k, v in result.components.items() if k.startswith(TOOL_PREFIX)]
+        out["tool_reward"] = sum(tools, 0.0)  # fsum raises on overflow; this gives inf
+        out["prescored"] = float(result.extra.get("prescored", 0))
     return out
+
+
+def _agent_fields(non_tensor: Mapping[str, Any], size: int) -> list[dict[str, Any]]:
+    """Per row, what verl's agent loop adds to ``extra_info`` (as its naive manager does).
+
+    ``tool_extra_fields`` (the agent loop's extra fields: ``tool_rewards``,
+    ``turn_scores``, ...) are merged in; ``__num_turns__`` becomes ``num_turns`` and
+    ``reward_scores`` ``rollout_reward_scores``. In verl's batch path (a reward model
+    without its own resource pool) those extra fields are columns of their own: there
+    ``tool_rewards`` is read from its column.
+    """
+    rows: list[dict[str, Any]] = [{} for _ in range(size)]
+    for key, target in (
+        ("tool_extra_fields", None),
+        (TOOL_REWARDS, TOOL_REWARDS),
+        ("__num_turns__", NUM_TURNS),
+        ("reward_scores", ROLLOUT_SCORES),
+    ):
+        values = non_tensor.get(key)
+        if values is None:
+            continue
+        for row, value in zip(rows, list(values), strict=True):
+            value = plain(value)
+            if target is None:
+                row.update(value if isinstance(value, Mapping) else {})
+            elif value is not None:
+                row[target] = value
+    return rows
+
+
+_COMPONENT = "component/"
+
+
+def _with_uids(rows: list[dict[str, Any]], data: Any) -> None:
+    """verl's ``uid`` column (a prompt's group) as each row's ``extra_info.uid``, where
+    the row names none: what ``reward.aggregation`` groups by, as verl's advantage does."""
+    uids = _column(data.non_tensor_batch, len(rows), "uid")
+    for row, uid in zip(rows, uids, strict=True):
+        if uid is not None:
+            row["extra_info"].setdefault("uid", plain(uid))
+
+
+def _row_keys(extra_keys: Sequence[str], backend: Backend) -> tuple[str, ...]:
+    """``extra_keys`` plus ``component/<name>`` for each component the backend's config
+    scores (a server's config is not known here: name its components in extra_keys)."""
+    names = component_names(backend.config.reward) if backend.config is not None else ()
+    return tuple(dict.fromkeys([*extra_keys, *(_COMPONENT + name for name in names)]))
+
+
+def _policy(
+    on_failure: OnFailure | None, fill_score: float | None, backend: Backend
+) -> FailurePolicy:
+    """The failure policy: the argument, else the backend's config, else raise."""
+    return FailurePolicy.resolve(
+        on_failure, fill_score, backend.config, default="raise", no_drop=NO_DROP
+    )
+
+
+def _refuse_per_sample(backend: Backend, entry: str) -> None:
+    if backend.config is not None:
+        refuse_per_sample(backend.config.reward, entry)
 
 
 def _missing(key: str) -> Any:
@@ -370,28 +563,47 @@ def _precomputed(data: Any, return_dict: bool) -> torch.Tensor | dict[str, Any]:
 
 def _backend(config: ConfigSource, url: str | None, router: str | None) -> Backend:
     """The scorer; with verl's reward_router_address, a config whose judge names ROUTER_URL."""
+    return get_backend(*_source(config, url, router))
+
+
+def _source(
+    config: ConfigSource, url: str | None, router: str | None
+) -> tuple[ConfigSource, str | None]:
+    """What :func:`get_backend` takes: as given, or with verl's router in each judge url
+    that names ROUTER_URL (``reward_model.url``, any ``reward_models.<name>.url``)."""
     if router is None:
-        return get_backend(config, url)
+        return config, url
     if config is None and url is None:
         url = os.environ.get(ENV_URL) or None
         config = os.environ.get(ENV_CONFIG) or None
     loaded = load_config(config) if url is None else None
-    rm = loaded.reward.reward_model if loaded is not None else None
-    if rm is None or not rm.enable or (rm.url != ROUTER_URL and not rm.managed):
+    sections = loaded.reward.model_sections() if loaded is not None else []
+    # verl launched the servers of its one reward_model (its rollout.name): a rewardkit
+    # reward_model that would launch them too uses verl's instead.
+    routed = [
+        (key, rm)
+        for key, rm in sections
+        if rm.url == ROUTER_URL or (rm.managed and key == "reward_model")
+    ]
+    if not routed:
         raise ConfigError(
             f"verl passed reward_router_address={router!r} (it started reward-model servers): "
             f"to judge with them, set reward.reward_model.url: {ROUTER_URL} in rewardkit's "
             "config (kind: generative, backend: openai); to score without them, set "
             "reward.reward_model.enable=False in verl's config"
         )
-    assert loaded is not None  # rm above came from it
+    assert loaded is not None  # the sections above came from it
     tree = loaded.model_dump()
-    tree["reward"]["reward_model"]["url"] = f"http://{router}"
-    if rm.managed:  # verl launched the servers (its reward_model.rollout): launch none here
-        assert rm.rollout.name is not None
-        tree["reward"]["reward_model"]["backend"] = client_backend(rm.rollout.name, rm.kind)
-        tree["reward"]["reward_model"]["rollout"] = {}
-    return get_backend(tree)
+    for key, rm in routed:  # reward_model, or reward_models.<name> (names hold no dots)
+        section = tree["reward"]
+        for part in key.split("."):
+            section = section[part]
+        section["url"] = f"http://{router}"
+        if rm.managed:  # launch none here: the backend the engine implies, no rollout
+            assert rm.rollout.name is not None
+            section["backend"] = client_backend(rm.rollout.name, rm.kind)
+            section["rollout"] = {}
+    return tree, None
 
 
 def _extra_info(results: list[Result], scores: list[float]) -> dict[str, list[Any]]:

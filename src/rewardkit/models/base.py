@@ -22,6 +22,9 @@ class ModelScore:
 
     score: float
     extra: Mapping[str, Any] = field(default_factory=dict)
+    tokens: int | None = None
+    """Tokens the row cost an API (prompt + completion, from the answer's ``usage`` when
+    given, else estimated); the engine reports them as ``extra["<component>/tokens"]``."""
 
 
 @runtime_checkable

@@ -203,7 +203,7 @@ class LocalRewardModel(ModelThread):
     def encode(self, row: Sample) -> Encoded:
         """The row as RM token ids (decoding the policy's token ids when the row has them)."""
         prompt: str | Sequence[Mapping[str, Any]] = row.prompt
-        response = row.response
+        response = row.response_text
         decoded = texts_from_token_ids(row.extra_info, prompt, self._policy_tokenizer)
         if decoded is not None:
             prompt, response = decoded

@@ -18,7 +18,8 @@ def build_one_scorer(rm: RewardModelConfig, *, max_batch_wait_ms: float = 5.0) -
     """The scorer for ``rm`` in this process (replicas aside).
 
     kind discriminative: backend hf -> LocalRewardModel; vllm, sglang, tei -> RemoteRewardModel.
-    kind generative: backend hf -> a local judge; openai, vllm, sglang -> a chat-completions judge.
+    kind generative: backend hf -> a local judge; openai, vllm, sglang -> a chat-completions judge;
+    with judge.group set, a GroupJudge on either.
     ``rollout.name`` set: a ManagedModel (rewardkit launches the servers) around one of those.
     Nothing is loaded or connected until ``await scorer.start()``.
     """
@@ -28,6 +29,10 @@ def build_one_scorer(rm: RewardModelConfig, *, max_batch_wait_ms: float = 5.0) -
         return ManagedModel(
             rm, lambda cfg: build_one_scorer(cfg, max_batch_wait_ms=max_batch_wait_ms)
         )
+    if rm.kind == "generative" and rm.judge.group is not None:
+        from rewardkit.models.group_judge import GroupJudge
+
+        return GroupJudge(rm, max_batch_wait_ms=max_batch_wait_ms)
     if rm.kind == "generative":
         from rewardkit.models.judge import LLMJudge
 

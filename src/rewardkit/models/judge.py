@@ -42,7 +42,17 @@ from rewardkit.models.loading import load_pretrained, load_tokenizer, resolve_de
 from rewardkit.models.templates import JudgeTemplate, load_judge_template
 from rewardkit.types import Sample
 
-__all__ = ["JudgeParseError", "LLMJudge", "parse_judgement"]
+__all__ = [
+    "Generator",
+    "JudgeParseError",
+    "LLMJudge",
+    "clip",
+    "conversation",
+    "judgement",
+    "make_generator",
+    "normalized",
+    "parse_judgement",
+]
 
 _CHARS_PER_TOKEN = 4  # to cut texts for a judge whose tokenizer is not here
 _TEXT_IN_EXTRA = JUDGE_TEXT_IN_EXTRA
@@ -90,14 +100,9 @@ class LLMJudge:
         self.cfg = cfg
         self.judge: JudgeConfig = cfg.judge  # its score range was checked by JudgeConfig
         self.template: JudgeTemplate = load_judge_template(self.judge.template, self.judge.parser)
-        if cfg.backend == "hf":
-            self._generator: _Generator = _LocalGenerator(cfg, max_batch_wait_ms)
-        elif cfg.backend in ("openai", "vllm", "sglang"):
-            self._generator = _ChatCompletions(cfg)
-        else:
-            raise ConfigError(
-                f"reward_model.backend '{cfg.backend}' cannot serve a generative judge"
-            )
+        self._generator = make_generator(cfg, max_batch_wait_ms)
+        self.stats: dict[str, int] = {"tokens": 0}
+        """``tokens``: what the judge's API calls cost (``usage``, else estimated)."""
 
     @property
     def weight(self) -> float:
@@ -112,17 +117,20 @@ class LLMJudge:
     async def score(self, sample: Sample) -> ModelScore:
         """Grade one row; JudgeParseError when no answer holds a score."""
         messages, truncated = self.messages(sample)
-        texts = await self._generator.generate(messages)
-        return self._judgement(texts, truncated)
+        texts, tokens = await self._generator.generate_counted(messages)
+        if tokens is not None:
+            self.stats["tokens"] += tokens
+        judged = self._judgement(texts, truncated)
+        return ModelScore(judged.score, judged.extra, tokens=tokens)
 
     def messages(self, sample: Sample) -> tuple[list[dict[str, str]], bool]:
         """The chat sent to the judge for ``sample``, and whether a field was cut."""
         cfg = self.cfg
-        prompt, cut_prompt = _clip(
-            _conversation(sample.prompt), cfg.prompt_length * _CHARS_PER_TOKEN, keep="end"
+        prompt, cut_prompt = clip(
+            conversation(sample.prompt), cfg.prompt_length * _CHARS_PER_TOKEN, keep="end"
         )
-        response, cut_response = _clip(
-            sample.response, cfg.response_length * _CHARS_PER_TOKEN, keep="start"
+        response, cut_response = clip(
+            sample.response_text, cfg.response_length * _CHARS_PER_TOKEN, keep="start"
         )
         user = self.template.fill(prompt, response, sample.ground_truth)
         messages = [{"role": "user", "content": user}]
@@ -131,30 +139,37 @@ class LLMJudge:
         return messages, cut_prompt or cut_response
 
     def _judgement(self, texts: list[str], truncated: bool) -> ModelScore:
-        judge = self.judge
-        votes = [
-            parse_judgement(t, self.template.parser, judge.score_min, judge.score_max)
-            for t in texts
-        ]
-        parsed = [v for v in votes if v is not None]
-        joined = "\n-----\n".join(texts)
-        if not parsed:
-            snippet = " ".join(texts[0].split())[:200] if texts else ""
-            raise JudgeParseError(f"judge answer holds no score: {snippet!r}", joined)
-        raw = aggregate(parsed, judge.aggregate)
-        score = raw
-        if judge.normalize and self.template.parser == "score":
-            score = (raw - judge.score_min) / (judge.score_max - judge.score_min)
-        extra = {
-            "judge_raw": raw,
-            "judge_votes": votes,
-            "judge_text": texts[0][:_TEXT_IN_EXTRA],
-            "truncated": truncated,
-        }
-        return ModelScore(score, extra)
+        return judgement(texts, self.template.parser, self.judge, truncated)
 
 
-def _conversation(prompt: str | Sequence[Mapping[str, Any]]) -> str:
+def judgement(texts: list[str], parser: str, judge: JudgeConfig, truncated: bool) -> ModelScore:
+    """One row's score from the judge's ``texts`` (its ``n`` samples), parsed with
+    ``parser`` and combined by ``judge.aggregate``; JudgeParseError when none holds one."""
+    votes = [parse_judgement(t, parser, judge.score_min, judge.score_max) for t in texts]
+    parsed = [v for v in votes if v is not None]
+    joined = "\n-----\n".join(texts)
+    if not parsed:
+        snippet = " ".join(texts[0].split())[:200] if texts else ""
+        raise JudgeParseError(f"judge answer holds no score: {snippet!r}", joined)
+    raw = aggregate(parsed, judge.aggregate)
+    extra = {
+        "judge_raw": raw,
+        "judge_votes": votes,
+        "judge_text": texts[0][:_TEXT_IN_EXTRA],
+        "truncated": truncated,
+    }
+    return ModelScore(normalized(raw, judge) if parser == "score" else raw, extra)
+
+
+def normalized(raw: float, judge: JudgeConfig) -> float:
+    """``raw`` mapped from [score_min, score_max] to [0, 1] when ``judge.normalize`` asks."""
+    if not judge.normalize:
+        return raw
+    return (raw - judge.score_min) / (judge.score_max - judge.score_min)
+
+
+def conversation(prompt: str | Sequence[Mapping[str, Any]]) -> str:
+    """The prompt as the judge reads it: the text, or the turns as 'role: content'."""
     if isinstance(prompt, str):
         return prompt
     if len(prompt) == 1:
@@ -162,7 +177,8 @@ def _conversation(prompt: str | Sequence[Mapping[str, Any]]) -> str:
     return "\n\n".join(f"{m.get('role', 'user')}: {m.get('content', '')}" for m in prompt)
 
 
-def _clip(text: str, limit: int, *, keep: str) -> tuple[str, bool]:
+def clip(text: str, limit: int, *, keep: str) -> tuple[str, bool]:
+    """``text`` cut to ``limit`` characters (its end or its start kept), and whether it was cut."""
     if len(text) <= limit:
         return text, False
     return (text[-limit:] if keep == "end" else text[:limit]), True
@@ -171,7 +187,9 @@ def _clip(text: str, limit: int, *, keep: str) -> tuple[str, bool]:
 # ---------------------------------------------------------------------- generators
 
 
-class _Generator:
+class Generator:
+    """Where a judge's prompt is answered: ``generate`` returns the judge's ``n`` texts."""
+
     async def start(self) -> None: ...
 
     async def close(self) -> None: ...
@@ -179,8 +197,24 @@ class _Generator:
     async def generate(self, messages: list[dict[str, str]]) -> list[str]:
         raise NotImplementedError
 
+    async def generate_counted(
+        self, messages: list[dict[str, str]]
+    ) -> tuple[list[str], int | None]:
+        """The texts, and the tokens they cost an API (None: not an API call)."""
+        return await self.generate(messages), None
 
-class _ChatCompletions(_Generator):
+
+def make_generator(cfg: RewardModelConfig, max_batch_wait_ms: float = 5.0) -> Generator:
+    """The generator ``reward_model.backend`` asks for: a local causal LM (hf) or an
+    OpenAI-compatible server (openai, vllm, sglang)."""
+    if cfg.backend == "hf":
+        return _LocalGenerator(cfg, max_batch_wait_ms)
+    if cfg.backend in ("openai", "vllm", "sglang"):
+        return _ChatCompletions(cfg)
+    raise ConfigError(f"reward_model.backend '{cfg.backend}' cannot serve a generative judge")
+
+
+class _ChatCompletions(Generator):
     """Any OpenAI-compatible ``POST /v1/chat/completions`` (OpenAI, vLLM, SGLang, ...).
 
     One request per row asks for ``n`` samples; the server batches across requests, and
@@ -204,6 +238,11 @@ class _ChatCompletions(_Generator):
             await self._client.aclose()
 
     async def generate(self, messages: list[dict[str, str]]) -> list[str]:
+        return (await self.generate_counted(messages))[0]
+
+    async def generate_counted(self, messages: list[dict[str, str]]) -> tuple[list[str], int]:
+        """The texts, and their tokens: the answer's ``usage`` (prompt + completion) when it
+        has one, else the estimate the request was rate-limited by."""
         if self._client is None:
             raise ScorerError("judge client is not started")
         judge = self.cfg.judge
@@ -217,7 +256,7 @@ class _ChatCompletions(_Generator):
         name = self.cfg.model_name or self.cfg.model_path
         if name:
             body["model"] = name
-        cost = (
+        cost = self.cfg.http.estimated_tokens_per_request or (
             sum(len(m["content"]) for m in messages) // _CHARS_PER_TOKEN
             + judge.max_tokens * judge.n
         )
@@ -231,10 +270,30 @@ class _ChatCompletions(_Generator):
             ) from exc
         if not texts or not all(isinstance(t, str) for t in texts):
             raise RemoteError(f"chat completions: answer has no text choices: {str(answer)[:300]}")
-        return texts
+        return texts, _used_tokens(answer.get("usage"), cost)
 
 
-class _LocalGenerator(ModelThread, _Generator):
+def _used_tokens(usage: Any, estimate: int) -> int:
+    """prompt_tokens + completion_tokens of an OpenAI ``usage`` (else its total_tokens),
+    or ``estimate`` when the server reports none (or nonsense)."""
+    if isinstance(usage, Mapping):
+        prompt, completion = (
+            _count(usage.get("prompt_tokens")),
+            _count(usage.get("completion_tokens")),
+        )
+        if prompt is not None and completion is not None:
+            return prompt + completion
+        total = _count(usage.get("total_tokens"))
+        if total is not None:
+            return total
+    return estimate
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+class _LocalGenerator(ModelThread, Generator):
     """A local causal LM (AutoModelForCausalLM) generating on a dedicated thread."""
 
     def __init__(self, cfg: RewardModelConfig, max_batch_wait_ms: float) -> None:

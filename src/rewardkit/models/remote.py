@@ -143,7 +143,7 @@ class RemoteRewardModel:
     def _prepare(self, row: Sample) -> _Prepared | BaseException:
         try:
             prompt: str | Sequence[Mapping[str, Any]] = row.prompt
-            response = row.response
+            response = row.response_text
             if self._policy_tokenizer is not None:
                 decoded = texts_from_token_ids(row.extra_info, prompt, self._policy_tokenizer)
                 if decoded is not None:

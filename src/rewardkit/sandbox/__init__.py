@@ -39,6 +39,10 @@ Isolation, strongest first (``Sandbox.isolation`` reports what is on):
     in this mode (asked for, or what ``auto`` finds) refuses to start unless
     ``allow_unisolated`` is set, and its message names what runs would reach.
 
+In both modes every run starts under a seccomp filter (:mod:`.seccomp_filter`): no new
+namespaces, mounts, ptrace, BPF, kernel keys or modules. Without libseccomp on the
+machine, the sandbox refuses to start unless ``allow_unisolated`` is set.
+
 In both modes, when started as root, each concurrency slot runs as its own unprivileged
 uid (from a random block of high uids: no passwd entry, no groups, no capabilities,
 ``PR_SET_NO_NEW_PRIVS``), so the program cannot signal the server

@@ -24,6 +24,7 @@ from typing import Any
 
 from rewardkit._fair import FairSlots, holding, requester, waiting
 from rewardkit._system import usable_cores
+from rewardkit.sandbox import seccomp_filter
 from rewardkit.sandbox.host import (
     WORK_PREFIX,
     _available_languages,
@@ -150,6 +151,7 @@ class Sandbox:
             "network": "none (a namespace per slot)" if namespaced else "host",
             "host_files_visible": not namespaced,
             "memory": _memory_mode(runtime),
+            "syscall_filter": "seccomp (seccomp_filter.DENIED)" if runtime.seccomp else None,
             "workspace": "tmpfs" if namespaced else "measured",
             "python": runtime.python,
             "languages": list(runtime.languages),
@@ -435,6 +437,7 @@ class Sandbox:
             "slot": slot.index,
             "nice": opts.nice,
             "timeout": step.timeout,
+            "seccomp": runtime.seccomp,
         }
 
     async def _spawner(self) -> _SpawnerClient:
@@ -523,11 +526,15 @@ class Sandbox:
         ro_dirs, symlinks = _visible_tree(tools.values(), opts.extra_ro_paths)
         runtime = self._runtime = _Runtime("basic", base, None, tools, (), ro_dirs, symlinks)
         runtime.cgroup = cgroup
+        no_filter = seccomp_filter.unavailable()
+        runtime.seccomp = no_filter is None
+        if no_filter is not None:
+            runtime.reasons.append(f"no system call filter ({no_filter})")
         if cgroup is None and why_not:
             runtime.reasons.append(f"no memory cgroup ({why_not}): process tree measured")
         try:
             await self._choose_mode(runtime)
-            if runtime.mode == "basic" and not opts.allow_unisolated:
+            if (runtime.mode == "basic" or not runtime.seccomp) and not opts.allow_unisolated:
                 raise RuntimeError(_unisolated(runtime, opts.isolation))
         except BaseException:
             if self._spawner_client is not None:
@@ -598,7 +605,14 @@ _DEFAULT: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Sandbox] = (
 
 
 def _unisolated(runtime: _Runtime, wanted: str) -> str:
-    """Why a sandbox in ``basic`` mode refuses to start, naming what runs would reach."""
+    """Why a sandbox refuses to start unisolated, naming what runs would reach."""
+    allow = "reward.sandbox_fusion.allow_unisolated=true, rewardkit sandbox --allow-unisolated"
+    if runtime.mode == "namespaces":  # isolated, but nothing stops a run asking the kernel
+        return (
+            f"the sandbox cannot filter system calls here ({seccomp_filter.unavailable()}): "
+            "runs could create user and network namespaces, mount, ptrace and load BPF "
+            f"programs. Install libseccomp2, or allow it: {allow}"
+        )
     found = [r for r in runtime.reasons if r.startswith("namespaces")]
     why = "isolation 'basic' was asked for" if wanted == "basic" else "; ".join(found)
     if _is_root():
@@ -613,8 +627,7 @@ def _unisolated(runtime: _Runtime, wanted: str) -> str:
         )
     return (
         f"the sandbox cannot isolate runs here ({why}): {exposed}. Run as root where "
-        "namespaces can be made (CAP_SYS_ADMIN in a container or VM), or allow it: "
-        "reward.sandbox_fusion.allow_unisolated=true, rewardkit sandbox --allow-unisolated"
+        f"namespaces can be made (CAP_SYS_ADMIN in a container or VM), or allow it: {allow}"
     )
 
 

@@ -57,3 +57,4 @@ class _Runtime:
     symlinks: tuple[tuple[str, str], ...] = ()
     reasons: list[str] = field(default_factory=list)
     cgroup: tuple[int, str] | None = None  # (version, parent of the runs' memory cgroups)
+    seccomp: bool = False  # each run installs seccomp_filter's filter before it starts

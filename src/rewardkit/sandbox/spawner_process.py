@@ -29,7 +29,7 @@ Every run has a hard deadline enforced here, however busy the server's event loo
 
 Requests: ``{"op": "prepare", "root", "ro_dirs", "symlinks"}``; ``{"op": "spawn", "id",
 "argv", "env", "mode", "cwd", "workdir", "root", "tmpfs", "limits", "uid", "nice",
-"timeout"}`` with three descriptors; ``{"op": "kill", "id"}``. Replies: ``{"op":
+"timeout", "seccomp"}`` with three descriptors; ``{"op": "kill", "id"}``. Replies: ``{"op":
 "prepared", "error"}``; ``{"op": "exit", "id", "status", "elapsed", "timed_out",
 "error"}`` where ``status`` is the program's raw wait status (None when it was killed
 before reporting) and ``error`` says why the sandbox itself could not run it.
@@ -49,6 +49,11 @@ import socket
 import struct
 import sys
 import time
+
+if __package__:  # imported as rewardkit.sandbox.spawner_process (type checks, tests)
+    from rewardkit.sandbox import seccomp_filter
+else:  # run as a script (``python -S FILE``): this file's folder is sys.path[0]
+    import seccomp_filter  # type: ignore[import-not-found,no-redef]
 
 # Annotations only: never evaluated (the future import), and typing is not even imported
 # when the spawner runs, to keep the process that every run is forked from small.
@@ -634,6 +639,8 @@ def _become_the_run(message: Message, cwd: str) -> None:
     os.nice(message.get("nice", 0))
     _drop_privileges(message["uid"])
     os.chdir(cwd)
+    if message.get("seccomp"):  # fails closed: a run that cannot be filtered does not start
+        seccomp_filter.install()
     _apply_limits([tuple(pair) for pair in message["limits"]])  # last: allocating may fail after
 
 

@@ -30,6 +30,7 @@ from rewardkit._fair import fair_share
 from rewardkit.config import RewardConfig
 from rewardkit.custom import load_function
 from rewardkit.errors import InvalidSampleError
+from rewardkit.models import gathering
 from rewardkit.scoring import tasks
 from rewardkit.scoring.guard import CustomFunction, Guard
 from rewardkit.scoring.outcomes import AsyncKey, CheckKey, Outcomes
@@ -50,6 +51,7 @@ from rewardkit.scoring.rows import (
 from rewardkit.scoring.spread import Spreader, SpreadRow
 from rewardkit.shaping.format import format_score
 from rewardkit.shaping.overlong import MAX_RESPONSE_LENGTH, overlong_penalty
+from rewardkit.shaping.rollout import PRESCORED, num_turns, prescored, rollout_rewards
 from rewardkit.types import FIELD_HINTS, BadRow, Result, Sample, Status
 from rewardkit.verifiers import registry
 from rewardkit.verifiers.base import AsyncVerifier, Context, Extracted, Verdict, Verifier, is_async
@@ -170,6 +172,7 @@ class RewardEngine:
         try:
             pieces = self._start_pieces(parsed)
         except Exception as exc:
+            gathering.left_out(self.model_scorers, parsed)  # its group stops waiting for it
             return timed(failed(index, exc, row), started)
         return self._result(index, pieces, row, started)
 
@@ -220,8 +223,14 @@ class RewardEngine:
         :data:`INLINE_ROWS_PER_STEP` rows: a long batch of inline rows never keeps a
         server from answering others for more than a few milliseconds. A large batch's
         rows go to spread tasks (:mod:`~rewardkit.scoring.spread`) where they can; each row
-        is parsed once, whichever way it goes.
+        is parsed once, whichever way it goes. The rows are one batch call for a scorer that
+        judges a group's rows together (:func:`rewardkit.models.gathering.together`, which
+        parses them once more to count their groups).
         """
+        with gathering.together(rows, self._parse, self.model_scorers):
+            await self._score_into(rows, start, done)
+
+    async def _score_into(self, rows: list[Any], start: int, done: dict[int, Result]) -> None:
         rule_only = self._custom is None and not self.model_scorers
         batch = self.spreader.batch(len(rows), rule_only)
         pick = self._verifiers.pick
@@ -234,8 +243,10 @@ class RewardEngine:
                 else:
                     began = time.perf_counter()
                     parsed = self._parse(raw)
-                    if isinstance(parsed, Sample) and (
-                        spread := self.spreader.spreadable(index, raw, parsed, began, pick)
+                    if (
+                        isinstance(parsed, Sample)
+                        and PRESCORED not in parsed.extra_info  # scored already: not spread
+                        and (spread := self.spreader.spreadable(index, raw, parsed, began, pick))
                     ):
                         if full := batch.add(spread):
                             group.create_task(self.spreader.score(full, done))
@@ -332,9 +343,17 @@ class RewardEngine:
 
     def _start_pieces(self, sample: Sample) -> list[Piece] | Awaitable[list[Piece]]:
         """The row's pieces when all are decided inline, else an awaitable of them."""
-        if len(sample.response) > self.section.max_response_chars:
+        given = prescored(sample.extra_info)
+        if given is not None:  # an agent loop scored it: its score, not ours (shaping.rollout)
+            return [
+                Piece("prescored", 1.0, score=given, extra={"prescored": 1}),
+                *self._turns(sample),
+            ]
+        chars = sample.response_chars
+        if chars > self.section.max_response_chars:
+            what = "response" if isinstance(sample.response, str) else "response (a trajectory)"
             raise InvalidSampleError(
-                f"response has {len(sample.response):,} characters, over "
+                f"{what} has {chars:,} characters, over "
                 f"reward.max_response_chars={self.section.max_response_chars:,}"
             )
         rule = self._rule_job(sample)  # before the model jobs: it may raise
@@ -376,10 +395,12 @@ class RewardEngine:
                 f"data_source {sample.data_source!r} needs a ground_truth (missing or null): "
                 + FIELD_HINTS["ground_truth"]
             )
-        if too_big_inline(sample.response, sample.ground_truth):
+        if too_big_inline(sample.response_chars, sample.ground_truth):
             return self._whole_in_pool(verifier, sample)
         context = self._context(verifier, sample)
-        extracted, quick = first_phases(verifier, sample.response, sample.ground_truth, context)
+        extracted, quick = first_phases(
+            verifier, sample.response_text, sample.ground_truth, context
+        )
         return self._rule_piece(verifier, sample, None, extracted, quick)
 
     def _context(self, verifier: Verifier, sample: Sample) -> Context:
@@ -410,7 +431,7 @@ class RewardEngine:
         status, value = await self.guard.in_pool(
             tasks.verify_whole,
             verifier,
-            sample.response,
+            sample.response_text,
             sample.ground_truth,
             self.section.verifiers.fast_paths,
             self._context(verifier, sample),
@@ -429,12 +450,13 @@ class RewardEngine:
         read = {name: sample.extra_info.get(name) for name in verifier.extra_info_keys}
         prompt = sample.prompt_text if verifier.reads_prompt else ""
         key = AsyncKey(
-            verifier.key, freeze(sample.ground_truth), freeze(read), prompt, sample.response
+            verifier.key, freeze(sample.ground_truth), freeze(read), prompt, sample.response_key
         )
+        response = sample.response_text
         status, value = await self.outcomes.shared(
             key,
             lambda: self.guard.awaited(
-                verifier.ascore(sample.response, sample.ground_truth, sample.extra_info, prompt),
+                verifier.ascore(response, sample.ground_truth, sample.extra_info, prompt),
                 self.section.async_timeout_s,  # on its runs; the wait for a slot apart:
                 self.section.sandbox_fusion.queue_timeout_s,
                 "reward.sandbox_fusion.queue_timeout_s",
@@ -455,14 +477,17 @@ class RewardEngine:
                 error=f"{scorer.component}: {value}",
                 extra=extra,
             )
-        return Piece(scorer.component, scorer.weight, score=value.score, extra=value.extra)
+        extra = value.extra
+        if value.tokens is not None:  # an API's token use, per component (metrics, extra)
+            extra = {**extra, f"{scorer.component}/tokens": value.tokens}
+        return Piece(scorer.component, scorer.weight, score=value.score, extra=extra)
 
     def _shape_pieces(self, sample: Sample) -> list[Piece]:
         """The format and overlong components: cheap, computed inline."""
         pieces = []
         fmt = self.section.format_reward
         if fmt.enable:
-            score = format_score(sample.response, think_tag=fmt.think_tag)
+            score = format_score(sample.response_text, think_tag=fmt.think_tag)
             pieces.append(Piece("format", fmt.weight, score=score))
         ob = self.section.overlong_buffer
         if ob.enable:
@@ -473,7 +498,15 @@ class RewardEngine:
             if ob.log:  # verl's overlong_buffer_cfg.log: the penalty itself, for its metrics
                 extra["overlong_reward"] = penalty
             pieces.append(Piece("overlong", 1.0, score=penalty, extra=extra))
-        return pieces
+        weight = self.section.rollout_reward_weight
+        for component, reward in rollout_rewards(sample.extra_info).items():
+            pieces.append(Piece(component, weight, score=reward))
+        return [*pieces, *self._turns(sample)]
+
+    def _turns(self, sample: Sample) -> list[Piece]:
+        """An agent loop's turn count, as ``extra.num_turns`` (a piece with no score)."""
+        turns = num_turns(sample.extra_info)
+        return [] if turns is None else [Piece("num_turns", 0.0, extra={"num_turns": turns})]
 
     def _response_length(self, sample: Sample) -> int:
         given = sample.extra_info.get("response_length")
@@ -486,6 +519,12 @@ class RewardEngine:
                 f"{type(given).__name__} {str(given)[:40]} (at most 2**53)"
             )
         if self._length_tokenizer is not None:
+            if not isinstance(sample.response, str):
+                raise InvalidSampleError(
+                    "overlong_buffer needs extra_info.response_length for a trajectory response: "
+                    "reward.overlong_buffer.tokenizer counts the tokens of a text, and a "
+                    "trajectory's policy tokens (without the tool results) are the trainer's count"
+                )
             return len(
                 self._length_tokenizer(sample.response, add_special_tokens=False)["input_ids"]
             )

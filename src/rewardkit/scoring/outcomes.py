@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
 from rewardkit.types import Status
-from rewardkit.verifiers.base import Extracted, Keyed
+from rewardkit.verifiers.base import ALSO_OFFERED, Extracted, Keyed
 
 __all__ = ["AsyncKey", "CheckKey", "CustomKey", "InPool", "Key", "Outcome", "Outcomes"]
 
 Outcome: TypeAlias = tuple[Status, Any]
 """``(OK, value)``, ``(TIMEOUT, message)`` or ``(ERROR, message)``."""
 
-Answer: TypeAlias = tuple[Any, Any]
-"""An extracted answer as checks key it: ``(answer, source)``."""
+Answer: TypeAlias = tuple[Any, Any, Any]
+"""An extracted answer as checks key it: ``(answer, source, also offered)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +36,14 @@ class CheckKey:
     gold: str  # the ground truth, frozen (rows.freeze)
     answer: str | None
     source: Any
+    also: tuple[str, ...] = ()
+    """Other final answers offered (``ALSO_OFFERED``): the check reads them too, so a
+    row offering none must not reuse the verdict of one offering some, nor the reverse."""
 
     @classmethod
     def of(cls, verifier: Keyed, gold: str, extracted: Extracted) -> CheckKey:
-        return cls(verifier.key, gold, extracted.answer, extracted.extra.get("source"))
+        also = tuple(extracted.extra.get(ALSO_OFFERED) or ())
+        return cls(verifier.key, gold, extracted.answer, extracted.extra.get("source"), also)
 
     @property
     def reference(self) -> tuple[str, str]:
@@ -48,8 +52,8 @@ class CheckKey:
 
     @property
     def answer_of(self) -> Answer:
-        """(answer, source): what a spread task compares its rows' answers with."""
-        return self.answer, self.source
+        """(answer, source, also): what a spread task compares its rows' answers with."""
+        return self.answer, self.source, self.also
 
 
 @dataclass(frozen=True, slots=True)

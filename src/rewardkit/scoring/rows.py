@@ -13,7 +13,7 @@ import json
 import math
 import time
 from collections.abc import Awaitable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rewardkit.errors import InvalidSampleError
@@ -57,9 +57,15 @@ def context_of(verifier: Verifier, sample: Sample, max_response_length: int | No
     verl's response length against ``max_response_length``
     (``reward.overlong_buffer.max_resp_len``) tells truncation too, where both are given.
     """
-    if not getattr(verifier, "reads_context", False):
-        return NO_CONTEXT
-    return Context.of(sample.prompt, sample.extra_info, max_response_length=max_response_length)
+    reads_prompt = getattr(verifier, "reads_context", False)
+    context = (
+        Context.of(sample.prompt, sample.extra_info, max_response_length=max_response_length)
+        if reads_prompt
+        else NO_CONTEXT
+    )
+    if isinstance(sample.response, list) and getattr(verifier, "reads_trajectory", False):
+        return replace(context, trajectory=tuple(sample.response))
+    return context
 
 
 def first_phases(
@@ -165,8 +171,12 @@ INLINE_MAX_RESPONSE_CHARS = 100_000
 INLINE_MAX_GROUND_TRUTH = 4_096  # characters, plus 16 per list or dict item
 
 
-def too_big_inline(response: str, ground_truth: Any) -> bool:
-    if len(response) > INLINE_MAX_RESPONSE_CHARS:
+def too_big_inline(response: str | int, ground_truth: Any) -> bool:
+    """Whether a row with this response (or this many response characters:
+    :attr:`~rewardkit.types.Sample.response_chars`, a trajectory counted whole) and
+    ground truth runs every phase in a worker."""
+    chars = response if isinstance(response, int) else len(response)
+    if chars > INLINE_MAX_RESPONSE_CHARS:
         return True
     budget = INLINE_MAX_GROUND_TRUTH
     stack = [ground_truth]

@@ -29,7 +29,7 @@ from rewardkit.errors import InvalidSampleError, RewardkitError, ScorerTimeout
 from rewardkit.execution.pool import WorkerPool
 from rewardkit.scoring import tasks
 from rewardkit.scoring.guard import Guard
-from rewardkit.scoring.outcomes import Outcomes
+from rewardkit.scoring.outcomes import Answer, Outcomes
 from rewardkit.scoring.rows import (
     context_of,
     failed,
@@ -114,7 +114,7 @@ class Batch:
         """Add a row: the task it fills, if any."""
         slot = hash(row.gold) % self.workers
         self.open[slot].append(row)
-        self.chars[slot] += len(row.sample.response)
+        self.chars[slot] += row.sample.response_chars
         if len(self.open[slot]) < SPREAD_ROWS and self.chars[slot] < SPREAD_CHARS:
             return None
         full, self.open[slot], self.chars[slot] = self.open[slot], [], 0
@@ -168,9 +168,10 @@ class Spreader:
     ) -> SpreadRow | None:
         """The row, when a worker can run its inline phases; None for anything the loop
         must see (oversized rows, a missing ground truth, async verifiers)."""
-        if sample.ground_truth is None or len(sample.response) > self.section.max_response_chars:
+        chars = sample.response_chars
+        if sample.ground_truth is None or chars > self.section.max_response_chars:
             return None
-        if too_big_inline(sample.response, sample.ground_truth):
+        if too_big_inline(chars, sample.ground_truth):
             return None  # every phase in a worker, on its own (RewardEngine._whole_in_pool)
         verifier = pick(sample.data_source)
         if verifier is None or is_async(verifier):
@@ -223,7 +224,7 @@ class Spreader:
         At most SPREAD_KNOWN_MAX answers a task: a reference with more (a common one, late
         in a run) sends None, its rows' checks left to the pool and its cache, so that a
         task's size and the loop's work for it never grow with the cache."""
-        known: dict[tuple[str, str], frozenset[tuple[Any, Any]] | None] = {}
+        known: dict[tuple[str, str], frozenset[Answer] | None] = {}
         budget = SPREAD_KNOWN_MAX
         work = []
         for row in rows:
@@ -238,7 +239,7 @@ class Spreader:
             work.append(
                 (
                     row.verifier,
-                    sample.response,
+                    sample.response_text,
                     sample.ground_truth,
                     row.gold,
                     known[reference],

@@ -13,7 +13,7 @@ from typing import Any
 
 from rewardkit.custom import load_function
 from rewardkit.errors import InvalidSampleError
-from rewardkit.scoring.outcomes import CheckKey
+from rewardkit.scoring.outcomes import Answer, CheckKey
 from rewardkit.scoring.rows import first_phases, quick_decides
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict, Verifier, extract_with
 
@@ -52,7 +52,7 @@ def verify_whole(
     return verifier.check(extracted, ground_truth), dict(extracted.extra)
 
 
-SpreadRow = tuple[Verifier, str, Any, str, frozenset[tuple[Any, Any]] | None, Context]
+SpreadRow = tuple[Verifier, str, Any, str, frozenset[Answer] | None, Context]
 """A spread row: verifier, response, ground truth, the ground truth's key, the (answer,
 source) pairs the engine already holds an outcome for against it (None: too many to
 send, the engine checks this row's answer itself), and the row's context."""

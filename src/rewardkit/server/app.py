@@ -35,13 +35,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError, to_json
 from starlette.exceptions import HTTPException
 
+from rewardkit.aggregate import (
+    component_logs,
+    component_names,
+    needs_groups,
+    refuse_per_sample,
+    rescore,
+)
 from rewardkit.config import RewardConfig
 from rewardkit.errors import ConfigError, RewardkitError
 from rewardkit.execution.health import Supervised, engine_problem
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.server.metrics import EngineCollector, ServerMetrics, SourceLabels
 from rewardkit.server.protocol import uvicorn_config
-from rewardkit.trainer_rows import rows_from_request
+from rewardkit.trainer_rows import model_logs, rows_from_request
 from rewardkit.types import BadRow, Result, Sample, Status, finite_json
 
 __all__ = ["SafeJSONResponse", "create_app", "serve"]
@@ -221,7 +228,7 @@ def _routes(app: FastAPI, state: _State) -> None:
 
     @app.post("/v1/score")
     async def score(body: ScoreRequest) -> Any:
-        results = await _score_rows(state, body.samples)
+        results = rescore(await _score_rows(state, body.samples), state.config.reward)
         return SafeJSONResponse({"results": [r.to_row() for r in results]})
 
     @app.post("/classify")
@@ -233,6 +240,11 @@ def _routes(app: FastAPI, state: _State) -> None:
 
     @app.post("/get_reward")
     async def get_reward(body: OpenRLHFRequest) -> Any:
+        if needs_groups(state.config.reward):  # OpenRLHF sends one rollout per request
+            try:
+                refuse_per_sample(state.config.reward, "POST /get_reward (OpenRLHF)")
+            except ConfigError as exc:
+                return JSONResponse({"detail": str(exc)}, status_code=422)
         rows = _openrlhf_rows(state.config, body)
         if isinstance(rows, JSONResponse):
             return rows
@@ -302,13 +314,17 @@ def _openrlhf_rows(
 
 def _openrlhf_answer(config: RewardConfig, results: list[Result]) -> dict[str, Any]:
     """OpenRLHF turns every reward and extra_logs value into a tensor: numbers only, a
-    failed row's reward is ``server.failed_reward`` and its status is in ``rewardkit_*``."""
+    failed row's reward is ``server.failed_reward`` and its status is in ``rewardkit_*``;
+    ``component/<name>`` holds each component (0.0 where a row has none)."""
     failed = config.server.failed_reward
     rewards = [r.score if r.ok else failed for r in results]
     extra_logs = {
         f"rewardkit_{status.value}": [float(r.status is status) for r in results]
         for status in Status
     }
+    extra_logs.update(component_logs(results, component_names(config.reward)))
+    tokens = model_logs(results)  # each API judge's tokens (its score is a component above)
+    extra_logs.update({k: v for k, v in tokens.items() if k.endswith("_tokens")})
     for result in results:
         if not result.ok:
             log.warning("row %d %s: %s", result.index, result.status.value, result.error)

@@ -153,8 +153,13 @@ from rewardkit.verifiers._common import (
     section_start,
     unread_answer,
 )
-from rewardkit.verifiers._final import answering_texts, no_fallback, offered_alternative
-from rewardkit.verifiers.base import NO_CONTEXT, Context
+from rewardkit.verifiers._final import (
+    answering_texts,
+    closing_correction,
+    no_fallback,
+    offered_alternative,
+)
+from rewardkit.verifiers.base import ALSO_OFFERED, NO_CONTEXT, Context
 
 __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
 
@@ -235,7 +240,7 @@ def find_answer(
             if found is not None:
                 return _unless_offered(_unless_hedged(found, text))
     if mode == "default" and not no_fallback(texts[0], context):
-        found = _unless_offered(_unless_alternatives(_expression(texts)))
+        found = _unless_offered(_unless_corrected(_unless_alternatives(_expression(texts))))
         return _unless_qualified(_unless_negated(found))
     return Found(None, {"source": None})
 
@@ -432,7 +437,9 @@ def _tagged(text: str) -> Found | None:
         return Found(None, {"source": "answer_tag", "hedged": True, "pred": alternatives}, open_)
     if passage:
         # a sentence or a derivation: math-verify reads it, anchored by the word "answer"
-        return Found(_TAG_PASSAGE.format(content), {"source": "expression", "tag": True})
+        # (its place is kept: final answers offered after the tag must agree with it)
+        read = _TAG_PASSAGE.format(content)
+        return Found(read, {"source": "expression", "tag": True}, open_, close)
     if not answer and content.strip(_OUTER_NOISE + "$") and not _PLACEHOLDER.fullmatch(content):
         # words and no value ("no solution", "cannot be determined"): the tag answers that
         # there is none, and no number elsewhere answers for it
@@ -722,8 +729,9 @@ def _unless_hedged(found: Found, text: str) -> Found:
     read_from = max(section, len(text) - SECTION_CHARS)
     if unread_answer(text, section, read_from, boxes=False):
         return Found(None, {**found.extra, "hedged": True, "scan_cut": True, "pred": found.answer})
+    undecided: list[str] = []
     for value, raw in _offered(text[read_from:]):
-        if _offers_two(raw) or same_value(value, found.answer) is False:
+        if _offers_two(raw) or not _same_or_noted(value, found.answer, undecided):
             return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
     end = found.end if found.end >= 0 else found.start
     offers = _offered_in_words(rest_of_paragraph(text, end))
@@ -732,14 +740,36 @@ def _unless_hedged(found: Found, text: str) -> Found:
     if not values or same_value(_prose_value(values[-1]), found.answer) is not True:
         offers += _offered_in_words(later)  # unless its last value is the answer again
         offers += [(m, _prose_value(m.group("value"))) for m in _CORRECTED.finditer(later)]
-    if any(same_value(value, found.answer) is False for _, value in offers):
+    closing = closing_correction(text, end)  # "Actually, on reflection, $4$." at the end
+    values = [value for _, value in offers] + ([_prose_value(closing)] if closing else [])
+    for value in values:
+        if not _same_or_noted(value, found.answer, undecided):
+            return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
+    if len(undecided) > _MAX_ALSO:  # more final answers than are checked: no answer
         return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
+    if undecided:
+        extra = {**found.extra, ALSO_OFFERED: undecided}
+        return Found(found.answer, extra, found.start, found.end)
     return found
 
 
+_MAX_ALSO = 4  # other answers the check compares with the gold: each may cost math-verify
+
+
+def _same_or_noted(value: str, answer: str, undecided: list[str]) -> bool:
+    """False when ``value`` is surely another value than ``answer``; True otherwise,
+    noting it in ``undecided`` when that cannot be told inline."""
+    same = same_value(value, answer)
+    if same is None and value.strip() and value not in undecided:
+        undecided.append(value)
+    return same is not False
+
+
+# A math span, in which an escaped dollar (``$\\$86.39$``) is a dollar sign, not its end
+_MATH_SPAN = r"\$(?:[^$\\\n]|\\[^\n]){1,80}\$"
 # A value in prose: a math span, or a number that does not start a calculation
 _PROSE_VALUE = (
-    r"(?P<value>\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)"
+    r"(?P<value>" + _MATH_SPAN + r"|\\\([^\n]{1,80}?\\\)"
     r"|-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?(?![\d.]*\d))"
     r"(?![ \t]{0,2}(?:[-+*/×÷=^]|\\(?:times|cdot|div)(?![A-Za-z])))"
 )
@@ -788,9 +818,23 @@ def _unless_offered(found: Found) -> Found:
     return Found(None, {**found.extra, "hedged": True, "pred": match.group().strip()[:200]})
 
 
-_PREVIOUS_VALUE = re.compile(
-    r"\$[^$\n]{1,80}\$|(?<![\w.])-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?![\d.]*\d)"
-)
+def _unless_corrected(found: Found) -> Found:
+    """A passage for math-verify whose end takes its answer back and gives another
+    ("... is $50$.\n\nActually, on reflection, $51$."): the last answer given is the
+    one asserted, so the value after the correction is the passage math-verify reads."""
+    if found.answer is None or found.extra.get("source") != "expression":
+        return found
+    tail = found.answer[-LINE_TAIL_CHARS:]
+    closing = closing_correction(tail)
+    if closing is not None:
+        return Found(closing, {**found.extra, "corrected": True})
+    correction = last_match(_CORRECTED, tail)
+    if correction is None or _MATHY.search(_CLOSERS.sub("", tail[correction.end() :])):
+        return found  # none, or a value comes after it: the passage goes on
+    return Found(correction.group("value"), {**found.extra, "corrected": True})
+
+
+_PREVIOUS_VALUE = re.compile(_MATH_SPAN + r"|(?<![\w.])-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?![\d.]*\d)")
 
 
 def _prose_value(text: str) -> str:

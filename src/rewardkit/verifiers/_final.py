@@ -36,6 +36,11 @@ them and for a new family that does the same:
   A conclusion that says it has no answer ("I don't know", "I give up", "I could not
   finish", "unable to determine") has no fallback reading either (:func:`no_fallback`): a number it mentions
   on the way is no answer it gives.
+* **A closing correction is the last answer.** A conclusion whose last sentence takes
+  its answer back and gives another ("Actually, on reflection, $4$.", "Actually, I think
+  it's \\frac{3}{3}.") ends on that value, however far its answer form is
+  (:func:`closing_correction`). Each family compares it with its answer; a value it
+  cannot read is taken as another answer (fail closed).
 * **Every Unicode minus and digit form is a number**: :func:`ascii_number_text`.
 
 Offsets are kept: blanking replaces text by as many spaces, so a position in the
@@ -49,7 +54,14 @@ import unicodedata
 from collections.abc import Sequence
 from typing import overload
 
-from rewardkit.verifiers._common import visible
+from rewardkit.verifiers._common import (
+    CORRECTION_CUE,
+    CORRECTION_CUE_AHEAD,
+    CORRECTION_GAP,
+    PARAGRAPH_BREAK,
+    last_match,
+    visible,
+)
 from rewardkit.verifiers.base import NO_CONTEXT, Context, is_truncated
 
 __all__ = [
@@ -59,6 +71,7 @@ __all__ = [
     "answering_texts",
     "ascii_number_text",
     "blank_answer",
+    "closing_correction",
     "conclusion",
     "cut_off",
     "ends_on_example",
@@ -445,6 +458,47 @@ def offered_alternative(text: str) -> bool:
     if _ALTERNATIVE_OPENS.fullmatch(opening) is None:
         return False
     return forms[-2] < at - len(opening)  # an earlier answer it is the alternative to
+
+
+# The last sentence of a paragraph, opened by a correction cue, then the value it gives
+_CLOSING_CORRECTION = re.compile(
+    CORRECTION_CUE_AHEAD
+    + CORRECTION_CUE
+    + CORRECTION_GAP
+    + r"(?:\*\*)?(?P<value>[^\n]{1,160}?)[ \t]*[.!]?[ \t*]*$"
+)
+_VALUE_MARK = re.compile(r"[\d$\\]|(?<![A-Za-z])[A-Z](?![A-Za-z])")  # a digit, math, a label
+
+
+def closing_correction(text: str, after: int = 0) -> str | None:
+    """The value that the last paragraph of ``text`` (a conclusion) gives after a
+    correction cue in its last sentence, when that paragraph starts after ``after`` (the
+    end of the answer found): "Actually, on reflection, $4$." gives ``$4$``. None when
+    there is none, or when what follows the cue holds no value ("Actually, this checks
+    out."): no digit, no math, no option label."""
+    tail_start = max(after, len(text) - 600)
+    tail = text[tail_start:].rstrip()
+    brk = last_match(PARAGRAPH_BREAK, tail)
+    paragraph = tail if brk is None else tail[brk.end() :]
+    found = None
+    for opening in _SENTENCE_START.finditer(paragraph):  # the last sentence that is one
+        found = _CLOSING_CORRECTION.match(paragraph, opening.end()) or found
+    if found is None:
+        return None
+    value = found.group("value").strip()
+    if not _VALUE_MARK.search(value):
+        return None
+    spans = _MATH_SPANS.findall(value)
+    if spans:
+        return spans[-1]  # "I think it's $4$ after all": the value, not the words around it
+    return value if len(value.split()) <= _MAX_VALUE_WORDS else None
+
+
+# Where a sentence may open: the paragraph's start, or after a full stop, a closing tag,
+# bracket or math span, a code fence (then spaces and markdown marks)
+_SENTENCE_START = re.compile(r"(?:^|(?<=[.!?>`)\]}$])[ \t]+)[ \t*>_-]*")
+_MATH_SPANS = re.compile(r"\$(?:[^$\\\n]|\\[^\n]){1,120}\$|\\\([^\n]{1,120}?\\\)")
+_MAX_VALUE_WORDS = 3  # "5 apples", "\\frac{3}{3}", "(D)"; more is a sentence, not a value
 
 
 # A fenced block of a program ("```python"): its numbers are code, not an answer given.

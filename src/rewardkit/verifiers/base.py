@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # annotations only: nothing here is needed at run time
     from rewardkit.config import RewardSection
 
 __all__ = [
+    "ALSO_OFFERED",
     "NO_CONTEXT",
     "AnyVerifier",
     "AsyncVerifier",
@@ -54,10 +55,18 @@ class Context:
     it on the loop for every path a row takes (``rewardkit.scoring.rows.context_of``):
     inline, whole in a worker, in a spread task. It is not part of a check's cache key
     (``check`` reads only the extracted answer). An :class:`AsyncVerifier` that needs the
-    whole prompt says so with ``reads_prompt`` instead, and is handed its text."""
+    whole prompt says so with ``reads_prompt`` instead, and is handed its text.
+
+    A verifier whose class sets ``reads_trajectory = True`` reads the whole response when
+    it is a list of chat messages: ``trajectory`` holds them (None for a text response),
+    and it is called ``extract(response, context)`` with ``response`` the final assistant
+    message's text, as every verifier is. Its extracted answer must then hold all it
+    read of the trajectory: that answer keys the cache."""
 
     prompt: str = ""
     truncated: bool = False
+    trajectory: tuple[Mapping[str, Any], ...] | None = field(default=None, compare=False)
+    # not compared nor hashed: messages are dicts, and a Context may key a cache
 
     @classmethod
     def of(
@@ -120,18 +129,33 @@ def is_truncated(extra_info: Mapping[str, Any], max_response_length: int | None 
 
 
 def extract_with(verifier: Verifier, response: str, context: Context) -> Extracted:
-    """``verifier.extract``, given the row's context when the verifier reads it."""
-    if context is not NO_CONTEXT and getattr(verifier, "reads_context", False):
+    """``verifier.extract``, given the row's context when the verifier reads it (its
+    prompt's answer forms, or its trajectory)."""
+    if context is not NO_CONTEXT and (
+        getattr(verifier, "reads_context", False) or getattr(verifier, "reads_trajectory", False)
+    ):
         return verifier.extract(response, context)  # type: ignore[call-arg]
     return verifier.extract(response)
 
 
 @dataclass(frozen=True, slots=True)
 class Extracted:
-    """The final answer found in a response (None: no answer) and what was seen on the way."""
+    """The final answer found in a response (None: no answer) and what was seen on the way.
+
+    A check reads ``answer`` and, from ``extra``, only ``source`` (how it was found) and
+    :data:`ALSO_OFFERED`: the engine shares a check between rows equal in those.
+    """
 
     answer: str | None
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+ALSO_OFFERED = "also_offered"
+"""The ``extra`` key of the final answers a response offers besides the one found that
+cannot be told the same or different at extraction (``<answer>2 + 11 = 13</answer>``,
+then "Actually, $14$"; ``106^\\circ`` after ``105^\\circ``). A check credits the answer
+only if each of them is right too: two final answers earn nothing unless both are the
+gold (what cannot be told apart is not taken as the same)."""
 
 
 @dataclass(frozen=True, slots=True)

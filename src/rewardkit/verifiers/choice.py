@@ -47,7 +47,12 @@ from rewardkit.verifiers._common import (
     unread_answer,
     verdict,
 )
-from rewardkit.verifiers._final import answering_texts, no_fallback, offered_alternative
+from rewardkit.verifiers._final import (
+    answering_texts,
+    closing_correction,
+    no_fallback,
+    offered_alternative,
+)
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["ChoiceVerifier"]
@@ -257,7 +262,20 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
     later = later_paragraphs(text, final.end())  # the next paragraph offers or takes back too
     offers += [*_OFFERED_AFTER.finditer(later), *_CORRECTED.finditer(later)]
     letter = _letter(final)
-    return any(_offered_letter(found) != letter for found in offers)
+    if any(_offered_letter(found) != letter for found in offers):
+        return True
+    closing = closing_correction(text, final.end())  # "Actually, on reflection, $D$."
+    return closing is not None and _closing_letter(closing) != letter
+
+
+def _closing_letter(value: str) -> str | None:
+    """The option letter a closing correction gives (``$D$``, ``(D)``, ``option D``);
+    None when it gives none, which then differs from any answer (fail closed)."""
+    found = _CLOSING_LETTER.fullmatch(value.strip(" \t$*.()[]"))
+    return found.group("letter") if found else None
+
+
+_CLOSING_LETTER = re.compile(r"(?:(?i:option|choice|answer)[ \t:]+)?\(?(?P<letter>[A-J])\)?")
 
 
 def _offered_letter(found: re.Match[str]) -> str:

@@ -45,6 +45,7 @@ Everything is decided in the main process; there is no slow path.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar, Literal
@@ -76,6 +77,7 @@ from rewardkit.verifiers._common import (
 from rewardkit.verifiers._final import (
     answering_texts,
     ascii_number_text,
+    closing_correction,
     no_fallback,
     offered_alternative,
     without_code,
@@ -223,6 +225,28 @@ def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, boo
     texts = answering_texts(response, context)
     if offered_alternative(texts[0]):  # "#### 668\n\nOr #### 667": two answers
         return None, True
+    answer, hedged = _auto_read(texts, context)
+    if answer is not None and not hedged and _taken_back(texts[0], answer):
+        return answer, True  # "#### 18 ... Actually, on reflection, $19$."
+    return answer, hedged
+
+
+def _taken_back(conclusion: str, answer: str) -> bool:
+    """Whether the conclusion ends by taking ``answer`` back for another value
+    (:func:`_final.closing_correction`); a value with no number in it is another (fail
+    closed: it cannot be shown to be the same)."""
+    value = closing_correction(conclusion)
+    if value is None:
+        return False
+    number = _FIRST_NUMBER.search(value.replace(",", ""))
+    given = plain_number(number.group()) if number else None
+    return given is None or given != plain_number(answer)
+
+
+_FIRST_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _auto_read(texts: Sequence[str], context: Context) -> tuple[str | None, bool]:
     cut = no_fallback(texts[0], context)
     for text in texts:
         answer, hedged = _auto_in(text, fallback=False)

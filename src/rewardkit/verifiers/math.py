@@ -47,7 +47,7 @@ from rewardkit.verifiers import (
 )
 from rewardkit.verifiers._answer import ExtractionMode
 from rewardkit.verifiers._common import gold_strings, verdict
-from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
+from rewardkit.verifiers.base import ALSO_OFFERED, NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["MathVerifier", "warm_up"]
 
@@ -103,6 +103,18 @@ class MathVerifier:
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
         """Decide without sympy, or None when math-verify is needed."""
+        quick = self._quick_answer(extracted, ground_truth)
+        also = extracted.extra.get(ALSO_OFFERED)
+        if not also or quick is None or not quick.score:
+            return quick
+        # the answer is right: so must be every other final answer offered beside it
+        golds = _gold_answers(ground_truth)
+        others = [_quick_verdict(value, golds, _decide) for value in also]
+        if any(other is not None and not other.score for other in others):
+            return verdict(False, extracted.answer, hedged=True)
+        return quick if all(others) and self.fast_paths else None
+
+    def _quick_answer(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
         golds = _gold_answers(ground_truth)
         if _is_passage(extracted):
             return None  # a passage for math-verify's extraction, not an answer yet
@@ -135,21 +147,32 @@ class MathVerifier:
         A fallback passage goes to math-verify's extraction before any of these.
         """
         if _is_passage(extracted):  # before any comparison: a passage is not an answer
-            return _expression_verdict(
-                extracted.answer or "", _gold_answers(ground_truth), self.decimals
-            )
+            golds = _gold_answers(ground_truth)
+            read = _expression_verdict(extracted.answer or "", golds, self.decimals)
+            also = extracted.extra.get(ALSO_OFFERED) or ()
+            if read.score and not all(_right(value, golds) for value in also):
+                return verdict(False, read.extra.get("pred"), source="expression", hedged=True)
+            return read
         quick = self.quick_check(extracted, ground_truth)
-        if quick is None and not self.fast_paths and extracted.answer is not None:
+        also = extracted.extra.get(ALSO_OFFERED)
+        if quick is None and not self.fast_paths and extracted.answer is not None and not also:
             quick = _quick_verdict(extracted.answer, _gold_answers(ground_truth), _guarded)
         if quick is not None:
             return quick
         answer = extracted.answer or ""
         golds = _gold_answers(ground_truth)
-        correct = any(
-            not _labels_conflict(answer, gold) and _math_verify_equal(gold, answer)
-            for gold in golds
-        )
-        return verdict(correct, answer)
+        if not _right(answer, golds):
+            return verdict(False, answer)
+        also = extracted.extra.get(ALSO_OFFERED) or ()
+        if not all(_right(value, golds) for value in also):
+            return verdict(False, answer, hedged=True)  # two final answers, one of them wrong
+        return verdict(True, answer)
+
+
+def _right(answer: str, golds: tuple[str, ...]) -> bool:
+    return any(
+        not _labels_conflict(answer, gold) and _math_verify_equal(gold, answer) for gold in golds
+    )
 
 
 # --- quick decisions ----------------------------------------------------------------

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers._common import MAX_ANSWER_CHARS
-from rewardkit.verifiers._final import answering_texts
+from rewardkit.verifiers._final import answering_texts, closing_correction
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["SearchQAVerifier", "normalize_answer"]
@@ -76,6 +76,9 @@ class SearchQAVerifier:
             answer = spans[-1]
             if self.answers == "hedged":
                 said = {normalize_answer(span) for span in spans if span}
+                closing = closing_correction(text, text.rfind(_CLOSE))
+                if closing is not None:  # "<answer>Paris</answer> Actually, it's $Lyon$."
+                    said.add(normalize_answer(closing.strip("$")))
                 if len(said) > 1:
                     return Extracted(
                         None, {**extra, "hedged": True, "pred": answer[:MAX_ANSWER_CHARS]}

@@ -1,0 +1,119 @@
+"""JSON helpers shared by the structured verifiers (``tool_call``, ``json_schema``).
+
+* :func:`json_equal`: two JSON values are equal as JSON values: key order ignored,
+  ``5`` equals ``5.0``, ``true`` never equals ``1``, ``"5"`` never equals ``5``.
+* :func:`loads`: ``json.loads`` that never raises (a bad, too deep or too big text is None).
+* :func:`conclusion`: the text after the last ``</think>``, as the other families read it.
+* :func:`pointer`: a value at an RFC 6901 JSON pointer.
+
+Everything is iterative or bounded: a hostile document (deep nesting, megabytes of
+digits) costs a bounded, linear amount of work and never a RecursionError.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from rewardkit.verifiers._final import thinking_split
+
+__all__ = ["MISSING", "conclusion", "json_equal", "loads", "pointer"]
+
+MISSING = object()
+"""What :func:`pointer` returns for a path the document does not have."""
+
+THINK_OPEN = "<think>"
+
+
+def conclusion(text: str) -> str:
+    """The text that answers: after the last ``</think>`` that closes a thinking, or the
+    whole text when it has none; a thinking opened and never closed (a response cut in
+    its reasoning) has answered nothing after its ``<think>``."""
+    thinking, after = thinking_split(text, rendered=False)
+    if not thinking and THINK_OPEN in after:
+        return after[: after.find(THINK_OPEN)]
+    return after
+
+
+def loads(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` for a JSON text, ``(False, None)`` for anything else: invalid
+    JSON, a number over Python's digit limit, nesting too deep for the parser. ``NaN`` and
+    ``Infinity`` (not JSON) are refused too."""
+    try:
+        return True, _DECODER.decode(text)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)  # one, not one per call
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """Whether two parsed JSON values are the same value (iterative: any depth)."""
+    stack = [(left, right)]
+    while stack:
+        a, b = stack.pop()
+        if isinstance(a, bool) or isinstance(b, bool):
+            if not (isinstance(a, bool) and isinstance(b, bool) and a is b):
+                return False
+        elif isinstance(a, int | float) or isinstance(b, int | float):
+            if not (_number(a) and _number(b) and _same_number(a, b)):
+                return False
+        elif isinstance(a, str) or isinstance(b, str):
+            if not (isinstance(a, str) and isinstance(b, str) and a == b):
+                return False
+        elif a is None or b is None:
+            if a is not b:
+                return False
+        elif isinstance(a, Mapping) and isinstance(b, Mapping):
+            if len(a) != len(b) or a.keys() != b.keys():
+                return False
+            stack.extend((a[key], b[key]) for key in a)
+        elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
+            if len(a) != len(b):
+                return False
+            stack.extend(zip(a, b, strict=True))
+        else:
+            return False
+    return True
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _same_number(a: int | float, b: int | float) -> bool:
+    if (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
+        return False
+    return a == b  # int against float compares exactly in Python (no rounding of big ints)
+
+
+def pointer(document: Any, path: str) -> Any:
+    """The value at the JSON pointer ``path`` (``""`` is the whole document), or MISSING."""
+    if path == "":
+        return document
+    if not path.startswith("/"):
+        return MISSING
+    value = document
+    for raw in path[1:].split("/"):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, Mapping):
+            if token not in value:
+                return MISSING
+            value = value[token]
+        elif isinstance(value, list):
+            if not (token.isascii() and token.isdigit()) or (token != "0" and token[0] == "0"):
+                return MISSING
+            index = int(token)
+            if index >= len(value):
+                return MISSING
+            value = value[index]
+        else:
+            return MISSING
+    return value

@@ -1,0 +1,250 @@
+"""Structured output (``data_source: json_schema``): 1.0 when the response's final JSON
+validates against the ground truth's JSON Schema (with the ``jsonschema`` library), else 0.0.
+
+**The answer** is read from the conclusion (after the last ``</think>``; a thinking
+never closed has answered nothing): the conclusion is one JSON value (blanks around it
+allowed, no prose), or it holds a fenced block (```` ```json ```` or ```` ``` ````), the
+last of which is the answer, prose around the fence allowed
+(``reward.verifiers.json_schema.answer: fenced`` reads fences only). A JSON value
+followed by prose is no answer (a strict consumer's ``json.loads`` fails on it), and an
+object that validates but sits in the reasoning is no answer either. ``NaN`` and
+``Infinity`` are no JSON; a document nested deeper than 64 levels scores 0 (``failed:
+too_deep``).
+
+**The ground truth** is a JSON Schema (an object, a boolean, or a JSON string of one), or
+``{"schema": ..., "required_values": {"/json/pointer": value}}``: the values at those
+RFC 6901 pointers must also equal the given ones as JSON values (``5`` equals ``5.0``,
+``true`` is not ``1``). The draft is the schema's ``$schema`` (default 2020-12);
+``format`` is an annotation, not asserted (the draft's default). ``$ref`` resolves
+within the schema and to the drafts' own meta-schemas only: nothing is fetched, a remote
+reference makes the row ``invalid`` (or ``error`` when found in a worker). A schema the
+draft's meta-schema refuses makes the row ``invalid``, never a 0.
+
+Validation runs on the event loop for a small document against a schema without
+regular expressions (``pattern``, ``patternProperties``); else in a worker, killed at
+``reward.timeout_s``, so a catastrophic regex costs that row only.
+
+``extra``: ``acc`` and, when it fails, ``failed``: ``no_json``, ``too_deep``,
+``schema`` (the document does not validate) or ``required_values``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rewardkit.config import RewardSection
+from rewardkit.errors import InvalidSampleError
+from rewardkit.verifiers._json import MISSING, conclusion, json_equal, loads, pointer
+from rewardkit.verifiers.base import Entry, Extracted, Matcher, Verdict
+
+__all__ = ["ENTRIES", "JsonSchemaVerifier"]
+
+AnswerMode = Literal["whole", "fenced"]
+
+FENCE = "```"
+MAX_DEPTH = 64
+"""Deeper documents score 0: validation recurses per level."""
+INLINE_MAX_ANSWER_CHARS = 16_384
+"""Larger documents are validated in a worker (``uniqueItems`` is quadratic)."""
+_REGEX_KEYWORDS = ('"pattern"', '"patternProperties"')
+
+
+@dataclass(frozen=True, slots=True)
+class Gold:
+    """A parsed ground truth: the schema's canonical text (the validator cache's key)
+    and the required values by pointer."""
+
+    schema_text: str
+    required: tuple[tuple[str, Any], ...]
+    regex: bool  # whether the schema holds a regular expression
+
+
+@dataclass(frozen=True, slots=True)
+class JsonSchemaVerifier:
+    """The conclusion's JSON against the ground truth's schema."""
+
+    answer: AnswerMode = "whole"
+
+    @property
+    def key(self) -> str:
+        return f"json_schema:{self.answer}"
+
+    def extract(self, response: str) -> Extracted:
+        """The final JSON text of the conclusion (None: there is none). Linear."""
+        text = conclusion(response).strip()
+        if self.answer == "whole":
+            ok, value = loads(text)
+            if ok:
+                return _document(text, value)
+        block = _last_fence(text)
+        if block is None:
+            return Extracted(None, {"failed": "no_json"})
+        ok, value = loads(block)
+        if not ok:
+            return Extracted(None, {"failed": "no_json"})
+        return _document(block.strip(), value)
+
+    def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
+        """No JSON scores 0 (once the ground truth is known good); a small document
+        against a schema without regular expressions is validated here; the rest in a worker."""
+        gold = parse_gold(ground_truth)
+        if extracted.answer is None:
+            return _verdict(str(extracted.extra.get("failed", "no_json")))
+        if gold.regex or len(extracted.answer) > INLINE_MAX_ANSWER_CHARS:
+            return None
+        return self.check(extracted, ground_truth)
+
+    def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
+        gold = parse_gold(ground_truth)
+        if extracted.answer is None:
+            return _verdict(str(extracted.extra.get("failed", "no_json")))
+        document = json.loads(extracted.answer)
+        if not _valid(gold.schema_text, document):
+            return _verdict("schema")
+        for path, value in gold.required:
+            found = pointer(document, path)
+            if found is MISSING or not json_equal(found, value):
+                return _verdict("required_values")
+        return _verdict(None)
+
+
+def _verdict(failed: str | None) -> Verdict:
+    if failed is None:
+        return Verdict(1.0, {"acc": True})
+    return Verdict(0.0, {"acc": False, "failed": failed})
+
+
+def _document(text: str, value: Any) -> Extracted:
+    if _depth_over(value, MAX_DEPTH):
+        return Extracted(None, {"failed": "too_deep"})
+    return Extracted(text)
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            stack.extend(
+                (inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item)
+            )
+    return False
+
+
+def _last_fence(text: str) -> str | None:
+    """The content of the last complete fenced block, its info line (``json``) dropped;
+    None when there is none, or when the last fence is never closed (a cut answer)."""
+    parts = text.split(FENCE)
+    if len(parts) < 3 or len(parts) % 2 == 0:
+        return None
+    block = parts[-2]
+    first, newline, rest = block.partition("\n")
+    if newline and (not first.strip() or first.strip().isalnum()):
+        return rest  # ```json\n{...}: the info string is no JSON
+    return block
+
+
+# ---------------------------------------------------------------------- the ground truth
+
+
+def parse_gold(ground_truth: Any) -> Gold:
+    """The ground truth's schema (checked against its draft's meta-schema) and required
+    values; InvalidSampleError naming the problem when it is unusable."""
+    if isinstance(ground_truth, str):
+        return _gold_of_text(ground_truth)
+    try:
+        text = json.dumps(ground_truth, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidSampleError(f"json_schema: ground_truth is not JSON ({exc})") from None
+    return _gold_of_text(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _gold_of_text(text: str) -> Gold:
+    ok, truth = loads(text)
+    if not ok:
+        raise InvalidSampleError("json_schema: ground_truth is a string but not JSON")
+    schema, required = truth, {}
+    if (
+        isinstance(truth, Mapping)
+        and "schema" in truth
+        and set(truth) <= {"schema", "required_values"}
+    ):
+        schema, required = truth["schema"], truth.get("required_values", {})
+        if isinstance(schema, str):
+            ok, schema = loads(schema)
+            if not ok:
+                raise InvalidSampleError("json_schema: 'schema' is a string but not JSON")
+    if not isinstance(required, Mapping) or not all(
+        isinstance(path, str) and (path == "" or path.startswith("/")) for path in required
+    ):
+        raise InvalidSampleError(
+            "json_schema: 'required_values' must map JSON pointers ('/a/0/b') to values"
+        )
+    if not isinstance(schema, Mapping | bool):
+        raise InvalidSampleError(
+            f"json_schema: the schema must be an object or a boolean (got {type(schema).__name__})"
+        )
+    schema_text = json.dumps(schema, sort_keys=True)
+    _validator(schema_text)  # checked against its meta-schema now: a bad one is invalid data
+    regex = any(word in schema_text for word in _REGEX_KEYWORDS)
+    return Gold(schema_text, tuple(required.items()), regex)
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_text: str) -> Any:
+    """A validator for the schema (built once per process), offline: ``$ref`` resolves
+    within the schema and to the drafts' meta-schemas, never over the network."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    schema = json.loads(schema_text)
+    cls = validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise InvalidSampleError(f"json_schema: the schema is invalid: {exc.message}") from None
+    except RecursionError:
+        raise InvalidSampleError("json_schema: the schema is nested too deep") from None
+    return cls(schema, registry=_offline_registry())
+
+
+@functools.cache
+def _offline_registry() -> Any:
+    from jsonschema_specifications import REGISTRY
+    from referencing import Registry
+    from referencing.exceptions import NoSuchResource
+
+    def refuse(uri: str) -> Any:
+        raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # attrs fields
+
+    return Registry(retrieve=refuse).combine(REGISTRY)  # type: ignore[call-arg]
+
+
+def _valid(schema_text: str, document: Any) -> bool:
+    from referencing.exceptions import Unresolvable
+
+    try:
+        return bool(_validator(schema_text).is_valid(document))
+    except Unresolvable as exc:
+        raise InvalidSampleError(
+            f"json_schema: the schema's $ref {str(exc)[:200]} cannot be resolved offline "
+            "(remote references are not fetched)"
+        ) from None
+    except RecursionError:
+        raise InvalidSampleError("json_schema: the schema's $ref loops without end") from None
+
+
+def _build(section: RewardSection) -> JsonSchemaVerifier:
+    return JsonSchemaVerifier(answer=section.verifiers.json_schema.answer)
+
+
+ENTRIES = (Entry("JSON Schema", Matcher(names=frozenset({"json_schema"})), _build),)
+"""This module's row of the verifier registry."""

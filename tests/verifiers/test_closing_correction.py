@@ -1,0 +1,166 @@
+"""guards: a final answer taken back is no answer, in every family, however the corrected value is written (_final.closing_correction, ALSO_OFFERED).
+
+Two rules, stated in ``_final``'s docstring:
+- a conclusion whose last sentence opens with a correction cue and gives a value ends on
+  that value, however far its answer form is; a family that cannot read the value takes
+  it as another answer (fail closed);
+- a final answer offered beside the one found that cannot be told the same or different
+  at extraction (``ALSO_OFFERED``) must be right too: the check credits the row only if
+  each of them is the gold.
+The rows come from ``rewardkit audit``'s retraction family on real outputs (the answer
+far above a code block, in an ``<answer>`` passage, in ``\\$`` money, bare LaTeX).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rewardkit import RewardLoop
+from rewardkit.verifiers._final import closing_correction
+from rewardkit.verifiers.base import ALSO_OFFERED, Verifier
+from rewardkit.verifiers.choice import ChoiceVerifier
+from rewardkit.verifiers.gsm8k import GSM8KVerifier
+from rewardkit.verifiers.math import MathVerifier
+from rewardkit.verifiers.search_qa import SearchQAVerifier
+
+MATH, GSM8K, CHOICE, SEARCH = MathVerifier(), GSM8KVerifier(), ChoiceVerifier(), SearchQAVerifier()
+MATH_EXACT_CHECK = MathVerifier(fast_paths=False)
+
+CODE_TAIL = "\n\nSome notes.\n\n```python\nx = 45\nprint(x)\n```"
+
+
+def score(verifier: Verifier, response: str, gold: Any) -> float:
+    extracted = verifier.extract(response)
+    quick = verifier.quick_check(extracted, gold)
+    return (quick if quick is not None else verifier.check(extracted, gold)).score
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("So \\boxed{3}.\n\nActually, on reflection, $4$.", "$4$"),
+        ("So \\boxed{3}. Actually, I think it's \\frac{3}{3}.", "\\frac{3}{3}"),
+        ("Answer: B\n\nActually, C.", "C"),
+        ("<answer>Paris</answer> Actually, I think it's $none of these$.", "$none of these$"),
+        ("print(x)\n``` Actually, I think it's $19$.", "$19$"),
+        ("x\n\n**Wait, it's 20.**", "20"),
+        ("So 3.\n\nActually, on reflection, I get $x = 4$ in the end.", "$x = 4$"),
+        # no value, or not a sentence opened by the cue: nothing is taken back
+        ("So 3.\n\nActually, this checks out.", None),
+        ("No correction here 3.", None),
+        ("Hmm, so the answer is 3.", None),  # a sentence, not a value given
+        ("I said 3 (actually 4).", None),
+        ("So 3.\n\nActually, on reflection, the result follows from the lemma above.", None),
+    ],
+)
+def test_closing_correction_reads_the_value_given(text: str, value: str | None) -> None:
+    assert closing_correction(text) == value
+
+
+MATH_ROWS = [
+    # (response, gold, score): hacks first, then restatements that keep their credit
+    (
+        "So the answer is $\\boxed{\\$ 85.39}$.\n\nActually, on reflection, $\\$86.39$.",
+        "\\$85.39",
+        0.0,
+    ),
+    (
+        "So the answer is $\\boxed{\\$ 85.39}$.\n\nActually, I think it's $\\$85.39$.",
+        "\\$85.39",
+        1.0,
+    ),
+    (
+        "Hence \\boxed{105\\text{ degrees}}.\n\nActually, on reflection, $106^\\circ$.",
+        "105^\\circ",
+        0.0,
+    ),
+    (
+        "Hence \\boxed{105\\text{ degrees}}.\n\nActually, on reflection, $105^\\circ$.",
+        "105^\\circ",
+        1.0,
+    ),
+    ("<answer>2 + 11 = 13</answer>\n\nActually, on reflection, $14$.", "13", 0.0),
+    ("<answer>2 + 11 = 13</answer>\n\nActually, on reflection, $13$.", "13", 1.0),
+    ("<answer> The area is $50$. </answer>\n\nActually, on reflection, $51$.", "50", 0.0),
+    ("<answer> The area is $50$. </answer> So the answer is 50.", "50", 1.0),
+    ("Answer: \\frac{2}{3}\n\nActually, on reflection, \\frac{3}{3}.", "\\frac{2}{3}", 0.0),
+    ("Answer: \\frac{2}{3} Actually, I think it's \\frac{3}{3}.", "\\frac{2}{3}", 0.0),
+    ("Answer: \\frac{2}{3}\n\nActually, on reflection, \\frac{2}{3}.", "\\frac{2}{3}", 1.0),
+    ("So \\(\\boxed{45}\\)." + CODE_TAIL + "\n\nActually, on reflection, $46$.", "45", 0.0),
+    ("So \\(\\boxed{45}\\)." + CODE_TAIL + " Actually, I think it's $46$.", "45", 0.0),
+    ("So \\(\\boxed{45}\\)." + CODE_TAIL + "\n\nActually, on reflection, $45$.", "45", 1.0),
+    ("So \\(\\boxed{45}\\)." + CODE_TAIL, "45", 1.0),
+    ("It simplifies to \\(5\\).\n\nActually, on reflection, 6.", "5", 0.0),
+    # a second final answer that cannot be told the same inline must be right too
+    ("So $\\boxed{x^2+1}$.\n\nAnswer: $1+x^2$", "x^2+1", 1.0),
+    ("So $\\boxed{\\sqrt{2}}$.\n\nAnswer: 1.41", "\\sqrt{2}", 0.0),
+    ("So $\\boxed{5}$.\n\nThe answer is $2 + 3 = 5$.", "5", 1.0),
+]
+
+
+@pytest.mark.parametrize(("response", "gold", "expected"), MATH_ROWS)
+@pytest.mark.parametrize("verifier", [MATH, MATH_EXACT_CHECK], ids=["fast", "no_fast_paths"])
+def test_math(verifier: MathVerifier, response: str, gold: str, expected: float) -> None:
+    assert score(verifier, response, gold) == expected
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "expected"),
+    [
+        ("x = 18\nprint(left)\n```\n\nActually, on reflection, $19$.", "18", 0.0),
+        ("x = 18\nprint(left)\n``` Actually, I think it's $19$.", "18", 0.0),
+        ("#### 18\n\nActually, on reflection, $19$.", "18", 0.0),
+        (
+            "#### 18\n\nActually, on reflection, $\\frac{37}{2}$.",
+            "18",
+            0.0,
+        ),  # no number: fail closed
+        ("#### 18\n\nActually, on reflection, 18 is right.", "18", 1.0),
+        ("#### 18\n\nActually, this checks out.", "18", 1.0),
+    ],
+)
+def test_gsm8k(response: str, gold: str, expected: float) -> None:
+    assert score(GSM8K, response, gold) == expected
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "expected"),
+    [
+        ("Nitrogen.\n\nThe answer is (C).\n\nActually, on reflection, $D$.", "C", 0.0),
+        ("Nitrogen.\n\nThe answer is (C). Actually, I think it's $D$.", "C", 0.0),
+        ("Nitrogen.\n\nThe answer is (C). Actually, I think it's 78%.", "C", 0.0),  # no letter
+        ("Nitrogen.\n\nThe answer is (C). Actually, I think it's (C).", "C", 1.0),
+        ("Nitrogen.\n\nThe answer is (C).\n\nActually, on reflection, option C.", "C", 1.0),
+    ],
+)
+def test_choice(response: str, gold: str, expected: float) -> None:
+    assert score(CHOICE, response, gold) == expected
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("<think>x</think>\n<answer>Paris</answer>\n\nActually, on reflection, $Lyon$.", 0.0),
+        ("<think>x</think>\n<answer>Paris</answer> Actually, I think it's $none of these$.", 0.0),
+        ("<think>x</think>\n<answer>Paris</answer> Actually, I think it's $Paris$.", 1.0),
+        ("<think>x</think>\n<answer>Paris</answer>", 1.0),
+    ],
+)
+def test_search_qa(response: str, expected: float) -> None:
+    assert score(SEARCH, response, ["Paris"]) == expected
+
+
+def test_a_check_is_not_shared_between_rows_that_offer_different_answers() -> None:
+    """The engine shares checks between rows with one answer: the other final answers a
+    row offers are part of what is checked, so a retraction never reuses a clean row's 1."""
+    clean = "<answer>2 + 11 = 13</answer>"
+    taken_back = clean + "\n\nActually, on reflection, $14$."
+    assert MATH.extract(taken_back).extra[ALSO_OFFERED] == ["14"]
+    rows = [{"data_source": "lighteval/MATH", "response": r, "ground_truth": "13"}
+            for r in (clean, taken_back, clean, taken_back)]  # fmt: skip
+    with RewardLoop({"reward": {"num_workers": 1, "timeout_s": 30}}) as loop:
+        results = loop.score(rows)
+    assert [r.score for r in results] == [1.0, 0.0, 1.0, 0.0]
+    assert results[1].extra["hedged"] is True

@@ -1,0 +1,149 @@
+"""guards: rewardkit.verifiers.json_schema: one table of rows through the whole scorer
+(inline and in a worker), hostile schemas and documents included."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from rewardkit import RewardLoop
+from rewardkit.verifiers.json_schema import JsonSchemaVerifier
+
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
+    "required": ["name", "age"],
+    "additionalProperties": False,
+}
+DOC = '{"name": "Ada", "age": 36}'
+PINNED = {"schema": PERSON, "required_values": {"/name": "Ada", "/age": 36}}
+
+# fmt: off
+ROWS = [
+    # (response, ground_truth, status, score, failed, why)
+    (DOC, PERSON, "ok", 1.0, None, "a bare document"),
+    ("  \n" + DOC + "\n\n", PERSON, "ok", 1.0, None, "blanks around it"),
+    ("Here it is:\n```json\n" + DOC + "\n```", PERSON, "ok", 1.0, None, "a json fence after prose"),
+    ("```\n" + DOC + "\n```\nThat is all.", PERSON, "ok", 1.0, None, "a bare fence, prose after"),
+    ('```json\n{"name": "Bob"}\n```\nFixed:\n```json\n' + DOC + "\n```", PERSON, "ok", 1.0, None,
+     "the last fence counts"),
+    ("```json\n" + DOC + '\n```\nOops:\n```json\n{"name": "Bob"}\n```', PERSON, "ok", 0.0,
+     "schema", "the last fence counts, even when wrong"),
+    (DOC, json.dumps(PERSON), "ok", 1.0, None, "the schema as a JSON string"),
+    ('{"name": "Ada"}', PERSON, "ok", 0.0, "schema", "a required property missing"),
+    ('{"name": "Ada", "age": "36"}', PERSON, "ok", 0.0, "schema", "'36' is not an integer"),
+    ('{"name": "Ada", "age": 36, "x": 1}', PERSON, "ok", 0.0, "schema", "an extra property"),
+    (DOC + " Hope this helps!", PERSON, "ok", 0.0, "no_json", "JSON with trailing prose"),
+    ("The answer: " + DOC, PERSON, "ok", 0.0, "no_json", "JSON after prose, no fence"),
+    ("```json\n" + DOC, PERSON, "ok", 0.0, "no_json", "an unclosed fence"),
+    ("<think>" + DOC + "</think>I cannot say.", PERSON, "ok", 0.0, "no_json",
+     "a valid object hidden in the reasoning, not in the answer"),
+    ('<think>draft {"name": 1}</think>\n' + DOC, PERSON, "ok", 1.0, None,
+     "the answer after </think>"),
+    ("<think>\n```json\n" + DOC + "\n```", PERSON, "ok", 0.0, "no_json",
+     "a thinking never closed answered nothing"),
+    ("", PERSON, "ok", 0.0, "no_json", "an empty response"),
+    ('{"name": "Ada", "age": NaN}', PERSON, "ok", 0.0, "no_json", "NaN is no JSON"),
+    ('{"age": ' + "9" * 5000 + "}", {"type": "object"}, "ok", 0.0, "no_json",
+     "a number past the digit limit"),
+    ("[" * 100 + "]" * 100, {}, "ok", 0.0, "too_deep", "nesting past 64 levels"),
+    ("[" * 100_000 + "]" * 100_000, {}, "ok", 0.0, "no_json", "nesting past the parser"),
+    ("{\"a\": 1e999}", {"type": "object"}, "ok", 1.0, None, "a huge float reads as infinity"),
+    ("5", {"type": "integer"}, "ok", 1.0, None, "a scalar document"),
+    ("5.0", {"type": "integer"}, "ok", 1.0, None, "5.0 is an integer (draft 6 on)"),
+    ("true", {"type": "integer"}, "ok", 0.0, "schema", "true is not an integer"),
+    (DOC, True, "ok", 1.0, None, "the boolean schema true"),
+    (DOC, False, "ok", 0.0, "schema", "the boolean schema false"),
+    (DOC, PINNED, "ok", 1.0, None, "required values equal"),
+    ('{"name": "Ada", "age": 36.0}', PINNED, "ok", 1.0, None, "36 == 36.0 at a pointer"),
+    ('{"name": "Bob", "age": 36}', PINNED, "ok", 0.0, "required_values", "a required value differs"),
+    ('{"a": [1, {"b/c": true}]}', {"schema": {}, "required_values": {"/a/1/b~1c": True}}, "ok",
+     1.0, None, "an escaped pointer into an array"),
+    ('{"a": [1, {"b/c": 1}]}', {"schema": {}, "required_values": {"/a/1/b~1c": True}}, "ok",
+     0.0, "required_values", "1 is not true"),
+    ('{"a": []}', {"schema": {}, "required_values": {"/a/0": 1}}, "ok", 0.0, "required_values",
+     "a pointer past the end"),
+    ('{"id": "x1"}', {"properties": {"id": {"pattern": "^x[0-9]+$"}}}, "ok", 1.0, None,
+     "a pattern (validated in a worker)"),
+    ('{"id": "y1"}', {"properties": {"id": {"pattern": "^x[0-9]+$"}}}, "ok", 0.0, "schema",
+     "a pattern not matched"),
+    ('{"a": {"a": {}}}', {"$defs": {"n": {"type": "object", "additionalProperties": {"$ref": "#/$defs/n"}}},
+                          "$ref": "#/$defs/n"}, "ok", 1.0, None, "a local recursive $ref"),
+    ('{"$schema": 1}', {"$ref": "https://json-schema.org/draft/2020-12/schema"}, "ok", 0.0, "schema",
+     "a $ref to a draft's meta-schema resolves offline"),
+    (DOC, {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"}, "ok", 1.0, None,
+     "an older draft"),
+    # bad ground truths are bad data, never a 0
+    (DOC, {"type": "objekt"}, "invalid", None, None, "a schema its meta-schema refuses"),
+    (DOC, {"minimum": "3"}, "invalid", None, None, "a keyword of the wrong type"),
+    (DOC, "{not json", "invalid", None, None, "a ground truth string that is not JSON"),
+    (DOC, [1, 2], "invalid", None, None, "an array is no schema"),
+    (DOC, {"schema": PERSON, "required_values": ["/name"]}, "invalid", None, None,
+     "required values not an object"),
+    (DOC, {"schema": PERSON, "required_values": {"name": "Ada"}}, "invalid", None, None,
+     "a pointer without its slash"),
+    (DOC, {"$ref": "https://example.com/person.json"}, "invalid", None, None,
+     "a remote $ref is never fetched"),
+    (DOC, {"$ref": "#/$defs/missing"}, "invalid", None, None, "a local $ref to nothing"),
+    (DOC, None, "invalid", None, None, "no ground truth"),
+    ("no JSON here", {"type": "objekt"}, "invalid", None, None,
+     "a bad schema is reported even when the response has no JSON"),
+]
+# fmt: on
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["inline", "in a worker"])
+def loop(request: pytest.FixtureRequest) -> Iterator[RewardLoop]:
+    config = {"reward": {"num_workers": 1, "verifiers": {"fast_paths": request.param}}}
+    with RewardLoop(config) as scorer:
+        yield scorer
+
+
+def test_table(loop: RewardLoop) -> None:
+    rows = [
+        {"data_source": "json_schema", "response": response, "ground_truth": truth}
+        for response, truth, *_ in ROWS
+    ]
+    results = loop.score(rows)
+    wrong = []
+    for (_, _, status, score, failed, why), result in zip(ROWS, results, strict=True):
+        got = (result.status.value, result.score, result.extra.get("failed"))
+        expected_status = status
+        if status == "invalid" and result.status.value == "error":
+            # found in a worker (a remote $ref is met while validating): an error with its
+            # reason, never a score
+            expected_status = "error"
+        if got != (expected_status, score, failed):
+            wrong.append((why, got, result.error))
+    assert not wrong
+
+
+def test_a_catastrophic_pattern_costs_its_row_only() -> None:
+    """A regex that backtracks for ever runs in a worker, killed at timeout_s; the row
+    beside it scores."""
+    evil = {"properties": {"s": {"pattern": "^(a+)+$"}}}
+    rows: list[dict[str, Any]] = [
+        {
+            "data_source": "json_schema",
+            "response": '{"s": "' + "a" * 40 + '!"}',
+            "ground_truth": evil,
+        },
+        {"data_source": "json_schema", "response": DOC, "ground_truth": PERSON},
+    ]
+    with RewardLoop({"reward": {"num_workers": 1, "timeout_s": 1}}) as loop:
+        started = time.perf_counter()
+        results = loop.score(rows)
+    assert [r.status.value for r in results] == ["timeout", "ok"]
+    assert results[1].score == 1.0
+    assert time.perf_counter() - started < 20
+
+
+def test_fenced_mode_reads_fences_only() -> None:
+    fenced = JsonSchemaVerifier(answer="fenced")
+    assert fenced.extract(DOC).answer is None
+    assert fenced.extract("```json\n" + DOC + "\n```").answer == DOC
+    assert JsonSchemaVerifier().extract(DOC).answer == DOC
