@@ -957,13 +957,13 @@ class RewardConfig(_Section):
     @classmethod
     def _local_model_needs_a_path(cls, reward: RewardSection) -> RewardSection:
         for key, rm in reward.model_sections():
-            if rm.backend == "hf" and not rm.model_path:
-                raise ValueError(f"{key}.enable with backend 'hf' needs {key}.model_path")
             if rm.managed and not rm.model_path:
                 raise ValueError(
                     f"{key}.rollout.name={rm.rollout.name!r} launches servers of "
                     f"{key}.model_path: set it (a local model directory)"
                 )
+            if rm.backend == "hf" and not rm.model_path:
+                raise ValueError(f"{key}.enable with backend 'hf' needs {key}.model_path")
         return reward
 
     @field_validator("reward")

@@ -509,3 +509,14 @@ def test_serve_reports_replicas_and_sigterm_stops_them_all(llama_chat_rm, tmp_pa
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=60) == 0
     assert wait_gone(below) == []
+
+
+def test_each_named_model_may_launch_its_own_fleet_and_refusals_name_it() -> None:
+    judge = {"kind": "generative", "model_path": "/m", "rollout": {"name": "vllm"}}
+    config = load_config({"reward": {"reward_models": {"helpful": judge}}})
+    assert config.reward.reward_models["helpful"].managed
+    with pytest.raises(ConfigError, match=r"reward_models.helpful.rollout.name='vllm' with"):
+        load_config({"reward": {"backend": "ray", "reward_models": {"helpful": judge}}})
+    no_path = {**judge, "model_path": None}
+    with pytest.raises(ConfigError, match=r"reward_models.helpful.model_path: set it"):
+        load_config({"reward": {"reward_models": {"helpful": no_path}}})
