@@ -161,24 +161,29 @@ def test_verl_rollout_lengths_move_to_the_reward_model() -> None:
 @pytest.mark.parametrize(
     ("rollout", "message"),
     [
-        ({"gpu_memory_utilization": 0.5}, "--gpu-memory-utilization"),
-        ({"tensor_model_parallel_size": 2}, "--tensor-parallel-size"),
-        ({"name": "vllm"}, "start vllm yourself and set reward_model.backend='vllm'"),
+        ({"gpu_memory_utilization": 0.5}, "rollout.gpu_memory_utilization is a setting of the"),
+        ({"tensor_model_parallel_size": 2}, "set rollout.name"),
     ],
 )
-def test_verl_rollout_engine_keys_are_refused_saying_what_to_use(rollout, message) -> None:
+def test_verl_rollout_engine_keys_without_an_engine_are_refused_saying_what_to_use(
+    rollout, message
+) -> None:
+    rm = {"enable": True, "model_path": ".", "rollout": rollout}
     with pytest.raises(ConfigError, match=message):
-        load_config({"reward": {"reward_model": {"rollout": rollout}}})
+        load_config({"reward": {"reward_model": rm}})
+    assert load_config({"reward": {"reward_model": {"rollout": rollout}}})  # disabled: unused
 
 
-def test_rollout_name_agreeing_with_the_backend_is_accepted() -> None:
+def test_rollout_name_with_a_url_is_refused_as_two_answers() -> None:
+    # rollout.name launches servers; a url names one already running: which is meant?
     rm = {
         "enable": True,
         "backend": "vllm",
         "url": "http://127.0.0.1:1",
         "rollout": {"name": "vllm"},
     }
-    assert load_config({"reward": {"reward_model": rm}}).reward.reward_model.rollout.name == "vllm"
+    with pytest.raises(ConfigError, match="give one of them"):
+        load_config({"reward": {"reward_model": rm}})
 
 
 def test_verl_importlib_manager_source_is_refused() -> None:

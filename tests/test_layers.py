@@ -27,6 +27,9 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     # Fair sharing of slots between requesters (the pool's workers, the sandbox's runs).
     ("fair", 0, ("rewardkit._fair",)),
     ("types", 1, ("rewardkit.types",)),
+    # The table of serving engines' flags: the config refuses from it, the launcher builds
+    # command lines from it.
+    ("engines", 1, ("rewardkit.engines",)),
     ("config", 2, ("rewardkit.config",)),
     # Helpers with no knowledge of scoring: HTTP, user code, row conversions.
     ("http", 3, ("rewardkit.http",)),

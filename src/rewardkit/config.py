@@ -33,6 +33,7 @@ from pydantic import (
 )
 
 from rewardkit._system import usable_cores
+from rewardkit.engines import ENGINES, NEUTRAL, VERL_INERT, refusals
 from rewardkit.errors import ConfigError
 
 __all__ = [
@@ -279,44 +280,102 @@ class VerifierOptions(_Section):
 
 
 class RolloutConfig(_Section):
-    """verl's reward_model.rollout: how verl launches an inference engine for the reward model.
+    """verl's reward_model.rollout: the inference engine rewardkit launches for the model.
 
-    rewardkit launches none: it loads the model itself (backend hf) or calls a server you
-    start (vllm, sglang, tei, openai). Each key is honoured where it means something here
-    and refused, saying what to use instead, where it does not.
+    With ``name`` set (vllm, sglang, transformers) rewardkit starts ``data_parallel_size``
+    replicas of that engine serving ``reward_model.model_path`` on this machine, each on a
+    free port of 127.0.0.1 with its own log, puts a router in front of them, restarts a
+    replica that dies and stops them all on exit (rewardkit.models.managed, docs/models.md
+    "Managed servers"). verl's keys map to each engine's flags in one table
+    (:data:`rewardkit.engines.FLAGS`); a key the engine cannot honour is refused here,
+    naming the key and the engine. Without ``name``, rewardkit starts nothing: it loads the
+    model itself (backend hf) or calls the server at ``reward_model.url``.
     """
 
-    name: str | None = None
-    """The serving engine; must agree with reward_model.backend (rewardkit starts no engine)."""
-    tensor_model_parallel_size: int = Field(default=1, ge=1, le=1)
-    """1 only: rewardkit does not shard a model; serve it with vllm/sglang
-    (--tensor-parallel-size N) and set reward_model.backend and url."""
-    gpu_memory_utilization: None = None
-    """Refused: the hf backend loads weights once and keeps no KV cache; for a server, pass
-    its own flag (vllm --gpu-memory-utilization)."""
+    name: Literal["vllm", "sglang", "transformers"] | None = None
+    """The engine to launch; null: none (backend hf, or a server you started at url)."""
+    data_parallel_size: int = Field(default=1, ge=1, le=64)
+    """Replicas launched, each a whole copy of the model behind the router. (verl counts
+    its replicas from its GPUs: n_gpus_per_node * nnodes / (tp * dp * pp).)"""
+    tensor_model_parallel_size: int = Field(default=1, ge=1)
+    """GPUs each replica shards the model over (vllm --tensor-parallel-size, sglang --tp-size)."""
+    gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
+    """vllm --gpu-memory-utilization, sglang --mem-fraction-static; null: the engine's default."""
+    max_num_seqs: int | None = Field(default=None, ge=1)
+    """vllm --max-num-seqs, sglang --max-running-requests; null: the engine's default."""
+    max_num_batched_tokens: int | None = Field(default=None, ge=1)
+    """vllm --max-num-batched-tokens, sglang --max-prefill-tokens; null: the engine's default."""
+    max_model_len: int | None = Field(default=None, ge=1)
+    """vllm --max-model-len, sglang --context-length; null: prompt_length + response_length."""
+    seed: int | None = None
+    """Replica r gets seed + r (as verl seeds its replicas); null: the engine's default."""
+    dtype: str | None = None
+    """The engine's --dtype; null: its default (verl's bfloat16 is accepted too)."""
+    full_determinism: bool = False
+    """Route each request by crc32 of its body (the same request, the same replica) and
+    ask the engine for batch-invariant kernels (vllm VLLM_BATCH_INVARIANT=1, sglang
+    --enable-deterministic-inference)."""
+    engine_kwargs: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """verl's per-engine pass-through, e.g. {vllm: {enforce_eager: true}}: each entry of
+    the launched engine's mapping becomes --key value on its command line."""
+    start_timeout_s: float = Field(default=600.0, gt=0)
+    """How long a replica may take to answer its health route; past it, the start fails
+    with the replica's last log lines."""
+    restart_backoff_s: float = Field(default=1.0, gt=0)
+    """A replica that dies is restarted after this, doubling for each death in a row."""
+    restart_backoff_max_s: float = Field(default=60.0, gt=0)
+    """Cap on the wait before a restart."""
+    drain_timeout_s: float = Field(default=30.0, ge=0)
+    """On close: how long requests in flight may finish before the replicas are stopped."""
+    log_dir: str | None = None
+    """Where each replica writes its log (replica-<rank>.log); null: a new temporary directory."""
     prompt_length: int | None = Field(default=None, gt=0)
     """verl's place for reward_model.prompt_length (honoured: moved there)."""
     response_length: int | None = Field(default=None, gt=0)
     """verl's place for reward_model.response_length (honoured: moved there)."""
 
-    @field_validator("gpu_memory_utilization", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _refuse_memory(cls, value: Any) -> Any:
-        if value is not None:
+    def _verl_inert_keys(cls, data: Any) -> Any:
+        """verl's other rollout keys: accepted at verl's defaults, refused otherwise."""
+        if not isinstance(data, Mapping):
+            return data
+        data = {k: v for k, v in data.items() if k != "_target_"}
+        for key, default in VERL_INERT.items():
+            if key not in data:
+                continue
+            value = data.pop(key)
+            if value is not None and value != default:
+                raise ValueError(
+                    f"rollout.{key}={value!r}: rewardkit passes no such setting to the engine "
+                    f"(verl's default {default!r} is accepted); give the engine's own flag in "
+                    "rollout.engine_kwargs.<engine>"
+                )
+        split = data.pop("disaggregation", None)
+        if isinstance(split, Mapping) and split.get("enabled"):
             raise ValueError(
-                "rewardkit starts no inference engine, so it has no memory fraction to set; "
-                "pass --gpu-memory-utilization to your vllm/sglang server and set "
-                "reward_model.url, or leave this key out"
+                "rollout.disaggregation.enabled: rewardkit launches whole replicas, not "
+                "prefill/decode pairs; set it false"
             )
-        return value
+        return data
 
-    @field_validator("tensor_model_parallel_size", mode="before")
+    @model_validator(mode="after")
+    def _engine_can_honour(self) -> RolloutConfig:
+        if self.name is None:
+            return self
+        problems = refusals(self.name, self.model_dump())
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    @field_validator("engine_kwargs")
     @classmethod
-    def _refuse_sharding(cls, value: Any) -> Any:
-        if isinstance(value, int) and value > 1:
+    def _engine_names(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        unknown = sorted(set(value) - set(ENGINES))
+        if unknown:
             raise ValueError(
-                "rewardkit does not shard a model; serve it with vllm/sglang "
-                "--tensor-parallel-size and set reward_model.backend and reward_model.url"
+                f"{unknown[0]!r} is not an engine; engine_kwargs maps an engine "
+                f"({', '.join(ENGINES)}) to its flags, e.g. {{vllm: {{enforce_eager: true}}}}"
             )
         return value
 
@@ -452,6 +511,10 @@ class JudgeConfig(_Section):
         return self
 
 
+_VERL_PLACEMENT: dict[str, Any] = {"enable_resource_pool": False, "n_gpus_per_node": 8, "nnodes": 0}
+"""verl 0.9.1's reward_model placement keys (reward/reward.yaml) and their defaults."""
+
+
 class RewardModelConfig(_Section):
     enable: bool = False
     model_path: str | None = None
@@ -507,6 +570,25 @@ class RewardModelConfig(_Section):
 
     @model_validator(mode="before")
     @classmethod
+    def _verl_placement(cls, data: Any) -> Any:
+        """verl's own keys of this section: its class marker is dropped; its GPU placement
+        (standalone pool of n_gpus_per_node x nnodes) is accepted at verl's defaults only,
+        since rewardkit launches rollout.data_parallel_size replicas on this machine."""
+        if not isinstance(data, Mapping):
+            return data
+        data = {k: v for k, v in data.items() if k != "_target_"}
+        for key, default in _VERL_PLACEMENT.items():
+            value = data.pop(key, default)
+            if value != default:
+                raise ValueError(
+                    f"{key}={value!r}: verl's placement of its reward-model servers; rewardkit "
+                    "launches rollout.data_parallel_size replicas on this machine (each over "
+                    f"rollout.tensor_model_parallel_size GPUs): leave it at {default!r}"
+                )
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _lengths_from_rollout(cls, data: Any) -> Any:
         """verl keeps prompt/response lengths under rollout: move them up (a clash is an error)."""
         if not isinstance(data, Mapping) or not isinstance(data.get("rollout"), Mapping):
@@ -524,6 +606,11 @@ class RewardModelConfig(_Section):
         data["rollout"] = rollout
         return data
 
+    @property
+    def managed(self) -> bool:
+        """rewardkit launches this model's servers (``rollout.name`` is set)."""
+        return self.rollout.name is not None
+
     @model_validator(mode="after")
     def _group_judge_is_generative(self) -> RewardModelConfig:
         if self.judge.group is not None and self.kind != "generative":
@@ -534,13 +621,40 @@ class RewardModelConfig(_Section):
         return self
 
     @model_validator(mode="after")
-    def _engine_matches_backend(self) -> RewardModelConfig:
+    def _managed_fleet_is_whole(self) -> RewardModelConfig:
+        """``rollout.name`` launches the servers: the backend is implied and no url is given."""
         name = self.rollout.name
-        if name is not None and name != self.backend:
+        if name is None:
+            engine_keys = [k for k, v in NEUTRAL.items() if getattr(self.rollout, k) != v]
+            if self.enable and engine_keys:
+                raise ValueError(
+                    f"rollout.{engine_keys[0]} is a setting of the engine rewardkit launches, "
+                    "and rollout.name is not set, so none is launched: set rollout.name "
+                    f"({', '.join(ENGINES)}), or pass the flag to the server you started "
+                    "at reward_model.url, and leave this key out"
+                )
+            return self
+        allowed = {"hf", name} | ({"openai"} if self.kind == "generative" else set())
+        if self.backend not in allowed:
             raise ValueError(
-                f"rollout.name={name!r}: rewardkit starts no inference engine; start "
-                f"{name} yourself and set reward_model.backend={name!r} and reward_model.url "
-                "(or drop rollout.name to load the model in-process with backend hf)"
+                f"rollout.name={name!r} launches {name} servers, which backend "
+                f"{self.backend!r} cannot call; leave reward_model.backend out (the launched "
+                "engine implies it)"
+            )
+        if self.url or self.urls:
+            raise ValueError(
+                f"rollout.name={name!r} launches the servers and reward_model.url/urls name "
+                "servers you started: give one of them"
+            )
+        if self.replicas > 1:
+            raise ValueError(
+                f"replicas={self.replicas} copies an in-process model; the replicas of a "
+                "launched engine are rollout.data_parallel_size"
+            )
+        if name == "transformers" and self.judge.n > 1:
+            raise ValueError(
+                f"judge.n={self.judge.n}: `transformers serve` ignores a request's n and "
+                "answers once; use judge.n=1 or rollout.name vllm or sglang"
             )
         return self
 
@@ -855,15 +969,33 @@ class RewardConfig(_Section):
     @classmethod
     def _local_model_needs_a_path(cls, reward: RewardSection) -> RewardSection:
         for key, rm in reward.model_sections():
+            if rm.managed and not rm.model_path:
+                raise ValueError(
+                    f"{key}.rollout.name={rm.rollout.name!r} launches servers of "
+                    f"{key}.model_path: set it (a local model directory)"
+                )
             if rm.backend == "hf" and not rm.model_path:
                 raise ValueError(f"{key}.enable with backend 'hf' needs {key}.model_path")
         return reward
 
     @field_validator("reward")
     @classmethod
+    def _managed_fleet_runs_here(cls, reward: RewardSection) -> RewardSection:
+        for key, rm in reward.model_sections():
+            if rm.managed and reward.backend == "ray":
+                raise ValueError(
+                    f"{key}.rollout.name={rm.rollout.name!r} with reward.backend=ray: "
+                    "launched replicas run on this machine only (not as Ray actors yet); use "
+                    "reward.backend=local, or start the servers on the cluster yourself and "
+                    f"give {key}.urls"
+                )
+        return reward
+
+    @field_validator("reward")
+    @classmethod
     def _served_model_needs_a_url(cls, reward: RewardSection) -> RewardSection:
         for key, rm in reward.model_sections():
-            if rm.backend != "hf" and not (rm.url or rm.urls):
+            if rm.backend != "hf" and not (rm.url or rm.urls) and not rm.managed:
                 raise ValueError(f"{key}.backend '{rm.backend}' needs {key}.url (or urls)")
         return reward
 

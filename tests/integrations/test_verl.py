@@ -400,6 +400,27 @@ def test_reward_router_address_feeds_a_judge_that_asks_for_it():
     assert [path for path, _ in fake.requests] == ["/v1/chat/completions"]
 
 
+def test_a_managed_judge_inside_verl_uses_verls_router_and_launches_nothing(tiny_tokenizer_dir):
+    """A rewardkit config that launches its judge (rollout.name) meets verl's router: verl
+    already launched the servers, so the judge goes there and no replica is started."""
+    from _support.model_fakes import FakeModelServer, ServerThread
+
+    rm = {"enable": True, "kind": "generative", "model_path": str(tiny_tokenizer_dir), "model_name": "judge-7",
+          "rollout": {"name": "vllm", "start_timeout_s": 1}}  # fmt: skip
+    fake = FakeModelServer()
+    with ServerThread(fake.app) as base:
+        out = compute_score(
+            "chat",
+            "Paris.",
+            None,
+            None,
+            rewardkit_config={"reward": {"num_workers": 1, "reward_model": rm}},
+            reward_router_address=base.removeprefix("http://"),
+        )
+    assert out["status"] == "ok" and out["score"] == pytest.approx(0.7)
+    assert [path for path, _ in fake.requests] == ["/v1/chat/completions"]
+
+
 def test_reward_router_address_is_refused_when_the_config_does_not_use_it(
     rk_config, tiny_tokenizer
 ):

@@ -112,3 +112,17 @@ def test_a_missing_model_stops_the_server_at_start_naming_the_key(tmp_path: Path
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
     assert "reward_model.model_path" in done.stderr and "is not a directory" in done.stderr
+
+
+def test_classify_answers_as_vllm_with_the_models_raw_logit(url: str) -> None:
+    """POST /classify (vLLM's pooling route, a conversation) gives the raw logit that
+    /v1/score reports as rm_raw: what makes rewardkit serve a managed fleet's replica."""
+    prompt, response = "how many apples are there", "i think 3 apples"
+    scored = httpx.post(f"{url}/v1/score", json={"samples": [row(3)]}, timeout=60).json()
+    messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
+    answer = httpx.post(f"{url}/classify", json={"messages": messages}, timeout=60)
+    assert answer.status_code == 200
+    probs = answer.json()["data"][0]["probs"]
+    assert probs[-1] == pytest.approx(scored["results"][0]["extra"]["rm_raw"], abs=1e-6)
+    wrong = httpx.post(f"{url}/classify", json={"messages": messages[:1]}, timeout=60)
+    assert wrong.status_code == 422 and "assistant" in wrong.json()["detail"]

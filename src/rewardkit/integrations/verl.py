@@ -83,6 +83,7 @@ from rewardkit.aggregate import (
     refuse_per_sample,
 )
 from rewardkit.config import VERL_ROUTER_URL, ConfigSource, check_runnable, load_config
+from rewardkit.engines import client_backend
 from rewardkit.errors import ConfigError
 from rewardkit.integrations._backend import (
     ENV_CONFIG,
@@ -577,7 +578,13 @@ def _source(
         config = os.environ.get(ENV_CONFIG) or None
     loaded = load_config(config) if url is None else None
     sections = loaded.reward.model_sections() if loaded is not None else []
-    routed = [key for key, rm in sections if rm.url == ROUTER_URL]
+    # verl launched the servers of its one reward_model (its rollout.name): a rewardkit
+    # reward_model that would launch them too uses verl's instead.
+    routed = [
+        (key, rm)
+        for key, rm in sections
+        if rm.url == ROUTER_URL or (rm.managed and key == "reward_model")
+    ]
     if not routed:
         raise ConfigError(
             f"verl passed reward_router_address={router!r} (it started reward-model servers): "
@@ -587,11 +594,15 @@ def _source(
         )
     assert loaded is not None  # the sections above came from it
     tree = loaded.model_dump()
-    for key in routed:  # reward_model, or reward_models.<name> (names hold no dots)
+    for key, rm in routed:  # reward_model, or reward_models.<name> (names hold no dots)
         section = tree["reward"]
         for part in key.split("."):
             section = section[part]
         section["url"] = f"http://{router}"
+        if rm.managed:  # launch none here: the backend the engine implies, no rollout
+            assert rm.rollout.name is not None
+            section["backend"] = client_backend(rm.rollout.name, rm.kind)
+            section["rollout"] = {}
     return tree, None
 
 

@@ -20,8 +20,15 @@ def build_one_scorer(rm: RewardModelConfig, *, max_batch_wait_ms: float = 5.0) -
     kind discriminative: backend hf -> LocalRewardModel; vllm, sglang, tei -> RemoteRewardModel.
     kind generative: backend hf -> a local judge; openai, vllm, sglang -> a chat-completions judge;
     with judge.group set, a GroupJudge on either.
+    ``rollout.name`` set: a ManagedModel (rewardkit launches the servers) around one of those.
     Nothing is loaded or connected until ``await scorer.start()``.
     """
+    if rm.managed:
+        from rewardkit.models.managed import ManagedModel
+
+        return ManagedModel(
+            rm, lambda cfg: build_one_scorer(cfg, max_batch_wait_ms=max_batch_wait_ms)
+        )
     if rm.kind == "generative" and rm.judge.group is not None:
         from rewardkit.models.group_judge import GroupJudge
 

@@ -112,6 +112,9 @@ class RewardEngine:
         self.model_scorers = wiring.make_model_scorers(self.config)
         for scorer in self.model_scorers:
             await scorer.start()
+        routers = [s for s in self.model_scorers if getattr(s, "router_address", None)]
+        if self._custom is not None and routers:  # rewardkit launched the RM's servers
+            self._custom.give_router(routers[0].router_address, routers[0].tokenizer)
 
     async def cancel_pending(self) -> None:
         """Cancel the shared computations rows wait on, and wait until they have stopped.

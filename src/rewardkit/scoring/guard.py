@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
@@ -157,9 +158,20 @@ class CustomFunction:
         self.section = section
         self.guard = guard
         self.outcomes = outcomes
+        self.router: dict[str, Any] = {}
+        """verl's extra keywords when rewardkit launched the reward model's servers:
+        ``reward_router_address`` (``host:port``) and ``reward_model_tokenizer``."""
+
+    def give_router(self, address: str, tokenizer: Any) -> None:
+        """Pass the router of a managed reward model as verl does (its reward loop's
+        ``reward_router_address`` and ``reward_model_tokenizer``); the tokenizer only to a
+        function that takes it, as rewardkit's own functions need not."""
+        self.router = {"reward_router_address": address}
+        if _accepts(self.fn, "reward_model_tokenizer"):
+            self.router["reward_model_tokenizer"] = tokenizer
 
     async def piece(self, sample: Sample) -> Piece:
-        kwargs = self.section.function_kwargs
+        kwargs = {**self.section.function_kwargs, **self.router}
         args = (sample.data_source, sample.response, sample.ground_truth, dict(sample.extra_info))
         weight = self.section.rule_weight
         status, value = await self._call(args, kwargs)
@@ -192,8 +204,17 @@ class CustomFunction:
 
         if not fn_cfg.cache:
             return await compute()
-        key = CustomKey(fn_cfg.path, fn_cfg.name, freeze(args), freeze(kwargs))
+        own = {k: v for k, v in kwargs.items() if k not in self.router}  # the router is fixed
+        key = CustomKey(fn_cfg.path, fn_cfg.name, freeze(args), freeze(own))
         return await self.outcomes.shared(key, compute)
+
+
+def _accepts(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 async def _contained(awaitable: Awaitable[Any]) -> Any:

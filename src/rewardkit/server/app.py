@@ -24,7 +24,7 @@ import logging
 import signal
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -43,13 +43,13 @@ from rewardkit.aggregate import (
     rescore,
 )
 from rewardkit.config import RewardConfig
-from rewardkit.errors import ConfigError
-from rewardkit.execution.health import engine_problem
+from rewardkit.errors import ConfigError, RewardkitError
+from rewardkit.execution.health import Supervised, engine_problem
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.server.metrics import EngineCollector, ServerMetrics, SourceLabels
 from rewardkit.server.protocol import uvicorn_config
 from rewardkit.trainer_rows import model_logs, rows_from_request
-from rewardkit.types import BadRow, Result, Status, finite_json
+from rewardkit.types import BadRow, Result, Sample, Status, finite_json
 
 __all__ = ["SafeJSONResponse", "create_app", "serve"]
 
@@ -61,6 +61,14 @@ class ScoreRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     samples: list[Any] = Field(max_length=100_000)
+
+
+class ClassifyRequest(BaseModel):
+    """Body of ``POST /classify`` as vLLM's pooling API takes a conversation: the last
+    message is the response (the assistant's turn), the ones before it the prompt."""
+
+    model_config = ConfigDict(extra="allow")  # vLLM's own fields (model, use_activation, ...)
+    messages: list[dict[str, Any]] = Field(min_length=1)
 
 
 class OpenRLHFRequest(BaseModel):
@@ -181,6 +189,18 @@ def create_app(
     return app
 
 
+def _model_replicas(engine: RewardEngine) -> dict[str, dict[str, Any]]:
+    """``{component: {live, desired}}`` for each model served by replicas (a managed fleet,
+    Ray copies): what ``/ready`` reports, ready or not, while one is being restarted."""
+    found = {}
+    for scorer in engine.model_scorers:
+        if isinstance(scorer, Supervised):
+            health = scorer.health()
+            name = str(getattr(scorer, "component", "model"))
+            found[name] = {"live": health.live, "desired": health.desired}
+    return found
+
+
 def _routes(app: FastAPI, state: _State) -> None:
     @app.get("/health")
     async def health() -> dict[str, str]:
@@ -194,9 +214,11 @@ def _routes(app: FastAPI, state: _State) -> None:
                 body["error"] = str(state.startup_error)
             return JSONResponse(body, status_code=503)
         problem = engine_problem(state.engine)  # e.g. no Ray actor live: rows would all fail
+        replicas = _model_replicas(state.engine)
+        extra = {"replicas": replicas} if replicas else {}
         if problem is not None:
-            return JSONResponse({"ready": False, "error": problem}, status_code=503)
-        return JSONResponse({"ready": True})
+            return JSONResponse({"ready": False, "error": problem, **extra}, status_code=503)
+        return JSONResponse({"ready": True, **extra})
 
     @app.get("/metrics")
     async def metrics() -> Response:
@@ -208,6 +230,13 @@ def _routes(app: FastAPI, state: _State) -> None:
     async def score(body: ScoreRequest) -> Any:
         results = rescore(await _score_rows(state, body.samples), state.config.reward)
         return SafeJSONResponse({"results": [r.to_row() for r in results]})
+
+    @app.post("/classify")
+    async def classify(body: ClassifyRequest) -> Any:
+        """vLLM's ``/classify`` for the discriminative model served here, read as verl and
+        rewardkit read vLLM's (``data[0].probs[-1]``: the raw logit): what makes a
+        ``rewardkit serve`` a replica of a managed fleet (``rollout.name: transformers``)."""
+        return await _classify(state, body)
 
     @app.post("/get_reward")
     async def get_reward(body: OpenRLHFRequest) -> Any:
@@ -221,6 +250,31 @@ def _routes(app: FastAPI, state: _State) -> None:
             return rows
         results = await _score_rows(state, rows)
         return _openrlhf_answer(state.config, results)
+
+
+async def _classify(state: _State, body: ClassifyRequest) -> JSONResponse:
+    engine = state.engine
+    assert engine is not None  # the guard answers 503 before startup completes
+    models = [s for s in engine.model_scorers if s.component == "rm"]
+    if not models:
+        return JSONResponse(
+            {"detail": "/classify needs a discriminative reward model (reward.reward_model)"},
+            status_code=404,
+        )
+    *prompt, last = body.messages
+    if last.get("role") != "assistant" or not isinstance(last.get("content"), str):
+        return JSONResponse(
+            {"detail": "the last message must be the assistant's response (text)"},
+            status_code=422,
+        )
+    turns: list[Mapping[str, Any]] = list(prompt)
+    sample = Sample(data_source="classify", prompt=turns, response=last["content"])
+    try:
+        scored = await models[0].score(sample)
+    except RewardkitError as exc:  # this row's failure, not the server's: never retried
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+    raw = scored.extra.get("rm_raw", scored.score)
+    return JSONResponse({"object": "list", "data": [{"index": 0, "probs": [raw]}]})
 
 
 async def _score_rows(state: _State, rows: list[Any]) -> list[Result]:
@@ -369,7 +423,7 @@ class Guard:
         )
 
 
-_ROUTES = frozenset({"/health", "/ready", "/metrics", "/v1/score", "/get_reward"})
+_ROUTES = frozenset({"/health", "/ready", "/metrics", "/v1/score", "/get_reward", "/classify"})
 
 
 class BodyLimit:

@@ -1,0 +1,183 @@
+"""Judge throughput through managed replicas: 1 against 2 `transformers serve` replicas.
+
+    .venv/bin/python benchmarks/bench_managed.py            # a few minutes on 2 cores
+    .venv/bin/python benchmarks/bench_managed.py --quick    # a smoke run; BENCHMARKS.md untouched
+    python benchmarks/bench_managed.py --engine vllm --model DIR --device cuda   # on a GPU
+
+For each replica count, a :class:`~rewardkit.RewardLoop` launches the replicas
+(``reward.reward_model.rollout``: ``name``, ``data_parallel_size``) of a random-init
+causal LM (hidden 256, 4 layers; its judge answers are random text, so every row ends
+``error`` with the judge's text: what is timed is the generation through the router,
+``judge.max_tokens`` new tokens per row), waits until they are up (start-up is reported
+apart), then scores the same rows in one batch, ``--repeats`` times; the best rows/s of
+each count is reported with the others listed (the machine is shared). Every replica runs
+one torch thread (``OMP_NUM_THREADS=1``), so 2 replicas use two cores where 1 uses one:
+the table shows what a second replica adds, as a second GPU would.
+
+Prints a markdown table; the full run also replaces the section "Managed judge servers"
+of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from _report import write_section  # noqa: E402
+
+SECTION = "## Managed judge servers (benchmarks/bench_managed.py)"
+WORDS = "the answer is four five six seven score grade good bad yes no".split()
+
+
+def build_judge(directory: Path, hidden: int = 256, layers: int = 4) -> str:
+    """A random-init LlamaForCausalLM and a word-level tokenizer with a chat template."""
+    import torch
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "<s>", "</s>", *WORDS])}
+    vocab |= {f"w{i}": len(vocab) + i for i in range(2000)}
+    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="[PAD]",
+        unk_token="[UNK]",
+    )
+    tok.chat_template = (
+        "{% for m in messages %}{{ m['content'] }} </s> {% endfor %}"
+        "{% if add_generation_prompt %}<s> {% endif %}"
+    )
+    config = transformers.LlamaConfig(
+        vocab_size=len(vocab), hidden_size=hidden, intermediate_size=hidden * 2,
+        num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=4,
+        max_position_embeddings=2048, pad_token_id=0,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    transformers.LlamaForCausalLM(config).save_pretrained(directory)
+    tok.save_pretrained(directory)
+    return str(directory)
+
+
+def rows(n: int) -> list[dict[str, Any]]:
+    return [
+        {"data_source": "judge", "prompt": f"question {i} " + "w1 " * (20 + i % 40),
+         "response": "the answer is four " + "w2 " * (10 + i % 30)}
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def run(args: argparse.Namespace, model: str, replicas: int) -> dict[str, Any]:
+    from rewardkit import RewardLoop
+
+    # One torch thread per replica (they inherit it): `transformers serve` generates
+    # concurrent requests on threads of its own, and with torch's threads on top they
+    # oversubscribe the cores and throughput collapses (0.9 against 21 rows/s measured).
+    os.environ["OMP_NUM_THREADS"] = "1"
+    rollout: dict[str, Any] = {"name": args.engine, "data_parallel_size": replicas,
+                               "start_timeout_s": 900}  # fmt: skip
+    if args.continuous_batching:
+        rollout["engine_kwargs"] = {"transformers": {"continuous_batching": True}}
+    rm = {"enable": True, "kind": "generative", "model_path": model, "device": args.device,
+          "judge": {"max_tokens": args.max_tokens}, "http": {"max_concurrent": 256},
+          "rollout": rollout}  # fmt: skip
+    config = {"reward": {"num_workers": 1, "reward_model": rm}}
+    batch = rows(args.rows)
+    started = time.perf_counter()
+    with RewardLoop(config) as loop:
+        start_s = time.perf_counter() - started
+        loop.score(batch[:8])  # warm-up
+        rates = []
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            results = loop.score(batch)
+            rates.append(len(batch) / (time.perf_counter() - t0))
+        statuses = {str(r.status.value) for r in results}
+    return {"replicas": replicas, "start_s": start_s, "rates": rates, "statuses": statuses}
+
+
+def machine(device: str) -> str:
+    cpu = platform.machine()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    gpu = ""
+    if device != "cpu":
+        import torch
+
+        gpu = f", {torch.cuda.get_device_name(0)}"
+    return f"{len(os.sched_getaffinity(0))} cores ({cpu}){gpu}, Python {platform.python_version()}"
+
+
+def table(args: argparse.Namespace, found: list[dict[str, Any]]) -> str:
+    base = max(found[0]["rates"])
+    lines = [
+        "| replicas | start-up (s) | rows/s (best) | vs 1 replica | all runs (rows/s) | statuses |",
+        "|---:|---:|---:|---:|---|---|",
+    ]
+    for f in found:
+        best = max(f["rates"])
+        runs = ", ".join(f"{r:.1f}" for r in f["rates"])
+        lines.append(
+            f"| {f['replicas']} | {f['start_s']:.0f} | {best:.1f} | {best / base:.2f}x | {runs} "
+            f"| {', '.join(sorted(f['statuses']))} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--engine", default="transformers", choices=["transformers", "vllm", "sglang"]
+    )
+    parser.add_argument("--model", help="a local model directory; default: a random tiny judge")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--rows", type=int, default=64)
+    parser.add_argument("--max-tokens", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--continuous-batching",
+        action="store_true",
+        help="transformers serve --continuous-batching (paged attention; by default it "
+        "generates concurrent requests side by side, which contend on a CPU)",
+    )
+    parser.add_argument("--quick", action="store_true", help="8 rows, 1 repeat, no file written")
+    args = parser.parse_args()
+    if args.quick:
+        args.rows, args.repeats = 8, 1
+    with tempfile.TemporaryDirectory() as tmp:
+        model = args.model or build_judge(Path(tmp) / "judge")
+        found = [run(args, model, n) for n in (1, 2)]
+    text = table(args, found)
+    print(text)
+    if args.quick:
+        return
+    section = (
+        f"{SECTION}\n\n"
+        f"`benchmarks/bench_managed.py --engine {args.engine} --device {args.device}"
+        f"{' --continuous-batching' if args.continuous_batching else ''}` "
+        f"({dt.date.today()}; {machine(args.device)}): {args.rows} judge rows per batch, "
+        f"{args.max_tokens} new tokens each, through the router of 1 and 2 launched "
+        "replicas (`reward_model.rollout.data_parallel_size`); one torch thread per "
+        "replica. Start-up: until every replica answers /health.\n\n"
+        f"{text}\n"
+    )
+    write_section(SECTION, section, ROOT / "BENCHMARKS.md")
+
+
+if __name__ == "__main__":
+    main()
