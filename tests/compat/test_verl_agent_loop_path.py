@@ -29,7 +29,10 @@ from rewardkit.integrations import verl as adapter
 ROOT = Path(__file__).parents[2]
 AGENT_FUNCTION = ROOT / "tests" / "_support" / "agent_reward.py"
 SLOW_S = 1.0
-KEYS = ["score", "status", "error", "rewardkit_ok", *adapter.EXTRA_KEYS, *adapter.AGENT_KEYS]
+KEYS = [
+    "score", "status", "error", "rewardkit_ok", *adapter.EXTRA_KEYS, "component/rule",
+    *adapter.AGENT_KEYS,
+]  # fmt: skip
 PROMPT = "what is 36 + 36 ?"
 
 
