@@ -155,7 +155,9 @@ from rewardkit.verifiers._common import (
 )
 from rewardkit.verifiers._final import (
     answering_texts,
+    blank_answer,
     closing_correction,
+    ends_on_list,
     no_fallback,
     offered_alternative,
 )
@@ -240,6 +242,9 @@ def find_answer(
             if found is not None:
                 return _unless_offered(_unless_hedged(found, text))
     if mode == "default" and not no_fallback(texts[0], context):
+        listed = ends_on_list(texts[0])
+        if listed is not None:  # "So $a = 17, 16, 18$.": the candidates are what it gives
+            return Found(listed, {"source": "listed"})
         found = _unless_offered(_unless_corrected(_unless_alternatives(_expression(texts))))
         return _unless_qualified(_unless_negated(found))
     return Found(None, {"source": None})
@@ -432,6 +437,8 @@ def _tagged(text: str) -> Found | None:
     if _NEGATED.match(content):  # "<answer>not $3$ but $4$</answer>": no value stated
         return Found(None, {"source": "answer_tag", "negated": True, "pred": content[:200]})
     answer = _line_answer(content) if _ANSWER_MARKER.search(content) else _tag_value(content)
+    if answer is None and _VALUE_LIST.fullmatch(content):  # "108\\text{ deg}, 109\\text{ deg}"
+        answer = content  # a list of values is the answer, compared whole (not a passage)
     passage = answer is None and _MATHY.search(content) is not None
     if alternatives := _tag_alternatives(content, plain=passage):
         return Found(None, {"source": "answer_tag", "hedged": True, "pred": alternatives}, open_)
@@ -446,6 +453,12 @@ def _tagged(text: str) -> Found | None:
         return Found(None, {"source": "answer_tag", "no_value": True, "pred": content[:200]})
     inside = open_ + len("<answer>")  # words after the value, in the tag or after it, offer
     return Found(answer, {"source": "answer_tag"}, open_, inside) if answer else None
+
+
+# Several values with units or LaTeX, comma-separated: "108\\text{ degrees}, 109\\text{
+# degrees}". (Read as a passage, math-verify's extraction would take the first alone.)
+_LIST_ITEM = r"\$?[ \t]*-?\d[\d.]*[ \t]*(?:\\text\{[^{}\n]{0,20}\}|\\%|%|\^\\circ|\\pi)?[ \t]*\$?"
+_VALUE_LIST = re.compile(_LIST_ITEM + r"(?:,[ \t]+" + _LIST_ITEM + r"){1,15}")
 
 
 # the format's own words, not an answer: "<answer> answer here </answer>" echoes the prompt
@@ -734,6 +747,8 @@ def _unless_hedged(found: Found, text: str) -> Found:
         if _offers_two(raw) or not _same_or_noted(value, found.answer, undecided):
             return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
     end = found.end if found.end >= 0 else found.start
+    if blank_answer(text[end:]):  # a later last form is blank or says there is none
+        return Found(None, {**found.extra, "blank": True, "pred": found.answer})
     offers = _offered_in_words(rest_of_paragraph(text, end))
     later = later_paragraphs(text, end)  # the next paragraph offers or takes back too
     values = [m.group() for m in _PREVIOUS_VALUE.finditer(later)]
@@ -742,6 +757,8 @@ def _unless_hedged(found: Found, text: str) -> Found:
         offers += [(m, _prose_value(m.group("value"))) for m in _CORRECTED.finditer(later)]
     closing = closing_correction(text, end)  # "Actually, on reflection, $4$." at the end
     values = [value for _, value in offers] + ([_prose_value(closing)] if closing else [])
+    listed = ends_on_list(text[end:])  # "So $a = 7, 6, 8$." after the answer: candidates
+    values += [listed] if listed else []
     for value in values:
         if not _same_or_noted(value, found.answer, undecided):
             return Found(None, {**found.extra, "hedged": True, "pred": found.answer})

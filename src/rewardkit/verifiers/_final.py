@@ -23,7 +23,8 @@ them and for a new family that does the same:
   one (``Answer: 6\\n\\nOr Answer: 5``) is hedging too (:func:`offered_alternative`).
 * **A blank answer is no answer.** A last answer form that is empty (``\\boxed{}``, a
   bare ``####`` or ``Answer:``) or says there is none ("There is no answer possible",
-  "cannot be determined") leaves no fallback (:func:`blank_answer`); nor does a
+  "cannot be determined") is the response's answer, and it is none: no earlier form
+  and no fallback answers for it (:func:`blank_answer`); nor does a
   conclusion ending on an example introducer ("like this:") whose form was blanked
   (:func:`ends_on_example`). A conclusion that holds an answer form, or ends on a list of
   values, is where the response answered: a template-opened thinking is then not read.
@@ -75,6 +76,7 @@ __all__ = [
     "conclusion",
     "cut_off",
     "ends_on_example",
+    "ends_on_list",
     "is_truncated",
     "no_fallback",
     "offered_alternative",
@@ -122,11 +124,27 @@ def answering_texts(
 
 
 # A last line that sets a name to several values: "So $a = 376, 375, 377$."
-_LISTED_VALUE = r"-?\d[\d.]*(?:[ \t]*(?:\^\\circ|\^\{\\circ\}|\\text\{[^{}\n]{0,20}\}))?"
+_FRACTION = r"\\[dt]?frac(?:\{[^{}\n]{1,12}\}|\d){2}"
+_LISTED_VALUE = (
+    r"-?(?:\d[\d.]*(?:" + _FRACTION + r")?|" + _FRACTION + r")"
+    r"(?:[ \t]*(?:\^\\circ|\^\{\\circ\}|\\text\{[^{}\n]{0,20}\}|\\pi|\\?%))?"
+)
 _LISTED = re.compile(
     r"[A-Za-z][ \t]*=[ \t]*" + _LISTED_VALUE + r"(?:[ \t]*,[ \t]*" + _LISTED_VALUE + r"){1,8}"
     r"[ \t]*\$?[ \t]*\.?[ \t]*$"
 )
+
+
+def ends_on_list(text: str) -> str | None:
+    """The values a conclusion's last line sets a name to, when it lists several ("So $a =
+    376, 375, 377$." gives ``376, 375, 377``): candidates offered, not one answer."""
+    tail = text.rstrip()[-300:]
+    found = _LISTED.search(tail)
+    if found is None:
+        return None
+    values = found.group()
+    values = values[values.index("=") + 1 :]
+    return values.strip().rstrip(".").strip().rstrip("$").strip()
 
 
 def _holds_form(text: str) -> bool:
@@ -395,6 +413,13 @@ _NO_VALUE = re.compile(
 _FORM_TAIL = 4000  # the last answer form is looked for in this many characters at the end
 
 
+# Words right before an empty tag that name the format rather than answer in it
+_NAMES_FORMAT = re.compile(
+    r"(?i:\b(?:within|in|inside|between|using|with|as|into|use|put|wrap|enclosed?|format|of"
+    r"|tags?|like|e\.g\.|example:?))[ \t]*[:(\"'`]?[ \t]*$"
+)
+
+
 def blank_answer(text: str) -> bool:
     """Whether the last answer form of ``text`` (a conclusion: quoted forms already
     blanked) holds no value: an empty box or tag, a ``####`` or ``Answer:`` with nothing
@@ -421,8 +446,12 @@ def blank_answer(text: str) -> bool:
         if not text.startswith("</answer>", end - len("</answer>")):
             return False
         content = text[last.end() : end - len("</answer>")]
-        if not content.strip() and text[text.rfind("\n", 0, start) + 1 : start].strip():
-            return False  # after words on its line: the format named ("within <answer> </answer>")
+        line = text[text.rfind("\n", 0, start) + 1 : start]
+        if not content.strip() and (_NAMES_FORMAT.search(line[-40:]) or _FORM.search(line)):
+            # the format named ("within <answer> </answer>", "End of <answer> </answer>"),
+            # or an empty tag after the answer given on its line ("Answer: 120 <answer>
+            # </answer>", real output): no blank answer
+            return False
     else:  # "####", "Answer:", "the answer is": what follows it, to the end
         content = text[last.end() :]
     content = content.strip(" \t\n.:$*`\\(){}[]")

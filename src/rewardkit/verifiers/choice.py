@@ -265,7 +265,15 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
     if any(_offered_letter(found) != letter for found in offers):
         return True
     closing = closing_correction(text, final.end())  # "Actually, on reflection, $D$."
-    return closing is not None and _closing_letter(closing) != letter
+    if closing is not None and _closing_letter(closing) != letter:
+        return True
+    listed = _SET_TO_LETTERS.search(text, final.end(), final.end() + _LIST_WINDOW)
+    return listed is not None  # "So $a = D, C, A$.": candidates given after the answer
+
+
+# A name set to several letters after the answer ("\\boxed{a = D, C, A}", "$a = D, C$")
+_SET_TO_LETTERS = re.compile(r"=[ \t]*\(?[A-J]\)?(?:[ \t]*,[ \t]*\(?[A-J]\)?){1,9}(?![A-Za-z])")
+_LIST_WINDOW = 600
 
 
 def _closing_letter(value: str) -> str | None:

@@ -77,6 +77,7 @@ from rewardkit.verifiers._common import (
 from rewardkit.verifiers._final import (
     answering_texts,
     ascii_number_text,
+    blank_answer,
     closing_correction,
     no_fallback,
     offered_alternative,
@@ -246,7 +247,14 @@ def _taken_back(conclusion: str, answer: str) -> bool:
 _FIRST_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
+# A "####" line of numbers that no marked number matched ("#### -17, -18", "#### 3 4"):
+# its answer is what it lists, which is no one number (never the last number instead)
+_MARKED_VALUES = re.compile(r"(?m:^)[ \t]{0,8}####[ \t]{0,8}([-$\\\d][-$\\\d.,/ \t]{0,80})$")
+
+
 def _auto_read(texts: Sequence[str], context: Context) -> tuple[str | None, bool]:
+    if blank_answer(texts[0]):  # "#### 18 ...\n\nAnswer: " : its last answer is blank
+        return None, False
     cut = no_fallback(texts[0], context)
     for text in texts:
         answer, hedged = _auto_in(text, fallback=False)
@@ -254,6 +262,9 @@ def _auto_read(texts: Sequence[str], context: Context) -> tuple[str | None, bool
             return answer, hedged
     if cut:
         return None, False
+    listed = last_match(_MARKED_VALUES, texts[0])
+    if listed is not None:  # "#### -17, -18": the marked answer is several numbers, not one
+        return listed.group(1).strip(), False
     for text in texts:
         answer = _last_number(without_code(text))  # a program's numbers are no answer
         if answer is not None:
