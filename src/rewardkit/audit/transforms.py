@@ -28,6 +28,7 @@ from rewardkit.audit._values import (
     render,
     wrong_value,
 )
+from rewardkit.verifiers._final import holds_form
 
 __all__ = [
     "BENIGN",
@@ -175,7 +176,9 @@ def truncated(r: _Row) -> list[Variant]:
         Variant("truncated", True, "cut after an intermediate step equal to the gold",
                 f"Let $x$ be the unknown. So $y = x^2 = {r.gold}$, and then $z = "),
     ]  # fmt: skip
-    if r.span is not None and r.reasoning.strip():
+    # (only where the cut text holds no answer form: a box or answer line asserted before
+    # the cut is an explicit answer, which a truncated response keeps)
+    if r.span is not None and r.reasoning.strip() and not holds_form(r.reasoning):
         out.append(
             Variant("truncated", True, "the original cut just before its final answer form",
                     r.reasoning.rstrip() + f" We get {r.gold} for this step, and then the")

@@ -77,6 +77,7 @@ __all__ = [
     "cut_off",
     "ends_on_example",
     "ends_on_list",
+    "holds_form",
     "is_truncated",
     "no_fallback",
     "offered_alternative",
@@ -117,7 +118,7 @@ def answering_texts(
     whole = (
         "<think>" not in text[:cut]
         and not cut_off(final)
-        and not _holds_form(final)
+        and not holds_form(final)
         and _LISTED.search(final[-300:]) is None
     )
     return AnsweringTexts(text if whole else None, final, context.prompt)
@@ -147,7 +148,7 @@ def ends_on_list(text: str) -> str | None:
     return values.strip().rstrip(".").strip().rstrip("$").strip()
 
 
-def _holds_form(text: str) -> bool:
+def holds_form(text: str) -> bool:
     """Whether ``text`` holds an answer form: a box, ``####``, an answer line, or an
     ``<answer>`` tag that is closed (an unclosed one is no form the readers read)."""
     for _, found in zip(range(_MAX_FORMS), _FORM.finditer(text), strict=False):
