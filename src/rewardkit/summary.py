@@ -41,15 +41,17 @@ class _Totals:
     score_sum: float = 0.0
     correct: int = 0
     judged: int = 0  # ok rows whose verifier reported `acc`
+    degenerate: int = 0  # ok rows that ended in a loop (extra.degenerate): scored wrong
     statuses: Counter[str] = field(default_factory=Counter)
 
-    def add(self, status: str, score: float | None, acc: Any) -> None:
+    def add(self, status: str, score: float | None, acc: Any, degenerate: bool = False) -> None:
         self.rows += 1
         self.statuses[status] += 1
         if status != Status.OK.value or score is None:
             return
         self.ok += 1
         self.score_sum += score
+        self.degenerate += degenerate
         if isinstance(acc, bool):
             self.judged += 1
             self.correct += acc
@@ -65,6 +67,7 @@ class _Totals:
             "accuracy": self.correct / self.judged if self.judged else None,
             "accuracy_rows": self.judged,
             "failed": self.failed,
+            "degenerate": self.degenerate,
             "statuses": {s: self.statuses[s] for s in _STATUSES},
         }
 
@@ -87,6 +90,7 @@ class Summary:
             result.extra.get("acc"),
             result.error,
             result.index,
+            _degenerate(result.extra),
         )
 
     def add_row(self, row: Mapping[str, Any], index: int) -> None:
@@ -102,14 +106,22 @@ class Summary:
             acc,
             row.get("error"),
             index,
+            _degenerate(extra),
         )
 
     def _add(
-        self, source: Any, status: str, score: float | None, acc: Any, error: Any, index: int
+        self,
+        source: Any,
+        status: str,
+        score: float | None,
+        acc: Any,
+        error: Any,
+        index: int,
+        degenerate: bool = False,
     ) -> None:
         name = str(source) if isinstance(source, str) and source else "(none)"
-        self.by_source[name].add(status, score, acc)
-        self.total.add(status, score, acc)
+        self.by_source[name].add(status, score, acc, degenerate)
+        self.total.add(status, score, acc, degenerate)
         if status != Status.OK.value:
             reason = error_reason(status, str(error) if error is not None else None)
             self.reasons[reason] += 1
@@ -162,6 +174,11 @@ class Summary:
             body.append(["all", *_cells(self.total)])
         lines.extend(_aligned([header, *body]))
         lines.append("mean and accuracy are over ok rows only")
+        if self.total.degenerate:
+            lines.append(
+                f"{self.total.degenerate:,} rows degenerate (the response ends in a loop: "
+                "scored as a wrong answer, extra.degenerate = 1)"
+            )
         if self.total.failed:
             share = self.failed_share
             lines.append(f"{self.total.failed:,} of {self.total.rows:,} rows failed ({share:.1%})")
@@ -173,6 +190,11 @@ class Summary:
                     f"           e.g. row {ex['index']} ({_short(ex['data_source'])}): {ex['error']}"
                 )
         return "\n".join(lines)
+
+
+def _degenerate(extra: Any) -> bool:
+    """Whether a row's extra marks its response degenerate (a number: trainers keep numbers)."""
+    return isinstance(extra, Mapping) and bool(extra.get("degenerate"))
 
 
 def _short(name: str, limit: int = 200) -> str:
