@@ -21,6 +21,36 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+CUT = "rewardkit: cut"
+"""What the pool sends a running task to ask it to stop early (``pool.TaskLink.cut``):
+read by :func:`cut_asked`, or, when the task had already finished, skipped."""
+
+_current: Connection | None = None  # the pipe of the task running now (report, cut_asked)
+_stopping = False  # the pool's stop arrived while a task asked for a cut: end after it
+
+
+def report(part: Any) -> None:
+    """Send ``part`` to the running task's caller now (``pool.TaskLink.on_part``), ahead
+    of its reply. Nothing outside a worker (a task called in-process)."""
+    if _current is not None:
+        _current.send_bytes(bytes(ForkingPickler.dumps((None, part))))
+
+
+def cut_asked() -> bool:
+    """Whether the caller asked the running task to stop early (``pool.TaskLink.cut``).
+    A poll of the pipe: a microsecond. False outside a worker."""
+    global _stopping
+    if _current is None:
+        return False
+    cut = False
+    while _current.poll(0):
+        message = _current.recv()
+        if message is None:  # the pool is closing: stop now, exit after this task
+            _stopping = cut = True
+        elif message == CUT:
+            cut = True
+    return cut
+
 
 def worker_main(conn: Connection, memory_mb: int | None) -> None:
     """Serve tasks until the parent closes the pipe, then end every process it started."""
@@ -44,14 +74,22 @@ def worker_main(conn: Connection, memory_mb: int | None) -> None:
 
 
 def _serve(conn: Connection) -> None:
-    while True:
+    global _current
+    while not _stopping:
         try:
             task = conn.recv()
         except (EOFError, OSError):
             return  # the parent is gone or closed us: nothing left to do
         if task is None:
             return
-        conn.send_bytes(_reply(task))
+        if isinstance(task, str) and task == CUT:
+            continue  # for a task that finished before the cut arrived
+        _current = conn
+        try:
+            reply = _reply(task)
+        finally:
+            _current = None
+        conn.send_bytes(reply)
 
 
 def _stdout_to_stderr() -> None:

@@ -48,6 +48,7 @@ from typing import Any
 from rewardkit._fair import fair_share, requester
 from rewardkit.errors import ScorerError, ScorerTimeout, WorkerCrashed
 from rewardkit.execution._worker import (
+    CUT,
     holds_more_than,
     kill_descendants,
     running,
@@ -55,7 +56,7 @@ from rewardkit.execution._worker import (
 )
 from rewardkit.execution.health import PoolHealth
 
-__all__ = ["WorkerPool", "fair_share"]
+__all__ = ["TaskLink", "WorkerPool", "fair_share"]
 
 _CTX = mp.get_context("forkserver")
 _PRELOAD = ["rewardkit.execution._worker"]
@@ -115,15 +116,24 @@ _AFFINITY_SCAN = 64
 
 
 class _Frames:
-    """One ``multiprocessing.Connection`` message (a 4-byte size, or -1 and an 8-byte size,
-    then the bytes), reassembled from the reads the event loop's reader gets."""
+    """``multiprocessing.Connection`` messages (a 4-byte size, or -1 and an 8-byte size,
+    then the bytes), reassembled from the reads the event loop's reader gets: a task's
+    progress reports (:class:`TaskLink`) and then its reply can arrive in one read."""
 
     def __init__(self) -> None:
         self._buffer = bytearray()
 
-    def feed(self, data: bytes) -> bytes | None:
-        """Add what was read; the message once it is whole, else None."""
+    def feed(self, data: bytes) -> list[bytes]:
+        """Add what was read; the messages it completed, in order (often none)."""
         self._buffer += data
+        messages: list[bytes] = []
+        while True:
+            message = self._next()
+            if message is None:
+                return messages
+            messages.append(message)
+
+    def _next(self) -> bytes | None:
         if len(self._buffer) < 4:
             return None
         (size,) = struct.unpack_from("!i", self._buffer)
@@ -135,7 +145,38 @@ class _Frames:
             start = 12
         if len(self._buffer) < start + size:
             return None
-        return bytes(self._buffer[start : start + size])
+        message = bytes(self._buffer[start : start + size])
+        del self._buffer[: start + size]
+        return message
+
+
+class TaskLink:
+    """A running task's line to its caller (``pool.run(..., link=TaskLink(on_part))``).
+
+    What the task sends with :func:`rewardkit.execution._worker.report` reaches
+    ``on_part`` as it is sent, on the event loop, before the task's reply; :meth:`cut`
+    asks the task to stop early, which it sees when it calls
+    :func:`rewardkit.execution._worker.cut_asked` (a task that never asks finishes as
+    usual). A spread task reports each row it finishes, so that a slow check holds no
+    other row (:mod:`rewardkit.scoring.spread`).
+    """
+
+    def __init__(self, on_part: Callable[[Any], None]) -> None:
+        self.on_part = on_part
+        self._conn: Connection | None = None  # set while a worker runs the task
+        self.cut_sent = False
+
+    def cut(self) -> None:
+        """Ask the task to stop at its next :func:`~rewardkit.execution._worker.cut_asked`
+        (once; nothing when it is not running)."""
+        if self._conn is None or self.cut_sent:
+            return
+        self.cut_sent = True
+        with contextlib.suppress(OSError, ValueError):  # it died meanwhile: its reply says so
+            self._conn.send_bytes(_CUT_BYTES)
+
+
+_CUT_BYTES = bytes(ForkingPickler.dumps(CUT))
 
 
 class _Worker:
@@ -256,10 +297,12 @@ class WorkerPool:
         *args: Any,
         timeout: float,
         affinity: Hashable | None = None,
+        link: TaskLink | None = None,
     ) -> Any:
         """Run one task; raise ScorerTimeout, WorkerCrashed or ScorerError on failure.
 
         ``affinity``: tasks with equal keys prefer the same worker (see the module).
+        ``link``: the task's progress reports and an early stop (:class:`TaskLink`).
         """
         if self._closed:
             raise ScorerError("the worker pool is closed")
@@ -268,7 +311,7 @@ class WorkerPool:
         worker = await self._acquire(owner, prefer)
         self.stats["tasks"] += 1
         try:
-            ok, value = await self._exchange(worker, (fn, args), timeout)
+            ok, value = await self._exchange(worker, (fn, args), timeout, link)
         except BaseException as exc:
             self._finished(owner)
             if isinstance(exc, ScorerTimeout):
@@ -353,7 +396,9 @@ class WorkerPool:
 
     # ------------------------------------------------------------------ workers
 
-    async def _exchange(self, worker: _Worker, task: Any, timeout: float) -> tuple[bool, Any]:
+    async def _exchange(
+        self, worker: _Worker, task: Any, timeout: float, link: TaskLink | None = None
+    ) -> tuple[bool, Any]:
         loop = asyncio.get_running_loop()
         fd = worker.conn.fileno()
         try:
@@ -389,12 +434,18 @@ class WorkerPool:
                 code = worker.process.exitcode
                 reply.set_exception(WorkerCrashed(f"worker process died (exit code {code})"))
                 return
-            message = frames.feed(data)
-            if message is not None:
+            for message in frames.feed(data):
                 try:
-                    reply.set_result(pickle.loads(message))
+                    answer = pickle.loads(message)
                 except Exception as exc:
                     reply.set_exception(WorkerCrashed(f"unreadable reply from a worker: {exc}"))
+                    return
+                if answer[0] is None:  # a progress report: (None, part)
+                    if link is not None:
+                        link.on_part(answer[1])
+                    continue
+                reply.set_result(answer)
+                return
 
         def on_exit() -> None:
             # The worker died, but a process it forked still holds its end of the pipe,
@@ -413,11 +464,15 @@ class WorkerPool:
 
         loop.add_reader(fd, on_readable)
         loop.add_reader(worker.process.sentinel, on_exit)
+        if link is not None:
+            link._conn = worker.conn
         try:
             return await asyncio.wait_for(reply, timeout)
         except TimeoutError:
             raise ScorerTimeout(f"timed out after {timeout:g}s") from None
         finally:
+            if link is not None:
+                link._conn = None
             loop.remove_reader(fd)
             loop.remove_reader(worker.process.sentinel)
 
