@@ -140,34 +140,42 @@ class Summary:
             for reason, count in self.reasons.most_common(n)
         ]
 
-    def to_json(self, seconds: float, scored: int | None = None) -> dict[str, Any]:
-        """The summary as one JSON-ready object (``--summary-json``); ``scored`` as in :meth:`text`."""
+    def to_json(
+        self, seconds: float, scored: int | None = None, wall: float | None = None
+    ) -> dict[str, Any]:
+        """The summary as one JSON-ready object (``--summary-json``); ``scored`` and
+        ``wall`` as in :meth:`text`."""
         scored = self.total.rows if scored is None else scored
         return {
             "rows": self.total.rows,
             "rows_scored": scored,
             "seconds": round(seconds, 3),
             "rows_per_s": scored / seconds if seconds > 0 else None,
+            "wall_seconds": None if wall is None else round(wall, 3),
+            "wall_rows_per_s": scored / wall if wall else None,
             "failed_share": self.failed_share,
             "total": self.total.as_dict(),
             "by_source": {name: t.as_dict() for name, t in sorted(self.by_source.items())},
             "top_errors": self.top_reasons(3),
         }
 
-    def text(self, seconds: float, scored: int | None = None) -> str:
+    def text(self, seconds: float, scored: int | None = None, wall: float | None = None) -> str:
         """Aligned plain-text table plus the commonest error reasons; nothing is cut but
         data_source names over 200 characters.
 
         ``scored``: rows scored in ``seconds`` when some rows were counted without being
-        scored now (kept by --resume); the rate is over those.
+        scored now (kept by --resume); the rate is over those. ``wall``: the whole run's
+        time, the workers' start-up included, shown beside the scoring rate (a short run
+        is mostly start-up: its scoring rate alone would flatter it).
         """
         scored = self.total.rows if scored is None else scored
         rate = scored / max(seconds, 1e-9)
         kept = self.total.rows - scored
-        lines = [
-            f"rewardkit: {scored:,} rows in {seconds:.2f}s ({rate:,.0f} rows/s)"
-            + (f", {kept:,} kept from the earlier run" if kept else "")
-        ]
+        first = f"rewardkit: {scored:,} rows in {seconds:.2f}s of scoring ({rate:,.0f} rows/s)"
+        if wall is not None:
+            whole = scored / max(wall, 1e-9)
+            first += f"; {wall:.2f}s wall with start-up ({whole:,.0f} rows/s)"
+        lines = [first + (f", {kept:,} kept from the earlier run" if kept else "")]
         header = ["data_source", "rows", "mean", "accuracy", *_STATUSES]
         body = [[_short(name), *_cells(t)] for name, t in sorted(self.by_source.items())]
         if len(self.by_source) > 1:
