@@ -258,28 +258,64 @@ class WorkerPool:
         self._serial = 0
         self._all: set[_Worker] = set()
         self._closed = False
+        self.started = 0  # workers started so far (the pool is whole from then on)
+        self._starting: asyncio.Future[None] | None = None  # start(wait=False) in progress
+        self._start_error: str | None = None  # why the workers could not start
         self.stats: dict[str, int] = {"tasks": 0, "timeouts": 0, "crashes": 0, "restarts": 0}
 
-    async def start(self) -> None:
-        """Start every worker (the first start also boots the fork server)."""
-        workers = await asyncio.to_thread(
-            lambda: [_Worker(self.memory_mb, slot) for slot in range(self.size)]
-        )
-        for worker in workers:
+    async def start(self, wait: bool = True) -> None:
+        """Start every worker (the first start also boots the fork server, whose imports
+        and warm-up are most of a cold start), each taking tasks as soon as it is up.
+
+        ``wait=False`` returns at once: tasks wait for the first worker (an engine decides
+        the rows it can inline meanwhile), and if the workers cannot start, every task
+        fails with ScorerError saying why.
+        """
+        if not wait:
+            self._starting = asyncio.ensure_future(self._start_workers())
+            self._starting.add_done_callback(self._start_done)
+            return
+        await self._start_workers()
+
+    async def _start_workers(self) -> None:
+        for slot in range(self.size):
+            worker = await asyncio.to_thread(_Worker, self.memory_mb, slot)
+            if self._closed:  # closed while it started
+                await asyncio.to_thread(worker.stop)
+                return
+            self.started += 1
             self._all.add(worker)
             self._release(worker)
 
-    def health(self) -> PoolHealth:
-        """Always whole while open: a dead worker process is replaced before its task returns."""
-        return PoolHealth(self.size, 0 if self._closed else self.size)
+    def _start_done(self, starting: asyncio.Future[None]) -> None:
+        if starting.cancelled() or starting.exception() is None:
+            return
+        self._start_error = f"the scoring workers could not start: {starting.exception()}"
+        self._fail_waiting(self._start_error)
 
-    async def close(self) -> None:
-        self._closed = True
+    def health(self) -> PoolHealth:
+        """Whole while open once started: a dead worker process is replaced before its
+        task returns. While the workers start (``start(wait=False)``), tasks wait for them:
+        the pool counts as usable."""
+        if self._closed or self._start_error is not None:
+            return PoolHealth(self.size, 0, self._start_error)
+        if self.started < self.size and self._starting is not None:
+            return PoolHealth(self.size, self.started, "starting", starting=True)
+        return PoolHealth(self.size, self.size)
+
+    def _fail_waiting(self, why: str) -> None:
         waiting, self._waiting = self._waiting, {}
         for queue in waiting.values():
             for future, _ in queue:
                 if not future.done():
-                    future.set_exception(ScorerError("the worker pool is closed"))
+                    future.set_exception(ScorerError(why))
+
+    async def close(self) -> None:
+        self._closed = True
+        self._fail_waiting("the worker pool is closed")
+        if self._starting is not None and not self._starting.done():
+            with contextlib.suppress(Exception):  # a start that failed: nothing to stop
+                await self._starting  # ends at the worker it starts now (never cut mid-start)
         workers, self._all, self._idle = list(self._all), set(), []
         for worker in workers:  # a closed pipe reports nothing: fail the tasks in flight now
             if worker.reply is not None and not worker.reply.done():
@@ -306,6 +342,8 @@ class WorkerPool:
         """
         if self._closed:
             raise ScorerError("the worker pool is closed")
+        if self._start_error is not None:
+            raise ScorerError(self._start_error)
         owner = requester()
         prefer = None if affinity is None else hash(affinity) % self.size
         worker = await self._acquire(owner, prefer)
