@@ -112,6 +112,7 @@ class ScoringRun:
                 rows = _digested(itertools.islice(self.rows, self._remaining()), digests)
                 with _starting(loop, disabled=args.no_progress):
                     loop.start()  # the workers' start-up: counted in the wall time only
+                    _workers_up(loop)
                 with loop:
                     started = time.perf_counter()  # after start-up: the steady state's rate
                     with _progress(self._total(), disabled=args.no_progress) as advance:
@@ -396,6 +397,14 @@ def _starting(loop: RewardLoop, *, disabled: bool) -> Iterator[None]:
 
     with Console(stderr=True).status(starting_text(loop.config.reward)):
         yield
+
+
+def _workers_up(loop: RewardLoop) -> None:
+    """Wait until the loop's local workers are all up (they start in the background),
+    so that the scoring time is the steady state's and the wall time has the start-up."""
+    pool = loop.engine.pool
+    while pool is not None and pool.health().starting:
+        time.sleep(0.01)
 
 
 def starting_text(section: Any) -> str:
