@@ -469,3 +469,49 @@ def test_workers_print_whole_lines_even_unbuffered(tmp_path) -> None:
         )
     ]
     assert torn == []
+
+
+# --- the zygote: the first worker serves while the warm-ups run -------------------------
+
+
+def _warmth(nap: float = 0.0) -> tuple[int, bool]:
+    """This worker's pid, and whether it started with the warm-up done."""
+    time.sleep(nap)
+    return os.getpid(), "_support.warm_marker" in sys.modules
+
+
+def _exit_three() -> None:
+    os._exit(3)
+
+
+async def test_the_first_worker_serves_at_once_and_the_zygote_forks_the_rest_warm() -> None:
+    """With warm-ups, the first worker (from the fork server) answers before the warm-up
+    (1 s) is done; the other worker, and a replacement after a timeout or a crash, fork
+    from the zygote with it done; a zygote-born worker's crash reads its exit code; the
+    pool's close leaves no process running."""
+    pool = WorkerPool(2, warm=["_support.warm_marker"])
+    started = time.perf_counter()
+    await pool.start(wait=False)
+    try:
+        first_pid, first_warm = await pool.run(_warmth, timeout=60)
+        assert not first_warm and time.perf_counter() - started < 30
+        while pool.health().starting:
+            await asyncio.sleep(0.01)
+        both = await asyncio.gather(*(pool.run(_warmth, 0.5, timeout=60) for _ in range(2)))
+        assert sorted(warm for _, warm in both) == [False, True]
+        (born,) = [pid for pid, warm in both if warm]
+        naps = [pool.run(_warmth, 30, timeout=0.5) for _ in range(2)]  # both replaced
+        timeouts = await asyncio.gather(*naps, return_exceptions=True)
+        assert all(isinstance(t, ScorerTimeout) for t in timeouts), timeouts
+        crashes = [pool.run(_exit_three, timeout=30) for _ in range(2)]  # both replaced again
+        for crash in await asyncio.gather(*crashes, return_exceptions=True):
+            assert isinstance(crash, WorkerCrashed) and "exit code 3" in str(crash), crash
+        after = await asyncio.gather(*(pool.run(_warmth, 0.5, timeout=60) for _ in range(2)))
+        assert all(warm for _, warm in after)  # both replaced, from the zygote
+        pids = [first_pid, born, *(pid for pid, _ in after)]
+        zygote = pool._zygote
+        assert zygote is not None and zygote.process.pid is not None
+        pids.append(zygote.process.pid)
+    finally:
+        await pool.close()
+    assert wait_gone(pids) == []

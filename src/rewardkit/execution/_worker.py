@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import importlib
 import io
 import os
 import resource
 import signal
+import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from multiprocessing import reduction
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
@@ -71,6 +74,70 @@ def worker_main(conn: Connection, memory_mb: int | None) -> None:
         _serve(conn)
     finally:
         kill_descendants(os.getpid())  # before we exit, while the orphans are still ours
+
+
+def zygote_main(conn: Connection, modules: Sequence[str]) -> None:
+    """Import ``modules`` (the warm-ups), then fork a worker for each request on ``conn``:
+    every worker it forks inherits what the warm-ups learned (the parser's prediction
+    tables), while the pool's first worker, forked before them, already serves.
+
+    A request is ``("fork", memory_mb)``; the answer is the worker's end of a new socket
+    pair (passed as a descriptor) and its pid. ``None`` or the pool's end closing ends the
+    zygote. It dies with the fork server, and its workers with it (parent-death signals),
+    so killing the pool's process leaves none running. Dead workers stay zombies until the
+    next request (their exit status readable in /proc meanwhile: ``exit_status``).
+    """
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in modules:
+        importlib.import_module(name)
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        if request is None:
+            return
+        _reap()
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:  # the worker: never back into this loop
+            code = 1
+            try:
+                conn.close()
+                ours.close()
+                worker_main(Connection(theirs.detach()), request[1])
+                code = 0
+            finally:
+                os._exit(code)
+        theirs.close()
+        try:
+            reduction.send_handle(conn, ours.fileno(), os.getppid())
+            conn.send(pid)
+        finally:
+            ours.close()
+
+
+def _reap() -> None:
+    """Collect the workers that have died (zombies until now), without waiting."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def exit_status(pid: int) -> int | None:
+    """The exit code of a dead process that is not ours (a zombie's, from /proc, as
+    ``Process.exitcode`` gives it: negative for a signal); None when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return os.waitstatus_to_exitcode(int(fields[49]))
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _serve(conn: Connection) -> None:

@@ -35,12 +35,13 @@ import itertools
 import multiprocessing as mp
 import os
 import pickle
+import select
 import signal
 import struct
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from multiprocessing import spawn
+from multiprocessing import reduction, spawn
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
@@ -49,10 +50,12 @@ from rewardkit._fair import fair_share, requester
 from rewardkit.errors import ScorerError, ScorerTimeout, WorkerCrashed
 from rewardkit.execution._worker import (
     CUT,
+    exit_status,
     holds_more_than,
     kill_descendants,
     running,
     worker_main,
+    zygote_main,
 )
 from rewardkit.execution.health import PoolHealth
 
@@ -179,17 +182,79 @@ class TaskLink:
 _CUT_BYTES = bytes(ForkingPickler.dumps(CUT))
 
 
-class _Worker:
-    """One process and its end of the pipe."""
+class _Zygote:
+    """A process forked from the fork server that runs the warm-ups, then forks workers
+    that inherit them (:func:`rewardkit.execution._worker.zygote_main`)."""
 
-    def __init__(self, memory_mb: int | None, slot: int) -> None:
-        self.slot = slot  # the affinity keys this worker is preferred for (a replacement's too)
+    def __init__(self, modules: Sequence[str]) -> None:
         parent, child = _CTX.Pipe(duplex=True)
-        self.process = _CTX.Process(target=worker_main, args=(child, memory_mb), daemon=True)
+        self.process = _CTX.Process(target=zygote_main, args=(child, list(modules)), daemon=True)
         with _main_module_left_alone():
             self.process.start()
-        child.close()  # so that the worker's death reads as EOF on our end
+        child.close()
         self.conn: Connection = parent
+        self.lock = threading.Lock()
+
+    def fork(self, memory_mb: int | None) -> tuple[Connection, int]:
+        """A new worker's pipe and pid; blocks while the warm-ups run (a thread's call).
+        Raises OSError or EOFError when the zygote is gone."""
+        with self.lock:
+            self.conn.send(("fork", memory_mb))
+            fd = reduction.recv_handle(self.conn)
+            pid = self.conn.recv()
+        return Connection(fd), pid
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(None)
+        self.process.join(timeout=2)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=5)
+        self.conn.close()
+
+
+class _Forked:
+    """A worker the zygote forked, seen as ``multiprocessing.Process`` shows ours: not our
+    child, so its end is watched through a pidfd and its exit code read from /proc."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.sentinel = os.pidfd_open(pid)  # readable once it has exited
+
+    def is_alive(self) -> bool:
+        return running(self.pid)
+
+    def join(self, timeout: float | None = None) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            select.select([self.sentinel], [], [], timeout)
+
+    @property
+    def exitcode(self) -> int | None:
+        return None if running(self.pid) else exit_status(self.pid)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.sentinel)
+
+
+class _Worker:
+    """One process and its end of the pipe: forked by the fork server, or by the pool's
+    zygote (then it starts with the warm-ups done)."""
+
+    def __init__(self, memory_mb: int | None, slot: int, zygote: _Zygote | None = None) -> None:
+        self.slot = slot  # the affinity keys this worker is preferred for (a replacement's too)
+        self.process: Any
+        if zygote is not None:
+            self.conn, pid = zygote.fork(memory_mb)
+            self.process = _Forked(pid)
+        else:
+            parent, child = _CTX.Pipe(duplex=True)
+            self.process = _CTX.Process(target=worker_main, args=(child, memory_mb), daemon=True)
+            with _main_module_left_alone():
+                self.process.start()
+            child.close()  # so that the worker's death reads as EOF on our end
+            self.conn = parent
         self.tasks_done = 0
         self.reply: asyncio.Future[tuple[bool, Any]] | None = None  # the task in flight
 
@@ -207,6 +272,8 @@ class _Worker:
                 os.kill(pid, signal.SIGKILL)
         self.process.join(timeout=5)
         self.conn.close()
+        if isinstance(self.process, _Forked):
+            self.process.close()
 
     def stop(self) -> None:
         """Ask politely (close the pipe: the worker ends its processes and exits), then
@@ -244,13 +311,20 @@ class WorkerPool:
     """
 
     def __init__(
-        self, size: int, *, memory_mb: int | None = None, preload: Sequence[str] = ()
+        self,
+        size: int,
+        *,
+        memory_mb: int | None = None,
+        preload: Sequence[str] = (),
+        warm: Sequence[str] = (),
     ) -> None:
         if size < 1:
             raise ValueError(f"a pool needs at least one worker, got size={size}")
         _add_preload(preload)  # what the tasks will need, imported (and warmed) once
         self.size = size
         self.memory_mb = memory_mb
+        self.warm = tuple(warm)  # warm-ups run by the zygote (see start)
+        self._zygote: _Zygote | None = None
         self._idle: list[_Worker] = []
         self._waiting: dict[Hashable | None, deque[_Waiter]] = {}
         self._running: Counter[Hashable | None] = Counter()
@@ -267,6 +341,11 @@ class WorkerPool:
         """Start every worker (the first start also boots the fork server, whose imports
         and warm-up are most of a cold start), each taking tasks as soon as it is up.
 
+        With ``warm`` modules (warm-ups: the parser's prediction tables), the first worker
+        forks from the fork server without them and serves at once, while a zygote forked
+        beside it imports them and then forks the other workers and every replacement:
+        they all inherit one warm-up, and the first row waits for none.
+
         ``wait=False`` returns at once: tasks wait for the first worker (an engine decides
         the rows it can inline meanwhile), and if the workers cannot start, every task
         fails with ScorerError saying why.
@@ -279,13 +358,26 @@ class WorkerPool:
 
     async def _start_workers(self) -> None:
         for slot in range(self.size):
-            worker = await asyncio.to_thread(_Worker, self.memory_mb, slot)
+            worker = await asyncio.to_thread(self._new_worker, slot)
+            if slot == 0 and self.warm and not self._closed:
+                self._zygote = await asyncio.to_thread(_Zygote, self.warm)
             if self._closed:  # closed while it started
                 await asyncio.to_thread(worker.stop)
                 return
             self.started += 1
             self._all.add(worker)
             self._release(worker)
+
+    def _new_worker(self, slot: int) -> _Worker:
+        """A worker from the zygote, when there is one (else, or when it is gone, from the
+        fork server: the same worker, without the warm-ups)."""
+        zygote = self._zygote
+        if zygote is not None:
+            try:
+                return _Worker(self.memory_mb, slot, zygote)
+            except (OSError, EOFError, ValueError):
+                self._zygote = None  # died (its warm-up failed?): the fork server from now on
+        return _Worker(self.memory_mb, slot)
 
     def _start_done(self, starting: asyncio.Future[None]) -> None:
         if starting.cancelled() or starting.exception() is None:
@@ -321,9 +413,13 @@ class WorkerPool:
             if worker.reply is not None and not worker.reply.done():
                 worker.reply.set_exception(ScorerError("the worker pool is closed"))
 
+        zygote, self._zygote = self._zygote, None
+
         def stop_all() -> None:
             for worker in workers:
                 worker.stop()
+            if zygote is not None:
+                zygote.stop()
 
         await asyncio.to_thread(stop_all)
 
@@ -521,7 +617,7 @@ class WorkerPool:
         await asyncio.to_thread(worker.kill)
         if self._closed:
             return
-        fresh = await asyncio.to_thread(_Worker, self.memory_mb, worker.slot)
+        fresh = await asyncio.to_thread(self._new_worker, worker.slot)
         self.stats["restarts"] += 1
         if self._closed:  # closed while it started
             await asyncio.to_thread(fresh.stop)
