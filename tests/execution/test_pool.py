@@ -162,24 +162,27 @@ from rewardkit.execution.pool import WorkerPool, fair_share
 from tests_pool_helpers import spin
 
 async def main():
-    pool = WorkerPool(2)
+    pool = WorkerPool(2, warm=WARM)
     await pool.start()
     tasks = [asyncio.create_task(pool.run(spin, 120, timeout=300)) for _ in range(2)]
     await asyncio.sleep(0.5)
-    print(" ".join(str(w.process.pid) for w in pool._all), flush=True)
+    zygote = [pool._zygote.process.pid] if pool._zygote else []
+    print(" ".join(str(pid) for pid in [w.process.pid for w in pool._all] + zygote), flush=True)
     await asyncio.sleep(300)
 
 asyncio.run(main())
 """
 
 
-def test_workers_die_with_the_process_that_runs_the_pool(tmp_path) -> None:
+@pytest.mark.parametrize("warm", [[], ["json"]], ids=["fork server", "zygote"])
+def test_workers_die_with_the_process_that_runs_the_pool(tmp_path, warm: list[str]) -> None:
+    """Whichever forked them: the fork server, or the zygote (then it dies too)."""
     (tmp_path / "tests_pool_helpers.py").write_text(
         "import time\n\ndef spin(seconds):\n    deadline = time.monotonic() + seconds\n"
         "    while time.monotonic() < deadline:\n        pass\n"
     )
     script = tmp_path / "supervisor.py"
-    script.write_text(KILLED_SUPERVISOR)
+    script.write_text(f"WARM = {warm!r}\n" + KILLED_SUPERVISOR)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
     supervisor = subprocess.Popen(
         [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env
@@ -187,7 +190,7 @@ def test_workers_die_with_the_process_that_runs_the_pool(tmp_path) -> None:
     try:
         line = supervisor.stdout.readline()
         pids = [int(p) for p in line.split()]
-        assert len(pids) == 2 and not any(gone(p) for p in pids)
+        assert len(pids) == 2 + bool(warm) and not any(gone(p) for p in pids)
         supervisor.kill()  # SIGKILL: no cleanup of its own runs
         supervisor.wait(timeout=10)
         assert wait_gone(pids, 10) == []
