@@ -79,7 +79,8 @@ def worker_main(conn: Connection, memory_mb: int | None) -> None:
 def zygote_main(conn: Connection, modules: Sequence[str]) -> None:
     """Import ``modules`` (the warm-ups), then fork a worker for each request on ``conn``:
     every worker it forks inherits what the warm-ups learned (the parser's prediction
-    tables), while the pool's first worker, forked before them, already serves.
+    tables), while the pool's first workers, forked without them, already serve. It says
+    ``"ready"`` once they are done.
 
     A request is ``("fork", memory_mb)``; the answer is the worker's end of a new socket
     pair (passed as a descriptor) and its pid. ``None`` or the pool's end closing ends the
@@ -91,6 +92,7 @@ def zygote_main(conn: Connection, modules: Sequence[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in modules:
         importlib.import_module(name)
+    conn.send("ready")
     while True:
         try:
             request = conn.recv()

@@ -195,6 +195,13 @@ class _Zygote:
         self.conn: Connection = parent
         self.lock = threading.Lock()
 
+    def wait_ready(self) -> bool:
+        """Block until the warm-ups are done (a thread's call): False if it died first."""
+        try:
+            return bool(self.conn.recv() == "ready")
+        except (EOFError, OSError):
+            return False
+
     def fork(self, memory_mb: int | None) -> tuple[Connection, int]:
         """A new worker's pipe and pid; blocks while the warm-ups run (a thread's call).
         Raises OSError or EOFError when the zygote is gone."""
@@ -256,6 +263,8 @@ class _Worker:
             child.close()  # so that the worker's death reads as EOF on our end
             self.conn = parent
         self.tasks_done = 0
+        self.cold = False  # forked without the warm-ups while a zygote runs them
+        self.retire = False  # cold, and the zygote is ready: swap it when it is free
         self.reply: asyncio.Future[tuple[bool, Any]] | None = None  # the task in flight
 
     def kill(self) -> None:
@@ -325,6 +334,7 @@ class WorkerPool:
         self.memory_mb = memory_mb
         self.warm = tuple(warm)  # warm-ups run by the zygote (see start)
         self._zygote: _Zygote | None = None
+        self._warming: asyncio.Future[None] | None = None
         self._idle: list[_Worker] = []
         self._waiting: dict[Hashable | None, deque[_Waiter]] = {}
         self._running: Counter[Hashable | None] = Counter()
@@ -335,16 +345,23 @@ class WorkerPool:
         self.started = 0  # workers started so far (the pool is whole from then on)
         self._starting: asyncio.Future[None] | None = None  # start(wait=False) in progress
         self._start_error: str | None = None  # why the workers could not start
-        self.stats: dict[str, int] = {"tasks": 0, "timeouts": 0, "crashes": 0, "restarts": 0}
+        self.stats: dict[str, int] = {
+            "tasks": 0,
+            "timeouts": 0,
+            "crashes": 0,
+            "restarts": 0,
+            "warmed": 0,  # cold workers swapped for ones the zygote forked (see start)
+        }
 
     async def start(self, wait: bool = True) -> None:
         """Start every worker (the first start also boots the fork server, whose imports
         and warm-up are most of a cold start), each taking tasks as soon as it is up.
 
-        With ``warm`` modules (warm-ups: the parser's prediction tables), the first worker
-        forks from the fork server without them and serves at once, while a zygote forked
-        beside it imports them and then forks the other workers and every replacement:
-        they all inherit one warm-up, and the first row waits for none.
+        With ``warm`` modules (warm-ups: the parser's prediction tables), the workers fork
+        from the fork server without them and serve at once, while a zygote forked beside
+        them runs the warm-ups; then each worker is swapped, as soon as it is free, for one
+        the zygote forks, as is every later replacement: they all inherit one warm-up, and
+        no row waits for it (``stats["warmed"]`` counts the swaps).
 
         ``wait=False`` returns at once: tasks wait for the first worker (an engine decides
         the rows it can inline meanwhile), and if the workers cannot start, every task
@@ -359,14 +376,32 @@ class WorkerPool:
     async def _start_workers(self) -> None:
         for slot in range(self.size):
             worker = await asyncio.to_thread(self._new_worker, slot)
-            if slot == 0 and self.warm and not self._closed:
-                self._zygote = await asyncio.to_thread(_Zygote, self.warm)
             if self._closed:  # closed while it started
                 await asyncio.to_thread(worker.stop)
                 return
+            worker.cold = bool(self.warm)
             self.started += 1
             self._all.add(worker)
             self._release(worker)
+        if self.warm and not self._closed:
+            self._warming = asyncio.ensure_future(self._warm_up())
+
+    async def _warm_up(self) -> None:
+        """Start the zygote; once its warm-ups are done, swap every cold worker for one it
+        forks: an idle one now, a busy one when its task ends (:meth:`run`)."""
+        zygote = await asyncio.to_thread(_Zygote, self.warm)
+        ready = await asyncio.to_thread(zygote.wait_ready)
+        if self._closed or not ready:
+            await asyncio.to_thread(zygote.stop)
+            return
+        self._zygote = zygote
+        for worker in list(self._all):
+            if not worker.cold:
+                continue
+            worker.retire = True
+            if worker in self._idle:
+                self._idle.remove(worker)
+                await self._replace(worker, warmed=True)
 
     def _new_worker(self, slot: int) -> _Worker:
         """A worker from the zygote, when there is one (else, or when it is gone, from the
@@ -405,9 +440,10 @@ class WorkerPool:
     async def close(self) -> None:
         self._closed = True
         self._fail_waiting("the worker pool is closed")
-        if self._starting is not None and not self._starting.done():
-            with contextlib.suppress(Exception):  # a start that failed: nothing to stop
-                await self._starting  # ends at the worker it starts now (never cut mid-start)
+        for starting in (self._starting, self._warming):
+            if starting is not None and not starting.done():
+                with contextlib.suppress(Exception):  # a start that failed: nothing to stop
+                    await starting  # ends at the step it runs now (never cut mid-start)
         workers, self._all, self._idle = list(self._all), set(), []
         for worker in workers:  # a closed pipe reports nothing: fail the tasks in flight now
             if worker.reply is not None and not worker.reply.done():
@@ -457,7 +493,9 @@ class WorkerPool:
             raise
         self._finished(owner)
         worker.tasks_done += 1
-        if worker.tasks_done % _CENSUS_EVERY == 0 and holds_more_than(
+        if worker.retire:  # a cold worker, now that the zygote can fork a warm one
+            await asyncio.shield(self._replace(worker, warmed=True))
+        elif worker.tasks_done % _CENSUS_EVERY == 0 and holds_more_than(
             worker.process.pid, _MAX_BELOW
         ):
             await asyncio.shield(self._replace(worker))
@@ -610,15 +648,17 @@ class WorkerPool:
             loop.remove_reader(fd)
             loop.remove_reader(worker.process.sentinel)
 
-    async def _replace(self, worker: _Worker) -> None:
+    async def _replace(self, worker: _Worker, warmed: bool = False) -> None:
+        """A fresh worker in ``worker``'s slot (``warmed``: a cold one swapped for a
+        warm one, no restart)."""
         self._all.discard(worker)
         if self._closed:
             return  # close() stops every worker it had, this one too: never twice at once
-        await asyncio.to_thread(worker.kill)
+        await asyncio.to_thread(worker.stop if warmed else worker.kill)
         if self._closed:
             return
         fresh = await asyncio.to_thread(self._new_worker, worker.slot)
-        self.stats["restarts"] += 1
+        self.stats["warmed" if warmed else "restarts"] += 1
         if self._closed:  # closed while it started
             await asyncio.to_thread(fresh.stop)
             return
