@@ -241,8 +241,11 @@ class _Forked:
         return None if running(self.pid) else exit_status(self.pid)
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.close(self.sentinel)
+        """Close the pidfd (once: its number may be another file's afterwards)."""
+        sentinel, self.sentinel = self.sentinel, -1
+        if sentinel >= 0:
+            with contextlib.suppress(OSError):
+                os.close(sentinel)
 
 
 class _Worker:

@@ -180,14 +180,13 @@ class Spreader:
 
     def batch(self, rows: int, rule_only: bool) -> Batch | None:
         """What gathers a batch of ``rows`` rows into spread tasks, or None: the batch is
-        too small, the pool is not local, one worker would leave the loop's core idle (or
-        fewer than two have started yet), or
+        too small, the pool is not local, one worker would leave the loop's core idle, or
         (not ``rule_only``) a user function or a reward model scores the rows."""
         pool = self.guard.pool
         if (
             rows >= SPREAD_MIN_ROWS
             and isinstance(pool, WorkerPool)
-            and pool.started >= 2  # not while the workers start: the loop decides inline
+            and pool.size >= 2
             and rule_only
         ):
             return Batch(pool.size)
