@@ -161,6 +161,21 @@ def test_the_decision_reads_a_bounded_window() -> None:
     assert (time.process_time() - started) / 20 < 0.01
 
 
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("x " * 20_000 + "So \\boxed{4}.", False),  # a loop, then an answer: ordinary rules
+        ("\\boxedx\\fboxy" * 70_000 + "\\boxed{4}", False),
+        ("\\boxed{5}" + " " * 1_000_000, False),  # trailing blanks are no loop
+        ("\\boxed{5} " * 2000 + "\\box", True),  # cut short mid-token: still the loop
+        ("Wait, let me recheck. " * 300 + "Wait, let me rec", True),
+        ("\\boxed{" * 70_000 + "4" + "}" * 70_000, True),  # 70,000 braces to the end
+    ],
+)
+def test_the_loop_must_run_to_the_end(response: str, expected: bool) -> None:
+    assert _repetition.degenerate(response) is expected
+
+
 def test_short_responses_are_never_degenerate() -> None:
     assert not _repetition.degenerate("\\boxed{}" * 511)  # under the window
     assert not _repetition.degenerate("")
