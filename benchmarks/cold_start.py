@@ -10,7 +10,9 @@ from just before ``RewardLoop(...).start()``:
   ``0.5``), scored right after start;
 * ``first pooled``: then a row that needs math-verify in a worker
   (``\\sin^2 x + \\cos^2 x`` against ``1``): it waits for the first worker;
-* ``all workers``: until every worker of the pool is up.
+* ``all workers``: until every worker of the pool is up;
+* ``all warm``: until each has been swapped for one the zygote forked after the parser's
+  warm-up (they serve meanwhile).
 
 Then ``rewardkit score examples/grpo_math.jsonl`` (a fresh process too): the wall time its
 summary reports, start-up included, beside the time spent scoring. Medians over the
@@ -54,11 +56,14 @@ pool = loop.engine.pool
 while pool.started < pool.size:
     time.sleep(0.005)
 everyone = time.perf_counter()
+while pool.warming:
+    time.sleep(0.005)
+warm = time.perf_counter()
 loop.close()
 assert inline[0].score == 1.0 and pooled[0].score == 1.0, (inline, pooled)
 print(json.dumps({"import": began - t0, "start": started - began,
                   "first inline": first_inline - began, "first pooled": first_pooled - began,
-                  "all workers": everyone - began}))
+                  "all workers": everyone - began, "all warm": warm - began}))
 """
 
 
@@ -122,14 +127,17 @@ def main(argv: list[str] | None = None) -> int:
         "from just before `RewardLoop(...).start()` in a fresh process (medians of "
         f"{args.repeats}):",
         "",
-        "| start() returns | first inline result | first pooled result | all workers up |",
-        "|---:|---:|---:|---:|",
+        "| start() returns | first inline result | first pooled result | all workers up "
+        "| all warm |",
+        "|---:|---:|---:|---:|---:|",
         f"| {med(probes, 'start'):.2f} | {med(probes, 'first inline'):.2f} "
-        f"| {med(probes, 'first pooled'):.2f} | {med(probes, 'all workers'):.2f} |",
+        f"| {med(probes, 'first pooled'):.2f} | {med(probes, 'all workers'):.2f} "
+        f"| {med(probes, 'all warm'):.2f} |",
         "",
         f"Importing rewardkit before that: {med(probes, 'import'):.2f} s. A pooled row waits "
-        "for the first worker, which forks from a fork server that has imported math-verify "
-        "and warmed its parser (the same server forks every worker).",
+        "for the first worker, which forks from a fork server that only imports the scoring "
+        "code; a zygote runs the parser's warm-up meanwhile and then forks the workers that "
+        "replace the cold ones.",
         "",
         f"`rewardkit score examples/grpo_math.jsonl` ({runs[0]['rows']:.0f} rows): "
         f"{med(runs, 'scoring'):.2f} s of scoring, {med(runs, 'wall'):.2f} s wall with "

@@ -382,7 +382,6 @@ class WorkerPool:
             if self._closed:  # closed while it started
                 await asyncio.to_thread(worker.stop)
                 return
-            worker.cold = bool(self.warm)
             self.started += 1
             self._all.add(worker)
             self._release(worker)
@@ -415,7 +414,17 @@ class WorkerPool:
                 return _Worker(self.memory_mb, slot, zygote)
             except (OSError, EOFError, ValueError):
                 self._zygote = None  # died (its warm-up failed?): the fork server from now on
-        return _Worker(self.memory_mb, slot)
+        worker = _Worker(self.memory_mb, slot)
+        worker.cold = bool(self.warm)
+        return worker
+
+    @property
+    def warming(self) -> bool:
+        """Whether the warm-ups are still on their way to some worker (the zygote runs
+        them, or a cold worker waits to be swapped): a benchmark's timed run waits."""
+        if self._warming is not None and not self._warming.done():
+            return True
+        return self._zygote is not None and any(w.cold for w in self._all)
 
     def _start_done(self, starting: asyncio.Future[None]) -> None:
         if starting.cancelled() or starting.exception() is None:
@@ -661,6 +670,7 @@ class WorkerPool:
         if self._closed:
             return
         fresh = await asyncio.to_thread(self._new_worker, worker.slot)
+        fresh.retire = fresh.cold and self._zygote is not None  # forked as the zygote got ready
         self.stats["warmed" if warmed else "restarts"] += 1
         if self._closed:  # closed while it started
             await asyncio.to_thread(fresh.stop)
