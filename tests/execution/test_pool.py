@@ -488,7 +488,7 @@ def _exit_three() -> None:
 
 
 async def test_workers_serve_at_once_and_are_swapped_for_warm_ones_from_the_zygote() -> None:
-    """With warm-ups, the workers (from the fork server) answer before the warm-up (1 s)
+    """With warm-ups, the workers (from the fork server) answer before the warm-up (0.5 s)
     is done; then each is swapped for one the zygote forks with it done, as is every
     replacement after a timeout or a crash (its exit code read all the same); the pool's
     close leaves no process running, the zygote's included."""
