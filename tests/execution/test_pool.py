@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -488,15 +489,18 @@ def _exit_three() -> None:
 
 
 async def test_workers_serve_at_once_and_are_swapped_for_warm_ones_from_the_zygote() -> None:
-    """With warm-ups, the workers (from the fork server) answer before the warm-up (0.5 s)
-    is done; then each is swapped for one the zygote forks with it done, as is every
+    """With warm-ups, the workers (from the fork server) answer before the warm-up is
+    done (it waits for the test's gate); then each is swapped for one the zygote forks with it done, as is every
     replacement after a timeout or a crash (its exit code read all the same); the pool's
     close leaves no process running, the zygote's included."""
+    gate = Path(__file__).parents[1] / "_support" / "warm_marker.gate"
+    gate.unlink(missing_ok=True)  # the warm-up waits for it
     pool = WorkerPool(2, warm=["_support.warm_marker"])
     await pool.start(wait=False)
     try:
         first_pid, first_warm = await pool.run(_warmth, timeout=60)
         assert not first_warm
+        gate.touch()
         deadline = time.monotonic() + 60
         while pool.stats["warmed"] < 2:  # both idle: swapped as soon as the zygote is ready
             assert time.monotonic() < deadline
@@ -518,4 +522,5 @@ async def test_workers_serve_at_once_and_are_swapped_for_warm_ones_from_the_zygo
         pids.append(zygote.process.pid)
     finally:
         await pool.close()
+        gate.unlink(missing_ok=True)
     assert wait_gone(pids) == []

@@ -338,6 +338,7 @@ class WorkerPool:
         self.warm = tuple(warm)  # warm-ups run by the zygote (see start)
         self._zygote: _Zygote | None = None
         self._warming: asyncio.Future[None] | None = None
+        self._zygote_warming: _Zygote | None = None  # started, its warm-ups not done yet
         self._idle: list[_Worker] = []
         self._waiting: dict[Hashable | None, deque[_Waiter]] = {}
         self._running: Counter[Hashable | None] = Counter()
@@ -391,8 +392,9 @@ class WorkerPool:
     async def _warm_up(self) -> None:
         """Start the zygote; once its warm-ups are done, swap every cold worker for one it
         forks: an idle one now, a busy one when its task ends (:meth:`run`)."""
-        zygote = await asyncio.to_thread(_Zygote, self.warm)
+        zygote = self._zygote_warming = await asyncio.to_thread(_Zygote, self.warm)
         ready = await asyncio.to_thread(zygote.wait_ready)
+        self._zygote_warming = None
         if self._closed or not ready:
             await asyncio.to_thread(zygote.stop)
             return
@@ -452,6 +454,10 @@ class WorkerPool:
     async def close(self) -> None:
         self._closed = True
         self._fail_waiting("the worker pool is closed")
+        warming = self._zygote_warming
+        if warming is not None:  # a close need not wait for the warm-ups: end them
+            with contextlib.suppress(OSError, ValueError):
+                warming.process.kill()
         for starting in (self._starting, self._warming):
             if starting is not None and not starting.done():
                 with contextlib.suppress(Exception):  # a start that failed: nothing to stop
