@@ -189,6 +189,14 @@ def child_math_verify(rows_path: str, warm_path: str) -> dict[str, Any]:
     return {"seconds": seconds, "scores": scores, "row_seconds": row_seconds}
 
 
+def _settle(loop: Any) -> None:
+    """Wait until every worker is up and has the warm-ups (a local pool's zygote swaps its
+    cold workers for warm ones in the background; a Ray pool has neither)."""
+    pool = loop.engine.pool
+    while pool.health().starting or getattr(pool, "warming", False):
+        time.sleep(0.01)
+
+
 def child_rewardkit(
     rows_path: str, warm_path: str, workers: int, timeout_s: float, overrides: list[str]
 ) -> dict[str, Any]:
@@ -197,6 +205,7 @@ def child_rewardkit(
     config = {"reward": {"num_workers": workers, "timeout_s": timeout_s}}
     start = time.perf_counter()
     with RewardLoop(config, overrides) as loop:
+        _settle(loop)  # workers up and warm (they start in the background): the steady state
         started = time.perf_counter() - start
         loop.score(_read_rows(warm_path))
         warm_seconds = time.perf_counter() - start - started

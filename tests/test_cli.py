@@ -331,6 +331,32 @@ def test_progress_bar_shows_the_total_and_time_left_on_a_terminal(tmp_path: Path
     text = seen.decode("utf-8", "replace")
     assert re.search(r"\d+/60", text)  # done of the total
     assert "eta" in text
+    assert "starting 2 workers" in text  # while the fork server imports and warms up
+
+
+def test_the_summary_counts_degenerate_rows_and_shows_the_wall_time(tmp_path: Path) -> None:
+    """A row that ends in a loop is ok, scored wrong, extra.degenerate = 1, and counted; the
+    first line gives the scoring rate and, beside it, the wall time with the workers'
+    start-up (a short run is mostly start-up)."""
+    loop = "So the answer is \\boxed{4}. " + "\\boxed{} " * 3000
+    rows = [
+        {"data_source": "lighteval/MATH", "response": loop, "ground_truth": "4"},
+        {"data_source": "math_dapo", "response": loop, "ground_truth": "4"},
+        {"data_source": "lighteval/MATH", "response": "\\boxed{4}", "ground_truth": "4"},
+    ]
+    source = write_jsonl(tmp_path / "rows.jsonl", rows)
+    proc = score_file(source, tmp_path / "out.jsonl", "--summary-json", str(tmp_path / "s.json"))
+    assert proc.returncode == 0, proc.stderr
+    results = read_jsonl(tmp_path / "out.jsonl")
+    assert [(r["status"], r["score"]) for r in results] == [("ok", 0.0), ("ok", -1.0), ("ok", 1.0)]
+    assert [r["extra"].get("degenerate") for r in results] == [1, 1, None]
+    assert "2 rows degenerate" in proc.stderr
+    first = next(line for line in proc.stderr.splitlines() if "rows in" in line)
+    found = re.search(r"3 rows in ([\d.]+)s of scoring .*; ([\d.]+)s wall with start-up", first)
+    assert found and float(found[2]) > float(found[1]), first
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["total"]["degenerate"] == 2 and summary["wall_seconds"] > summary["seconds"]
+    assert summary["by_source"]["math_dapo"]["degenerate"] == 1
 
 
 def test_wrong_math_answers_score_zero_with_rewardkit_score(tmp_path: Path) -> None:

@@ -111,12 +111,16 @@ class ScoringRun:
         report = _report_builder() if args.report else None
         stopped: KeyboardInterrupt | None = None
         seconds = 0.0
+        began = time.perf_counter()  # the wall clock: start-up and shut-down included
         with _Interrupts() as interrupts:  # SIGTERM from here on: whatever is done is kept
             writer = RowWriter(self.output) if self.output else None
             try:
                 self._keep_previous(writer, summary, report)
                 digests: deque[str] = deque()
                 rows = _digested(itertools.islice(self.rows, self._remaining()), digests)
+                with _starting(loop, disabled=args.no_progress):
+                    loop.start()  # the workers' start-up: counted in the wall time only
+                    _workers_up(loop)
                 with loop:
                     started = time.perf_counter()  # after start-up: the steady state's rate
                     with _progress(self._total(), disabled=args.no_progress) as advance:
@@ -148,7 +152,8 @@ class ScoringRun:
                 else:
                     writer.close()  # also when stopped: the rows done so far are kept
             stopped = stopped or interrupts.take()  # a signal during the close: it is done
-        return self._finish(summary, report, seconds, stopped, writer)
+        wall = time.perf_counter() - began
+        return self._finish(summary, report, seconds, stopped, writer, wall)
 
     def _keep_previous(self, writer: RowWriter | None, summary: Summary, report: Any) -> None:
         """With --resume, copy the rows of the earlier output that _check_resume vouched for."""
@@ -179,12 +184,14 @@ class ScoringRun:
         seconds: float,
         stopped: KeyboardInterrupt | None,
         writer: RowWriter | None,
+        wall: float | None = None,
     ) -> int:
         args = self.args
-        print(summary.text(seconds, summary.total.rows - self.kept), file=sys.stderr)
+        scored = summary.total.rows - self.kept
+        print(summary.text(seconds, scored, wall=wall), file=sys.stderr)
         if args.summary_json:
             Path(args.summary_json).write_text(
-                json.dumps(summary.to_json(seconds, summary.total.rows - self.kept), indent=2)
+                json.dumps(summary.to_json(seconds, scored, wall=wall), indent=2)
             )
         if report is not None:
             report.write(args.report, title=f"rewardkit report: {Path(args.input).name}")
@@ -385,6 +392,34 @@ class _Interrupts:
         stop = self.take()
         if stop is not None:
             raise stop
+
+
+@contextlib.contextmanager
+def _starting(loop: RewardLoop, *, disabled: bool) -> Iterator[None]:
+    """Say "starting N workers" on stderr while the loop starts (a terminal only, as the
+    progress bar): the fork server's imports and warm-up take seconds, before any row."""
+    if disabled or not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(starting_text(loop.config.reward)):
+        yield
+
+
+def _workers_up(loop: RewardLoop) -> None:
+    """Wait until the loop's local workers are all up (they start in the background),
+    so that the scoring time is the steady state's and the wall time has the start-up."""
+    pool = loop.engine.pool
+    while pool is not None and pool.health().starting:
+        time.sleep(0.01)
+
+
+def starting_text(section: Any) -> str:
+    """What the CLI shows while the loop starts."""
+    where = " (Ray actors)" if section.backend == "ray" else ""
+    models = " and the reward model" if section.reward_model.enable else ""
+    return f"starting {section.workers} workers{where}{models}"
 
 
 @contextlib.contextmanager

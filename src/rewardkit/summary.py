@@ -41,15 +41,17 @@ class _Totals:
     score_sum: float = 0.0
     correct: int = 0
     judged: int = 0  # ok rows whose verifier reported `acc`
+    degenerate: int = 0  # ok rows that ended in a loop (extra.degenerate): scored wrong
     statuses: Counter[str] = field(default_factory=Counter)
 
-    def add(self, status: str, score: float | None, acc: Any) -> None:
+    def add(self, status: str, score: float | None, acc: Any, degenerate: bool = False) -> None:
         self.rows += 1
         self.statuses[status] += 1
         if status != Status.OK.value or score is None:
             return
         self.ok += 1
         self.score_sum += score
+        self.degenerate += degenerate
         if isinstance(acc, bool):
             self.judged += 1
             self.correct += acc
@@ -65,6 +67,7 @@ class _Totals:
             "accuracy": self.correct / self.judged if self.judged else None,
             "accuracy_rows": self.judged,
             "failed": self.failed,
+            "degenerate": self.degenerate,
             "statuses": {s: self.statuses[s] for s in _STATUSES},
         }
 
@@ -90,6 +93,7 @@ class Summary:
             result.extra.get("acc"),
             result.error,
             result.index,
+            _degenerate(result.extra),
         )
 
     def add_row(self, row: Mapping[str, Any], index: int) -> None:
@@ -106,14 +110,22 @@ class Summary:
             acc,
             row.get("error"),
             index,
+            _degenerate(extra),
         )
 
     def _add(
-        self, source: Any, status: str, score: float | None, acc: Any, error: Any, index: int
+        self,
+        source: Any,
+        status: str,
+        score: float | None,
+        acc: Any,
+        error: Any,
+        index: int,
+        degenerate: bool = False,
     ) -> None:
         name = str(source) if isinstance(source, str) and source else "(none)"
-        self.by_source[name].add(status, score, acc)
-        self.total.add(status, score, acc)
+        self.by_source[name].add(status, score, acc, degenerate)
+        self.total.add(status, score, acc, degenerate)
         if status != Status.OK.value:
             reason = error_reason(status, str(error) if error is not None else None)
             self.reasons[reason] += 1
@@ -149,14 +161,19 @@ class Summary:
             for reason, count in self.reasons.most_common(n)
         ]
 
-    def to_json(self, seconds: float, scored: int | None = None) -> dict[str, Any]:
-        """The summary as one JSON-ready object (``--summary-json``); ``scored`` as in :meth:`text`."""
+    def to_json(
+        self, seconds: float, scored: int | None = None, wall: float | None = None
+    ) -> dict[str, Any]:
+        """The summary as one JSON-ready object (``--summary-json``); ``scored`` and
+        ``wall`` as in :meth:`text`."""
         scored = self.total.rows if scored is None else scored
         return {
             "rows": self.total.rows,
             "rows_scored": scored,
             "seconds": round(seconds, 3),
             "rows_per_s": scored / seconds if seconds > 0 else None,
+            "wall_seconds": None if wall is None else round(wall, 3),
+            "wall_rows_per_s": scored / wall if wall else None,
             "failed_share": self.failed_share,
             "total": self.total.as_dict(),
             "by_source": {name: t.as_dict() for name, t in sorted(self.by_source.items())},
@@ -165,20 +182,23 @@ class Summary:
             "api_tokens": dict(self.tokens),
         }
 
-    def text(self, seconds: float, scored: int | None = None) -> str:
+    def text(self, seconds: float, scored: int | None = None, wall: float | None = None) -> str:
         """Aligned plain-text table plus the commonest error reasons; nothing is cut but
         data_source names over 200 characters.
 
         ``scored``: rows scored in ``seconds`` when some rows were counted without being
-        scored now (kept by --resume); the rate is over those.
+        scored now (kept by --resume); the rate is over those. ``wall``: the whole run's
+        time, the workers' start-up included, shown beside the scoring rate (a short run
+        is mostly start-up: its scoring rate alone would flatter it).
         """
         scored = self.total.rows if scored is None else scored
         rate = scored / max(seconds, 1e-9)
         kept = self.total.rows - scored
-        lines = [
-            f"rewardkit: {scored:,} rows in {seconds:.2f}s ({rate:,.0f} rows/s)"
-            + (f", {kept:,} kept from the earlier run" if kept else "")
-        ]
+        first = f"rewardkit: {scored:,} rows in {seconds:.2f}s of scoring ({rate:,.0f} rows/s)"
+        if wall is not None:
+            whole = scored / max(wall, 1e-9)
+            first += f"; {wall:.2f}s wall with start-up ({whole:,.0f} rows/s)"
+        lines = [first + (f", {kept:,} kept from the earlier run" if kept else "")]
         header = ["data_source", "rows", "mean", "accuracy", *_STATUSES]
         body = [[_short(name), *_cells(t)] for name, t in sorted(self.by_source.items())]
         if len(self.by_source) > 1:
@@ -191,6 +211,12 @@ class Summary:
             lines.append(f"reward models (mean over ok rows): {means or '-'}")
             if tokens:
                 lines.append(f"API tokens: {tokens}")
+
+        if self.total.degenerate:
+            lines.append(
+                f"{self.total.degenerate:,} rows degenerate (the response ends in a loop: "
+                "scored as a wrong answer, extra.degenerate = 1)"
+            )
         if self.total.failed:
             share = self.failed_share
             lines.append(f"{self.total.failed:,} of {self.total.rows:,} rows failed ({share:.1%})")
@@ -207,6 +233,11 @@ class Summary:
 def _is_model(component: str) -> bool:
     """A reward model's component: the single section's ``rm`` or ``judge``, or ``rm/<name>``."""
     return component in ("rm", "judge") or component.startswith("rm/")
+
+
+def _degenerate(extra: Any) -> bool:
+    """Whether a row's extra marks its response degenerate (a number: trainers keep numbers)."""
+    return isinstance(extra, Mapping) and bool(extra.get("degenerate"))
 
 
 def _short(name: str, limit: int = 200) -> str:

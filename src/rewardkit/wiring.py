@@ -17,14 +17,26 @@ from rewardkit.verifiers.registry import VerifierTable
 if TYPE_CHECKING:
     from rewardkit.execution.ray_pool import RayWorkerPool
 
-__all__ = ["WORKER_PRELOAD", "Pool", "make_model_scorers", "make_pool", "make_verifiers"]
+__all__ = [
+    "WORKER_IMPORTS",
+    "WORKER_PRELOAD",
+    "WORKER_WARM_UPS",
+    "Pool",
+    "make_model_scorers",
+    "make_pool",
+    "make_verifiers",
+]
 
 Pool: TypeAlias = "WorkerPool | RayWorkerPool"
 
-WORKER_PRELOAD = ("rewardkit.scoring.tasks", "rewardkit.verifiers._warm")
+WORKER_IMPORTS = ("rewardkit.scoring.tasks",)
+WORKER_WARM_UPS = ("rewardkit.verifiers._warm",)
+WORKER_PRELOAD = WORKER_IMPORTS + WORKER_WARM_UPS
 """Imported by every worker before its first task: the task functions, and the warm-ups
 of the registered verifiers (math-verify's imports and tables: half a second per worker,
-paid once in the fork server instead of on each worker's first row)."""
+paid once in the fork server instead of on each worker's first row). A local pool
+splits them: the fork server imports WORKER_IMPORTS, the first worker forks from it at
+once, and a zygote runs WORKER_WARM_UPS and forks the others (``WorkerPool(warm=...)``)."""
 
 
 def make_pool(section: RewardSection) -> Pool:
@@ -44,7 +56,12 @@ def make_pool(section: RewardSection) -> Pool:
             reserve_cpus=reserve,
             preload=WORKER_PRELOAD,
         )
-    return WorkerPool(section.workers, memory_mb=section.worker_memory_mb, preload=WORKER_PRELOAD)
+    return WorkerPool(
+        section.workers,
+        memory_mb=section.worker_memory_mb,
+        preload=WORKER_IMPORTS,  # the first worker serves without waiting for the warm-ups
+        warm=WORKER_WARM_UPS,  # which a zygote runs, then forks the others from
+    )
 
 
 def make_verifiers(section: RewardSection) -> VerifierTable:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -162,24 +163,27 @@ from rewardkit.execution.pool import WorkerPool, fair_share
 from tests_pool_helpers import spin
 
 async def main():
-    pool = WorkerPool(2)
+    pool = WorkerPool(2, warm=WARM)
     await pool.start()
     tasks = [asyncio.create_task(pool.run(spin, 120, timeout=300)) for _ in range(2)]
     await asyncio.sleep(0.5)
-    print(" ".join(str(w.process.pid) for w in pool._all), flush=True)
+    zygote = [pool._zygote.process.pid] if pool._zygote else []
+    print(" ".join(str(pid) for pid in [w.process.pid for w in pool._all] + zygote), flush=True)
     await asyncio.sleep(300)
 
 asyncio.run(main())
 """
 
 
-def test_workers_die_with_the_process_that_runs_the_pool(tmp_path) -> None:
+@pytest.mark.parametrize("warm", [[], ["json"]], ids=["fork server", "zygote"])
+def test_workers_die_with_the_process_that_runs_the_pool(tmp_path, warm: list[str]) -> None:
+    """Whichever forked them: the fork server, or the zygote (then it dies too)."""
     (tmp_path / "tests_pool_helpers.py").write_text(
         "import time\n\ndef spin(seconds):\n    deadline = time.monotonic() + seconds\n"
         "    while time.monotonic() < deadline:\n        pass\n"
     )
     script = tmp_path / "supervisor.py"
-    script.write_text(KILLED_SUPERVISOR)
+    script.write_text(f"WARM = {warm!r}\n" + KILLED_SUPERVISOR)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
     supervisor = subprocess.Popen(
         [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env
@@ -187,7 +191,7 @@ def test_workers_die_with_the_process_that_runs_the_pool(tmp_path) -> None:
     try:
         line = supervisor.stdout.readline()
         pids = [int(p) for p in line.split()]
-        assert len(pids) == 2 and not any(gone(p) for p in pids)
+        assert len(pids) == 2 + bool(warm) and not any(gone(p) for p in pids)
         supervisor.kill()  # SIGKILL: no cleanup of its own runs
         supervisor.wait(timeout=10)
         assert wait_gone(pids, 10) == []
@@ -469,3 +473,54 @@ def test_workers_print_whole_lines_even_unbuffered(tmp_path) -> None:
         )
     ]
     assert torn == []
+
+
+# --- the zygote: the first worker serves while the warm-ups run -------------------------
+
+
+def _warmth(nap: float = 0.0) -> tuple[int, bool]:
+    """This worker's pid, and whether it started with the warm-up done."""
+    time.sleep(nap)
+    return os.getpid(), "_support.warm_marker" in sys.modules
+
+
+def _exit_three() -> None:
+    os._exit(3)
+
+
+async def test_workers_serve_at_once_and_are_swapped_for_warm_ones_from_the_zygote() -> None:
+    """With warm-ups, the workers (from the fork server) answer before the warm-up is
+    done (it waits for the test's gate); then each is swapped for one the zygote forks with it done, as is every
+    replacement after a timeout or a crash (its exit code read all the same); the pool's
+    close leaves no process running, the zygote's included."""
+    gate = Path(__file__).parents[1] / "_support" / "warm_marker.gate"
+    gate.unlink(missing_ok=True)  # the warm-up waits for it
+    pool = WorkerPool(2, warm=["_support.warm_marker"])
+    await pool.start(wait=False)
+    try:
+        first_pid, first_warm = await pool.run(_warmth, timeout=60)
+        assert not first_warm
+        gate.touch()
+        deadline = time.monotonic() + 60
+        while pool.stats["warmed"] < 2:  # both idle: swapped as soon as the zygote is ready
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        both = await asyncio.gather(*(pool.run(_warmth, 0.5, timeout=60) for _ in range(2)))
+        assert all(warm for _, warm in both) and first_pid not in {pid for pid, _ in both}
+        naps = [pool.run(_warmth, 30, timeout=0.5) for _ in range(2)]  # both replaced
+        timeouts = await asyncio.gather(*naps, return_exceptions=True)
+        assert all(isinstance(t, ScorerTimeout) for t in timeouts), timeouts
+        crashes = [pool.run(_exit_three, timeout=30) for _ in range(2)]  # both replaced again
+        for crash in await asyncio.gather(*crashes, return_exceptions=True):
+            assert isinstance(crash, WorkerCrashed) and "exit code 3" in str(crash), crash
+        after = await asyncio.gather(*(pool.run(_warmth, 0.5, timeout=60) for _ in range(2)))
+        assert all(warm for _, warm in after)  # from the zygote
+        assert pool.stats["restarts"] == 4 and pool.stats["warmed"] == 2
+        pids = [first_pid, *(pid for pid, _ in both + after)]
+        zygote = pool._zygote
+        assert zygote is not None and zygote.process.pid is not None
+        pids.append(zygote.process.pid)
+    finally:
+        await pool.close()
+        gate.unlink(missing_ok=True)
+    assert wait_gone(pids) == []

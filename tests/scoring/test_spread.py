@@ -340,6 +340,7 @@ async def test_a_check_that_passes_alone_does_not_time_out_its_spread_task(
     (its worker killed, all 32 rows scored again one by one): the task's deadline adds
     the time it starts checks in (SPREAD_CHECK_S), the most such a check can add."""
     monkeypatch.setattr(spread_module, "SPREAD_CHECK_S", 2.0)  # margins for a loaded machine
+    monkeypatch.setattr(spread_module, "SPREAD_STALL_S", 30.0)  # no hand-off: the task's deadline
     answers = [f"fast{i}" for i in range(15)] + ["slow"] + [f"q{i}" for i in range(48)]
     spread, stats, pool = await _score_timed(_timed_rows(answers), True, timeout_s=4)
     assert pool["timeouts"] == 0 and pool["restarts"] == 0
@@ -354,16 +355,68 @@ async def test_a_check_that_hangs_still_ends_its_task_and_costs_only_its_row(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With that margin, a check past reward.timeout_s still ends its task; that row is
-    a typed timeout, its batch-mates' verdicts equal the one-by-one path's."""
+    a typed timeout, its batch-mates' verdicts equal the one-by-one path's (they were
+    handed to other tasks while the check ran)."""
     monkeypatch.setattr(spread_module, "SPREAD_CHECK_S", 0.5)
     answers = ["fast1", "slow"] + [f"fast{i}" for i in range(2, 10)] + [f"q{i}" for i in range(54)]
     started = time.perf_counter()
     spread, _, pool = await _score_timed(_timed_rows(answers), True, slow_s=30, timeout_s=1.5)
-    assert time.perf_counter() - started < 15  # a task's 2 s, the row's own 1.5 s, restarts
-    assert pool["timeouts"] == 2  # the task, then the row alone
+    assert time.perf_counter() - started < 15  # a task's 2 s, restarts
+    # the task only: it reported the row whose check it ran, and that check's timeout is
+    # the row's (never run again alone)
+    assert pool["timeouts"] == 1
     assert spread[1].status is Status.TIMEOUT and "timed out after 1.5s" in (spread[1].error or "")
     alone, _, _ = await _score_timed(_timed_rows(answers), False, slow_s=30, timeout_s=1.5)
     assert [fields(r) for r in spread] == [fields(r) for r in alone]
+
+
+@dataclass(frozen=True)
+class _Hanging:
+    """Leaves every row to its check, a few milliseconds, except "hang": a minute."""
+
+    key: str = "hanging-check"
+
+    def extract(self, response: str) -> Extracted:
+        return Extracted(response.strip(), {"source": "plain"})
+
+    def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
+        return None
+
+    def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
+        time.sleep(60 if extracted.answer == "hang" else 0.003)
+        return Verdict(float(extracted.answer == ground_truth), {"pred": extracted.answer})
+
+
+def _hanging_rows(answers: list[str], gold: str) -> list[dict[str, Any]]:
+    # one ground truth: every row prefers one worker, rows 0-31 are one task
+    return [{"data_source": "hanging-check", "response": a, "ground_truth": gold} for a in answers]
+
+
+async def test_ordinary_rows_do_not_wait_for_a_hanging_neighbour() -> None:
+    """A batch of ordinary rows (each a check in a worker) with one row whose check hangs
+    past reward.timeout_s, early in the first spread task: the rows after it are handed
+    to another task when that check has run SPREAD_STALL_S, the rows before it are
+    finished then; their latency stays within 2x that of the same batch without the
+    hanging row (and a margin for this loaded machine), far from the neighbour's
+    2.5 s timeout; the hanging row ends `timeout`."""
+    answers = [f"a{i}" for i in range(96)]
+    engine = plug(await make_engine(timeout_s=2.5), _Hanging())
+    try:  # another ground truth for each batch: no check of the first is cached for the second
+        quiet = await engine.score_many(_hanging_rows(answers, "a7"))
+        answers[3] = "hang"
+        started = time.perf_counter()
+        loud = await engine.score_many(_hanging_rows(answers, "a8"))
+        spent = time.perf_counter() - started
+    finally:
+        await engine.close()
+    assert loud[3].status is Status.TIMEOUT and "timed out after 2.5s" in (loud[3].error or "")
+    ordinary = [r for i, r in enumerate(loud) if i != 3]
+    assert all(r.status is Status.OK for r in ordinary + quiet)
+    assert sum(r.score or 0 for r in ordinary) == sum(r.score or 0 for r in quiet) == 1.0
+    slowest = max(r.elapsed_s or 0 for r in ordinary)
+    baseline = max(r.elapsed_s or 0 for r in quiet)
+    assert slowest < 2 * baseline + 0.5, (slowest, baseline)
+    assert spent < 8  # the hanging row's 2.5 s and the task's restart
 
 
 async def test_pool_counts_checks_not_the_extractions_of_a_redone_task() -> None:

@@ -506,7 +506,10 @@ def _same_outputs(tmp_path: Path, every: int) -> None:
     old, new = _outputs(_old_src(tmp_path), every), _outputs(ROOT / "src", every)
     assert len(old) == len(new) == 5 * len(_corpus()[::every])
     differ = [(i, a, b) for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
-    assert differ == [], differ[:3]
+    # the MATH rows that end in a loop are decided degenerate now (tests/verifiers/test_repetition.py)
+    looped = [d for d in differ if "'degenerate': 1" in d[2]]
+    assert len(looped) <= 2 * len(_corpus()[::every]) // 500 + 2
+    assert [d for d in differ if d not in looped] == [], differ[:3]
 
 
 def test_a_fifth_of_the_corpus_gives_the_same_outputs_as_before(tmp_path: Path) -> None:

@@ -49,8 +49,8 @@ JUNK: list[tuple[str, str, float, str]] = [
         1.0,
         "junk in earlier paragraphs",
     ),
-    ("4", "\\boxed{4}" * 1000, 1.0, "a model looping on its answer: copies are one value"),
-    ("4", "\\boxed{" * 70_000 + "4" + "}" * 70_000, 1.0, "a deep nest holds one value"),
+    ("4", "\\boxed{4}" * 400, 1.0, "a model repeating its answer: copies are one value"),
+    ("4", "\\boxed{" * 400 + "4" + "}" * 400, 1.0, "a deep nest holds one value"),
     ("4", "\\boxedx\\fboxy" * 70_000 + "\\boxed{4}", 1.0, "no box commands before it"),
     ("4", "x " * 20_000 + "So \\boxed{4}.", 1.0, "a long final paragraph with no other answer"),
     (

@@ -10,16 +10,49 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import importlib
 import io
 import os
 import resource
 import signal
+import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from multiprocessing import reduction
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
+
+CUT = "rewardkit: cut"
+"""What the pool sends a running task to ask it to stop early (``pool.TaskLink.cut``):
+read by :func:`cut_asked`, or, when the task had already finished, skipped."""
+
+_current: Connection | None = None  # the pipe of the task running now (report, cut_asked)
+_stopping = False  # the pool's stop arrived while a task asked for a cut: end after it
+
+
+def report(part: Any) -> None:
+    """Send ``part`` to the running task's caller now (``pool.TaskLink.on_part``), ahead
+    of its reply. Nothing outside a worker (a task called in-process)."""
+    if _current is not None:
+        _current.send_bytes(bytes(ForkingPickler.dumps((None, part))))
+
+
+def cut_asked() -> bool:
+    """Whether the caller asked the running task to stop early (``pool.TaskLink.cut``).
+    A poll of the pipe: a microsecond. False outside a worker."""
+    global _stopping
+    if _current is None:
+        return False
+    cut = False
+    while _current.poll(0):
+        message = _current.recv()
+        if message is None:  # the pool is closing: stop now, exit after this task
+            _stopping = cut = True
+        elif message == CUT:
+            cut = True
+    return cut
 
 
 def worker_main(conn: Connection, memory_mb: int | None) -> None:
@@ -43,15 +76,89 @@ def worker_main(conn: Connection, memory_mb: int | None) -> None:
         kill_descendants(os.getpid())  # before we exit, while the orphans are still ours
 
 
-def _serve(conn: Connection) -> None:
+def zygote_main(conn: Connection, modules: Sequence[str]) -> None:
+    """Import ``modules`` (the warm-ups), then fork a worker for each request on ``conn``:
+    every worker it forks inherits what the warm-ups learned (the parser's prediction
+    tables), while the pool's first workers, forked without them, already serve. It says
+    ``"ready"`` once they are done.
+
+    A request is ``("fork", memory_mb)``; the answer is the worker's end of a new socket
+    pair (passed as a descriptor) and its pid. ``None`` or the pool's end closing ends the
+    zygote. It dies with the fork server, and its workers with it (parent-death signals),
+    so killing the pool's process leaves none running. Dead workers stay zombies until the
+    next request (their exit status readable in /proc meanwhile: ``exit_status``).
+    """
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in modules:
+        importlib.import_module(name)
+    conn.send("ready")
     while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        if request is None:
+            return
+        _reap()
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:  # the worker: never back into this loop
+            code = 1
+            try:
+                conn.close()
+                ours.close()
+                worker_main(Connection(theirs.detach()), request[1])
+                code = 0
+            finally:
+                os._exit(code)
+        theirs.close()
+        try:
+            reduction.send_handle(conn, ours.fileno(), os.getppid())
+            conn.send(pid)
+        finally:
+            ours.close()
+
+
+def _reap() -> None:
+    """Collect the workers that have died (zombies until now), without waiting."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def exit_status(pid: int) -> int | None:
+    """The exit code of a dead process that is not ours (a zombie's, from /proc, as
+    ``Process.exitcode`` gives it: negative for a signal); None when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return os.waitstatus_to_exitcode(int(fields[49]))
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _serve(conn: Connection) -> None:
+    global _current
+    while not _stopping:
         try:
             task = conn.recv()
         except (EOFError, OSError):
             return  # the parent is gone or closed us: nothing left to do
         if task is None:
             return
-        conn.send_bytes(_reply(task))
+        if isinstance(task, str) and task == CUT:
+            continue  # for a task that finished before the cut arrived
+        _current = conn
+        try:
+            reply = _reply(task)
+        finally:
+            _current = None
+        conn.send_bytes(reply)
 
 
 def _stdout_to_stderr() -> None:

@@ -23,11 +23,12 @@ class PoolHealth:
     desired: int
     live: int
     reason: str | None = None
+    starting: bool = False  # its workers are starting: tasks wait for them
 
     @property
     def usable(self) -> bool:
-        """At least one worker can take a task."""
-        return self.live > 0
+        """At least one worker can take a task (or will: the workers are starting)."""
+        return self.live > 0 or self.starting
 
     @property
     def full(self) -> bool:

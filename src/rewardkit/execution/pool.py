@@ -35,12 +35,13 @@ import itertools
 import multiprocessing as mp
 import os
 import pickle
+import select
 import signal
 import struct
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from multiprocessing import spawn
+from multiprocessing import reduction, spawn
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
@@ -48,14 +49,17 @@ from typing import Any
 from rewardkit._fair import fair_share, requester
 from rewardkit.errors import ScorerError, ScorerTimeout, WorkerCrashed
 from rewardkit.execution._worker import (
+    CUT,
+    exit_status,
     holds_more_than,
     kill_descendants,
     running,
     worker_main,
+    zygote_main,
 )
 from rewardkit.execution.health import PoolHealth
 
-__all__ = ["WorkerPool", "fair_share"]
+__all__ = ["TaskLink", "WorkerPool", "fair_share"]
 
 _CTX = mp.get_context("forkserver")
 _PRELOAD = ["rewardkit.execution._worker"]
@@ -115,15 +119,24 @@ _AFFINITY_SCAN = 64
 
 
 class _Frames:
-    """One ``multiprocessing.Connection`` message (a 4-byte size, or -1 and an 8-byte size,
-    then the bytes), reassembled from the reads the event loop's reader gets."""
+    """``multiprocessing.Connection`` messages (a 4-byte size, or -1 and an 8-byte size,
+    then the bytes), reassembled from the reads the event loop's reader gets: a task's
+    progress reports (:class:`TaskLink`) and then its reply can arrive in one read."""
 
     def __init__(self) -> None:
         self._buffer = bytearray()
 
-    def feed(self, data: bytes) -> bytes | None:
-        """Add what was read; the message once it is whole, else None."""
+    def feed(self, data: bytes) -> list[bytes]:
+        """Add what was read; the messages it completed, in order (often none)."""
         self._buffer += data
+        messages: list[bytes] = []
+        while True:
+            message = self._next()
+            if message is None:
+                return messages
+            messages.append(message)
+
+    def _next(self) -> bytes | None:
         if len(self._buffer) < 4:
             return None
         (size,) = struct.unpack_from("!i", self._buffer)
@@ -135,21 +148,126 @@ class _Frames:
             start = 12
         if len(self._buffer) < start + size:
             return None
-        return bytes(self._buffer[start : start + size])
+        message = bytes(self._buffer[start : start + size])
+        del self._buffer[: start + size]
+        return message
+
+
+class TaskLink:
+    """A running task's line to its caller (``pool.run(..., link=TaskLink(on_part))``).
+
+    What the task sends with :func:`rewardkit.execution._worker.report` reaches
+    ``on_part`` as it is sent, on the event loop, before the task's reply; :meth:`cut`
+    asks the task to stop early, which it sees when it calls
+    :func:`rewardkit.execution._worker.cut_asked` (a task that never asks finishes as
+    usual). A spread task reports each row it finishes, so that a slow check holds no
+    other row (:mod:`rewardkit.scoring.spread`).
+    """
+
+    def __init__(self, on_part: Callable[[Any], None]) -> None:
+        self.on_part = on_part
+        self._conn: Connection | None = None  # set while a worker runs the task
+        self.cut_sent = False
+
+    def cut(self) -> None:
+        """Ask the task to stop at its next :func:`~rewardkit.execution._worker.cut_asked`
+        (once; nothing when it is not running)."""
+        if self._conn is None or self.cut_sent:
+            return
+        self.cut_sent = True
+        with contextlib.suppress(OSError, ValueError):  # it died meanwhile: its reply says so
+            self._conn.send_bytes(_CUT_BYTES)
+
+
+_CUT_BYTES = bytes(ForkingPickler.dumps(CUT))
+
+
+class _Zygote:
+    """A process forked from the fork server that runs the warm-ups, then forks workers
+    that inherit them (:func:`rewardkit.execution._worker.zygote_main`)."""
+
+    def __init__(self, modules: Sequence[str]) -> None:
+        parent, child = _CTX.Pipe(duplex=True)
+        self.process = _CTX.Process(target=zygote_main, args=(child, list(modules)), daemon=True)
+        with _main_module_left_alone():
+            self.process.start()
+        child.close()
+        self.conn: Connection = parent
+        self.lock = threading.Lock()
+
+    def wait_ready(self) -> bool:
+        """Block until the warm-ups are done (a thread's call): False if it died first."""
+        try:
+            return bool(self.conn.recv() == "ready")
+        except (EOFError, OSError):
+            return False
+
+    def fork(self, memory_mb: int | None) -> tuple[Connection, int]:
+        """A new worker's pipe and pid; blocks while the warm-ups run (a thread's call).
+        Raises OSError or EOFError when the zygote is gone."""
+        with self.lock:
+            self.conn.send(("fork", memory_mb))
+            fd = reduction.recv_handle(self.conn)
+            pid = self.conn.recv()
+        return Connection(fd), pid
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(None)
+        self.process.join(timeout=2)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=5)
+        self.conn.close()
+
+
+class _Forked:
+    """A worker the zygote forked, seen as ``multiprocessing.Process`` shows ours: not our
+    child, so its end is watched through a pidfd and its exit code read from /proc."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.sentinel = os.pidfd_open(pid)  # readable once it has exited
+
+    def is_alive(self) -> bool:
+        return running(self.pid)
+
+    def join(self, timeout: float | None = None) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            select.select([self.sentinel], [], [], timeout)
+
+    @property
+    def exitcode(self) -> int | None:
+        return None if running(self.pid) else exit_status(self.pid)
+
+    def close(self) -> None:
+        """Close the pidfd (once: its number may be another file's afterwards)."""
+        sentinel, self.sentinel = self.sentinel, -1
+        if sentinel >= 0:
+            with contextlib.suppress(OSError):
+                os.close(sentinel)
 
 
 class _Worker:
-    """One process and its end of the pipe."""
+    """One process and its end of the pipe: forked by the fork server, or by the pool's
+    zygote (then it starts with the warm-ups done)."""
 
-    def __init__(self, memory_mb: int | None, slot: int) -> None:
+    def __init__(self, memory_mb: int | None, slot: int, zygote: _Zygote | None = None) -> None:
         self.slot = slot  # the affinity keys this worker is preferred for (a replacement's too)
-        parent, child = _CTX.Pipe(duplex=True)
-        self.process = _CTX.Process(target=worker_main, args=(child, memory_mb), daemon=True)
-        with _main_module_left_alone():
-            self.process.start()
-        child.close()  # so that the worker's death reads as EOF on our end
-        self.conn: Connection = parent
+        self.process: Any
+        if zygote is not None:
+            self.conn, pid = zygote.fork(memory_mb)
+            self.process = _Forked(pid)
+        else:
+            parent, child = _CTX.Pipe(duplex=True)
+            self.process = _CTX.Process(target=worker_main, args=(child, memory_mb), daemon=True)
+            with _main_module_left_alone():
+                self.process.start()
+            child.close()  # so that the worker's death reads as EOF on our end
+            self.conn = parent
         self.tasks_done = 0
+        self.cold = False  # forked without the warm-ups while a zygote runs them
+        self.retire = False  # cold, and the zygote is ready: swap it when it is free
         self.reply: asyncio.Future[tuple[bool, Any]] | None = None  # the task in flight
 
     def kill(self) -> None:
@@ -166,6 +284,8 @@ class _Worker:
                 os.kill(pid, signal.SIGKILL)
         self.process.join(timeout=5)
         self.conn.close()
+        if isinstance(self.process, _Forked):
+            self.process.close()
 
     def stop(self) -> None:
         """Ask politely (close the pipe: the worker ends its processes and exits), then
@@ -203,13 +323,22 @@ class WorkerPool:
     """
 
     def __init__(
-        self, size: int, *, memory_mb: int | None = None, preload: Sequence[str] = ()
+        self,
+        size: int,
+        *,
+        memory_mb: int | None = None,
+        preload: Sequence[str] = (),
+        warm: Sequence[str] = (),
     ) -> None:
         if size < 1:
             raise ValueError(f"a pool needs at least one worker, got size={size}")
         _add_preload(preload)  # what the tasks will need, imported (and warmed) once
         self.size = size
         self.memory_mb = memory_mb
+        self.warm = tuple(warm)  # warm-ups run by the zygote (see start)
+        self._zygote: _Zygote | None = None
+        self._warming: asyncio.Future[None] | None = None
+        self._zygote_warming: _Zygote | None = None  # started, its warm-ups not done yet
         self._idle: list[_Worker] = []
         self._waiting: dict[Hashable | None, deque[_Waiter]] = {}
         self._running: Counter[Hashable | None] = Counter()
@@ -217,36 +346,134 @@ class WorkerPool:
         self._serial = 0
         self._all: set[_Worker] = set()
         self._closed = False
-        self.stats: dict[str, int] = {"tasks": 0, "timeouts": 0, "crashes": 0, "restarts": 0}
+        self.started = 0  # workers started so far (the pool is whole from then on)
+        self._starting: asyncio.Future[None] | None = None  # start(wait=False) in progress
+        self._start_error: str | None = None  # why the workers could not start
+        self.stats: dict[str, int] = {
+            "tasks": 0,
+            "timeouts": 0,
+            "crashes": 0,
+            "restarts": 0,
+            "warmed": 0,  # cold workers swapped for ones the zygote forked (see start)
+        }
 
-    async def start(self) -> None:
-        """Start every worker (the first start also boots the fork server)."""
-        workers = await asyncio.to_thread(
-            lambda: [_Worker(self.memory_mb, slot) for slot in range(self.size)]
-        )
-        for worker in workers:
+    async def start(self, wait: bool = True) -> None:
+        """Start every worker (the first start also boots the fork server, whose imports
+        and warm-up are most of a cold start), each taking tasks as soon as it is up.
+
+        With ``warm`` modules (warm-ups: the parser's prediction tables), the workers fork
+        from the fork server without them and serve at once, while a zygote forked beside
+        them runs the warm-ups; then each worker is swapped, as soon as it is free, for one
+        the zygote forks, as is every later replacement: they all inherit one warm-up, and
+        no row waits for it (``stats["warmed"]`` counts the swaps).
+
+        ``wait=False`` returns at once: tasks wait for the first worker (an engine decides
+        the rows it can inline meanwhile), and if the workers cannot start, every task
+        fails with ScorerError saying why.
+        """
+        if not wait:
+            self._starting = asyncio.ensure_future(self._start_workers())
+            self._starting.add_done_callback(self._start_done)
+            return
+        await self._start_workers()
+
+    async def _start_workers(self) -> None:
+        for slot in range(self.size):
+            worker = await asyncio.to_thread(self._new_worker, slot)
+            if self._closed:  # closed while it started
+                await asyncio.to_thread(worker.stop)
+                return
+            self.started += 1
             self._all.add(worker)
             self._release(worker)
+        if self.warm and not self._closed:
+            self._warming = asyncio.ensure_future(self._warm_up())
+
+    async def _warm_up(self) -> None:
+        """Start the zygote; once its warm-ups are done, swap every cold worker for one it
+        forks: an idle one now, a busy one when its task ends (:meth:`run`)."""
+        zygote = self._zygote_warming = await asyncio.to_thread(_Zygote, self.warm)
+        ready = await asyncio.to_thread(zygote.wait_ready)
+        self._zygote_warming = None
+        if self._closed or not ready:
+            await asyncio.to_thread(zygote.stop)
+            return
+        self._zygote = zygote
+        for worker in list(self._all):
+            if not worker.cold:
+                continue
+            worker.retire = True
+            if worker in self._idle:
+                self._idle.remove(worker)
+                await self._replace(worker, warmed=True)
+
+    def _new_worker(self, slot: int) -> _Worker:
+        """A worker from the zygote, when there is one (else, or when it is gone, from the
+        fork server: the same worker, without the warm-ups)."""
+        zygote = self._zygote
+        if zygote is not None:
+            try:
+                return _Worker(self.memory_mb, slot, zygote)
+            except (OSError, EOFError, ValueError):
+                self._zygote = None  # died (its warm-up failed?): the fork server from now on
+        worker = _Worker(self.memory_mb, slot)
+        worker.cold = bool(self.warm)
+        return worker
+
+    @property
+    def warming(self) -> bool:
+        """Whether the warm-ups are still on their way to some worker (the zygote runs
+        them, or a cold worker waits to be swapped): a benchmark's timed run waits."""
+        if self._warming is not None and not self._warming.done():
+            return True
+        return self._zygote is not None and any(w.cold for w in self._all)
+
+    def _start_done(self, starting: asyncio.Future[None]) -> None:
+        if starting.cancelled() or starting.exception() is None:
+            return
+        self._start_error = f"the scoring workers could not start: {starting.exception()}"
+        self._fail_waiting(self._start_error)
 
     def health(self) -> PoolHealth:
-        """Always whole while open: a dead worker process is replaced before its task returns."""
-        return PoolHealth(self.size, 0 if self._closed else self.size)
+        """Whole while open once started: a dead worker process is replaced before its
+        task returns. While the workers start (``start(wait=False)``), tasks wait for them:
+        the pool counts as usable."""
+        if self._closed or self._start_error is not None:
+            return PoolHealth(self.size, 0, self._start_error)
+        if self.started < self.size and self._starting is not None:
+            return PoolHealth(self.size, self.started, "starting", starting=True)
+        return PoolHealth(self.size, self.size)
 
-    async def close(self) -> None:
-        self._closed = True
+    def _fail_waiting(self, why: str) -> None:
         waiting, self._waiting = self._waiting, {}
         for queue in waiting.values():
             for future, _ in queue:
                 if not future.done():
-                    future.set_exception(ScorerError("the worker pool is closed"))
+                    future.set_exception(ScorerError(why))
+
+    async def close(self) -> None:
+        self._closed = True
+        self._fail_waiting("the worker pool is closed")
+        warming = self._zygote_warming
+        if warming is not None:  # a close need not wait for the warm-ups: end them
+            with contextlib.suppress(OSError, ValueError):
+                warming.process.kill()
+        for starting in (self._starting, self._warming):
+            if starting is not None and not starting.done():
+                with contextlib.suppress(Exception):  # a start that failed: nothing to stop
+                    await starting  # ends at the step it runs now (never cut mid-start)
         workers, self._all, self._idle = list(self._all), set(), []
         for worker in workers:  # a closed pipe reports nothing: fail the tasks in flight now
             if worker.reply is not None and not worker.reply.done():
                 worker.reply.set_exception(ScorerError("the worker pool is closed"))
 
+        zygote, self._zygote = self._zygote, None
+
         def stop_all() -> None:
             for worker in workers:
                 worker.stop()
+            if zygote is not None:
+                zygote.stop()
 
         await asyncio.to_thread(stop_all)
 
@@ -256,19 +483,23 @@ class WorkerPool:
         *args: Any,
         timeout: float,
         affinity: Hashable | None = None,
+        link: TaskLink | None = None,
     ) -> Any:
         """Run one task; raise ScorerTimeout, WorkerCrashed or ScorerError on failure.
 
         ``affinity``: tasks with equal keys prefer the same worker (see the module).
+        ``link``: the task's progress reports and an early stop (:class:`TaskLink`).
         """
         if self._closed:
             raise ScorerError("the worker pool is closed")
+        if self._start_error is not None:
+            raise ScorerError(self._start_error)
         owner = requester()
         prefer = None if affinity is None else hash(affinity) % self.size
         worker = await self._acquire(owner, prefer)
         self.stats["tasks"] += 1
         try:
-            ok, value = await self._exchange(worker, (fn, args), timeout)
+            ok, value = await self._exchange(worker, (fn, args), timeout, link)
         except BaseException as exc:
             self._finished(owner)
             if isinstance(exc, ScorerTimeout):
@@ -280,7 +511,9 @@ class WorkerPool:
             raise
         self._finished(owner)
         worker.tasks_done += 1
-        if worker.tasks_done % _CENSUS_EVERY == 0 and holds_more_than(
+        if worker.retire:  # a cold worker, now that the zygote can fork a warm one
+            await asyncio.shield(self._replace(worker, warmed=True))
+        elif worker.tasks_done % _CENSUS_EVERY == 0 and holds_more_than(
             worker.process.pid, _MAX_BELOW
         ):
             await asyncio.shield(self._replace(worker))
@@ -353,7 +586,9 @@ class WorkerPool:
 
     # ------------------------------------------------------------------ workers
 
-    async def _exchange(self, worker: _Worker, task: Any, timeout: float) -> tuple[bool, Any]:
+    async def _exchange(
+        self, worker: _Worker, task: Any, timeout: float, link: TaskLink | None = None
+    ) -> tuple[bool, Any]:
         loop = asyncio.get_running_loop()
         fd = worker.conn.fileno()
         try:
@@ -389,12 +624,18 @@ class WorkerPool:
                 code = worker.process.exitcode
                 reply.set_exception(WorkerCrashed(f"worker process died (exit code {code})"))
                 return
-            message = frames.feed(data)
-            if message is not None:
+            for message in frames.feed(data):
                 try:
-                    reply.set_result(pickle.loads(message))
+                    answer = pickle.loads(message)
                 except Exception as exc:
                     reply.set_exception(WorkerCrashed(f"unreadable reply from a worker: {exc}"))
+                    return
+                if answer[0] is None:  # a progress report: (None, part)
+                    if link is not None:
+                        link.on_part(answer[1])
+                    continue
+                reply.set_result(answer)
+                return
 
         def on_exit() -> None:
             # The worker died, but a process it forked still holds its end of the pipe,
@@ -413,23 +654,30 @@ class WorkerPool:
 
         loop.add_reader(fd, on_readable)
         loop.add_reader(worker.process.sentinel, on_exit)
+        if link is not None:
+            link._conn = worker.conn
         try:
             return await asyncio.wait_for(reply, timeout)
         except TimeoutError:
             raise ScorerTimeout(f"timed out after {timeout:g}s") from None
         finally:
+            if link is not None:
+                link._conn = None
             loop.remove_reader(fd)
             loop.remove_reader(worker.process.sentinel)
 
-    async def _replace(self, worker: _Worker) -> None:
+    async def _replace(self, worker: _Worker, warmed: bool = False) -> None:
+        """A fresh worker in ``worker``'s slot (``warmed``: a cold one swapped for a
+        warm one, no restart)."""
         self._all.discard(worker)
         if self._closed:
             return  # close() stops every worker it had, this one too: never twice at once
-        await asyncio.to_thread(worker.kill)
+        await asyncio.to_thread(worker.stop if warmed else worker.kill)
         if self._closed:
             return
-        fresh = await asyncio.to_thread(_Worker, self.memory_mb, worker.slot)
-        self.stats["restarts"] += 1
+        fresh = await asyncio.to_thread(self._new_worker, worker.slot)
+        fresh.retire = fresh.cold and self._zygote is not None  # forked as the zygote got ready
+        self.stats["warmed" if warmed else "restarts"] += 1
         if self._closed:  # closed while it started
             await asyncio.to_thread(fresh.stop)
             return

@@ -30,6 +30,7 @@ from rewardkit._fair import fair_share
 from rewardkit.config import RewardConfig
 from rewardkit.custom import load_function
 from rewardkit.errors import InvalidSampleError
+from rewardkit.execution.pool import WorkerPool
 from rewardkit.models import gathering
 from rewardkit.scoring import tasks
 from rewardkit.scoring.guard import CustomFunction, Guard
@@ -108,7 +109,10 @@ class RewardEngine:
             self._length_tokenizer = await asyncio.to_thread(_load_tokenizer, tokenizer)
         # WorkerPool, or Ray actors for reward.backend=ray
         self.pool = self.guard.pool = wiring.make_pool(section)
-        await self.pool.start()
+        if isinstance(self.pool, WorkerPool):  # rows decided inline need no worker: no wait
+            await self.pool.start(wait=False)
+        else:
+            await self.pool.start()
         self.model_scorers = wiring.make_model_scorers(self.config)
         for scorer in self.model_scorers:
             await scorer.start()

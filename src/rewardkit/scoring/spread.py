@@ -20,16 +20,17 @@ the engine's own :meth:`RulePipeline.verdict_result`, which inline rows take too
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rewardkit.config import RewardSection
 from rewardkit.errors import InvalidSampleError, RewardkitError, ScorerTimeout
-from rewardkit.execution.pool import WorkerPool
+from rewardkit.execution.pool import TaskLink, WorkerPool
 from rewardkit.scoring import tasks
 from rewardkit.scoring.guard import Guard
-from rewardkit.scoring.outcomes import Answer, Outcomes
+from rewardkit.scoring.outcomes import Answer, CheckKey, Outcomes
 from rewardkit.scoring.rows import (
     context_of,
     failed,
@@ -48,6 +49,7 @@ __all__ = [
     "SPREAD_KNOWN_MAX",
     "SPREAD_MIN_ROWS",
     "SPREAD_ROWS",
+    "SPREAD_STALL_S",
     "Batch",
     "RulePipeline",
     "SpreadRow",
@@ -61,6 +63,10 @@ SPREAD_ROWS = 32
 SPREAD_CHARS = 48_000  # responses per task: below the pool's inline send size, with room
 SPREAD_KNOWN_MAX = 256
 """Cached answers a spread task carries at most (see :meth:`Spreader.work`)."""
+SPREAD_STALL_S = 0.1
+"""A check in a spread task running this long (a math row's takes about 3 ms) hands the
+task's remaining rows to another task at once: a row waits for its own work, never for a
+neighbour's slow check or its timeout."""
 SPREAD_CHECK_S = 0.25
 """A spread task starts checks only this long (a check of a math row takes about 3 ms):
 past it, the rows it has not checked go to the pool one by one, where requesters share
@@ -77,6 +83,34 @@ class SpreadRow:
     verifier: Verifier
     started: float
     gold: str  # the ground truth's key (rows.freeze): the checks' and the pool's affinity's
+
+
+class _Progress:
+    """What a running spread task has reported (:data:`rewardkit.scoring.tasks.SpreadProgress`):
+    the outcomes of its first rows, the row it checks now, since when."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[tasks.SpreadOutcome] = []
+        self.checking: int | None = None
+        self.first: tuple[Extracted, Verdict | None] | None = None  # that row's first phases
+        self.since = time.perf_counter()
+
+    def feed(self, part: tasks.SpreadProgress) -> None:
+        index, outcomes, first = part
+        self.outcomes.extend(outcomes)
+        self.checking, self.first, self.since = index, first, time.perf_counter()
+
+    def stalled(self) -> bool:
+        """Whether the check it runs has run :data:`SPREAD_STALL_S` or more."""
+        return self.checking is not None and time.perf_counter() - self.since >= SPREAD_STALL_S
+
+    def wake_in(self, cut: bool) -> float | None:
+        """How long to wait for the task before looking at its progress again."""
+        if cut:
+            return None  # the rest of its rows are handed on: only its end matters
+        if self.checking is None:
+            return SPREAD_STALL_S  # no check yet: look again (a report may come meanwhile)
+        return max(0.0, self.since + SPREAD_STALL_S - time.perf_counter())
 
 
 class RulePipeline(Protocol):
@@ -178,44 +212,118 @@ class Spreader:
             return None
         return SpreadRow(index, row_of(raw), sample, verifier, started, freeze(sample.ground_truth))
 
-    async def score(self, rows: list[SpreadRow], done: dict[int, Result]) -> None:
+    async def score(
+        self, rows: list[SpreadRow], done: dict[int, Result], handed: bool = False
+    ) -> None:
         """Run ``rows`` in one worker task (their inline phases, then the checks those
-        leave), then finish each row: decided, or on to the pool's checks."""
+        leave), then finish each row: decided, or on to the pool's checks.
+
+        The task reports before each check; a check past :data:`SPREAD_STALL_S` holds no
+        other row: the rows reported are finished at once, the rows after it go to
+        another task (``handed``: already counted), and this one is cut after its check.
+        """
         pool = self.guard.pool
-        assert pool is not None
-        self.stats["spread"] += len(rows)
+        assert isinstance(pool, WorkerPool)  # Spreader.batch spreads on a local pool only
+        if not handed:
+            self.stats["spread"] += len(rows)
         check_for_s = min(SPREAD_CHECK_S, self.section.timeout_s / 2)
         fast_paths = self.section.verifiers.fast_paths
-        outcomes: list[tasks.SpreadOutcome] | list[None]
-        try:
-            outcomes = await pool.run(
+        progress = _Progress()
+        link = TaskLink(progress.feed)
+        run = asyncio.ensure_future(
+            pool.run(
                 tasks.spread_rows,
                 self.work(rows),
                 fast_paths,
                 check_for_s,
+                True,  # reports its progress before each check
                 # a check it starts (before check_for_s) has reward.timeout_s of its own,
                 # as alone: one that would pass alone never costs the task its rows
                 timeout=self.section.timeout_s + check_for_s,
                 affinity=rows[0].gold,  # the worker every row's ground truth prefers
+                link=link,
             )
-        except (RewardkitError, ScorerTimeout):  # (a BaseException: named on its own)
-            # a row killed its worker or ran out of time: find which, each row alone
-            outcomes = [None] * len(rows)
+        )
+        owned = len(rows)  # rows[owned:] were handed to another task
+        finished = 0  # rows[:finished] are finished
+        later: list[asyncio.Future[None]] = []  # started at once: nothing waits for the task
+        outcomes: list[tasks.SpreadOutcome] = []
+        failure: BaseException | None = None
+        try:
+            while not run.done():
+                await asyncio.wait({run}, timeout=progress.wake_in(link.cut_sent))
+                if run.done() or link.cut_sent or not progress.stalled():
+                    continue
+                # A check runs long: the rows before it are done, the rows after it go on
+                checking = progress.checking
+                assert checking is not None
+                for offset in range(finished, checking):
+                    self._finish(rows[offset], progress.outcomes[offset], done, later)
+                finished = checking
+                rest, owned = rows[checking + 1 : owned], checking + 1
+                link.cut()
+                if rest:
+                    later.append(asyncio.ensure_future(self.score(rest, done, handed=True)))
+                await asyncio.sleep(0)  # let the handed task reach the pool first
+            outcomes = run.result()
+        except (RewardkitError, ScorerTimeout) as exc:  # (a BaseException: named on its own)
+            failure = exc  # a row killed its worker or ran out of time: see below
+        except BaseException:  # cancelled (the batch was): the task's worker is freed
+            for waiting in (run, *later):
+                waiting.cancel()
+            raise
         # The worker is free: let the next task reach it before these rows are finished
         # here (a millisecond of the loop's time, per task, that it would otherwise idle).
         await asyncio.sleep(0)
-        later = []
-        for row, outcome in zip(rows, outcomes, strict=True):
-            self.stats["rows"] += 1
-            if outcome is None:  # its task failed: this row's inline phases alone, in a worker
-                later.append(store(self._alone(row), row.index, done))
-                continue
-            finished = self._outcome(row, outcome)
-            if isinstance(finished, Result):
-                done[row.index] = finished
-            else:
-                later.append(store(finished, row.index, done))
-        await asyncio.gather(*later)
+        for offset in range(finished, owned):
+            row = rows[offset]
+            if offset < len(outcomes):
+                self._finish(row, outcomes[offset], done, later)
+            elif failure is not None and offset < len(progress.outcomes):
+                self._finish(row, progress.outcomes[offset], done, later)  # done before it
+            elif isinstance(failure, ScorerTimeout) and offset == progress.checking:
+                self._timed_out(row, progress, done, later)  # its own check ran out of time
+            else:  # its task failed before this row was done: its inline phases alone
+                self.stats["rows"] += 1
+                later.append(asyncio.ensure_future(store(self._alone(row), row.index, done)))
+        try:
+            await asyncio.gather(*later)
+        except BaseException:
+            for waiting in later:
+                waiting.cancel()
+            raise
+
+    def _finish(
+        self,
+        row: SpreadRow,
+        outcome: tasks.SpreadOutcome,
+        done: dict[int, Result],
+        later: list[asyncio.Future[None]],
+    ) -> None:
+        """Finish a row from its task's outcome: now, or in ``later`` (its pooled check)."""
+        self.stats["rows"] += 1
+        finished = self._outcome(row, outcome)
+        if isinstance(finished, Result):
+            done[row.index] = finished
+        else:
+            later.append(asyncio.ensure_future(store(finished, row.index, done)))
+
+    def _timed_out(
+        self,
+        row: SpreadRow,
+        progress: _Progress,
+        done: dict[int, Result],
+        later: list[asyncio.Future[None]],
+    ) -> None:
+        """The row whose check its task was running when it ran out of time: that check
+        had reward.timeout_s of its own (the task's deadline adds the time it starts
+        checks in), so its outcome is the timeout a check alone gets, cached as one
+        (the row's Result is then that of a pooled check that timed out)."""
+        assert progress.first is not None
+        extracted, quick = progress.first
+        key = CheckKey.of(row.verifier, row.gold, extracted)
+        self.outcomes.put(key, (Status.TIMEOUT, f"timed out after {self.section.timeout_s:g}s"))
+        self._finish(row, ("ok", (extracted, quick, None, False)), done, later)
 
     def work(self, rows: list[SpreadRow]) -> list[tasks.SpreadRow]:
         """What a spread task needs of each row (with its context), with the answers the

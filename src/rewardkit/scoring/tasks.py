@@ -13,6 +13,7 @@ from typing import Any
 
 from rewardkit.custom import load_function
 from rewardkit.errors import InvalidSampleError
+from rewardkit.execution._worker import cut_asked, report
 from rewardkit.scoring.outcomes import Answer, CheckKey
 from rewardkit.scoring.rows import first_phases, quick_decides
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict, Verifier, extract_with
@@ -63,7 +64,15 @@ SpreadOutcome = tuple[str, Any]
 message")``."""
 
 
-def spread_rows(rows: list[SpreadRow], fast_paths: bool, check_for_s: float) -> list[SpreadOutcome]:
+SpreadProgress = tuple[int, list[SpreadOutcome], tuple[Extracted, Verdict | None]]
+"""What a spread task reports before each check (``reports=True``): the index of the row
+it checks now, the outcomes of the rows before it not reported yet, and that row's first
+phases (``extracted``, ``quick``)."""
+
+
+def spread_rows(
+    rows: list[SpreadRow], fast_paths: bool, check_for_s: float, reports: bool = False
+) -> list[SpreadOutcome]:
     """A large batch's rows, every phase the engine can leave to one task
     (:mod:`rewardkit.scoring.spread`): ``extract`` and ``quick_check`` of each row, then
     ``check`` of each row those leave to the slow path (``quick_decides``), unless the
@@ -75,8 +84,15 @@ def spread_rows(rows: list[SpreadRow], fast_paths: bool, check_for_s: float) -> 
     check that raises is left too, so that it fails exactly as it would alone. Rows of
     one prompt with the same answer are checked once (``shared``). One row's failure
     never costs the others.
+
+    ``reports``: before each check, the task sends its progress (:data:`SpreadProgress`,
+    through :func:`rewardkit.execution._worker.report`), so that its caller can finish
+    the rows already done and hand the rest to other workers when that check runs long;
+    having done so it cuts the task (:func:`~rewardkit.execution._worker.cut_asked`),
+    which then returns the outcomes it has: fewer than its rows.
     """
     began = time.perf_counter()
+    sent = 0
     firsts = [
         _first_phases(verifier, response, truth, context)
         for verifier, response, truth, _, _, context in rows
@@ -94,6 +110,11 @@ def spread_rows(rows: list[SpreadRow], fast_paths: bool, check_for_s: float) -> 
         wanted = not quick_decides(verifier, quick, fast_paths)
         wanted = wanted and known is not None and answer not in known
         if verdict is None and wanted and time.perf_counter() - began < check_for_s:
+            if reports:
+                if cut_asked():
+                    return out  # the caller has the rest of the rows done elsewhere
+                report((len(out), out[sent:], (extracted, quick)))
+                sent = len(out)
             verdict = _checked(verifier, extracted, truth)
             if verdict is not None:
                 checked[key] = verdict

@@ -1,5 +1,6 @@
-"""Run every registered verifier's warm-up. Imported by the worker fork server (see
-:data:`rewardkit.wiring.WORKER_PRELOAD`), so each worker forks with the work done."""
+"""Run every registered verifier's warm-up. Imported by the local pool's zygote (see
+:data:`rewardkit.wiring.WORKER_WARM_UPS`) and Ray's actors (``WORKER_PRELOAD``), so each
+worker forks, or starts, with the work done."""
 
 from __future__ import annotations
 

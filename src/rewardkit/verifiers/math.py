@@ -42,6 +42,7 @@ from rewardkit.verifiers import (
     _digit_numbers,
     _latex,
     _numeric,
+    _repetition,
     _two_stage,
     _warm_corpus,
 )
@@ -97,7 +98,12 @@ class MathVerifier:
         return key if self.fast_paths else f"{key}:fast_paths=false"
 
     def extract(self, response: str, context: Context = NO_CONTEXT) -> Extracted:
-        """The final answer; bounded: boxes are scanned from the end, lines only in the tail."""
+        """The final answer; bounded: boxes are scanned from the end, lines only in the tail.
+
+        A degenerate response (it ends in a loop: :mod:`~rewardkit.verifiers._repetition`)
+        has none, before any search or parse: ``degenerate: 1``, the wrong-answer score."""
+        if _repetition.degenerate(response):
+            return Extracted(None, {"source": None, "degenerate": 1})
         found = _answer.find_answer(response, self.extraction, context)
         return Extracted(found.answer, found.extra)
 

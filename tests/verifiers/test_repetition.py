@@ -1,0 +1,181 @@
+"""guards: degenerate responses (a loop to the end) are decided cheaply and never a long legitimate one.
+
+Benign long rows come from the real corpus in tests/data (hand-read rows, and long
+derivations, tables, number lists and code built from its responses); degenerate
+shapes are the ones a collapsing policy writes. Each degenerate row is decided by the
+math verifier's inline phases, with no parse, in well under 50 ms of CPU.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rewardkit.config import VerifierOptions
+from rewardkit.verifiers import _repetition
+from rewardkit.verifiers.base import NO_CONTEXT, extract_with
+from rewardkit.verifiers.registry import resolve
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "real_outputs"
+
+
+def _corpus() -> list[dict[str, Any]]:
+    rows = []
+    for path in sorted(DATA.glob("*.jsonl.gz")):
+        with gzip.open(path, "rt") as handle:
+            rows.extend(json.loads(line) for line in handle)
+    return rows
+
+
+ROWS = _corpus()
+BY_ID = {row["id"]: row for row in ROWS}
+_READ = [json.loads(line) for line in (DATA / "adjudicated.jsonl").read_text().splitlines()]
+# Rows read by hand and judged (right or wrong, an answer either way): none is a loop.
+JUDGED = [BY_ID[r["id"]]["response"] for r in _READ if r["correct"] is not None]
+CORRECT = [BY_ID[r["id"]]["response"] for r in _READ if r["correct"] is True]
+
+
+def _benign_long() -> dict[str, str]:
+    """Long legitimate responses, each at least the rule's window."""
+    longest = sorted(CORRECT, key=len, reverse=True)
+    derivation = "\n\n".join(longest[:12])  # a long derivation, ending in its answer
+    golds = [row["ground_truth"] for row in ROWS[::7] if isinstance(row["ground_truth"], str)]
+    table = (
+        "| n | answer |\n|---|---|\n"
+        + "".join(f"| {i} | {gold} |\n" for i, gold in enumerate(golds[:300]))
+        + "So the table is complete and the answer is $\\boxed{7}$."
+    )
+    numbers = "The values are " + ", ".join(str(i * i) for i in range(1, 700)) + ". \\boxed{699}"
+    tora = (
+        next(r for r in longest if "```python" in r)
+        if any("```python" in r for r in longest)
+        else ""
+    )
+    code = (
+        "```python\n"
+        + "".join(
+            f"total += prices[{i}] * counts[{i}]\nprint('-' * 40)\nprint(total)\n"
+            for i in range(60)
+        )
+        + "```\n```output\n"
+        + "\n".join(str(1000 + 37 * i) for i in range(60))
+        + "\n```\n"
+        + tora[-1500:]
+    )
+    long_number = "2^{14000} = " + str(2**14000) + ". So the last digit is \\boxed{6}."
+    matrix = (
+        longest[0][:1200]
+        + "\n\\[ I = \\begin{pmatrix}"
+        + "\\\\ ".join(" & ".join("1" if i == j else "0" for j in range(30)) for i in range(30))
+        + "\\end{pmatrix} \\]\nThe identity matrix has trace $\\boxed{30}$."
+    )
+    shaped = {
+        "derivation": derivation,
+        "table": table,
+        "numbers": numbers,
+        "code": code,
+        "long number": long_number,
+        "identity matrix": matrix,
+        "prose x2": "\n\n".join(CORRECT[:40]),
+    }
+    for name, text in shaped.items():
+        assert len(text) >= _repetition.WINDOW_CHARS, name
+    return shaped
+
+
+BENIGN = _benign_long()
+
+
+@pytest.mark.parametrize("name", sorted(BENIGN))
+def test_long_legitimate_responses_are_never_degenerate(name: str) -> None:
+    assert not _repetition.degenerate(BENIGN[name])
+
+
+def test_no_judged_or_source_credited_corpus_row_is_degenerate() -> None:
+    credited = [row["response"] for row in ROWS if row["extra_info"].get("source_label") is True]
+    assert len(JUDGED) >= 500 and len(credited) >= 1000
+    assert not [text[-200:] for text in JUDGED + credited if _repetition.degenerate(text)]
+
+
+def test_the_corpus_loops_are_degenerate() -> None:
+    """Rows of the corpus that end in a loop ("traffic traffic ...", a question and its
+    answer repeated) are flagged; no others are."""
+    flagged = {row["id"] for row in ROWS if _repetition.degenerate(row["response"])}
+    assert "ei:ei_G8_eibatch128_sftepochs_1/iter_1:402" in flagged  # traffic traffic ...
+
+    assert 1 <= len(flagged) <= 12
+    for row_id in flagged:
+        tail = BY_ID[row_id]["response"][-_repetition.WINDOW_CHARS :]
+        assert len(set(tail.split())) <= _repetition.MAX_DISTINCT_TOKENS
+
+
+_rng = random.Random(7)
+_PHRASES = ["Let me check again. ", "Let me verify once more. ", "Let me double check. "]
+DEGENERATE = {
+    "blank boxes": "We need the sum. " + "\\boxed{}" * 3000,
+    "one boxed answer 2,000 times": "So the answer is \\boxed{42}. " + "\\boxed{42} " * 2000,
+    "phrase loop": CORRECT[0][:800] + "So the answer is 12 and we are done. " * 1500,
+    "line loop": "Step 1.\n" + "\\[ x^2 + 2x + 1 = 0 \\]\n" * 2000,
+    "token loop, small variations": "So "
+    + " ".join(_rng.choice(["the", "the", "a", "the,"]) for _ in range(6000)),
+    "phrase loop, small variations": "".join(_rng.choice(_PHRASES) for _ in range(3000)),
+    "repetition after a correct answer": "x = 3, so $\\boxed{3}$. "
+    + "Wait, let me recheck. " * 2000,
+    "a digit run": "The number is " + "4" * 30_000,
+    "quote junk": "The answer:"
+    + "".join(_rng.choice(['\\"', '",', '")', "\\'"]) for _ in range(9000)),
+    "long loop in a long response": "\n\n".join(CORRECT[:30]) + " traffic" * 5000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEGENERATE))
+@pytest.mark.parametrize("data_source", ["lighteval/MATH", "math_dapo"])
+def test_a_degenerate_response_is_decided_wrong_without_a_parse(
+    name: str, data_source: str
+) -> None:
+    verifier = resolve(data_source, VerifierOptions())
+    assert verifier is not None
+    response = DEGENERATE[name]
+    started = time.process_time()
+    extracted = extract_with(verifier, response, NO_CONTEXT)
+    quick = verifier.quick_check(extracted, "3")
+    spent = time.process_time() - started
+    assert quick is not None  # decided inline: no check, no parse
+    assert extracted.extra["degenerate"] == 1 and extracted.answer is None
+    assert quick.score == (-1.0 if data_source == "math_dapo" else 0.0)  # its wrong score
+    assert spent < 0.05, f"{name}: {spent * 1000:.1f} ms of CPU"
+
+
+def test_the_decision_reads_a_bounded_window() -> None:
+    """A 4 MB loop costs what a 4,096-character one does: the window, not the response."""
+    huge = "\\boxed{} " * 450_000
+    started = time.process_time()
+    for _ in range(20):
+        assert _repetition.degenerate(huge)
+    assert (time.process_time() - started) / 20 < 0.01
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("x " * 20_000 + "So \\boxed{4}.", False),  # a loop, then an answer: ordinary rules
+        ("\\boxedx\\fboxy" * 70_000 + "\\boxed{4}", False),
+        ("\\boxed{5}" + " " * 1_000_000, False),  # trailing blanks are no loop
+        ("\\boxed{5} " * 2000 + "\\box", True),  # cut short mid-token: still the loop
+        ("Wait, let me recheck. " * 300 + "Wait, let me rec", True),
+        ("\\boxed{" * 70_000 + "4" + "}" * 70_000, True),  # 70,000 braces to the end
+    ],
+)
+def test_the_loop_must_run_to_the_end(response: str, expected: bool) -> None:
+    assert _repetition.degenerate(response) is expected
+
+
+def test_short_responses_are_never_degenerate() -> None:
+    assert not _repetition.degenerate("\\boxed{}" * 511)  # under the window
+    assert not _repetition.degenerate("")
