@@ -524,32 +524,3 @@ async def test_workers_serve_at_once_and_are_swapped_for_warm_ones_from_the_zygo
         await pool.close()
         gate.unlink(missing_ok=True)
     assert wait_gone(pids) == []
-
-
-def _slow_unless_warm(seconds: float) -> bool:
-    """As a first import inside a task is: slow on a worker without the warm-ups."""
-    if "_support.warm_marker" not in sys.modules:
-        time.sleep(seconds)
-    return "_support.warm_marker" in sys.modules
-
-
-async def test_a_task_that_times_out_on_a_cold_worker_runs_once_more_on_a_warm_one() -> None:
-    """The time may have gone to what the warm-up does (a first import), not to the task:
-    once the warm-ups are done it runs again on a warm worker; a task slow everywhere
-    still ends ScorerTimeout, after its second try."""
-    gate = Path(__file__).parents[1] / "_support" / "warm_marker.gate"
-    gate.unlink(missing_ok=True)
-    pool = WorkerPool(1, warm=["_support.warm_marker"])
-    await pool.start(wait=False)
-    try:
-        cold = asyncio.ensure_future(pool.run(_slow_unless_warm, 30, timeout=0.5))
-        await asyncio.sleep(1.0)  # it timed out on the cold worker; the warm-up still waits
-        gate.touch()
-        assert await asyncio.wait_for(cold, 60) is True  # ran again, warm
-        assert pool.stats["cold_retries"] == 1 and pool.stats["timeouts"] == 1
-        with pytest.raises(ScorerTimeout):  # warm workers get no second try
-            await pool.run(_warmth, 30, timeout=0.5)
-        assert pool.stats["cold_retries"] == 1
-    finally:
-        await pool.close()
-        gate.unlink(missing_ok=True)

@@ -355,7 +355,6 @@ class WorkerPool:
             "crashes": 0,
             "restarts": 0,
             "warmed": 0,  # cold workers swapped for ones the zygote forked (see start)
-            "cold_retries": 0,  # tasks timed out on a cold worker, run again on a warm one
         }
 
     async def start(self, wait: bool = True) -> None:
@@ -485,14 +484,11 @@ class WorkerPool:
         timeout: float,
         affinity: Hashable | None = None,
         link: TaskLink | None = None,
-        retried: bool = False,
     ) -> Any:
         """Run one task; raise ScorerTimeout, WorkerCrashed or ScorerError on failure.
 
         ``affinity``: tasks with equal keys prefer the same worker (see the module).
         ``link``: the task's progress reports and an early stop (:class:`TaskLink`).
-        A task that timed out on a worker forked before the warm-ups were done runs once
-        more on a warm one (``stats["cold_retries"]``); a second timeout is the row's.
         """
         if self._closed:
             raise ScorerError("the worker pool is closed")
@@ -512,19 +508,6 @@ class WorkerPool:
                 self.stats["crashes"] += 1
             # Timed out, dead, or cancelled mid-task (it may still be busy): never reused.
             await asyncio.shield(self._replace(worker))
-            if isinstance(exc, ScorerTimeout) and worker.cold and not retried:
-                # The worker had not run the warm-ups (it forked while the zygote ran
-                # them): the time may have gone to a first import, not to the task. Once
-                # the warm-ups are done, the task runs once more, on a warm worker.
-                warming = self._warming
-                if warming is not None:
-                    with contextlib.suppress(Exception):
-                        await asyncio.shield(warming)
-                if warming is not None and self._zygote is not None:  # warm-ups done
-                    self.stats["cold_retries"] += 1
-                    return await self.run(
-                        fn, *args, timeout=timeout, affinity=affinity, link=link, retried=True
-                    )
             raise
         self._finished(owner)
         worker.tasks_done += 1
