@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -362,6 +363,11 @@ def test_a_check_past_the_hard_limit_is_a_timeout_row() -> None:
         {"data_source": "ifeval", "response": "No commas.", "ground_truth": gt("punctuation:no_comma")},
     ]  # fmt: skip
     with RewardLoop({"reward": {"num_workers": 1, "timeout_s": 1}}) as loop:
+        # a worker forked before the warm-ups were done would load the checkers (about
+        # 2.5 s) inside the row's 1 s: the pool's replacements come warm once they are
+        pool = loop.engine.pool
+        while pool.health().starting or pool.warming:
+            time.sleep(0.01)
         first, second = loop.score(rows)
     assert first.status.value == "timeout", first.error
     assert (second.status.value, second.score) == ("ok", 1.0)
