@@ -32,11 +32,13 @@ _current: Connection | None = None  # the pipe of the task running now (report, 
 _stopping = False  # the pool's stop arrived while a task asked for a cut: end after it
 
 
-def report(part: Any) -> None:
+def report(part: Any) -> bool:
     """Send ``part`` to the running task's caller now (``pool.TaskLink.on_part``), ahead
-    of its reply. Nothing outside a worker (a task called in-process)."""
-    if _current is not None:
-        _current.send_bytes(bytes(ForkingPickler.dumps((None, part))))
+    of its reply; whether it was sent (not outside a worker: a task called in-process)."""
+    if _current is None:
+        return False
+    _current.send_bytes(bytes(ForkingPickler.dumps((None, part))))
+    return True
 
 
 def cut_asked() -> bool:

@@ -265,7 +265,7 @@ class Spreader:
                 if rest:
                     later.append(asyncio.ensure_future(self.score(rest, done, handed=True)))
                 await asyncio.sleep(0)  # let the handed task reach the pool first
-            outcomes = run.result()
+            outcomes = progress.outcomes + run.result()  # reported, then the reply's
         except (RewardkitError, ScorerTimeout) as exc:  # (a BaseException: named on its own)
             failure = exc  # a row killed its worker or ran out of time: see below
         except BaseException:  # cancelled (the batch was): the task's worker is freed

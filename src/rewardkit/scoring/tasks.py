@@ -89,7 +89,8 @@ def spread_rows(
     through :func:`rewardkit.execution._worker.report`), so that its caller can finish
     the rows already done and hand the rest to other workers when that check runs long;
     having done so it cuts the task (:func:`~rewardkit.execution._worker.cut_asked`),
-    which then returns the outcomes it has: fewer than its rows.
+    which then returns the outcomes it has: fewer than its rows. A task that reports
+    returns only the outcomes it has not reported (each outcome crosses the pipe once).
     """
     began = time.perf_counter()
     sent = 0
@@ -111,15 +112,15 @@ def spread_rows(
         wanted = wanted and known is not None and answer not in known
         if verdict is None and wanted and time.perf_counter() - began < check_for_s:
             if reports:
-                if cut_asked():
-                    return out  # the caller has the rest of the rows done elsewhere
-                report((len(out), out[sent:], (extracted, quick)))
-                sent = len(out)
+                if cut_asked():  # the caller has the rest of the rows done elsewhere
+                    return out[sent:]  # (and the outcomes reported: each is sent once)
+                if report((len(out), out[sent:], (extracted, quick))):
+                    sent = len(out)
             verdict = _checked(verifier, extracted, truth)
             if verdict is not None:
                 checked[key] = verdict
         out.append(("ok", (extracted, quick, verdict if wanted else None, shared and wanted)))
-    return out
+    return out[sent:]  # the outcomes not reported yet: the caller has the others
 
 
 def _first_phases(

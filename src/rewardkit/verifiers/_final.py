@@ -497,6 +497,7 @@ _CLOSING_CORRECTION = re.compile(
     + CORRECTION_GAP
     + r"(?:\*\*)?(?P<value>[^\n]{1,160}?)[ \t]*[.!]?[ \t*]*$"
 )
+_LAST_LINE_CHARS = 320  # a cue, its words and a value of 160 characters
 _VALUE_MARK = re.compile(r"[\d$\\]|(?<![A-Za-z])[A-Z](?![A-Za-z])")  # a digit, math, a label
 
 
@@ -510,9 +511,11 @@ def closing_correction(text: str, after: int = 0) -> str | None:
     tail = text[tail_start:].rstrip()
     brk = last_match(PARAGRAPH_BREAK, tail)
     paragraph = tail if brk is None else tail[brk.end() :]
+    # the value runs to the paragraph's end on one line: only its last line can hold it
+    line = paragraph[max(paragraph.rfind("\n") + 1, len(paragraph) - _LAST_LINE_CHARS) :]
     found = None
-    for opening in _SENTENCE_START.finditer(paragraph):  # the last sentence that is one
-        found = _CLOSING_CORRECTION.match(paragraph, opening.end()) or found
+    for opening in _SENTENCE_START.finditer(line):  # the last sentence that is one
+        found = _CLOSING_CORRECTION.match(line, opening.end()) or found
     if found is None:
         return None
     value = found.group("value").strip()
