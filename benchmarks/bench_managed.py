@@ -173,7 +173,9 @@ def main() -> None:
         f"({dt.date.today()}; {machine(args.device)}): {args.rows} judge rows per batch, "
         f"{args.max_tokens} new tokens each, through the router of 1 and 2 launched "
         "replicas (`reward_model.rollout.data_parallel_size`); one torch thread per "
-        "replica. Start-up: until every replica answers /health.\n\n"
+        "replica. Start-up: until every replica answers /health. The judge is a random-init "
+        "causal LM (no `--model`): its answers hold no score, so every row ends `error` "
+        "with the judge's text; what is timed is the generation through the router.\n\n"
         f"{text}\n"
     )
     write_section(SECTION, section, ROOT / "BENCHMARKS.md")
