@@ -90,3 +90,21 @@ def check_stricter(answer: str, gold: str, expected: float, why: str) -> None:
     quick = V.quick_check(extracted, gold)
     assert quick is not None and quick.score == expected, why
     assert V.check(extracted, gold).score == expected, why
+
+
+def table_mismatches(
+    loop: Any, data_source: str, rows: Sequence[tuple[Any, ...]], *, worker_error_ok: bool = False
+) -> list[tuple[Any, ...]]:
+    """Score a table's rows ``(response, truth, status, score, failed, why)`` in one batch
+    and list those whose (status, score, ``extra.failed``) differ from the table's.
+    ``worker_error_ok``: an ``invalid`` row may end ``error`` when a worker met the fault
+    (a remote ``$ref`` met while validating): a reason, never a score."""
+    batch = [{"data_source": data_source, "response": r, "ground_truth": t} for r, t, *_ in rows]
+    wrong = []
+    for (_, _, status, score, failed, why), result in zip(rows, loop.score(batch), strict=True):
+        got = (result.status.value, result.score, result.extra.get("failed"))
+        if worker_error_ok and status == "invalid" and got[0] == "error":
+            status = "error"
+        if got != (status, score, failed):
+            wrong.append((why, got, result.error))
+    return wrong

@@ -13,6 +13,7 @@ import pytest
 import torch
 import transformers
 
+from _support.judge_server import CountingJudge
 from _support.model_fakes import (
     CHAT_TEMPLATE,
     JUDGE_TOKEN,
@@ -101,3 +102,19 @@ def fake_server(model_server: tuple[str, FakeModelServer]) -> tuple[str, FakeMod
     url, fake = model_server
     fake.requests.clear()
     return url, fake
+
+
+@pytest.fixture(scope="module")
+def judge_server() -> Iterator[tuple[str, CountingJudge]]:
+    """A judge API on 127.0.0.1 that counts requests and reports ``usage``."""
+    judge = CountingJudge()
+    with ServerThread(judge.app) as url:
+        yield url, judge
+
+
+@pytest.fixture
+def judge(judge_server: tuple[str, CountingJudge]) -> tuple[str, CountingJudge]:
+    """The module's judge server, its counts reset."""
+    url, server = judge_server
+    server.reset()
+    return url, server

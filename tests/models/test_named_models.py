@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import torch
 import yaml
 
 from _support.judge_server import COMPLETION_TOKENS, PROMPT_TOKENS, CountingJudge
-from _support.model_fakes import ServerThread, build_tokenizer
+from _support.model_fakes import build_tokenizer
 from rewardkit import RewardLoop
 from rewardkit.config import check_runnable, load_config
 from rewardkit.errors import ConfigError
@@ -34,20 +33,6 @@ ROWS = [
     {"data_source": "chat", "prompt": "how many apples", "response": "i think three apples"},
 ]
 TOKENS = PROMPT_TOKENS + COMPLETION_TOKENS
-
-
-@pytest.fixture(scope="module")
-def judge_server() -> Iterator[tuple[str, CountingJudge]]:
-    judge = CountingJudge()
-    with ServerThread(judge.app) as url:
-        yield url, judge
-
-
-@pytest.fixture
-def judge(judge_server: tuple[str, CountingJudge]) -> tuple[str, CountingJudge]:
-    url, server = judge_server
-    server.reset()
-    return url, server
 
 
 def api_judge(url: str, model: str = "judge-7", **extra: Any) -> dict[str, Any]:

@@ -6,13 +6,11 @@ counts requests, and a judge's token use per component.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from _support.judge_server import COMPLETION_TOKENS, PROMPT_TOKENS, CountingJudge
-from _support.model_fakes import ServerThread
 from rewardkit.config import RATE_LIMITED_KEYS, load_config
 from rewardkit.errors import ConfigError
 from rewardkit.models import build_model_scorers
@@ -23,20 +21,6 @@ from rewardkit.server.metrics import EngineCollector
 from rewardkit.types import Sample
 
 ROW = Sample("chat", prompt="what is two plus two", response="the answer is four")
-
-
-@pytest.fixture(scope="module")
-def judge_server() -> Iterator[tuple[str, CountingJudge]]:
-    judge = CountingJudge()
-    with ServerThread(judge.app) as url:
-        yield url, judge
-
-
-@pytest.fixture
-def judge(judge_server: tuple[str, CountingJudge]) -> tuple[str, CountingJudge]:
-    url, server = judge_server
-    server.reset()
-    return url, server
 
 
 def rate_limited(url: str, model: str = "judge-7", **keys: Any) -> dict[str, Any]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from _support.verifier_rows import table_mismatches
 from rewardkit import RewardLoop
 from rewardkit.verifiers.json_schema import JsonSchemaVerifier
 
@@ -96,30 +96,14 @@ ROWS = [
 # fmt: on
 
 
-@pytest.fixture(scope="module", params=[True, False], ids=["inline", "in a worker"])
-def loop(request: pytest.FixtureRequest) -> Iterator[RewardLoop]:
-    config = {"reward": {"num_workers": 1, "verifiers": {"fast_paths": request.param}}}
-    with RewardLoop(config) as scorer:
-        yield scorer
+@pytest.fixture(scope="module")
+def loop(both_paths_loop: RewardLoop) -> RewardLoop:
+    return both_paths_loop
 
 
 def test_table(loop: RewardLoop) -> None:
-    rows = [
-        {"data_source": "json_schema", "response": response, "ground_truth": truth}
-        for response, truth, *_ in ROWS
-    ]
-    results = loop.score(rows)
-    wrong = []
-    for (_, _, status, score, failed, why), result in zip(ROWS, results, strict=True):
-        got = (result.status.value, result.score, result.extra.get("failed"))
-        expected_status = status
-        if status == "invalid" and result.status.value == "error":
-            # found in a worker (a remote $ref is met while validating): an error with its
-            # reason, never a score
-            expected_status = "error"
-        if got != (expected_status, score, failed):
-            wrong.append((why, got, result.error))
-    assert not wrong
+    """Every row in one batch (each row's verdict is its own, whatever its neighbours)."""
+    assert table_mismatches(loop, "json_schema", ROWS, worker_error_ok=True) == []
 
 
 def test_a_catastrophic_pattern_costs_its_row_only() -> None:

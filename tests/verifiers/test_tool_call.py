@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from _support.verifier_rows import table_mismatches
 from rewardkit import RewardLoop
 from rewardkit.config import RewardConfig, load_config
 from rewardkit.scoring.engine import RewardEngine
@@ -513,26 +513,14 @@ ROWS = [
 ]
 
 
-@pytest.fixture(scope="module", params=[True, False], ids=["inline", "in a worker"])
-def loop(request: pytest.FixtureRequest) -> Iterator[RewardLoop]:
-    config = {"reward": {"num_workers": 1, "verifiers": {"fast_paths": request.param}}}
-    with RewardLoop(config) as scorer:
-        yield scorer
+@pytest.fixture(scope="module")
+def loop(both_paths_loop: RewardLoop) -> RewardLoop:
+    return both_paths_loop
 
 
 def test_table(loop: RewardLoop) -> None:
     """Every row in one batch (each row's verdict is its own, whatever its neighbours)."""
-    rows = [
-        {"data_source": "tool_call", "response": response, "ground_truth": truth}
-        for response, truth, *_ in ROWS
-    ]
-    results = loop.score(rows)
-    wrong = []
-    for (_, _, status, score, failed, why), result in zip(ROWS, results, strict=True):
-        got = (result.status.value, result.score, result.extra.get("failed"))
-        if got != (status, score, failed):
-            wrong.append((why, got, result.error))
-    assert not wrong
+    assert table_mismatches(loop, "tool_call", ROWS) == []
 
 
 def test_two_trajectories_with_the_same_text_but_other_calls_are_not_shared(

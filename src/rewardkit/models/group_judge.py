@@ -23,14 +23,12 @@ per-row judge's are; ``judge.n`` samples are combined per response by
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import re
 from collections.abc import Hashable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from rewardkit.config import GroupJudgeConfig, JudgeConfig, RewardModelConfig
 from rewardkit.errors import (
@@ -50,6 +48,7 @@ from rewardkit.models.judge import (
     make_generator,
     normalized,
 )
+from rewardkit.models.templates import as_text
 from rewardkit.types import Sample
 
 __all__ = [
@@ -244,7 +243,7 @@ class GroupJudge:
                     "the pairwise group judge (reference: ground_truth) needs the row's "
                     "ground_truth; the row has none"
                 )
-            return await self._against(sample, _as_text(reference))
+            return await self._against(sample, as_text(reference))
         try:
             size = _declared_size(sample, self.group.size)
         except InvalidSampleError:
@@ -360,7 +359,7 @@ class GroupJudge:
             "prompt": prompt,
             "responses": "\n\n".join(blocks),
             "count": str(len(samples)),
-            "ground_truth": _as_text(first.ground_truth),
+            "ground_truth": as_text(first.ground_truth),
         }
         texts = await self._generator.generate(self._messages(self.template.fill(values)))
         scores = listwise_scores(texts, len(samples), self.judge)
@@ -409,12 +408,3 @@ def _declared_size(sample: Sample, configured: int | None) -> int | None:
     if given < 1:
         raise InvalidSampleError(f"extra_info.{GROUP_SIZE_KEY} must be >= 1, got {given}")
     return int(given)
-
-
-def _as_text(value: Any) -> str:
-    if value is None or isinstance(value, str):
-        return value or ""
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)

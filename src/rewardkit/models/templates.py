@@ -27,6 +27,7 @@ __all__ = [
     "Encoded",
     "JudgeTemplate",
     "as_messages",
+    "as_text",
     "concatenate",
     "encode_row",
     "load_judge_template",
@@ -185,7 +186,7 @@ class JudgeTemplate:
             raise InvalidSampleError(
                 f"judge template '{self.name}' needs a ground_truth; the row has none"
             )
-        values = {"prompt": prompt, "response": response, "ground_truth": _as_text(ground_truth)}
+        values = {"prompt": prompt, "response": response, "ground_truth": as_text(ground_truth)}
         return _FIELD.sub(lambda m: values[m.group(1)], self.text)
 
 
@@ -214,7 +215,8 @@ def load_judge_template(name_or_path: str, parser: str = "auto") -> JudgeTemplat
     return JudgeTemplate(str(path), text, "score" if parser == "auto" else parser)
 
 
-def _as_text(value: Any) -> str:
+def as_text(value: Any) -> str:
+    """A template value as text: a string as is, other JSON values dumped, None empty."""
     if value is None or isinstance(value, str):
         return value or ""
     try:
