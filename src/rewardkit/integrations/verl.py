@@ -301,7 +301,8 @@ class RewardkitRewardManager:
         elif self._config is not None and self._router is None:
             loaded = load_config(self._config)
             check_runnable(loaded)
-        self.policy = FailurePolicy.resolve(
+        # on_failure='drop' is refused here too (each call resolves it with its scorer's config)
+        FailurePolicy.resolve(
             self._on_failure, self._fill_score, loaded, default="raise", no_drop=NO_DROP
         )
 

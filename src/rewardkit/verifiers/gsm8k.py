@@ -253,9 +253,9 @@ _MARKED_VALUES = re.compile(r"(?m:^)[ \t]{0,8}####[ \t]{0,8}([-$\\\d][-$\\\d.,/ 
 
 
 def _auto_read(texts: Sequence[str], context: Context) -> tuple[str | None, bool]:
-    if blank_answer(texts[0]):  # "#### 18 ...\n\nAnswer: " : its last answer is blank
-        return None, False
     cut = no_fallback(texts[0], context)
+    if cut and blank_answer(texts[0]):  # "#### 18 ...\n\nAnswer: ": its last answer is blank
+        return None, False  # (a blank last form is one of no_fallback's reasons)
     for text in texts:
         answer, hedged = _auto_in(text, fallback=False)
         if answer is not None or hedged:
