@@ -3,7 +3,8 @@
 Benign long rows come from the real corpus in tests/data (hand-read rows, and long
 derivations, tables, number lists and code built from its responses); degenerate
 shapes are the ones a collapsing policy writes. Each degenerate row is decided by the
-math verifier's inline phases, with no parse, in well under 50 ms of CPU.
+inline phases of every family that reads a final answer from free text (math, gsm8k,
+multiple choice, search QA, geometry), with no parse, in well under 50 ms of CPU.
 """
 
 from __future__ import annotations
@@ -134,22 +135,51 @@ DEGENERATE = {
 }
 
 
+# Every family that reads a final answer out of free text, with a gold its loops could
+# repeat, and the score a wrong answer gets there.
+FAMILIES = {
+    "lighteval/MATH": ("3", 0.0),
+    "math_dapo": ("3", -1.0),
+    "openai/gsm8k": ("3", 0.0),
+    "multiple_choice": ("A", 0.0),
+    "searchR1_nq": ({"target": ["3"]}, 0.0),
+    "hiyouga/geometry3k": ("3", 0.0),  # and no format credit either
+}
+
+
 @pytest.mark.parametrize("name", sorted(DEGENERATE))
-@pytest.mark.parametrize("data_source", ["lighteval/MATH", "math_dapo"])
+@pytest.mark.parametrize("data_source", sorted(FAMILIES))
 def test_a_degenerate_response_is_decided_wrong_without_a_parse(
     name: str, data_source: str
 ) -> None:
     verifier = resolve(data_source, VerifierOptions())
     assert verifier is not None
+    gold, wrong = FAMILIES[data_source]
     response = DEGENERATE[name]
     started = time.process_time()
     extracted = extract_with(verifier, response, NO_CONTEXT)
-    quick = verifier.quick_check(extracted, "3")
+    quick = verifier.quick_check(extracted, gold)
     spent = time.process_time() - started
     assert quick is not None  # decided inline: no check, no parse
     assert extracted.extra["degenerate"] == 1 and extracted.answer is None
-    assert quick.score == (-1.0 if data_source == "math_dapo" else 0.0)  # its wrong score
+    assert quick.score == wrong
     assert spent < 0.05, f"{name}: {spent * 1000:.1f} ms of CPU"
+
+
+@pytest.mark.parametrize("data_source", sorted(FAMILIES))
+def test_a_loop_of_the_right_answer_earns_nothing(data_source: str) -> None:
+    """The gold, repeated until the tokens ran out, is a collapse, not an answer."""
+    gold, wrong = FAMILIES[data_source]
+    said = {
+        "openai/gsm8k": "#### 3\n",
+        "multiple_choice": "Answer: A\n",
+        "searchR1_nq": "<answer>3</answer>\n",
+    }.get(data_source, "\\boxed{3}\n")
+    verifier = resolve(data_source, VerifierOptions())
+    assert verifier is not None
+    extracted = extract_with(verifier, "Let me think. " + said * 1500, NO_CONTEXT)
+    quick = verifier.quick_check(extracted, gold)
+    assert quick is not None and quick.score == wrong and extracted.extra["degenerate"] == 1
 
 
 def test_the_decision_reads_a_bounded_window() -> None:

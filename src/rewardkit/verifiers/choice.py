@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rewardkit.errors import InvalidSampleError
+from rewardkit.verifiers import _repetition
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
     CORRECTION_GAP,
@@ -138,7 +139,10 @@ class ChoiceVerifier:
     def extract(self, response: str, context: Context = NO_CONTEXT) -> Extracted:
         """The chosen letter (None when several are offered), read from the conclusion
         (:func:`~rewardkit.verifiers._final.answering_texts`); bounded: every search
-        starts from the end and reads at most a few KB around the letter found."""
+        starts from the end and reads at most a few KB around the letter found. A
+        degenerate response (it ends in a loop) has none."""
+        if _repetition.degenerate(response):
+            return Extracted(None, {"pattern": None, "degenerate": 1})
         texts = answering_texts(response, context)
         if offered_alternative(texts[0]):  # "Answer: B\n\nOr Answer: C": two answers
             return Extracted(None, {"pattern": None, "hedged": True})

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rewardkit.verifiers import _repetition
 from rewardkit.verifiers.base import Extracted, Verdict
 from rewardkit.verifiers.math import MathVerifier
 
@@ -60,6 +61,8 @@ class GeometryVerifier:
         return "geometry3k"
 
     def extract(self, response: str) -> Extracted:
+        if _repetition.degenerate(response):  # a loop to the end: no answer, no format
+            return Extracted(None, {"format": False, "degenerate": 1})
         answer = last_boxed(response)
         return Extracted(answer, {"format": think_then_boxed(response)})
 

@@ -51,7 +51,7 @@ from fractions import Fraction
 from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
-from rewardkit.verifiers import _answer, _latex
+from rewardkit.verifiers import _answer, _latex, _repetition
 from rewardkit.verifiers._common import (
     ALTERNATIVE_WORD,
     CONTEXT_WORD,
@@ -176,7 +176,10 @@ class GSM8KVerifier:
         return f"gsm8k:{self.method}"
 
     def extract(self, response: str, context: Context = NO_CONTEXT) -> Extracted:
-        """The final number as written, found by :attr:`method` (bounded: the tail only)."""
+        """The final number as written, found by :attr:`method` (bounded: the tail only).
+        A degenerate response (it ends in a loop) has none, whatever the loop repeats."""
+        if _repetition.degenerate(response):
+            return Extracted(None, {"method": self.method, "degenerate": 1})
         if self.method == "strict":  # verl reads the last 300 characters only
             answer = _group(last_match(_VERL_STRICT, response[-VERL_CLIP_CHARS:]))
         elif self.method == "flexible":

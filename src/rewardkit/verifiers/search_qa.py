@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
+from rewardkit.verifiers import _repetition
 from rewardkit.verifiers._common import MAX_ANSWER_CHARS
 from rewardkit.verifiers._final import answering_texts, closing_correction
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
@@ -69,6 +70,8 @@ class SearchQAVerifier:
         normalises differently is hedging: no answer (``hedged``)."""
         opens, closes = response.count(_OPEN), response.count(_CLOSE)
         extra: dict[str, Any] = {"answer_tags": max(opens, closes)}
+        if _repetition.degenerate(response):  # a loop to the end: no answer
+            return Extracted(None, {**extra, "degenerate": 1})
         for text in answering_texts(response, context, rendered=False):
             spans = _answers(text)
             if not spans:
