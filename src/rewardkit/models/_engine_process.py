@@ -29,16 +29,29 @@ LOG_TAIL_LINES = 20
 # actor that hosts the replica) leaves no orphan. A SIGTERM to the group (a normal stop)
 # reaches the engine, which shuts down as it does; the wrapper ignores it and exits with
 # the engine's exit status.
+#
+# A second child, the watchdog, does the same one level down: PR_SET_PDEATHSIG armed on
+# the supervisor. Ray SIGKILLs a dead actor's direct children (the supervisor) before
+# anything else can run there; the watchdog outlives it by design and takes the group
+# down. It also does so when the supervisor exits normally, which reaps what the engine
+# left behind in its group.
 SUPERVISE = """
 import ctypes, os, signal, sys
 def down(*_):
     os.killpg(0, signal.SIGKILL)
-signal.signal(signal.SIGHUP, down)
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-if sys.platform.startswith("linux"):
-    ctypes.CDLL(None).prctl(1, signal.SIGHUP, 0, 0, 0)
-if os.getppid() != int(sys.argv[1]):
-    down()
+def guard(parent):
+    signal.signal(signal.SIGHUP, down)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGHUP, 0, 0, 0)
+    if os.getppid() != parent:
+        down()
+guard(int(sys.argv[1]))
+supervisor = os.getpid()
+if os.fork() == 0:
+    guard(supervisor)
+    while True:
+        signal.pause()
 pid = os.fork()
 if pid == 0:
     signal.signal(signal.SIGHUP, signal.SIG_DFL)

@@ -356,9 +356,10 @@ class Fleet:
         return info
 
     def actors(self) -> list[dict[str, Any]]:
-        """Each Ray replica's placement: ``node_ip``, ``node_id``, ``actor_pid``, ``gpu_ids``,
-        ``host``, ``port``, ``log`` (empty for a local fleet)."""
-        return [dict(getattr(r.slot, "info", {})) for r in self.replicas if self.ray is not None]
+        """Each live Ray replica actor's placement: ``node_ip``, ``node_id``, ``actor_pid``,
+        ``gpu_ids``, ``host``, ``port``, ``log`` (none for a local fleet)."""
+        slots = [r.slot for r in self.replicas]
+        return [dict(s.info) for s in slots if getattr(s, "handle", None) is not None]  # type: ignore[attr-defined]
 
     def pids(self) -> list[int]:
         """The replicas' process ids now (group leaders; on Ray, on their nodes)."""

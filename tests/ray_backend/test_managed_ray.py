@@ -1,0 +1,184 @@
+"""guards: rewardkit.models._fleet_ray: a managed fleet's replicas as Ray actors: placed, scored through the router, healed after a lost actor, stopped with no process left."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from _support.processes import wait_gone
+from rewardkit import RewardLoop
+from rewardkit.config import RewardModelConfig, load_config
+from rewardkit.errors import ConfigError
+from rewardkit.models import managed
+from rewardkit.models.managed import Fleet, FleetStartError, ManagedModel
+from rewardkit.server.app import _model_replicas
+from rewardkit.types import Status
+
+pytestmark = pytest.mark.usefixtures("ray_cluster")
+
+TINY = Path(__file__).resolve().parents[1] / "_support" / "tiny_replica.py"
+# Two replica actors and one scoring actor fit the two 1-CPU nodes of the test cluster.
+RAY = {"replica_num_cpus": 0.25, "num_cpus_per_worker": 0.25, "start_timeout_s": 60}
+
+
+def family(pid: int) -> list[int]:
+    """``pid`` and every process below it (read from /proc: the test cluster is this machine)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            try:
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+            except OSError:
+                continue
+    return found
+
+
+def fleet_processes(fleet: Fleet) -> list[int]:
+    """Each replica's actor process, its supervisor, the replica and what the replica started."""
+    actors = [int(a["actor_pid"]) for a in fleet.actors()]
+    return actors + [p for pid in fleet.pids() for p in family(pid)]
+
+
+@pytest.mark.slow  # 9-17 s on 2 cores (the scoring actors' start is most); the Fleet twin runs by default
+def test_a_ray_fleet_judges_through_the_router_survives_a_lost_actor_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def tiny(
+        rm: RewardModelConfig, *, port: int, rank: int, host: str
+    ) -> tuple[list[str], dict[str, str]]:
+        assert host == "127.0.0.1"  # every node of the test cluster is the driver's machine
+        return [sys.executable, str(TINY), str(port), str(rank), "slow"], {}
+
+    monkeypatch.setattr(managed, "replica_argv", tiny)
+    model = tmp_path / "judge"  # the stand-in replicas read no model: a directory that is one
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    rm = {"enable": True, "kind": "generative", "model_path": str(model),
+          "judge": {"max_tokens": 2},
+          "rollout": {"name": "transformers", "data_parallel_size": 2, "restart_backoff_s": 0.2,
+                      "log_dir": str(tmp_path / "logs")}}  # fmt: skip
+    config = {"reward": {"backend": "ray", "num_workers": 1, "ray": RAY, "reward_model": rm}}
+    rows = [{"data_source": "x", "prompt": "two plus two", "response": f"{i}"} for i in range(40)]
+    with RewardLoop(config) as loop:
+        engine = loop._engine
+        assert engine is not None
+        (scorer,) = engine.model_scorers
+        assert isinstance(scorer, ManagedModel)
+        fleet = scorer.fleet
+        placed = fleet.actors()
+        assert len({a["node_id"] for a in placed}) == 2  # SPREAD: one replica per node
+        assert scorer.router_address.startswith("127.0.0.1:")
+        pids = fleet_processes(fleet)
+        assert len(pids) >= 6  # per replica: its actor, the supervisor, the replica, its child
+
+        results: list[Any] = []
+        batch = threading.Thread(target=lambda: results.extend(loop.score(rows)))
+        batch.start()
+        while fleet.replicas[0].in_flight < 2:
+            time.sleep(0.002)
+        lost = fleet.kill_actor(0)  # mid-batch, as a lost node would
+        batch.join(timeout=120)
+        assert [r.status for r in results] == [Status.OK] * len(rows), [r.error for r in results]
+        assert {r.components["judge"] for r in results} == {0.7}  # [[7]] on 0..10
+        assert fleet.stats.retried >= 1  # the lost replica's requests went to the other
+
+        deadline = time.monotonic() + 60
+        while fleet.replicas[0].restarts < 1 or not fleet.health().full:
+            assert time.monotonic() < deadline, fleet.health().describe()
+            time.sleep(0.05)
+        assert "lost its Ray actor" in fleet.replicas[0].last_exit
+        assert fleet.actors()[0]["actor_pid"] != lost["actor_pid"]  # a new actor
+        assert _model_replicas(engine) == {"judge": {"live": 2, "desired": 2}}
+        assert [r.status for r in loop.score(rows[:4])] == [Status.OK] * 4
+        pids += fleet_processes(fleet)
+    assert wait_gone(pids) == []
+    assert sorted(p.name for p in (tmp_path / "logs").iterdir()) == [
+        "replica-0.log",
+        "replica-1.log",
+    ]
+
+
+def _fleet(mode: str, *, replicas: int = 1, **ray: Any) -> Fleet:
+    rollout = {"name": "vllm", "data_parallel_size": replicas, "start_timeout_s": 30,
+               "restart_backoff_s": 0.2}  # fmt: skip
+    section = {"enable": True, "kind": "generative", "model_path": "/m", "rollout": rollout}
+    reward = load_config(
+        {"reward": {"backend": "ray", "ray": {**RAY, **ray}, "reward_model": section}}
+    ).reward
+
+    def command(rank: int, port: int) -> tuple[list[str], dict[str, str]]:
+        return [sys.executable, str(TINY), str(port), str(rank), mode], {}
+
+    return Fleet(reward.reward_model, name="ray fleet", command=command, ray=reward.ray)
+
+
+def test_replica_actors_spread_route_survive_a_lost_actor_mid_batch_and_leave_nothing() -> None:
+    fleet = _fleet("slow", replicas=2, replica_num_gpus=0)  # each POST takes 0.5 s
+    fleet.start()
+    try:
+        placed = fleet.actors()
+        assert len({a["node_id"] for a in placed}) == 2  # SPREAD: one replica per node
+        assert {a["host"] for a in placed} == {"127.0.0.1"}  # the driver's node: loopback
+        assert fleet.address.startswith("127.0.0.1:")
+        pids = fleet_processes(fleet)
+        assert len(pids) >= 10  # per replica: actor, supervisor, watchdog, replica, its child
+
+        def post(i: int) -> httpx.Response:
+            return httpx.post(f"http://{fleet.address}/v1/chat/completions", json={"i": i},
+                              timeout=60, trust_env=False)  # fmt: skip
+
+        with ThreadPoolExecutor(20) as batch:
+            answers = batch.map(post, range(20))
+            while fleet.replicas[0].in_flight < 2:
+                time.sleep(0.002)
+            lost = fleet.kill_actor(0)  # mid-batch, as a lost node would
+            answers = list(answers)
+        assert [a.status_code for a in answers] == [200] * 20
+        assert all("[[7]]" in a.json()["choices"][0]["message"]["content"] for a in answers)
+        assert fleet.stats.retried >= 1  # the lost replica's requests went to the other
+
+        deadline = time.monotonic() + 30
+        while fleet.replicas[0].restarts < 1 or not fleet.health().full:
+            assert time.monotonic() < deadline, fleet.health().describe()
+            time.sleep(0.05)
+        assert "lost its Ray actor" in fleet.replicas[0].last_exit
+        assert fleet.actors()[0]["actor_pid"] != lost["actor_pid"]  # a new actor
+        assert post(99).json()["replica"] in (0, 1)
+        pids += fleet_processes(fleet)
+    finally:
+        fleet.stop()
+    assert wait_gone(pids) == []  # the lost actor's replica too: nothing outlives its actor
+
+
+def test_a_replica_that_cannot_start_on_its_node_fails_with_the_log_its_actor_reads() -> None:
+    fleet = _fleet("crash", replica_num_gpus=0)  # vllm's default would ask for a GPU
+    with pytest.raises(FleetStartError, match=r"(?s)exited with code 3.*cannot load the model"):
+        fleet.start()
+    assert fleet.pids() == [] and fleet.actors() == []
+
+
+def test_a_fleet_the_cluster_cannot_hold_is_refused_naming_the_keys() -> None:
+    fleet = _fleet("serve")  # vllm: tensor_model_parallel_size GPUs each; the cluster has none
+    with pytest.raises(ConfigError, match=r"rollout.data_parallel_size=1 x .*replica_num_gpus=1"):
+        fleet.start()
+
+
+def test_a_managed_model_on_the_ray_backend_gets_a_fleet_of_actors(tmp_path: Path) -> None:
+    from rewardkit.models import build_model_scorers
+
+    rm = {"enable": True, "kind": "generative", "model_path": "/m", "rollout": {"name": "vllm"}}
+    ray_cfg = load_config({"reward": {"backend": "ray", "reward_model": rm}}).reward
+    (scorer,) = build_model_scorers(ray_cfg)
+    assert isinstance(scorer, ManagedModel) and scorer.fleet.ray == ray_cfg.ray
+    local_cfg = load_config({"reward": {"reward_model": rm}}).reward
+    (local,) = build_model_scorers(local_cfg)
+    assert isinstance(local, ManagedModel) and local.fleet.ray is None
