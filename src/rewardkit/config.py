@@ -992,7 +992,8 @@ class RewardConfig(_Section):
             if not rm.managed:
                 continue
             tp = rm.rollout.tensor_model_parallel_size
-            if rm.rollout.name in ("vllm", "sglang") and gpus is not None and 0 < gpus < tp:
+            # A fraction of one GPU shares it (tp 1); a sharded replica needs tp whole GPUs.
+            if rm.rollout.name in ("vllm", "sglang") and gpus is not None and 0 < gpus < tp > 1:
                 raise ValueError(
                     f"reward.ray.replica_num_gpus={gpus:g} is fewer GPUs than "
                     f"{key}.rollout.tensor_model_parallel_size={tp} shards each replica over: "

@@ -122,9 +122,15 @@ def _fleet(mode: str, *, replicas: int = 1, **ray: Any) -> Fleet:
 
 
 def test_replica_actors_spread_route_survive_a_lost_actor_mid_batch_and_leave_nothing() -> None:
-    fleet = _fleet("slow", replicas=2, replica_num_gpus=0)  # each POST takes 0.5 s
+    marked = {"env_vars": {"REWARDKIT_TEST_MARK": "on-the-node"}}
+    fleet = _fleet("slow", replicas=2, replica_num_gpus=0, runtime_env=marked)  # POST: 0.5 s
     fleet.start()
     try:
+        engine = family(fleet.pids()[0])[1:]  # the supervisor's children: watchdog, replica
+        environ = [Path(f"/proc/{p}/environ").read_bytes().split(b"\0") for p in engine]
+        # The replica inherits its actor's environment: runtime_env, and Ray's thread count.
+        assert any(b"REWARDKIT_TEST_MARK=on-the-node" in e for e in environ)
+        assert all(b"OMP_NUM_THREADS=1" in e for e in environ)  # from the actor's 0.25 CPU
         placed = fleet.actors()
         assert len({a["node_id"] for a in placed}) == 2  # SPREAD: one replica per node
         assert {a["host"] for a in placed} == {"127.0.0.1"}  # the driver's node: loopback
@@ -172,13 +178,42 @@ def test_a_fleet_the_cluster_cannot_hold_is_refused_naming_the_keys() -> None:
         fleet.start()
 
 
-def test_a_managed_model_on_the_ray_backend_gets_a_fleet_of_actors(tmp_path: Path) -> None:
+def test_a_managed_model_on_the_ray_backend_gets_a_fleet_of_actors_and_keeps_their_cpus() -> None:
     from rewardkit.models import build_model_scorers
+    from rewardkit.wiring import make_pool
 
     rm = {"enable": True, "kind": "generative", "model_path": "/m", "rollout": {"name": "vllm"}}
     ray_cfg = load_config({"reward": {"backend": "ray", "reward_model": rm}}).reward
     (scorer,) = build_model_scorers(ray_cfg)
     assert isinstance(scorer, ManagedModel) and scorer.fleet.ray == ray_cfg.ray
+    two = {**rm, "rollout": {"name": "vllm", "data_parallel_size": 2}}
+    cpus = {"replica_num_cpus": 0.25}
+    reserving = load_config({"reward": {"backend": "ray", "ray": cpus, "reward_model": two}})
+    assert make_pool(reserving.reward).reserve_cpus == 0.5  # out of the scoring actors' share
     local_cfg = load_config({"reward": {"reward_model": rm}}).reward
     (local,) = build_model_scorers(local_cfg)
     assert isinstance(local, ManagedModel) and local.fleet.ray is None
+
+
+@pytest.mark.parametrize(
+    ("rollout", "device", "ray_opts", "gpus"),
+    [
+        ({"name": "vllm", "tensor_model_parallel_size": 2}, None, {}, 2.0),
+        ({"name": "sglang"}, None, {}, 1.0),
+        ({"name": "transformers"}, "cpu", {}, 0.0),
+        ({"name": "transformers"}, None, {}, 0.0),  # the test cluster has no GPU
+        ({"name": "vllm"}, None, {"replica_num_gpus": 0.5}, 0.5),  # two replicas per GPU
+    ],
+)
+def test_each_replica_actor_asks_for_the_gpus_its_engine_needs(
+    rollout: dict[str, Any], device: str | None, ray_opts: dict[str, Any], gpus: float
+) -> None:
+    import ray
+
+    from rewardkit.models._fleet_ray import replica_resources
+
+    rm = {"enable": True, "kind": "generative", "model_path": "/m", "rollout": rollout}
+    if device:
+        rm["device"] = device
+    reward = load_config({"reward": {"backend": "ray", "ray": ray_opts, "reward_model": rm}}).reward
+    assert replica_resources(reward.reward_model, reward.ray, ray) == (1.0, gpus)
