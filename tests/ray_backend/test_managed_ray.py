@@ -159,6 +159,16 @@ def test_replica_actors_spread_route_survive_a_lost_actor_mid_batch_and_leave_no
         assert "lost its Ray actor" in fleet.replicas[0].last_exit
         assert fleet.actors()[0]["actor_pid"] != lost["actor_pid"]  # a new actor
         assert post(99).json()["replica"] in (0, 1)
+
+        # A replica whose server exits (its actor alive) is started again in the same actor.
+        actor = fleet.actors()[1]["actor_pid"]
+        pids += fleet_processes(fleet)
+        fleet.kill_replica(1)
+        while fleet.replicas[1].restarts < 1 or not fleet.health().full:
+            assert time.monotonic() < deadline, fleet.health().describe()
+            time.sleep(0.05)
+        assert fleet.replicas[1].last_exit == "exited with code -9"  # its whole group SIGKILLed
+        assert fleet.actors()[1]["actor_pid"] == actor
         pids += fleet_processes(fleet)
     finally:
         fleet.stop()
@@ -170,6 +180,28 @@ def test_a_replica_that_cannot_start_on_its_node_fails_with_the_log_its_actor_re
     with pytest.raises(FleetStartError, match=r"(?s)exited with code 3.*cannot load the model"):
         fleet.start()
     assert fleet.pids() == [] and fleet.actors() == []
+
+
+def test_a_replica_no_node_can_hold_now_fails_the_start_naming_the_setting() -> None:
+    import ray
+
+    @ray.remote(num_cpus=1)
+    class Blocker:
+        def ready(self) -> bool:
+            return True
+
+    blockers = [Blocker.remote() for _ in range(2)]  # every CPU of the two nodes
+    try:
+        ray.get([b.ready.remote() for b in blockers], timeout=60)
+        fleet = _fleet("serve", replica_num_gpus=0, replica_num_cpus=1, start_timeout_s=1)
+        with pytest.raises(
+            FleetStartError, match=r"not placed within 1s \(reward.ray.start_timeout_s\)"
+        ):
+            fleet.start()
+        assert fleet.actors() == []
+    finally:
+        for blocker in blockers:
+            ray.kill(blocker)
 
 
 def test_a_fleet_the_cluster_cannot_hold_is_refused_naming_the_keys() -> None:
