@@ -249,3 +249,41 @@ def test_each_replica_actor_asks_for_the_gpus_its_engine_needs(
         rm["device"] = device
     reward = load_config({"reward": {"backend": "ray", "ray": ray_opts, "reward_model": rm}}).reward
     assert replica_resources(reward.reward_model, reward.ray, ray) == (1.0, gpus)
+
+
+CRASHING_DRIVER = """
+import json, sys, ray
+from rewardkit.config import load_config
+from rewardkit.models.managed import Fleet
+ray.init(address=sys.argv[2], logging_level="WARNING", log_to_driver=False)
+reward = load_config({"reward": {"backend": "ray", "ray": {"replica_num_cpus": 0.25,
+    "replica_num_gpus": 0}, "reward_model": {"enable": True, "kind": "generative",
+    "model_path": "/m", "rollout": {"name": "vllm", "data_parallel_size": 2}}}}).reward
+fleet = Fleet(reward.reward_model, ray=reward.ray,
+              command=lambda rank, port: ([sys.executable, sys.argv[1], str(port), str(rank)], {}))
+fleet.start()
+print(json.dumps([fleet.pids(), [a["actor_pid"] for a in fleet.actors()]]), flush=True)
+input()
+"""
+
+
+def test_a_killed_driver_leaves_no_replica_actor_nor_replica(ray_cluster: Any) -> None:
+    import json
+    import os
+    import signal
+    import subprocess
+
+    driver = subprocess.Popen(
+        [sys.executable, "-c", CRASHING_DRIVER, str(TINY), ray_cluster.address],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert driver.stdout is not None
+    leaders, actors = json.loads(driver.stdout.readline())
+    pids = actors + [p for leader in leaders for p in family(leader)]
+    assert len(pids) >= 10  # per replica: actor, supervisor, watchdog, replica, its child
+    driver.send_signal(signal.SIGKILL)  # no cleanup runs: Ray ends the actors of a dead owner
+    driver.wait()
+    assert wait_gone(pids, within_s=30) == []
