@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 _CALL_TIMEOUT_S = 30.0  # an actor call that only reads or signals; slower proves nothing
+# The watcher asks every replica's actor each 0.2 s, all at once: a hung node must not hold
+# up the others' restarts for long (its server's health check judges it meanwhile).
+_POLL_TIMEOUT_S = 5.0
 _STOP_EXTRA_S = 15.0  # on top of the engine's grace, for the actor to reap it
 
 
@@ -230,7 +233,7 @@ class RaySlot:
         if self.handle is None:
             return "has no Ray actor"
         try:
-            code = await _bounded(self.handle.poll.remote(), _CALL_TIMEOUT_S)
+            code = await _bounded(self.handle.poll.remote(), _POLL_TIMEOUT_S)
         except TimeoutError:
             return None  # a loaded node proves nothing; the health check judges the server
         except ray.exceptions.RayError as exc:
