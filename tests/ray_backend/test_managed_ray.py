@@ -222,6 +222,10 @@ def test_a_managed_model_on_the_ray_backend_gets_a_fleet_of_actors_and_keeps_the
     cpus = {"replica_num_cpus": 0.25}
     reserving = load_config({"reward": {"backend": "ray", "ray": cpus, "reward_model": two}})
     assert make_pool(reserving.reward).reserve_cpus == 0.5  # out of the scoring actors' share
+    named = load_config({"reward": {"backend": "ray", "reward_models": {"helpful": rm}}}).reward
+    (helpful,) = build_model_scorers(named)
+    with pytest.raises(ConfigError, match=r"reward_models.helpful.rollout.data_parallel_size=1"):
+        helpful.inner.fleet.start()  # vllm asks for a GPU; the test cluster has none
     local_cfg = load_config({"reward": {"reward_model": rm}}).reward
     (local,) = build_model_scorers(local_cfg)
     assert isinstance(local, ManagedModel) and local.fleet.ray is None

@@ -673,10 +673,12 @@ class ManagedModel:
         build: Callable[[RewardModelConfig], ModelScorer],
         *,
         ray: RayOptions | None = None,
+        key: str = "reward_model",
     ) -> None:
-        """``ray``: ``reward.ray`` when the replicas are Ray actors (``reward.backend: ray``)."""
+        """``ray``: ``reward.ray`` when the replicas are Ray actors (``reward.backend: ray``);
+        ``key``: the config section, for messages."""
         self.cfg = rm
-        self.fleet = Fleet(rm, ray=ray)
+        self.fleet = Fleet(rm, ray=ray, key=key)
         self._ray = ray
         self._leased = False
         assert rm.rollout.name is not None
