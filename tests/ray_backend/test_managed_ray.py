@@ -291,3 +291,26 @@ def test_a_killed_driver_leaves_no_replica_actor_nor_replica(ray_cluster: Any) -
     driver.send_signal(signal.SIGKILL)  # no cleanup runs: Ray ends the actors of a dead owner
     driver.wait()
     assert wait_gone(pids, within_s=30) == []
+
+
+def test_off_the_drivers_node_a_replica_and_the_router_listen_on_the_nodes_address() -> None:
+    import ray
+
+    from rewardkit.models._fleet_ray import EngineHost, driver_node_ip, router_host
+
+    here = driver_node_ip()
+    elsewhere = "198.51.100.7"  # a driver on a node the replica is not on (TEST-NET-2)
+    assert router_host(ray, here) == "127.0.0.1"  # every node of the test cluster is here
+    assert router_host(ray, elsewhere) == elsewhere  # scoring actors elsewhere must reach it
+    host = ray.remote(EngineHost).options(num_cpus=0.25).remote(0, None)
+    try:
+        near = ray.get(host.place.remote(here), timeout=60)
+        far = ray.get(host.place.remote(elsewhere), timeout=60)
+    finally:
+        ray.kill(host)
+    assert near["host"] == "127.0.0.1"
+    assert far["host"] == far["node_ip"] == here  # the node's own address, which Ray reaches
+    rm = {"enable": True, "kind": "generative", "model_path": "/m", "rollout": {"name": "vllm"}}
+    section = load_config({"reward": {"backend": "ray", "reward_model": rm}}).reward
+    argv, _ = managed.replica_argv(section.reward_model, port=8001, rank=0, host=far["host"])
+    assert argv[argv.index("--host") + 1] == here  # the engine listens there
