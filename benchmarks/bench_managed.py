@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_managed.py            # a few minutes on 2 cores
     .venv/bin/python benchmarks/bench_managed.py --quick    # a smoke run; BENCHMARKS.md untouched
     python benchmarks/bench_managed.py --engine vllm --model DIR --device cuda   # on a GPU
+    .venv/bin/python benchmarks/bench_managed.py --backend ray   # replicas as Ray actors (a local Ray)
 
 For each replica count, a :class:`~rewardkit.RewardLoop` launches the replicas
 (``reward.reward_model.rollout``: ``name``, ``data_parallel_size``) of a random-init
@@ -14,8 +15,12 @@ each count is reported with the others listed (the machine is shared). Every rep
 one torch thread (``OMP_NUM_THREADS=1``), so 2 replicas use two cores where 1 uses one:
 the table shows what a second replica adds, as a second GPU would.
 
+With ``--backend ray`` the replicas are Ray actors of a local Ray that the loop starts
+(``reward.backend: ray``; each replica actor holds ``--replica-cpus`` CPUs, and Ray sets
+its ``OMP_NUM_THREADS`` from them: 1 for a fraction), the router still in this process.
+
 Prints a markdown table; the full run also replaces the section "Managed judge servers"
-of BENCHMARKS.md.
+of BENCHMARKS.md (with ``--backend ray``: "Managed judge servers on Ray").
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ sys.path.insert(0, str(HERE))
 from _report import write_section  # noqa: E402
 
 SECTION = "## Managed judge servers (benchmarks/bench_managed.py)"
+SECTION_RAY = "## Managed judge servers on Ray (benchmarks/bench_managed.py --backend ray)"
 WORDS = "the answer is four five six seven score grade good bad yes no".split()
 
 
@@ -94,7 +100,10 @@ def run(args: argparse.Namespace, model: str, replicas: int) -> dict[str, Any]:
     rm = {"enable": True, "kind": "generative", "model_path": model, "device": args.device,
           "judge": {"max_tokens": args.max_tokens}, "http": {"max_concurrent": 256},
           "rollout": rollout}  # fmt: skip
-    config = {"reward": {"num_workers": 1, "reward_model": rm}}
+    config: dict[str, Any] = {"reward": {"num_workers": 1, "reward_model": rm}}
+    if args.backend == "ray":  # one small scoring actor; each replica an actor of its own
+        ray = {"num_cpus_per_worker": 0.25, "replica_num_cpus": args.replica_cpus}
+        config["reward"] |= {"backend": "ray", "ray": ray}
     batch = rows(args.rows)
     started = time.perf_counter()
     with RewardLoop(config) as loop:
@@ -155,6 +164,10 @@ def main() -> None:
         help="transformers serve --continuous-batching (paged attention; by default it "
         "generates concurrent requests side by side, which contend on a CPU)",
     )
+    parser.add_argument("--backend", default="local", choices=["local", "ray"])
+    parser.add_argument(
+        "--replica-cpus", type=float, default=0.5, help="reward.ray.replica_num_cpus (ray)"
+    )
     parser.add_argument("--quick", action="store_true", help="8 rows, 1 repeat, no file written")
     args = parser.parse_args()
     if args.quick:
@@ -166,10 +179,14 @@ def main() -> None:
     print(text)
     if args.quick:
         return
+    title = SECTION if args.backend == "local" else SECTION_RAY
+    ray_flags = (
+        f" --backend ray --replica-cpus {args.replica_cpus:g}" if args.backend == "ray" else ""
+    )
     section = (
-        f"{SECTION}\n\n"
+        f"{title}\n\n"
         f"`benchmarks/bench_managed.py --engine {args.engine} --device {args.device}"
-        f"{' --continuous-batching' if args.continuous_batching else ''}` "
+        f"{' --continuous-batching' if args.continuous_batching else ''}{ray_flags}` "
         f"({dt.date.today()}; {machine(args.device)}): {args.rows} judge rows per batch, "
         f"{args.max_tokens} new tokens each, through the router of 1 and 2 launched "
         "replicas (`reward_model.rollout.data_parallel_size`); one torch thread per "
@@ -178,7 +195,7 @@ def main() -> None:
         "with the judge's text; what is timed is the generation through the router.\n\n"
         f"{text}\n"
     )
-    write_section(SECTION, section, ROOT / "BENCHMARKS.md")
+    write_section(title, section, ROOT / "BENCHMARKS.md")
 
 
 if __name__ == "__main__":

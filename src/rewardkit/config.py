@@ -283,8 +283,9 @@ class RolloutConfig(_Section):
     """verl's reward_model.rollout: the inference engine rewardkit launches for the model.
 
     With ``name`` set (vllm, sglang, transformers) rewardkit starts ``data_parallel_size``
-    replicas of that engine serving ``reward_model.model_path`` on this machine, each on a
-    free port of 127.0.0.1 with its own log, puts a router in front of them, restarts a
+    replicas of that engine serving ``reward_model.model_path`` on this machine (with
+    ``reward.backend: ray``, as Ray actors placed as Ray places them), each on a free
+    port with its own log, puts a router in front of them, restarts a
     replica that dies and stops them all on exit (rewardkit.models.managed, docs/models.md
     "Managed servers"). verl's keys map to each engine's flags in one table
     (:data:`rewardkit.engines.FLAGS`); a key the engine cannot honour is refused here,
@@ -734,9 +735,12 @@ class RayOptions(_Section):
     to be placed again before they fail at once and RewardLoop.score raises PoolUnavailable.
     Counted from when the last actor was lost, not per row; refilling goes on meanwhile."""
     replica_num_cpus: float = Field(default=1.0, ge=0)
-    """CPUs Ray reserves for each reward-model replica."""
+    """CPUs Ray reserves for each reward-model replica (a local copy, or a launched
+    server's actor: ``reward_model.rollout.name``)."""
     replica_num_gpus: float | None = Field(default=None, ge=0)
-    """GPUs per reward-model replica; null: 1 when the cluster has GPUs, else 0."""
+    """GPUs per reward-model replica; null: a launched vllm or sglang server takes
+    ``rollout.tensor_model_parallel_size``, a ``transformers`` one none on ``device: cpu``;
+    otherwise 1 when the cluster has GPUs, else 0."""
     object_store_memory_mb: int | None = Field(default=None, ge=80)
     """Object store size of a local Ray that rewardkit starts itself; null: Ray's default."""
     runtime_env: dict[str, Any] = Field(default_factory=dict)
@@ -980,14 +984,27 @@ class RewardConfig(_Section):
 
     @field_validator("reward")
     @classmethod
-    def _managed_fleet_runs_here(cls, reward: RewardSection) -> RewardSection:
+    def _managed_fleet_on_ray_can_run(cls, reward: RewardSection) -> RewardSection:
+        if reward.backend != "ray":
+            return reward
+        gpus, address = reward.ray.replica_num_gpus, reward.ray.address or ""
         for key, rm in reward.model_sections():
-            if rm.managed and reward.backend == "ray":
+            if not rm.managed:
+                continue
+            tp = rm.rollout.tensor_model_parallel_size
+            # A fraction of one GPU shares it (tp 1); a sharded replica needs tp whole GPUs.
+            if rm.rollout.name in ("vllm", "sglang") and gpus is not None and 0 < gpus < tp > 1:
                 raise ValueError(
-                    f"{key}.rollout.name={rm.rollout.name!r} with reward.backend=ray: "
-                    "launched replicas run on this machine only (not as Ray actors yet); use "
-                    "reward.backend=local, or start the servers on the cluster yourself and "
-                    f"give {key}.urls"
+                    f"reward.ray.replica_num_gpus={gpus:g} is fewer GPUs than "
+                    f"{key}.rollout.tensor_model_parallel_size={tp} shards each replica over: "
+                    f"give each replica at least {tp} (or leave it null: {tp})"
+                )
+            if address.startswith("ray://"):
+                raise ValueError(
+                    f"{key}.rollout.name={rm.rollout.name!r} with reward.ray.address={address!r}: "
+                    "a Ray Client driver runs outside the cluster and cannot reach the "
+                    "replicas' ports; run rewardkit on a node of the cluster (address 'auto' "
+                    "or host:6379)"
                 )
         return reward
 

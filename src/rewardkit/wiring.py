@@ -49,6 +49,8 @@ def make_pool(section: RewardSection) -> Pool:
         for _, rm in section.model_sections():  # each model's replicas, as it builds them
             if wants_replicas(section.model_copy(update={"reward_model": rm})):
                 reserve += rm.replicas * section.ray.replica_num_cpus
+            elif rm.enable and rm.managed:  # a managed fleet's replica actors
+                reserve += rm.rollout.data_parallel_size * section.ray.replica_num_cpus
         return RayWorkerPool(
             section.num_workers,
             options=section.ray,

@@ -4,7 +4,8 @@ It answers ``GET /health`` and any POST with a chat-completions-shaped answer na
 itself (``replica``); a POST body ``{"status": N}`` gets that HTTP status instead. On
 start it launches a child (``sleep``) into its own process group and prints the child's
 pid, so a test can check that stopping the replica reaches what the replica started.
-MODE ``crash``: print a line and exit 3 before serving; ``mute``: never answer.
+MODE ``crash``: print a line and exit 3 before serving; ``mute``: never answer; ``slow``:
+each POST takes 0.5 s (so that a batch is still in flight when a test kills a replica).
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
-        if body.get("sleep"):
-            time.sleep(float(body["sleep"]))
+        if body.get("sleep") or MODE == "slow":
+            time.sleep(float(body.get("sleep") or 0.5))
         status = int(body.get("status", 200))
         content = f"replica {RANK} says [[7]]"
         self._answer(status, {"replica": RANK, "choices": [{"message": {"content": content}}]})

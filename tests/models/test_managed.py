@@ -164,10 +164,18 @@ def test_managed_settings_that_cannot_work_are_refused_at_load(rm, message) -> N
         load_config({"reward": {"reward_model": section}})
 
 
-def test_a_managed_fleet_with_the_ray_backend_is_refused_saying_why() -> None:
-    rm = {"enable": True, "kind": "generative", "model_path": "/m", "rollout": {"name": "vllm"}}
-    with pytest.raises(ConfigError, match="launched replicas run on this machine only"):
-        load_config({"reward": {"backend": "ray", "reward_model": rm}})
+def test_a_managed_fleet_on_ray_loads_and_what_cannot_run_is_refused_naming_the_key() -> None:
+    rm = {"enable": True, "kind": "generative", "model_path": "/m",
+          "rollout": {"name": "vllm", "tensor_model_parallel_size": 2}}  # fmt: skip
+    loaded = load_config({"reward": {"backend": "ray", "reward_model": rm}}).reward
+    assert loaded.reward_model.managed and loaded.backend == "ray"
+    few = {"replica_num_gpus": 1}
+    with pytest.raises(ConfigError, match=r"reward.ray.replica_num_gpus=1 is fewer GPUs than "
+                       r"reward_model.rollout.tensor_model_parallel_size=2"):  # fmt: skip
+        load_config({"reward": {"backend": "ray", "ray": few, "reward_model": rm}})
+    client = {"address": "ray://head:10001"}
+    with pytest.raises(ConfigError, match=r"reward.ray.address='ray://head:10001'"):
+        load_config({"reward": {"backend": "ray", "ray": client, "reward_model": rm}})
 
 
 def test_verls_other_rollout_keys_are_accepted_at_verls_defaults() -> None:
@@ -390,7 +398,9 @@ def test_judge_and_router_function_through_tiny_replicas_heal_and_stop(
     judge_lm, tmp_path, monkeypatch
 ) -> None:
     # The whole path but the engine: the command line launches the tiny replica.
-    def tiny(rm: RewardModelConfig, *, port: int, rank: int) -> tuple[list[str], dict[str, str]]:
+    def tiny(
+        rm: RewardModelConfig, *, port: int, rank: int, host: str
+    ) -> tuple[list[str], dict[str, str]]:
         return [sys.executable, str(TINY), str(port), str(rank)], {}
 
     monkeypatch.setattr(managed, "replica_argv", tiny)
@@ -458,7 +468,9 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, reward_ro
 def test_a_sync_function_in_a_worker_gets_the_router_and_no_tokenizer_it_does_not_take(
     judge_lm, tmp_path, monkeypatch
 ) -> None:
-    def tiny(rm: RewardModelConfig, *, port: int, rank: int) -> tuple[list[str], dict[str, str]]:
+    def tiny(
+        rm: RewardModelConfig, *, port: int, rank: int, host: str
+    ) -> tuple[list[str], dict[str, str]]:
         return [sys.executable, str(TINY), str(port), str(rank)], {}
 
     monkeypatch.setattr(managed, "replica_argv", tiny)
@@ -515,8 +527,9 @@ def test_each_named_model_may_launch_its_own_fleet_and_refusals_name_it() -> Non
     judge = {"kind": "generative", "model_path": "/m", "rollout": {"name": "vllm"}}
     config = load_config({"reward": {"reward_models": {"helpful": judge}}})
     assert config.reward.reward_models["helpful"].managed
+    client = {"backend": "ray", "ray": {"address": "ray://head:10001"}}
     with pytest.raises(ConfigError, match=r"reward_models.helpful.rollout.name='vllm' with"):
-        load_config({"reward": {"backend": "ray", "reward_models": {"helpful": judge}}})
+        load_config({"reward": {**client, "reward_models": {"helpful": judge}}})
     no_path = {**judge, "model_path": None}
     with pytest.raises(ConfigError, match=r"reward_models.helpful.model_path: set it"):
         load_config({"reward": {"reward_models": {"helpful": no_path}}})

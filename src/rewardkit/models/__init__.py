@@ -40,6 +40,7 @@ def build_model_scorers(cfg: RewardSection, *, max_batch_wait_ms: float = 5.0) -
     kind discriminative: backend hf -> LocalRewardModel; vllm, sglang, tei -> RemoteRewardModel.
     kind generative: backend hf -> a local judge; openai, vllm, sglang -> a chat-completions judge.
     A local (hf) model with ``replicas > 1`` or ``reward.backend: ray`` -> ReplicatedModelScorer.
+    ``rollout.name`` set -> a ManagedModel (its replicas Ray actors with ``reward.backend: ray``).
     Each named model is built as its own ``reward_model`` section would be, and writes the
     component ``rm/<name>`` (:class:`~rewardkit.models.named.NamedScorer`).
     Nothing is loaded or connected until ``await scorer.start()``.
@@ -52,11 +53,14 @@ def build_model_scorers(cfg: RewardSection, *, max_batch_wait_ms: float = 5.0) -
     for name, rm in cfg.reward_models.items():
         if rm.enable:  # the section as if it were the only reward_model
             alone = cfg.model_copy(update={"reward_model": rm})
-            scorers.append(NamedScorer(name, _one_section(alone, max_batch_wait_ms)))
+            named = _one_section(alone, max_batch_wait_ms, key=f"reward_models.{name}")
+            scorers.append(NamedScorer(name, named))
     return scorers
 
 
-def _one_section(cfg: RewardSection, max_batch_wait_ms: float) -> ModelScorer:
+def _one_section(
+    cfg: RewardSection, max_batch_wait_ms: float, *, key: str = "reward_model"
+) -> ModelScorer:
     from rewardkit.models.replicas import ReplicatedModelScorer, wants_replicas
 
     if wants_replicas(cfg) and cfg.reward_model.judge.group is not None:
@@ -67,7 +71,8 @@ def _one_section(cfg: RewardSection, max_batch_wait_ms: float) -> ModelScorer:
         )
     if wants_replicas(cfg):  # a local model as Ray actors (replicas > 1 or reward.backend ray)
         return ReplicatedModelScorer(cfg, max_batch_wait_ms=max_batch_wait_ms)
-    return build_one_scorer(cfg.reward_model, max_batch_wait_ms=max_batch_wait_ms)
+    ray = cfg.ray if cfg.backend == "ray" else None  # a managed fleet's replicas as actors
+    return build_one_scorer(cfg.reward_model, max_batch_wait_ms=max_batch_wait_ms, ray=ray, key=key)
 
 
 def __getattr__(name: str) -> object:

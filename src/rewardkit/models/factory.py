@@ -7,27 +7,38 @@ the other.
 
 from __future__ import annotations
 
-from rewardkit.config import RewardModelConfig
+from rewardkit.config import RayOptions, RewardModelConfig
 from rewardkit.errors import ConfigError
 from rewardkit.models.base import ModelScorer
 
 __all__ = ["build_one_scorer"]
 
 
-def build_one_scorer(rm: RewardModelConfig, *, max_batch_wait_ms: float = 5.0) -> ModelScorer:
+def build_one_scorer(
+    rm: RewardModelConfig,
+    *,
+    max_batch_wait_ms: float = 5.0,
+    ray: RayOptions | None = None,
+    key: str = "reward_model",
+) -> ModelScorer:
     """The scorer for ``rm`` in this process (replicas aside).
 
     kind discriminative: backend hf -> LocalRewardModel; vllm, sglang, tei -> RemoteRewardModel.
     kind generative: backend hf -> a local judge; openai, vllm, sglang -> a chat-completions judge;
     with judge.group set, a GroupJudge on either.
-    ``rollout.name`` set: a ManagedModel (rewardkit launches the servers) around one of those.
+    ``rollout.name`` set: a ManagedModel (rewardkit launches the servers) around one of those,
+    its replicas Ray actors when ``ray`` (``reward.ray`` of ``reward.backend: ray``) is given;
+    ``key`` names the section in its errors (``reward_models.<name>``).
     Nothing is loaded or connected until ``await scorer.start()``.
     """
     if rm.managed:
         from rewardkit.models.managed import ManagedModel
 
         return ManagedModel(
-            rm, lambda cfg: build_one_scorer(cfg, max_batch_wait_ms=max_batch_wait_ms)
+            rm,
+            lambda cfg: build_one_scorer(cfg, max_batch_wait_ms=max_batch_wait_ms),
+            ray=ray,
+            key=key,
         )
     if rm.kind == "generative" and rm.judge.group is not None:
         from rewardkit.models.group_judge import GroupJudge

@@ -28,6 +28,12 @@ close the fleet stops routing new requests, lets those in flight finish (up to
 ``rollout.drain_timeout_s``), then sends SIGTERM to each group and SIGKILL to what is
 left.
 
+With ``reward.backend: ray`` each replica is a Ray actor holding the replica's resources
+(rewardkit.models._fleet_ray): the actor starts the same command line under the same
+supervisor on its node, on a free port of that node, and the fleet (router, health
+checks, restarts) stays in this process. A replica whose actor dies (killed, its node
+lost) is restarted as one whose process exits, on a new actor placed as Ray places it.
+
 :class:`ManagedModel` is the scorer: it starts the fleet, then scores through the
 router with the judge or remote scorer that ``url`` would give, and hands the router's
 address (``host:port``, verl's ``reward_router_address``) to custom reward functions.
@@ -40,68 +46,35 @@ import atexit
 import binascii
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
-from rewardkit.config import RewardModelConfig, RolloutConfig
+from rewardkit.config import RayOptions, RewardModelConfig, RolloutConfig
 from rewardkit.engines import client_backend, command_line, health_path
-from rewardkit.errors import RemoteError, ScorerError
+from rewardkit.errors import RemoteError, RewardkitError, ScorerError
 from rewardkit.execution.health import PoolHealth
+from rewardkit.models._engine_process import EngineProcess, SlotError, free_port, log_tail
 from rewardkit.models.base import ModelScore, ModelScorer
 from rewardkit.types import Sample
 
 __all__ = ["Fleet", "ManagedModel", "replica_argv"]
 
-_LOG_TAIL_LINES = 20
 _POLL_S = 0.2
 _STOP_GRACE_S = 10.0
 
-# Run as `python -c _SUPERVISE PARENT_PID ARGV...`, as the leader of the replica's own
-# process group: it arms PR_SET_PDEATHSIG (SIGHUP when the thread that started it ends),
-# starts the engine as its child, and waits. Its parent gone, it SIGKILLs the whole group
-# (the engine and whatever the engine started), so a crash of rewardkit leaves no orphan.
-# A SIGTERM to the group (a normal stop) reaches the engine, which shuts down as it does;
-# the wrapper ignores it and exits with the engine's exit status.
-_SUPERVISE = """
-import ctypes, os, signal, sys
-def down(*_):
-    os.killpg(0, signal.SIGKILL)
-signal.signal(signal.SIGHUP, down)
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-if sys.platform.startswith("linux"):
-    ctypes.CDLL(None).prctl(1, signal.SIGHUP, 0, 0, 0)
-if os.getppid() != int(sys.argv[1]):
-    down()
-pid = os.fork()
-if pid == 0:
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.execvp(sys.argv[2], sys.argv[2:])
-while True:
-    try:
-        _, status = os.waitpid(pid, 0)
-        break
-    except InterruptedError:
-        continue
-code = os.waitstatus_to_exitcode(status)
-os._exit(code if code >= 0 else 128 - code)
-"""
-
 
 def replica_argv(
-    rm: RewardModelConfig, *, port: int, rank: int
+    rm: RewardModelConfig, *, port: int, rank: int, host: str = "127.0.0.1"
 ) -> tuple[list[str], dict[str, str]]:
     """The command line and extra environment of replica ``rank`` of ``rm``'s fleet."""
     rollout = rm.rollout
@@ -115,34 +88,87 @@ def replica_argv(
         port=port,
         rank=rank,
         kind=rm.kind,
+        host=host,
         served_name=rm.model_name or rm.model_path,
         device=rm.device,
         engine_kwargs=rollout.engine_kwargs.get(rollout.name, {}),
     )
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+class _Slot(Protocol):
+    """Where a replica's engine runs: a child of this process, or a Ray actor's."""
+
+    @property
+    def log_name(self) -> str: ...
+    async def place(self) -> tuple[str, int]: ...
+    async def launch(self, argv: list[str], extra_env: dict[str, str]) -> None: ...
+    async def exit_status(self) -> str | None: ...
+    async def tail(self) -> str: ...
+    async def signal(self, sig: int) -> None: ...
+    async def stop(self, grace_s: float) -> None: ...
+    def pids(self) -> list[int]: ...
+    def kill_now(self, sig: int) -> int | None: ...
 
 
-def _executable(name: str) -> str:
-    """``name`` on PATH, else next to this Python (a venv's console scripts)."""
-    found = shutil.which(name)
-    if found:
-        return found
-    sibling = Path(sys.executable).parent / name
-    return str(sibling) if sibling.exists() else name
+class _LocalSlot:
+    """A replica as a process group of this machine, started on the fleet's thread."""
+
+    def __init__(self, log_path: Path) -> None:
+        self.log_path = log_path
+        self.engine: EngineProcess | None = None
+
+    @property
+    def log_name(self) -> str:
+        return str(self.log_path)
+
+    async def place(self) -> tuple[str, int]:
+        return "127.0.0.1", free_port()
+
+    async def launch(self, argv: list[str], extra_env: dict[str, str]) -> None:
+        self.engine = EngineProcess(argv, extra_env, self.log_path, self.log_path.parent)
+
+    async def exit_status(self) -> str | None:
+        code = None if self.engine is None else self.engine.poll()
+        return None if code is None else f"exited with code {code}"
+
+    async def tail(self) -> str:
+        return log_tail(self.log_path)
+
+    async def signal(self, sig: int) -> None:
+        if self.engine is not None:
+            self.engine.signal(sig)
+
+    async def stop(self, grace_s: float) -> None:
+        engine = self.engine
+        if engine is None:
+            return
+        engine.signal(signal.SIGTERM)
+        end = time.monotonic() + grace_s
+        while time.monotonic() < end and engine.poll() is None:
+            await asyncio.sleep(0.05)
+        engine.signal(signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            engine.proc.wait(timeout=5)
+
+    def pids(self) -> list[int]:
+        engine = self.engine
+        return [engine.pid] if engine is not None and engine.poll() is None else []
+
+    def kill_now(self, sig: int) -> int | None:
+        if self.engine is None:
+            return None
+        os.killpg(self.engine.pid, sig)
+        return self.engine.pid
 
 
 @dataclass(eq=False)
 class _Replica:
     rank: int
-    log_path: Path
+    slot: _Slot
+    host: str = "127.0.0.1"
     port: int = 0
-    proc: subprocess.Popen[bytes] | None = None
-    state: str = "down"  # starting | live | unhealthy | down | stopped
+    argv: list[str] = field(default_factory=list)
+    state: str = "down"  # placing | starting | live | unhealthy | down | stopped
     started_at: float = 0.0
     restart_at: float = 0.0
     deaths_in_row: int = 0
@@ -154,14 +180,13 @@ class _Replica:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
-    def tail(self, lines: int = _LOG_TAIL_LINES) -> str:
-        try:
-            text = self.log_path.read_bytes()[-16_384:].decode("utf-8", "replace")
-        except OSError:
-            return "(no log)"
-        return "\n".join(text.splitlines()[-lines:])
+    @property
+    def proc(self) -> subprocess.Popen[bytes] | None:
+        """The local replica's supervisor process (None on Ray, or before it starts)."""
+        engine = getattr(self.slot, "engine", None)
+        return None if engine is None else engine.proc
 
 
 @dataclass
@@ -177,12 +202,19 @@ class FleetStartError(RemoteError):
     """A replica did not come up: its exit or the time-out, with its last log lines."""
 
 
+class _SpawnError(Exception):
+    """A replica could not be placed or launched (why, for its last_exit or the start error)."""
+
+
 class Fleet:
     """The replicas of one reward model and the router in front of them (module docstring).
 
     ``start()`` blocks until every replica answers its health route (FleetStartError
     otherwise, everything stopped); ``stop()`` drains and stops. Both are thread-safe
-    and callable from any thread; the fleet runs on a thread of its own.
+    and callable from any thread; the fleet runs on a thread of its own. With ``ray``
+    (``reward.ray``), each replica is a Ray actor (rewardkit.models._fleet_ray); Ray is
+    connected on the thread that calls ``start()`` unless it already is, so call it on a
+    thread that outlives the fleet, or connect Ray first.
     """
 
     def __init__(
@@ -191,22 +223,28 @@ class Fleet:
         *,
         name: str | None = None,
         command: Callable[[int, int], tuple[list[str], dict[str, str]]] | None = None,
+        ray: RayOptions | None = None,
+        key: str = "reward_model",
     ) -> None:
         """``command(rank, port)``: a replica's argv and extra environment; default: the
-        engine's (:func:`replica_argv`)."""
+        engine's (:func:`replica_argv`), listening on the replica's host."""
         if rm.rollout.name is None or rm.model_path is None:
             raise ValueError("a fleet needs reward_model.rollout.name and model_path")
         self.rm = rm
         self.health_path = health_path(rm.rollout.name, rm.kind, rm.health_check.path)
-        self._command = command or (lambda rank, port: replica_argv(rm, port=port, rank=rank))
+        self._command = command or self._engine_command
         self.rollout: RolloutConfig = rm.rollout
         self.name = name or f"{rm.rollout.name} fleet of {Path(rm.model_path).name}"
-        self._own_log_dir = rollout_log_dir(self.rollout)
-        self.log_dir = Path(self._own_log_dir)
-        self.replicas = [
-            _Replica(rank, self.log_dir / f"replica-{rank}.log")
-            for rank in range(self.rollout.data_parallel_size)
-        ]
+        self.ray = ray
+        self._key = key
+        self.log_dir: Path | None = None
+        self.replicas: list[_Replica] = []
+        if ray is None:
+            self.log_dir = Path(rollout_log_dir(self.rollout))
+            self.replicas = [
+                _Replica(rank, _LocalSlot(self.log_dir / f"replica-{rank}.log"))
+                for rank in range(self.rollout.data_parallel_size)
+            ]
         self.stats = _Stats()
         self.address = ""
         self._loop = asyncio.new_event_loop()
@@ -217,21 +255,54 @@ class Fleet:
         self._server: Any = None
         self._serving: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
+        self._respawning: set[asyncio.Task[None]] = set()
         self._draining = False
         self._stopped = False
+        self._leased = False
+        self._router_host = "127.0.0.1"
         self._lock = threading.Lock()
+
+    def _engine_command(self, rank: int, port: int) -> tuple[list[str], dict[str, str]]:
+        return replica_argv(self.rm, port=port, rank=rank, host=self.replicas[rank].host)
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         """Launch the replicas and the router; return when all are live."""
-        self._thread.start()
-        atexit.register(self.stop)
         try:
+            if self.ray is not None:
+                self._ray_slots(self.ray)
+            self._thread.start()
+            atexit.register(self.stop)
             self._run(self._start())
         except BaseException:
             self.stop()
             raise
+
+    def _ray_slots(self, options: RayOptions) -> None:
+        """Connect Ray (a lease), check the cluster can hold the fleet, make one slot per replica."""
+        from rewardkit.execution._ray import acquire_ray, import_ray
+        from rewardkit.models._fleet_ray import (
+            RaySlot,
+            check_fleet_capacity,
+            driver_node_ip,
+            replica_resources,
+            router_host,
+        )
+
+        ray = import_ray()
+        acquire_ray(options)
+        self._leased = True
+        resources = replica_resources(self.rm, options, ray)
+        check_fleet_capacity(self.rm, self._key, *resources, ray)
+        driver_ip = driver_node_ip()
+        # Sync custom functions run in the scoring actors, on any node: they must reach
+        # the router (reward_router_address) too.
+        self._router_host = router_host(ray, driver_ip)
+        self.replicas = [
+            _Replica(rank, RaySlot(rank, self.rm, options, resources, driver_ip))
+            for rank in range(self.rollout.data_parallel_size)
+        ]
 
     def stop(self) -> None:
         """Drain, stop every replica (SIGTERM, then SIGKILL), stop the router and the thread."""
@@ -240,34 +311,59 @@ class Fleet:
                 return
             self._stopped = True
         atexit.unregister(self.stop)
-        if self._thread.is_alive():
+        try:
+            if self._thread.is_alive():
+                with contextlib.suppress(Exception):
+                    self._run(self._stop())
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join(timeout=30)
+            else:
+                for replica in self.replicas:
+                    with contextlib.suppress(Exception):
+                        replica.slot.kill_now(signal.SIGKILL)
             with contextlib.suppress(Exception):
-                self._run(self._stop())
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=30)
-        else:
-            for replica in self.replicas:
-                _kill_group(replica, signal.SIGKILL)
-        with contextlib.suppress(Exception):
-            self._loop.close()
+                self._loop.close()
+        finally:
+            if self._leased:
+                from rewardkit.execution._ray import release_ray
+
+                self._leased = False
+                release_ray()
 
     def health(self) -> PoolHealth:
         """Live replicas against ``data_parallel_size`` (what ``/ready`` reports)."""
         live = sum(r.state == "live" for r in self.replicas)
         why = [f"replica {r.rank} {r.state}{r.last_exit and f' ({r.last_exit})'}"
                for r in self.replicas if r.state != "live"]  # fmt: skip
-        return PoolHealth(len(self.replicas), live, "; ".join(why) or None)
+        desired = self.rollout.data_parallel_size
+        return PoolHealth(desired, live, "; ".join(why) or None)
 
     def kill_replica(self, rank: int, sig: int = signal.SIGKILL) -> int:
         """Kill one replica's process group (for tests and drills); its pid."""
-        proc = self.replicas[rank].proc
-        assert proc is not None
-        os.killpg(proc.pid, sig)
-        return proc.pid
+        pid = self.replicas[rank].slot.kill_now(sig)
+        assert pid is not None, f"replica {rank} runs no process"
+        return pid
+
+    def kill_actor(self, rank: int) -> dict[str, Any]:
+        """Kill one replica's Ray actor, as a lost node would (tests, drills); what it was."""
+        from rewardkit.execution._ray import import_ray
+
+        slot = self.replicas[rank].slot
+        handle = getattr(slot, "handle", None)
+        assert handle is not None, f"replica {rank} has no Ray actor"
+        info = dict(slot.info)  # type: ignore[attr-defined]
+        import_ray().kill(handle, no_restart=True)
+        return info
+
+    def actors(self) -> list[dict[str, Any]]:
+        """Each live Ray replica actor's placement: ``node_ip``, ``node_id``, ``actor_pid``,
+        ``gpu_ids``, ``host``, ``port``, ``log`` (none for a local fleet)."""
+        slots = [r.slot for r in self.replicas]
+        return [dict(s.info) for s in slots if getattr(s, "handle", None) is not None]  # type: ignore[attr-defined]
 
     def pids(self) -> list[int]:
-        """The replicas' process ids now (group leaders)."""
-        return [r.proc.pid for r in self.replicas if r.proc is not None and r.proc.poll() is None]
+        """The replicas' process ids now (group leaders; on Ray, on their nodes)."""
+        return [pid for r in self.replicas for pid in r.slot.pids()]
 
     def _run(self, coro: Awaitable[Any]) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()  # type: ignore[arg-type]
@@ -276,23 +372,31 @@ class Fleet:
         timeout = httpx.Timeout(self.rm.http.timeout_s, connect=self.rm.http.connect_timeout_s)
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=256)
         self._client = httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False)
-        for replica in self.replicas:
-            self._spawn(replica)
-        await asyncio.gather(*(self._wait_first_start(r) for r in self.replicas))
+        waits = [asyncio.ensure_future(self._wait_first_start(r)) for r in self.replicas]
+        try:
+            await asyncio.gather(*waits)
+        except BaseException:
+            for wait in waits:  # none goes on placing or launching behind the failure
+                wait.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
+            raise
         await self._serve_router()
         self._watcher = asyncio.create_task(self._watch(), name="rewardkit-fleet-watch")
 
     async def _wait_first_start(self, replica: _Replica) -> None:
+        try:
+            await self._spawn(replica)
+        except _SpawnError as exc:
+            raise FleetStartError(f"{self.name}: replica {replica.rank} {exc}") from None
         deadline = time.monotonic() + self.rollout.start_timeout_s
         while True:
-            proc = replica.proc
-            assert proc is not None and self._client is not None
-            code = proc.poll()
-            if code is not None:
+            assert self._client is not None
+            why = await replica.slot.exit_status()
+            if why is not None:
                 raise FleetStartError(
-                    f"{self.name}: replica {replica.rank} exited with code {code} while "
-                    f"starting ({' '.join(proc.args)!s:.300}); last lines of "  # type: ignore[arg-type]
-                    f"{replica.log_path}:\n{replica.tail()}"
+                    f"{self.name}: replica {replica.rank} {why} while starting "
+                    f"({' '.join(replica.argv)!s:.300}); last lines of "
+                    f"{replica.slot.log_name}:\n{await replica.slot.tail()}"
                 )
             if await self._healthy(replica):
                 replica.state = "live"
@@ -301,7 +405,7 @@ class Fleet:
                 raise FleetStartError(
                     f"{self.name}: replica {replica.rank} did not answer /health within "
                     f"{self.rollout.start_timeout_s:g}s (rollout.start_timeout_s); last lines "
-                    f"of {replica.log_path}:\n{replica.tail()}"
+                    f"of {replica.slot.log_name}:\n{await replica.slot.tail()}"
                 )
             await asyncio.sleep(0.25)
 
@@ -310,22 +414,15 @@ class Fleet:
         deadline = time.monotonic() + self.rollout.drain_timeout_s
         while any(r.in_flight for r in self.replicas) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
-        if self._watcher is not None:
-            self._watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watcher
+        for task in [self._watcher, *self._respawning]:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        await asyncio.gather(
+            *(r.slot.stop(_STOP_GRACE_S) for r in self.replicas), return_exceptions=True
+        )
         for replica in self.replicas:
-            _kill_group(replica, signal.SIGTERM)
-        end = time.monotonic() + _STOP_GRACE_S
-        while time.monotonic() < end and any(
-            r.proc is not None and r.proc.poll() is None for r in self.replicas
-        ):
-            await asyncio.sleep(0.05)
-        for replica in self.replicas:
-            _kill_group(replica, signal.SIGKILL)
-            if replica.proc is not None:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    replica.proc.wait(timeout=5)
             replica.state = "stopped"
         if self._server is not None:
             self._server.should_exit = True
@@ -337,27 +434,34 @@ class Fleet:
 
     # ------------------------------------------------------------------ replicas
 
-    def _spawn(self, replica: _Replica) -> None:
-        """Start one replica (on the fleet's thread: PDEATHSIG follows that thread)."""
-        replica.port = _free_port()
-        argv, extra_env = self._command(replica.rank, replica.port)
-        argv[0] = _executable(argv[0])
-        env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1"), **extra_env}
-        wrapper = [sys.executable, "-c", _SUPERVISE, str(os.getpid())]
-        with open(replica.log_path, "ab") as log:
-            log.write(f"--- rewardkit: starting {' '.join(argv)}\n".encode())
-            log.flush()
-            replica.proc = subprocess.Popen(
-                [*wrapper, *argv],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group: killpg reaches its children
-                env=env,
-                cwd=self.log_dir,
-            )
+    async def _spawn(self, replica: _Replica) -> None:
+        """Place and start one replica (a local one on the fleet's thread: PDEATHSIG follows
+        that thread; a Ray one on its actor's)."""
+        try:
+            replica.host, replica.port = await replica.slot.place()
+            argv, extra_env = self._command(replica.rank, replica.port)
+            replica.argv = list(argv)
+            await replica.slot.launch(argv, extra_env)
+        except (OSError, SlotError, RewardkitError) as exc:
+            raise _SpawnError(f"could not be started: {exc}") from exc
         replica.state = "starting"
         replica.started_at = time.monotonic()
+
+    def _respawn(self, replica: _Replica) -> None:
+        """Start a dead replica again, in the background (placing a Ray actor may take long)."""
+        replica.state = "placing"
+        replica.restarts += 1
+        self.stats.restarts += 1
+
+        async def respawn() -> None:
+            try:
+                await self._spawn(replica)
+            except _SpawnError as exc:
+                self._died(replica, str(exc), time.monotonic())
+
+        task = asyncio.ensure_future(respawn())
+        self._respawning.add(task)
+        task.add_done_callback(self._respawning.discard)
 
     async def _healthy(self, replica: _Replica) -> bool:
         assert self._client is not None
@@ -372,29 +476,24 @@ class Fleet:
     async def _watch(self) -> None:
         """Notice deaths, restart with backoff, health-check live replicas."""
         while True:
-            now = time.monotonic()
-            for replica in self.replicas:
-                await self._tend(replica, now)
+            await asyncio.gather(*(self._tend(r, time.monotonic()) for r in self.replicas))
             await asyncio.sleep(_POLL_S)
 
     async def _tend(self, replica: _Replica, now: float) -> None:
         rollout = self.rollout
-        proc = replica.proc
-        if replica.state in ("starting", "live", "unhealthy") and proc is not None:
-            code = proc.poll()
-            if code is not None:
-                _kill_group(replica, signal.SIGKILL)  # what it left in its group
-                self._died(replica, f"exited with code {code}", now)
+        if replica.state in ("starting", "live", "unhealthy"):
+            why = await replica.slot.exit_status()
+            if why is not None:
+                await replica.slot.signal(signal.SIGKILL)  # what it left in its group
+                self._died(replica, why, now)
                 return
         if replica.state == "down" and now >= replica.restart_at and not self._draining:
-            self._spawn(replica)
-            replica.restarts += 1
-            self.stats.restarts += 1
+            self._respawn(replica)
         elif replica.state == "starting":
             if await self._healthy(replica):
                 replica.state, replica.deaths_in_row = "live", 0
             elif now - replica.started_at > rollout.start_timeout_s:
-                _kill_group(replica, signal.SIGKILL)
+                await replica.slot.signal(signal.SIGKILL)
                 self._died(replica, f"no /health within {rollout.start_timeout_s:g}s", now)
         elif replica.state in ("live", "unhealthy") and now >= replica.next_check:
             replica.next_check = now + self.rm.health_check.interval_s
@@ -416,8 +515,8 @@ class Fleet:
 
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        self.address = f"127.0.0.1:{sock.getsockname()[1]}"
+        sock.bind((self._router_host, 0))
+        self.address = f"{self._router_host}:{sock.getsockname()[1]}"
         config = uvicorn.Config(
             self._asgi,
             interface="asgi3",
@@ -546,14 +645,6 @@ def _backoff(base: float, cap: float, attempt: int) -> float:
     return min(cap, base * 2**attempt)
 
 
-def _kill_group(replica: _Replica, sig: int) -> None:
-    """Signal the replica's whole process group (the engine and what it started)."""
-    if replica.proc is None:
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(replica.proc.pid, sig)
-
-
 def rollout_log_dir(rollout: RolloutConfig) -> str:
     if rollout.log_dir:
         Path(rollout.log_dir).mkdir(parents=True, exist_ok=True)
@@ -580,9 +671,16 @@ class ManagedModel:
         self,
         rm: RewardModelConfig,
         build: Callable[[RewardModelConfig], ModelScorer],
+        *,
+        ray: RayOptions | None = None,
+        key: str = "reward_model",
     ) -> None:
+        """``ray``: ``reward.ray`` when the replicas are Ray actors (``reward.backend: ray``);
+        ``key``: the config section, for messages."""
         self.cfg = rm
-        self.fleet = Fleet(rm)
+        self.fleet = Fleet(rm, ray=ray, key=key)
+        self._ray = ray
+        self._leased = False
         assert rm.rollout.name is not None
         self._backend = client_backend(rm.rollout.name, rm.kind)
         self._build = build
@@ -603,14 +701,26 @@ class ManagedModel:
 
     @property
     def router_address(self) -> str:
-        """``127.0.0.1:PORT``: verl's ``reward_router_address`` (no scheme)."""
+        """``127.0.0.1:PORT`` (on a multi-node Ray cluster, this node's Ray address):
+        verl's ``reward_router_address`` (no scheme)."""
         return self.fleet.address
 
     def health(self) -> PoolHealth:
         return self.fleet.health()
 
     async def start(self) -> None:
-        await asyncio.to_thread(self.fleet.start)
+        if self._ray is not None:
+            from rewardkit.execution._ray import acquire_ray
+
+            # On the event loop's thread, which lives as long as Ray is used: a local Ray
+            # started here dies with the thread that started it (execution._ray).
+            acquire_ray(self._ray)
+            self._leased = True
+        try:
+            await asyncio.to_thread(self.fleet.start)
+        except BaseException:
+            self._release()
+            raise
         try:
             self.tokenizer = await asyncio.to_thread(_tokenizer_or_none, self.cfg.model_path)
             via_router = self.cfg.model_copy(
@@ -627,12 +737,23 @@ class ManagedModel:
             await self._inner.start()
         except BaseException:
             await asyncio.to_thread(self.fleet.stop)
+            self._release()
             raise
 
     async def close(self) -> None:
-        if self._inner is not None:
-            await self._inner.close()
-        await asyncio.to_thread(self.fleet.stop)
+        try:
+            if self._inner is not None:
+                await self._inner.close()
+            await asyncio.to_thread(self.fleet.stop)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if self._leased:
+            from rewardkit.execution._ray import release_ray
+
+            self._leased = False
+            release_ray()
 
     async def score(self, sample: Sample) -> ModelScore:
         if self._inner is None:

@@ -43,9 +43,11 @@ __all__ = ["ReplicatedModelScorer", "wants_replicas"]
 
 
 def wants_replicas(cfg: RewardSection) -> bool:
-    """Whether the reward model runs as Ray actors: a local (hf) model with backend ray or replicas > 1."""
+    """Whether the reward model runs as Ray actors: a local (hf) model with backend ray or
+    replicas > 1 (a managed fleet's replicas are actors of their own: rewardkit.models.managed)."""
     rm = cfg.reward_model
-    return rm.enable and rm.backend == "hf" and (cfg.backend == "ray" or rm.replicas > 1)
+    local = rm.backend == "hf" and not rm.managed
+    return rm.enable and local and (cfg.backend == "ray" or rm.replicas > 1)
 
 
 def _single_copy(cfg: RewardSection) -> RewardSection:
