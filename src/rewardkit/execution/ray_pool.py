@@ -26,11 +26,15 @@ needs it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import os
+import pickle
 import signal
+from collections import deque
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from rewardkit.config import RayOptions
@@ -61,6 +65,12 @@ __all__ = [
 
 # Room for a worker restart and a network hop, on top of each task's own limit.
 _SLACK_S = 30.0
+# A call stops taking tasks past this many pickled bytes: beyond it, what a call costs
+# is the transfer, and a few large rows would otherwise ride in one call, on one actor.
+_CALL_BYTES = 1 << 20
+
+_Wire = tuple[bytes, float, "Hashable | None"]
+"""A task as a call carries it: (pickled ``(fn, args)``, its timeout, its affinity)."""
 
 
 # ---------------------------------------------------------------------- scoring actors
@@ -81,17 +91,16 @@ class _ScoringActor:
         await self._pool.start()
         return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
 
-    async def run(
-        self,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        timeout: float,
-        affinity: Hashable | None = None,
-    ) -> tuple[str, Any]:
-        """Answer (kind, value): the rewardkit exceptions travel as data, not as RayTaskErrors."""
+    async def run_many(self, tasks: list[_Wire]) -> list[tuple[str, Any]]:
+        """Run a call's tasks (queued in order on this actor's one process) and answer one
+        (kind, value) each: the rewardkit exceptions travel as data, not as RayTaskErrors,
+        so one task's failure is that task's alone."""
+        return list(await asyncio.gather(*(self._one(*task) for task in tasks)))
+
+    async def _one(self, blob: bytes, timeout: float, affinity: Hashable | None) -> tuple[str, Any]:
         assert self._pool is not None
         try:
-            value = await self._pool.run(_in_worker, fn, args, timeout=timeout, affinity=affinity)
+            value = await self._pool.run(_in_worker, blob, timeout=timeout, affinity=affinity)
             return "ok", value
         except ScorerTimeout as exc:
             return "timeout", str(exc)
@@ -108,8 +117,10 @@ class _ScoringActor:
 _ORPHAN_GUARD = False
 
 
-def _in_worker(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-    """Runs in the actor's scoring process: ``fn(*args)``, after tying the process's life to it.
+def _in_worker(blob: bytes) -> Any:
+    """Runs in the actor's scoring process: ``fn(*args)`` (pickled by the driver, so that
+    neither Ray nor the actor unpickles and pickles them again), after tying the process's
+    life to it.
 
     The process is a child of the actor's fork server, which exits when the actor dies.
     If the actor is SIGKILLed mid-task (a lost node, ``ray.kill``), nobody is left to
@@ -121,7 +132,35 @@ def _in_worker(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         _ORPHAN_GUARD = True
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    fn, args = pickle.loads(blob)
     return fn(*args)
+
+
+@dataclass(eq=False, slots=True)
+class _Call:
+    """One remote call and the tasks it carries."""
+
+    tasks: list[_Task]
+    sent: asyncio.Future[None] | None = None
+
+
+@dataclass(eq=False, slots=True)
+class _Task:
+    """A task of ``RayWorkerPool.run``: what goes over the wire, and where its answer goes."""
+
+    wire: _Wire
+    answer: asyncio.Future[tuple[str, Any]]
+    call: _Call | None = field(default=None)
+
+
+def _settle(answer: asyncio.Future[Any], exc: BaseException) -> None:
+    """End a task's wait with ``exc`` (cancelled with it, when that is a cancellation)."""
+    if answer.done():
+        return
+    if isinstance(exc, asyncio.CancelledError):
+        answer.cancel()
+    else:
+        answer.set_exception(exc)
 
 
 class RayWorkerPool:
@@ -153,7 +192,16 @@ class RayWorkerPool:
         self._group: ActorGroup | None = None
         self._leased = False
         self._closed = False
-        self.stats: dict[str, int] = {"tasks": 0, "timeouts": 0, "crashes": 0, "restarts": 0}
+        self._queue: deque[_Task] = deque()  # tasks waiting for room on an actor
+        self._pump: asyncio.Future[None] | None = None
+        # calls: remote calls sent (each carries one or more tasks).
+        self.stats: dict[str, int] = {
+            "tasks": 0,
+            "calls": 0,
+            "timeouts": 0,
+            "crashes": 0,
+            "restarts": 0,
+        }
 
     async def start(self) -> None:
         """Connect to Ray and start every actor (each with a warm scoring process)."""
@@ -201,11 +249,18 @@ class RayWorkerPool:
                 "the worker pool is closed" if self._closed else "the worker pool is not started"
             )
         self.stats["tasks"] += 1
-        # Past this an actor is deemed stuck: every task queued on it had its full limit.
-        guard = self.options.max_outstanding_per_worker * (timeout + _SLACK_S) + _SLACK_S
-        kind, value = await self._group.call(
-            lambda h: h.run.remote(fn, args, timeout, affinity), guard=guard
-        )
+        try:
+            blob = pickle.dumps((fn, args), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # a lock, a lambda, ...: this task fails, not its call
+            raise ScorerError(
+                f"cannot send the task to a Ray actor: {type(exc).__name__}: {exc}"
+            ) from exc
+        task = _Task((blob, timeout, affinity), asyncio.get_running_loop().create_future())
+        task.answer.add_done_callback(lambda _: self._dropped(task))
+        self._queue.append(task)
+        if self._pump is None:  # next tick: every task queued in this one rides along
+            self._pump = asyncio.ensure_future(self._pumping(self._group))
+        kind, value = await task.answer
         if kind == "ok":
             return value
         if kind == "timeout":
@@ -217,6 +272,88 @@ class RayWorkerPool:
             self.stats["restarts"] += 1
             raise WorkerCrashed(value)
         raise ScorerError(value)
+
+    # ------------------------------------------------------------------ coalescing
+
+    async def _pumping(self, group: ActorGroup) -> None:
+        """Send the queued tasks, as few calls as the room on the actors allows.
+
+        Each actor with room takes up to ``max_tasks_per_call`` tasks in one call (fewer
+        when there are few: they are shared among the actors with room, so that a handful
+        of rows still run side by side), and never more outstanding than
+        ``max_outstanding_per_worker``; what does not fit waits here, in order, and goes
+        out as soon as a call comes back.
+        """
+        try:
+            while self._first_live():
+                member = await group.free_member()
+                room = group.room(member)
+                if room <= 0:  # its room went to a retry handed an actor just before us
+                    continue
+                share = -(-len(self._queue) // max(1, group.with_room()))
+                tasks = self._take(min(room, share, self.options.max_tasks_per_call))
+                if not tasks:
+                    continue
+                group.take(member, len(tasks))
+                self.stats["calls"] += 1
+                call = _Call(tasks)
+                for task in tasks:
+                    task.call = call
+                call.sent = asyncio.ensure_future(self._send(group, member, call))
+        except BaseException as exc:  # PoolUnavailable, closed, cancelled: the queue ends too
+            queued, self._queue = self._queue, deque()
+            for task in queued:
+                _settle(task.answer, exc)
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self._pump = None
+
+    def _first_live(self) -> bool:
+        """Whether a task waits in the queue (dropping the cancelled ones at its head)."""
+        while self._queue and self._queue[0].answer.done():
+            self._queue.popleft()
+        return bool(self._queue)
+
+    def _take(self, most: int) -> list[_Task]:
+        """Up to ``most`` waiting tasks, in order, within :data:`_CALL_BYTES` (at least one)."""
+        taken: list[_Task] = []
+        size = 0
+        while self._queue and len(taken) < most and (not taken or size < _CALL_BYTES):
+            task = self._queue.popleft()
+            if task.answer.done():  # cancelled while it waited
+                continue
+            taken.append(task)
+            size += len(task.wire[0])
+        return taken
+
+    async def _send(self, group: ActorGroup, member: Any, call: _Call) -> None:
+        """One remote call for ``call``'s tasks; each task's answer goes to its own caller."""
+        wire = [task.wire for task in call.tasks]
+        longest = max(timeout for _, timeout, _ in wire)
+        # Past this an actor is deemed stuck: every task queued on it had its full limit.
+        guard = self.options.max_outstanding_per_worker * (longest + _SLACK_S) + _SLACK_S
+        try:
+            answers = await group.call(
+                lambda h: h.run_many.remote(wire), weight=len(wire), guard=guard, member=member
+            )
+        except BaseException as exc:  # both actors died, none live, closed, all cancelled
+            for task in call.tasks:
+                _settle(task.answer, exc)
+            if not isinstance(exc, (Exception, asyncio.CancelledError)):
+                raise
+            return
+        for task, answer in zip(call.tasks, answers, strict=True):
+            if not task.answer.done():
+                task.answer.set_result(answer)
+
+    def _dropped(self, task: _Task) -> None:
+        """A task's caller went away: once no caller of its call is left, cancel the call."""
+        call = task.call
+        if not task.answer.cancelled() or call is None or call.sent is None:
+            return
+        if all(t.answer.done() for t in call.tasks) and not call.sent.done():
+            call.sent.cancel()
 
     def health(self) -> PoolHealth:
         """Live actors against ``size``: below it while a node is gone, 0 when none can be placed."""
