@@ -354,11 +354,15 @@ class ActorGroup:
         weight: int = 1,
         guard: float | None = None,
         member: _Member | None = None,
+        retry: Callable[[], bool] | None = None,
+        units: int | None = None,
     ) -> Any:
         """``send(handle)`` on the least loaded actor and await it; once more elsewhere if it dies.
 
         ``member``: the actor for the first try, ``weight`` already taken on it
-        (:meth:`free_member`, :meth:`take`); the retry goes to the least loaded one.
+        (:meth:`free_member`, :meth:`take`); the retry goes to the least loaded one,
+        unless ``retry()`` says no (then WorkerCrashed at once). ``units``: what a retry
+        adds to ``stats["retried"]`` (default: ``weight``).
         Raises WorkerCrashed when the second actor dies too, PoolUnavailable when no
         actor has been live for ``unavailable_timeout``, ScorerError when the call itself
         fails (cannot be sent, or the actor's method raised).
@@ -376,7 +380,12 @@ class ActorGroup:
                     raise WorkerCrashed(
                         f"{self.name}: the actor died ({exc}), and so did the one it was retried on"
                     ) from None
-                self.stats["retried"] += weight
+                if retry is not None and not retry():
+                    raise WorkerCrashed(
+                        f"{self.name}: the actor died ({exc}) after the task had reported "
+                        "progress (not run again)"
+                    ) from None
+                self.stats["retried"] += weight if units is None else units
             finally:
                 self._release(chosen, weight)
         raise AssertionError("unreachable")  # pragma: no cover

@@ -29,6 +29,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import functools
+import itertools
 import os
 import pickle
 import signal
@@ -51,7 +53,7 @@ from rewardkit.execution._ray import (
     stop_actors,
 )
 from rewardkit.execution.health import PoolHealth
-from rewardkit.execution.pool import WorkerPool
+from rewardkit.execution.pool import TaskLink, WorkerPool
 
 __all__ = [
     "ActorGroup",
@@ -69,8 +71,14 @@ _SLACK_S = 30.0
 # is the transfer, and a few large rows would otherwise ride in one call, on one actor.
 _CALL_BYTES = 1 << 20
 
-_Wire = tuple[bytes, float, "Hashable | None"]
-"""A task as a call carries it: (pickled ``(fn, args)``, its timeout, its affinity)."""
+# How often the driver asks actors for the progress of the linked tasks they run.
+_POLL_S = 0.04
+
+_Wire = tuple[bytes, float, "Hashable | None", "int | None"]
+"""A task as a call carries it: (pickled ``(fn, args)``, its timeout, its affinity, the
+key of its link or None)."""
+_Answer = tuple[str, Any, "list[Any] | None"]
+"""A task's answer: (kind, value, every part its link received, or None without a link)."""
 
 
 # ---------------------------------------------------------------------- scoring actors
@@ -83,6 +91,7 @@ class _ScoringActor:
         self._memory_mb = memory_mb
         self._preload = preload
         self._pool: WorkerPool | None = None
+        self._links: dict[int, tuple[TaskLink, list[Any]]] = {}  # running linked tasks
 
     async def start(self) -> dict[str, Any]:
         import ray
@@ -91,23 +100,44 @@ class _ScoringActor:
         await self._pool.start()
         return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
 
-    async def run_many(self, tasks: list[_Wire]) -> list[tuple[str, Any]]:
+    async def run_many(self, tasks: list[_Wire]) -> list[_Answer]:
         """Run a call's tasks (queued in order on this actor's one process) and answer one
-        (kind, value) each: the rewardkit exceptions travel as data, not as RayTaskErrors,
-        so one task's failure is that task's alone."""
+        (kind, value, parts) each: the rewardkit exceptions travel as data, not as
+        RayTaskErrors, so one task's failure is that task's alone."""
         return list(await asyncio.gather(*(self._one(*task) for task in tasks)))
 
-    async def _one(self, blob: bytes, timeout: float, affinity: Hashable | None) -> tuple[str, Any]:
+    async def progress(self, since: dict[int, int], cuts: list[int]) -> dict[int, list[Any]]:
+        """Cut the linked tasks keyed in ``cuts``; the parts each task keyed in ``since``
+        received past the count given (the driver's :meth:`RayWorkerPool._feed`)."""
+        for key in cuts:
+            if key in self._links:
+                self._links[key][0].cut()
+        return {key: self._links[key][1][n:] for key, n in since.items() if key in self._links}
+
+    async def _one(
+        self, blob: bytes, timeout: float, affinity: Hashable | None, key: int | None
+    ) -> _Answer:
         assert self._pool is not None
+        parts: list[Any] | None = None
+        link = None
+        if key is not None:
+            parts = []
+            link = TaskLink(parts.append)
+            self._links[key] = (link, parts)
         try:
-            value = await self._pool.run(_in_worker, blob, timeout=timeout, affinity=affinity)
-            return "ok", value
+            value = await self._pool.run(
+                _in_worker, blob, timeout=timeout, affinity=affinity, link=link
+            )
+            return "ok", value, parts
         except ScorerTimeout as exc:
-            return "timeout", str(exc)
+            return "timeout", str(exc), parts
         except WorkerCrashed as exc:
-            return "crashed", str(exc)
+            return "crashed", str(exc), parts
         except ScorerError as exc:
-            return "error", str(exc)
+            return "error", str(exc), parts
+        finally:
+            if key is not None:
+                self._links.pop(key, None)
 
     async def close(self) -> None:
         if self._pool is not None:
@@ -142,6 +172,7 @@ class _Call:
 
     tasks: list[_Task]
     sent: asyncio.Future[None] | None = None
+    handle: Any = None  # the actor it went to (the last, when retried)
 
 
 @dataclass(eq=False, slots=True)
@@ -151,6 +182,20 @@ class _Task:
     wire: _Wire
     answer: asyncio.Future[tuple[str, Any]]
     call: _Call | None = field(default=None)
+    link: TaskLink | None = None
+    fed: int = 0  # parts handed to ``link.on_part`` so far
+    cuts: bool = False  # its link asked for a cut the actor has not been told of
+
+
+def _weight(tasks: list[_Task], most: int) -> int:
+    """What a call counts against ``max_outstanding_per_worker``: its tasks, or a full
+    call's worth for a linked task (a spread task carries a few dozen rows), so that an
+    actor holds one running and one waiting, not a dozen queued behind a slow check."""
+    return most if tasks[0].link is not None else len(tasks)
+
+
+async def _awaited(ref: Any) -> Any:
+    return await ref
 
 
 def _settle(answer: asyncio.Future[Any], exc: BaseException) -> None:
@@ -194,6 +239,11 @@ class RayWorkerPool:
         self._closed = False
         self._queue: deque[_Task] = deque()  # tasks waiting for room on an actor
         self._pump: asyncio.Future[None] | None = None
+        self._gather = asyncio.Event()  # wakes a pump that lets tasks gather
+        self._keys = itertools.count()  # linked tasks' keys
+        self._linked: set[_Task] = set()  # linked tasks in flight
+        self._poller: asyncio.Future[None] | None = None
+        self._asking: set[asyncio.Future[None]] = set()  # progress calls carrying a cut
         # calls: remote calls sent (each carries one or more tasks).
         self.stats: dict[str, int] = {
             "tasks": 0,
@@ -230,6 +280,7 @@ class RayWorkerPool:
     async def close(self) -> None:
         """Stop the actors (their scoring processes first); disconnect from a Ray we started."""
         self._closed = True
+        self._gather.set()  # a pump letting tasks gather finds the group closed
         group, self._group = self._group, None
         leased, self._leased = self._leased, False
         await stop_actors(group, leased=leased)
@@ -240,10 +291,15 @@ class RayWorkerPool:
         *args: Any,
         timeout: float,
         affinity: Hashable | None = None,
+        link: TaskLink | None = None,
     ) -> Any:
         """Run one task on some actor; raise ScorerTimeout, WorkerCrashed or ScorerError on failure.
 
-        ``affinity`` reaches the actor's own process pool (Ray picks the actor)."""
+        ``affinity`` reaches the actor's own process pool (Ray picks the actor).
+        ``link``: as for WorkerPool.run, across the network: its parts reach ``on_part``
+        (polled every few hundredths of a second, all of them before the task's answer)
+        and ``cut`` reaches the task. A linked task rides in a call of its own, and is
+        not retried on another actor once a part of it has been handed on."""
         if self._closed or self._group is None:
             raise ScorerError(
                 "the worker pool is closed" if self._closed else "the worker pool is not started"
@@ -255,9 +311,14 @@ class RayWorkerPool:
             raise ScorerError(
                 f"cannot send the task to a Ray actor: {type(exc).__name__}: {exc}"
             ) from exc
-        task = _Task((blob, timeout, affinity), asyncio.get_running_loop().create_future())
+        key = None if link is None else next(self._keys)
+        task = _Task(
+            (blob, timeout, affinity, key), asyncio.get_running_loop().create_future(), link=link
+        )
         task.answer.add_done_callback(lambda _: self._dropped(task))
         self._queue.append(task)
+        if len(self._queue) >= self.options.max_tasks_per_call:
+            self._gather.set()
         if self._pump is None:  # next tick: every task queued in this one rides along
             self._pump = asyncio.ensure_future(self._pumping(self._group))
         kind, value = await task.answer
@@ -284,17 +345,24 @@ class RayWorkerPool:
         ``max_outstanding_per_worker``; what does not fit waits here, in order, and goes
         out as soon as a call comes back.
         """
+        most = self.options.max_tasks_per_call
         try:
             while self._first_live():
                 member = await group.free_member()
                 room = group.room(member)
                 if room <= 0:  # its room went to a retry handed an actor just before us
                     continue
+                if member.outstanding >= most and len(self._queue) < most:
+                    # Every actor has a full call's work ahead of it: no hurry. Let more
+                    # tasks gather, until a full call waits or a call comes back.
+                    self._gather.clear()
+                    await self._gather.wait()
+                    continue
                 share = -(-len(self._queue) // max(1, group.with_room()))
-                tasks = self._take(min(room, share, self.options.max_tasks_per_call))
+                tasks = self._take(min(room, share, most))
                 if not tasks:
                     continue
-                group.take(member, len(tasks))
+                group.take(member, _weight(tasks, most))
                 self.stats["calls"] += 1
                 call = _Call(tasks)
                 for task in tasks:
@@ -320,22 +388,44 @@ class RayWorkerPool:
         taken: list[_Task] = []
         size = 0
         while self._queue and len(taken) < most and (not taken or size < _CALL_BYTES):
+            if taken and self._queue[0].link is not None:
+                break  # a linked task rides alone
             task = self._queue.popleft()
             if task.answer.done():  # cancelled while it waited
                 continue
             taken.append(task)
             size += len(task.wire[0])
+            if task.link is not None:
+                break
         return taken
 
     async def _send(self, group: ActorGroup, member: Any, call: _Call) -> None:
         """One remote call for ``call``'s tasks; each task's answer goes to its own caller."""
         wire = [task.wire for task in call.tasks]
-        longest = max(timeout for _, timeout, _ in wire)
+        longest = max(task[1] for task in wire)
         # Past this an actor is deemed stuck: every task queued on it had its full limit.
         guard = self.options.max_outstanding_per_worker * (longest + _SLACK_S) + _SLACK_S
+        linked = [task for task in call.tasks if task.link is not None]
+
+        def send(handle: Any) -> Any:
+            call.handle = handle
+            return handle.run_many.remote(wire)
+
+        for task in linked:
+            self._linked.add(task)
+            assert task.link is not None
+            task.link.cut_by = functools.partial(self._cut, task)
+        if linked and self._poller is None:
+            self._poller = asyncio.ensure_future(self._polling())
         try:
             answers = await group.call(
-                lambda h: h.run_many.remote(wire), weight=len(wire), guard=guard, member=member
+                send,
+                weight=_weight(call.tasks, self.options.max_tasks_per_call),
+                units=len(wire),
+                guard=guard,
+                member=member,
+                # once its parts went on, a rerun elsewhere would send them again
+                retry=lambda: all(task.fed == 0 for task in linked),
             )
         except BaseException as exc:  # both actors died, none live, closed, all cancelled
             for task in call.tasks:
@@ -343,9 +433,64 @@ class RayWorkerPool:
             if not isinstance(exc, (Exception, asyncio.CancelledError)):
                 raise
             return
-        for task, answer in zip(call.tasks, answers, strict=True):
-            if not task.answer.done():
-                task.answer.set_result(answer)
+        finally:
+            for task in linked:
+                self._linked.discard(task)
+                assert task.link is not None
+                task.link.cut_by = None
+            self._gather.set()  # its actor has room again: the pump looks
+        for task, (kind, value, parts) in zip(call.tasks, answers, strict=True):
+            if task.answer.done():
+                continue
+            if parts is not None:
+                self._feed(task, 0, parts)  # whatever the polls had not brought
+            task.answer.set_result((kind, value))
+
+    # ------------------------------------------------------------------ links
+
+    def _feed(self, task: _Task, start: int, parts: list[Any]) -> None:
+        """Hand ``task``'s parts ``start``... to its link, each once, in order."""
+        if task.link is None or task.answer.done():
+            return
+        for part in parts[max(0, task.fed - start) :]:
+            task.fed += 1
+            task.link.on_part(part)
+
+    def _cut(self, task: _Task) -> None:
+        """``task.link.cut()``: tell its actor now (with a poll of the task's progress)."""
+        task.cuts = True
+        if task.call is not None and task.call.handle is not None:
+            ask = asyncio.ensure_future(self._ask(task.call.handle, [task]))
+            self._asking.add(ask)
+            ask.add_done_callback(self._asking.discard)
+
+    async def _polling(self) -> None:
+        """While linked tasks run: ask their actors for the parts not yet handed on."""
+        try:
+            while self._linked:
+                await asyncio.sleep(_POLL_S)
+                by_actor: dict[Any, list[_Task]] = {}
+                for task in self._linked:
+                    if task.call is not None and task.call.handle is not None:
+                        by_actor.setdefault(task.call.handle, []).append(task)
+                await asyncio.gather(*(self._ask(h, ts) for h, ts in by_actor.items()))
+        finally:
+            self._poller = None
+
+    async def _ask(self, handle: Any, tasks: list[_Task]) -> None:
+        """One progress call to ``handle`` for ``tasks`` (and the cuts asked of them)."""
+        keys = {task.wire[3]: task for task in tasks if task.wire[3] is not None}
+        since = {key: task.fed for key, task in keys.items()}
+        cuts = [key for key, task in keys.items() if task.cuts]
+        for task in tasks:
+            task.cuts = False
+        try:
+            ref = handle.progress.remote(since, cuts)
+            parts = await asyncio.wait_for(_awaited(ref), 10 * _POLL_S + 5)
+        except Exception:  # a dead or slow actor: its call's own answer (or failure) tells
+            return
+        for key, new in parts.items():
+            self._feed(keys[key], since[key], new)
 
     def _dropped(self, task: _Task) -> None:
         """A task's caller went away: once no caller of its call is left, cancel the call."""
