@@ -187,11 +187,11 @@ class _Task:
     cuts: bool = False  # its link asked for a cut the actor has not been told of
 
 
-def _weight(tasks: list[_Task], most: int) -> int:
-    """What a call counts against ``max_outstanding_per_worker``: its tasks, or a full
-    call's worth for a linked task (a spread task carries a few dozen rows), so that an
-    actor holds one running and one waiting, not a dozen queued behind a slow check."""
-    return most if tasks[0].link is not None else len(tasks)
+def _weight(tasks: list[_Task], cap: int) -> int:
+    """What a call counts against ``max_outstanding_per_worker`` (``cap``): its tasks; a
+    linked task (a spread task: a few dozen rows) has its actor to itself, so that no
+    task waits there behind a check that runs long (its link hands its own rows on)."""
+    return cap if tasks[0].link is not None else len(tasks)
 
 
 async def _awaited(ref: Any) -> Any:
@@ -298,8 +298,9 @@ class RayWorkerPool:
         ``affinity`` reaches the actor's own process pool (Ray picks the actor).
         ``link``: as for WorkerPool.run, across the network: its parts reach ``on_part``
         (polled every few hundredths of a second, all of them before the task's answer)
-        and ``cut`` reaches the task. A linked task rides in a call of its own, and is
-        not retried on another actor once a part of it has been handed on."""
+        and ``cut`` reaches the task. A linked task rides in a call of its own, has its
+        actor to itself, and is not retried on another actor once a part of it has been
+        handed on."""
         if self._closed or self._group is None:
             raise ScorerError(
                 "the worker pool is closed" if self._closed else "the worker pool is not started"
@@ -352,7 +353,10 @@ class RayWorkerPool:
                 room = group.room(member)
                 if room <= 0:  # its room went to a retry handed an actor just before us
                     continue
-                if member.outstanding >= most and len(self._queue) < most:
+                linked = self._queue[0].link is not None  # it waits for an idle actor
+                if (linked and member.outstanding > 0) or (
+                    member.outstanding >= most and len(self._queue) < most
+                ):
                     # Every actor has a full call's work ahead of it: no hurry. Let more
                     # tasks gather, until a full call waits or a call comes back.
                     self._gather.clear()
@@ -362,7 +366,7 @@ class RayWorkerPool:
                 tasks = self._take(min(room, share, most))
                 if not tasks:
                     continue
-                group.take(member, _weight(tasks, most))
+                group.take(member, _weight(tasks, self.options.max_outstanding_per_worker))
                 self.stats["calls"] += 1
                 call = _Call(tasks)
                 for task in tasks:
@@ -420,7 +424,7 @@ class RayWorkerPool:
         try:
             answers = await group.call(
                 send,
-                weight=_weight(call.tasks, self.options.max_tasks_per_call),
+                weight=_weight(call.tasks, self.options.max_outstanding_per_worker),
                 units=len(wire),
                 guard=guard,
                 member=member,
