@@ -1,4 +1,4 @@
-"""Ray backend benchmark: backend=ray against backend=local on this machine, and a projection.
+"""Ray backend benchmark: backend=ray against backend=local on this machine, and one loop's ceiling.
 
     .venv/bin/python benchmarks/bench_ray.py            # 256 prompts x 8 rollouts, 5 repeats
     .venv/bin/python benchmarks/bench_ray.py --quick    # 32 prompts x 8, 1 repeat (smoke)
@@ -254,11 +254,19 @@ def report(
         f"One-loop ceiling, measured: one RewardLoop on Ray ({args.workers} actors) whose "
         f"scorer costs nothing (a custom reward function returning 0, one pool task per row) "
         f"scored {ceiling.rows_per_s:,.0f} rows/s ({ceiling.tasks} tasks in "
-        f"{ceiling.calls} remote calls per batch); its event-loop thread was busy "
-        f"{busy:.0%} of the time ({ceiling.loop_cpu / ceiling.rows * 1e3:.3f} ms CPU per "
-        f"row). On this workload one loop feeds about "
-        f"{ceiling.rows_per_s / per_actor:.1f} actors at the per-actor rate above; past that, "
-        "score from several loops (one per rollout worker, or several reward servers).",
+        f"{ceiling.calls} remote calls per batch), its event-loop thread busy {busy:.0%} of "
+        f"the time ({ceiling.loop_cpu / ceiling.rows * 1e3:.3f} ms CPU per row). "
+        + (
+            "The loop was the bottleneck: one loop sustains this rate, whatever the cluster."
+            if busy >= 0.9
+            else "The actors set that pace, not the loop (here they share the cores with it): "
+            f"this is a floor; the loop alone would saturate near "
+            f"{ceiling.rows / ceiling.loop_cpu:,.0f} rows/s."
+        )
+        + f" The real batch's loop spends {ray2.loop_cpu_per_row * 1e3:.3f} ms CPU per row: "
+        f"one loop feeds at most {1 / ray2.loop_cpu_per_row:,.0f} rows/s of it, about "
+        f"{1 / ray2.loop_cpu_per_row / per_actor:.1f} actors at the per-actor rate above; past "
+        "that, score from several loops (one per rollout worker, or several reward servers).",
     ]
     return "\n".join(lines)
 

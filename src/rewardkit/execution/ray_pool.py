@@ -7,9 +7,15 @@
 
 Each scoring actor owns a local :class:`~rewardkit.execution.pool.WorkerPool` of one
 process, so a task past its limit is SIGKILLed on whichever node it runs, exactly as on
-one machine. The driver (the engine's event loop) sends each task to the actor with the
+one machine. The driver (the engine's event loop) sends tasks to the actor with the
 fewest tasks outstanding and never more than ``reward.ray.max_outstanding_per_worker``
 to one actor: back-pressure, and an actor that never idles waiting for its next task.
+A remote call costs the driver several times a small task's work, so the tasks waiting
+for room go together, up to ``reward.ray.max_tasks_per_call`` in one call (``run_many``);
+each keeps its own timeout, failure and answer. A task with a
+:class:`~rewardkit.execution.pool.TaskLink` (a spread task) rides alone, has its actor to
+itself, and its parts are polled from the actor while it runs, all of them handed on
+before its answer.
 
 An actor that dies (its node lost, killed for memory, ``ray.kill``) costs time, not
 rows: its in-flight tasks are retried once on another actor (``stats["retried"]``) and
