@@ -142,6 +142,36 @@ async def test_a_linked_task_reports_across_the_network_and_can_be_cut(
     assert parts == [("step", i) for i in range(step + 1)]
 
 
+async def test_a_linked_task_waiting_behind_a_cut_one_is_recalled_and_runs_after(
+    write_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One actor, two linked tasks: the second waits there behind the first. When the
+    first is cut (its check runs long), the second is given back untouched, and runs once
+    the actor is free again: every part of it once, its answer whole."""
+    module, folder = _importable(write_module, monkeypatch, "ray_stepper_two", STEPPER)
+    pool = RayWorkerPool(1, options=_reaching(folder))
+    await pool.start()
+    try:
+        first_parts: list[Any] = []
+        second_parts: list[Any] = []
+        first_link = TaskLink(first_parts.append)
+        first = asyncio.ensure_future(pool.run(module.steps, 20, 0.5, timeout=30, link=first_link))
+        second = asyncio.ensure_future(
+            pool.run(module.steps, 3, 0.01, timeout=30, link=TaskLink(second_parts.append))
+        )
+        started = time.perf_counter()
+        while not first_parts and time.perf_counter() - started < 10:
+            await asyncio.sleep(0.01)
+        first_link.cut()
+        assert (await asyncio.wait_for(first, 10))[0] == "cut"
+        assert await asyncio.wait_for(second, 10) == ("done", 3)
+        stats = dict(pool.stats)
+    finally:
+        await pool.close()
+    assert stats["recalled"] == 1 and stats["calls"] == 3  # the second went out twice
+    assert second_parts == [("step", i) for i in range(3)]
+
+
 @pytest.mark.slow  # ~11 s, most of it starting the engine's actors; the link's cheap twin above
 async def test_ordinary_rows_on_ray_do_not_wait_for_a_hanging_neighbour(
     write_module: Any, monkeypatch: pytest.MonkeyPatch

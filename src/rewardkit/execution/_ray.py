@@ -276,6 +276,7 @@ class _Member:
     info: Mapping[str, Any] = field(default_factory=dict)  # what the actor's ready call said
     outstanding: int = 0
     lost: bool = False
+    blocked: int = 0  # > 0: takes no new work (ActorGroup.block)
 
 
 class ActorGroup:
@@ -430,11 +431,17 @@ class ActorGroup:
 
     def with_room(self) -> int:
         """How many live actors could take more work now."""
-        return sum(1 for m in self.members if self._cap is None or m.outstanding < self._cap)
+        return sum(1 for m in self.members if self._has_room(m))
 
     def take(self, member: _Member, weight: int) -> None:
         """Count ``weight`` more work on ``member`` (``call(..., member=member)`` gives it back)."""
         self._take(member, weight)
+
+    def block(self, member: _Member, blocked: bool) -> None:
+        """Send ``member`` no new work (a task there runs long), or again (``blocked`` false)."""
+        member.blocked += 1 if blocked else -1
+        if not blocked:
+            self._dispatch()
 
     async def _acquire(self, weight: int) -> _Member:
         if self._closed:
@@ -458,8 +465,11 @@ class ActorGroup:
             raise
 
     def _least_loaded(self) -> _Member | None:
-        free = [m for m in self.members if self._cap is None or m.outstanding < self._cap]
+        free = [m for m in self.members if self._has_room(m)]
         return min(free, key=lambda m: m.outstanding, default=None)
+
+    def _has_room(self, member: _Member) -> bool:
+        return not member.blocked and (self._cap is None or member.outstanding < self._cap)
 
     def _take(self, member: _Member, weight: int) -> None:
         member.outstanding += weight

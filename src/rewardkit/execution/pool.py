@@ -171,6 +171,11 @@ class TaskLink:
         self.cut_by: Callable[[], None] | None = None
         self.cut_sent = False
 
+    @property
+    def running(self) -> bool:
+        """Whether a worker of this process's pool runs the task now."""
+        return self._conn is not None
+
     def cut(self) -> None:
         """Ask the task to stop at its next :func:`~rewardkit.execution._worker.cut_asked`
         (once; nothing when it is not running)."""

@@ -98,6 +98,8 @@ class _ScoringActor:
         self._preload = preload
         self._pool: WorkerPool | None = None
         self._links: dict[int, tuple[TaskLink, list[Any]]] = {}  # running linked tasks
+        self._waiting: dict[int, asyncio.Task[Any]] = {}  # linked tasks' own asyncio tasks
+        self._recalled: set[int] = set()
 
     async def start(self) -> dict[str, Any]:
         import ray
@@ -120,6 +122,16 @@ class _ScoringActor:
                 self._links[key][0].cut()
         return {key: self._links[key][1][n:] for key, n in since.items() if key in self._links}
 
+    async def recall(self, keys: list[int]) -> None:
+        """Give back the linked tasks keyed in ``keys`` that have not started: each answers
+        ("recalled", ...) and the driver sends it to another actor."""
+        for key in keys:
+            waiting, (link, parts) = self._waiting.get(key), self._links.get(key, (None, None))
+            if waiting is None or link is None or link.running or parts or key in self._recalled:
+                continue
+            self._recalled.add(key)
+            waiting.cancel()
+
     async def _one(
         self, blob: bytes, timeout: float, affinity: Hashable | None, key: int | None
     ) -> _Answer:
@@ -130,11 +142,20 @@ class _ScoringActor:
             parts = []
             link = TaskLink(parts.append)
             self._links[key] = (link, parts)
+            current = asyncio.current_task()
+            assert current is not None
+            self._waiting[key] = current
         try:
             value = await self._pool.run(
                 _in_worker, blob, timeout=timeout, affinity=affinity, link=link
             )
             return "ok", value, parts
+        except asyncio.CancelledError:
+            if key is None or key not in self._recalled:
+                raise
+            if parts:  # it had started after all: its reported rows stand, the rest fails
+                return "crashed", "recalled from a stalled actor after it started", parts
+            return "recalled", None, None
         except ScorerTimeout as exc:
             return "timeout", str(exc), parts
         except WorkerCrashed as exc:
@@ -144,6 +165,8 @@ class _ScoringActor:
         finally:
             if key is not None:
                 self._links.pop(key, None)
+                self._waiting.pop(key, None)
+                self._recalled.discard(key)
 
     async def close(self) -> None:
         if self._pool is not None:
@@ -177,8 +200,10 @@ class _Call:
     """One remote call and the tasks it carries."""
 
     tasks: list[_Task]
+    member: Any  # the actor it went to first (ActorGroup's member)
     sent: asyncio.Future[None] | None = None
     handle: Any = None  # the actor it went to (the last, when retried)
+    blocked: bool = False  # its actor takes no new work while a check of it runs long
 
 
 @dataclass(eq=False, slots=True)
@@ -195,13 +220,19 @@ class _Task:
 
 def _weight(tasks: list[_Task], cap: int) -> int:
     """What a call counts against ``max_outstanding_per_worker`` (``cap``): its tasks; a
-    linked task (a spread task: a few dozen rows) has its actor to itself, so that no
-    task waits there behind a check that runs long (its link hands its own rows on)."""
-    return cap if tasks[0].link is not None else len(tasks)
+    linked task (a spread task: a few dozen rows) half of it, so that an actor holds one
+    running and one waiting (recalled when the running one's check runs long)."""
+    return max(1, cap // 2) if tasks[0].link is not None else len(tasks)
 
 
 async def _awaited(ref: Any) -> Any:
     return await ref
+
+
+async def _quietly(ref: Any) -> None:
+    """Await a call whose answer nobody needs (a dead actor's call tells the same)."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(_awaited(ref), _SLACK_S)
 
 
 def _settle(answer: asyncio.Future[Any], exc: BaseException) -> None:
@@ -250,10 +281,12 @@ class RayWorkerPool:
         self._linked: set[_Task] = set()  # linked tasks in flight
         self._poller: asyncio.Future[None] | None = None
         self._asking: set[asyncio.Future[None]] = set()  # progress calls carrying a cut
-        # calls: remote calls sent (each carries one or more tasks).
+        # calls: remote calls sent (each carries one or more tasks); recalled: linked tasks
+        # given back by an actor whose running task's check ran long, and sent elsewhere.
         self.stats: dict[str, int] = {
             "tasks": 0,
             "calls": 0,
+            "recalled": 0,
             "timeouts": 0,
             "crashes": 0,
             "restarts": 0,
@@ -353,15 +386,18 @@ class RayWorkerPool:
         out as soon as a call comes back.
         """
         most = self.options.max_tasks_per_call
+        cap = self.options.max_outstanding_per_worker
         try:
             while self._first_live():
                 member = await group.free_member()
                 room = group.room(member)
-                if room <= 0:  # its room went to a retry handed an actor just before us
+                if room <= 0 or member.blocked:  # taken, or blocked, since it was handed to us
                     continue
-                linked = self._queue[0].link is not None  # it waits for an idle actor
-                if (linked and member.outstanding > 0) or (
-                    member.outstanding >= most and len(self._queue) < most
+                head = self._queue[0]
+                if (
+                    room < _weight([head], cap)  # a linked task: half an actor's room
+                    if head.link is not None
+                    else member.outstanding >= most and len(self._queue) < most
                 ):
                     # Every actor has a full call's work ahead of it: no hurry. Let more
                     # tasks gather, until a full call waits or a call comes back.
@@ -372,9 +408,9 @@ class RayWorkerPool:
                 tasks = self._take(min(room, share, most))
                 if not tasks:
                     continue
-                group.take(member, _weight(tasks, self.options.max_outstanding_per_worker))
+                group.take(member, _weight(tasks, cap))
                 self.stats["calls"] += 1
-                call = _Call(tasks)
+                call = _Call(tasks, member)
                 for task in tasks:
                     task.call = call
                 call.sent = asyncio.ensure_future(self._send(group, member, call))
@@ -448,9 +484,18 @@ class RayWorkerPool:
                 self._linked.discard(task)
                 assert task.link is not None
                 task.link.cut_by = None
+            if call.blocked:
+                group.block(call.member, False)
             self._gather.set()  # its actor has room again: the pump looks
         for task, (kind, value, parts) in zip(call.tasks, answers, strict=True):
             if task.answer.done():
+                continue
+            if kind == "recalled":  # it waited behind a stalled check: another actor runs it
+                self.stats["recalled"] += 1
+                task.call = None
+                self._queue.appendleft(task)
+                if self._pump is None:
+                    self._pump = asyncio.ensure_future(self._pumping(group))
                 continue
             if parts is not None:
                 self._feed(task, 0, parts)  # whatever the polls had not brought
@@ -467,12 +512,27 @@ class RayWorkerPool:
             task.link.on_part(part)
 
     def _cut(self, task: _Task) -> None:
-        """``task.link.cut()``: tell its actor now (with a poll of the task's progress)."""
+        """``task.link.cut()`` (a check of it runs long): tell its actor now (with a poll of
+        the task's progress); until the task answers, that actor takes no more work, and
+        the linked tasks waiting there that have not started are recalled."""
         task.cuts = True
-        if task.call is not None and task.call.handle is not None:
-            ask = asyncio.ensure_future(self._ask(task.call.handle, [task]))
-            self._asking.add(ask)
-            ask.add_done_callback(self._asking.discard)
+        call = task.call
+        if call is None or call.handle is None:
+            return
+        handle = call.handle
+        waiting = [
+            t.wire[3]
+            for t in self._linked
+            if t is not task and t.call is not None and t.call.handle is handle and t.fed == 0
+        ]
+        group = self._group
+        if group is not None and not call.blocked:
+            call.blocked = True
+            group.block(call.member, True)
+        for ask in (self._ask(handle, [task]), _quietly(handle.recall.remote(waiting))):
+            pending = asyncio.ensure_future(ask)
+            self._asking.add(pending)
+            pending.add_done_callback(self._asking.discard)
 
     async def _polling(self) -> None:
         """While linked tasks run: ask their actors for the parts not yet handed on."""
