@@ -725,9 +725,13 @@ class RayOptions(_Section):
     else a cluster started with `ray start` on this machine, else a new local Ray."""
     num_cpus_per_worker: float = Field(default=1.0, gt=0)
     """CPUs Ray reserves for each scoring actor (fractions allowed, e.g. 0.5)."""
-    max_outstanding_per_worker: int = Field(default=2, ge=1)
+    max_outstanding_per_worker: int = Field(default=16, ge=1)
     """Tasks sent ahead to one actor: one running, the rest queued there so it never idles
     waiting for the driver. More hides more latency but queues work behind slow tasks."""
+    max_tasks_per_call: int = Field(default=8, ge=1)
+    """Tasks the driver sends to one actor in one remote call, at most: the tasks waiting
+    when an actor has room go together (each keeps its own timeout and its own answer),
+    so the driver pays Ray's cost per call, not per task. 1: a call per task."""
     start_timeout_s: float = Field(default=120.0, gt=0)
     """How long actors (and model replicas loading weights) may take to become ready."""
     unavailable_timeout_s: float = Field(default=60.0, gt=0)

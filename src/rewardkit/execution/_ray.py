@@ -276,6 +276,7 @@ class _Member:
     info: Mapping[str, Any] = field(default_factory=dict)  # what the actor's ready call said
     outstanding: int = 0
     lost: bool = False
+    blocked: int = 0  # > 0: takes no new work (ActorGroup.block)
 
 
 class ActorGroup:
@@ -348,29 +349,46 @@ class ActorGroup:
         return PoolHealth(self.size, live, None if live >= self.size else self._last_failure)
 
     async def call(
-        self, send: Callable[[Any], Any], *, weight: int = 1, guard: float | None = None
+        self,
+        send: Callable[[Any], Any],
+        *,
+        weight: int = 1,
+        guard: float | None = None,
+        member: _Member | None = None,
+        retry: Callable[[], bool] | None = None,
+        units: int | None = None,
     ) -> Any:
         """``send(handle)`` on the least loaded actor and await it; once more elsewhere if it dies.
 
+        ``member``: the actor for the first try, ``weight`` already taken on it
+        (:meth:`free_member`, :meth:`take`); the retry goes to the least loaded one,
+        unless ``retry()`` says no (then WorkerCrashed at once). ``units``: what a retry
+        adds to ``stats["retried"]`` (default: ``weight``).
         Raises WorkerCrashed when the second actor dies too, PoolUnavailable when no
         actor has been live for ``unavailable_timeout``, ScorerError when the call itself
         fails (cannot be sent, or the actor's method raised).
         """
+        first = member
         for attempt in range(2):
-            member = await self._acquire(weight)
+            chosen = first if attempt == 0 and first is not None else await self._acquire(weight)
             try:
-                return await self._await(_send(send, member.handle), guard)
+                return await self._await(_send(send, chosen.handle), guard)
             except _Lost as exc:
-                self._lose(member, str(exc))
+                self._lose(chosen, str(exc))
                 if self._closed:
                     raise ScorerError(f"{self.name} closed while this task ran") from None
                 if attempt == 1:
                     raise WorkerCrashed(
                         f"{self.name}: the actor died ({exc}), and so did the one it was retried on"
                     ) from None
-                self.stats["retried"] += weight
+                if retry is not None and not retry():
+                    raise WorkerCrashed(
+                        f"{self.name}: the actor died ({exc}) after the task had reported "
+                        "progress (not run again)"
+                    ) from None
+                self.stats["retried"] += weight if units is None else units
             finally:
-                self._release(member, weight)
+                self._release(chosen, weight)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def close(self, polite: Callable[[Any], Any] | None = None) -> None:
@@ -402,6 +420,29 @@ class ActorGroup:
 
     # ------------------------------------------------------------------ routing
 
+    async def free_member(self) -> _Member:
+        """Wait (in line behind earlier callers) for an actor with room; nothing is taken
+        on it yet: :meth:`take` what goes to it before the next ``await``."""
+        return await self._acquire(0)
+
+    def room(self, member: _Member) -> int:
+        """How much more work ``member`` may take under the cap (``cap`` is None: 2**30)."""
+        return (1 << 30) if self._cap is None else self._cap - member.outstanding
+
+    def with_room(self) -> int:
+        """How many live actors could take more work now."""
+        return sum(1 for m in self.members if self._has_room(m))
+
+    def take(self, member: _Member, weight: int) -> None:
+        """Count ``weight`` more work on ``member`` (``call(..., member=member)`` gives it back)."""
+        self._take(member, weight)
+
+    def block(self, member: _Member, blocked: bool) -> None:
+        """Send ``member`` no new work (a task there runs long), or again (``blocked`` false)."""
+        member.blocked += 1 if blocked else -1
+        if not blocked:
+            self._dispatch()
+
     async def _acquire(self, weight: int) -> _Member:
         if self._closed:
             raise ScorerError(f"{self.name} is closed")
@@ -424,8 +465,11 @@ class ActorGroup:
             raise
 
     def _least_loaded(self) -> _Member | None:
-        free = [m for m in self.members if self._cap is None or m.outstanding < self._cap]
+        free = [m for m in self.members if self._has_room(m)]
         return min(free, key=lambda m: m.outstanding, default=None)
+
+    def _has_room(self, member: _Member) -> bool:
+        return not member.blocked and (self._cap is None or member.outstanding < self._cap)
 
     def _take(self, member: _Member, weight: int) -> None:
         member.outstanding += weight

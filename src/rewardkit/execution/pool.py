@@ -167,16 +167,27 @@ class TaskLink:
     def __init__(self, on_part: Callable[[Any], None]) -> None:
         self.on_part = on_part
         self._conn: Connection | None = None  # set while a worker runs the task
+        # set while a remote actor runs the task (RayWorkerPool): how to reach it
+        self.cut_by: Callable[[], None] | None = None
         self.cut_sent = False
+
+    @property
+    def running(self) -> bool:
+        """Whether a worker of this process's pool runs the task now."""
+        return self._conn is not None
 
     def cut(self) -> None:
         """Ask the task to stop at its next :func:`~rewardkit.execution._worker.cut_asked`
         (once; nothing when it is not running)."""
-        if self._conn is None or self.cut_sent:
+        if self.cut_sent:
             return
-        self.cut_sent = True
-        with contextlib.suppress(OSError, ValueError):  # it died meanwhile: its reply says so
-            self._conn.send_bytes(_CUT_BYTES)
+        if self._conn is not None:
+            self.cut_sent = True
+            with contextlib.suppress(OSError, ValueError):  # it died meanwhile: its reply says so
+                self._conn.send_bytes(_CUT_BYTES)
+        elif self.cut_by is not None:
+            self.cut_sent = True
+            self.cut_by()
 
 
 _CUT_BYTES = bytes(ForkingPickler.dumps(CUT))

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from rewardkit.config import RewardSection
 from rewardkit.errors import InvalidSampleError, RewardkitError, ScorerTimeout
 from rewardkit.execution.pool import TaskLink, WorkerPool
+from rewardkit.execution.ray_pool import RayWorkerPool
 from rewardkit.scoring import tasks
 from rewardkit.scoring.guard import Guard
 from rewardkit.scoring.outcomes import Answer, CheckKey, Outcomes
@@ -180,16 +181,17 @@ class Spreader:
 
     def batch(self, rows: int, rule_only: bool) -> Batch | None:
         """What gathers a batch of ``rows`` rows into spread tasks, or None: the batch is
-        too small, the pool is not local, one worker would leave the loop's core idle, or
-        (not ``rule_only``) a user function or a reward model scores the rows."""
+        too small, one worker (or actor) would leave the loop's core idle, or (not
+        ``rule_only``) a user function or a reward model scores the rows."""
         pool = self.guard.pool
-        if (
-            rows >= SPREAD_MIN_ROWS
-            and isinstance(pool, WorkerPool)
-            and pool.size >= 2
-            and rule_only
-        ):
-            return Batch(pool.size)
+        if isinstance(pool, WorkerPool):
+            workers = pool.size
+        elif isinstance(pool, RayWorkerPool):  # links reach its actors' processes too
+            workers = pool.health().desired
+        else:
+            return None
+        if rows >= SPREAD_MIN_ROWS and workers >= 2 and rule_only:
+            return Batch(workers)
         return None
 
     def spreadable(
@@ -223,7 +225,7 @@ class Spreader:
         another task (``handed``: already counted), and this one is cut after its check.
         """
         pool = self.guard.pool
-        assert isinstance(pool, WorkerPool)  # Spreader.batch spreads on a local pool only
+        assert isinstance(pool, (WorkerPool, RayWorkerPool))  # as Spreader.batch spreads
         if not handed:
             self.stats["spread"] += len(rows)
         check_for_s = min(SPREAD_CHECK_S, self.section.timeout_s / 2)

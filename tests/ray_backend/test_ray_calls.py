@@ -1,0 +1,205 @@
+"""guards: how the Ray pool carries tasks to its actors (rewardkit.execution.ray_pool).
+
+Tasks waiting together go in one remote call per actor, each keeping its own timeout,
+failure and answer; a task with a progress link (a spread task) reports across the
+network, all of its parts before its answer, and a check that hangs in one holds no
+other row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _support.engines import plug
+from rewardkit.config import RayOptions, RewardConfig
+from rewardkit.errors import ScorerError, ScorerTimeout
+from rewardkit.execution.pool import TaskLink
+from rewardkit.execution.ray_pool import RayWorkerPool
+from rewardkit.scoring.engine import RewardEngine
+from rewardkit.types import Status
+
+pytestmark = pytest.mark.usefixtures("ray_cluster")
+
+OPTIONS = RayOptions(num_cpus_per_worker=0.5, max_tasks_per_call=8, max_outstanding_per_worker=16)
+
+# A task for the actors' scoring processes: reports each step through its link, stops
+# early when cut, and answers how many steps it took.
+STEPPER = """
+import time
+
+from rewardkit.execution._worker import cut_asked, report
+
+
+def steps(count, pause):
+    for step in range(count):
+        report(("step", step))
+        time.sleep(pause)
+        if cut_asked():
+            return ("cut", step)
+    return ("done", count)
+"""
+
+# A verifier whose check hangs on "hang" and takes 3 ms otherwise (the engine's
+# spread-task path, as tests/scoring/test_spread.py's _Hanging).
+HANGING = """
+import time
+from dataclasses import dataclass
+
+from rewardkit.verifiers.base import Extracted, Verdict
+
+
+@dataclass(frozen=True)
+class Hanging:
+    key: str = "hanging-check"
+
+    def extract(self, response):
+        return Extracted(response.strip(), {"source": "plain"})
+
+    def quick_check(self, extracted, ground_truth):
+        return None
+
+    def check(self, extracted, ground_truth):
+        time.sleep(60 if extracted.answer == "hang" else 0.003)
+        return Verdict(float(extracted.answer == ground_truth), {"pred": extracted.answer})
+"""
+
+
+def _importable(write_module: Any, monkeypatch: pytest.MonkeyPatch, name: str, source: str) -> Any:
+    """``source`` as module ``name``, importable here and in the actors' processes."""
+    folder = str(Path(write_module(name, source)).parent)
+    monkeypatch.syspath_prepend(folder)
+    __import__(name)
+    return sys.modules[name], folder
+
+
+def _reaching(folder: str) -> RayOptions:
+    path = os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH", "")) if p)
+    return OPTIONS.model_copy(update={"runtime_env": {"env_vars": {"PYTHONPATH": path}}})
+
+
+async def test_tasks_waiting_together_share_calls_and_each_keeps_its_own_outcome() -> None:
+    pool = RayWorkerPool(2, options=OPTIONS)
+    await pool.start()
+    try:
+        odd: dict[int, tuple[Any, ...]] = {
+            5: (int, "not a number"),  # raises in the actor's process
+            17: (time.sleep, 30),  # past its limit: its process is killed
+            30: (id, threading.Lock()),  # cannot be pickled: never sent
+        }
+        jobs = [
+            pool.run(*odd.get(i, (divmod, i, 7)), timeout=0.5 if i == 17 else 5) for i in range(48)
+        ]
+        outcomes = await asyncio.gather(*jobs, return_exceptions=True)
+        alone = await pool.run(divmod, 9, 2, timeout=5)  # a lone task goes at once
+        stats = dict(pool.stats)
+    finally:
+        await pool.close()
+    assert [o for i, o in enumerate(outcomes) if i not in odd] == [
+        divmod(i, 7) for i in range(48) if i not in odd
+    ]
+    assert isinstance(outcomes[5], ScorerError) and "ValueError" in str(outcomes[5])
+    assert isinstance(outcomes[17], ScorerTimeout)
+    assert isinstance(outcomes[30], ScorerError) and "cannot send the task" in str(outcomes[30])
+    assert alone == (4, 1)
+    # 47 tasks went out (the unpicklable one failed here), in calls of up to 8
+    assert stats["tasks"] == 49 and stats["timeouts"] == 1 and stats["retried"] == 0
+    assert 7 <= stats["calls"] <= 16, stats
+    assert stats["peak_outstanding"] <= 16
+
+
+async def test_a_linked_task_reports_across_the_network_and_can_be_cut(
+    write_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module, folder = _importable(write_module, monkeypatch, "ray_stepper", STEPPER)
+    pool = RayWorkerPool(2, options=_reaching(folder))
+    await pool.start()
+    try:
+        whole: list[Any] = []
+        answer = await pool.run(module.steps, 5, 0.01, timeout=10, link=TaskLink(whole.append))
+        assert answer == ("done", 5)
+        assert whole == [("step", i) for i in range(5)]  # every part, once, in order
+
+        parts: list[Any] = []
+        link = TaskLink(parts.append)
+        running = asyncio.ensure_future(pool.run(module.steps, 400, 0.02, timeout=30, link=link))
+        started = time.perf_counter()
+        while len(parts) < 3 and time.perf_counter() - started < 10:
+            await asyncio.sleep(0.01)  # the polls bring the parts while the task runs
+        assert parts and not running.done()
+        link.cut()
+        kind, step = await asyncio.wait_for(running, 10)
+    finally:
+        await pool.close()
+    assert kind == "cut" and step < 399
+    assert parts == [("step", i) for i in range(step + 1)]
+
+
+async def test_a_linked_task_waiting_behind_a_cut_one_is_recalled_and_runs_after(
+    write_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One actor, two linked tasks: the second waits there behind the first. When the
+    first is cut (its check runs long), the second is given back untouched, and runs once
+    the actor is free again: every part of it once, its answer whole."""
+    module, folder = _importable(write_module, monkeypatch, "ray_stepper_two", STEPPER)
+    pool = RayWorkerPool(1, options=_reaching(folder))
+    await pool.start()
+    try:
+        first_parts: list[Any] = []
+        second_parts: list[Any] = []
+        first_link = TaskLink(first_parts.append)
+        first = asyncio.ensure_future(pool.run(module.steps, 20, 0.5, timeout=30, link=first_link))
+        second = asyncio.ensure_future(
+            pool.run(module.steps, 3, 0.01, timeout=30, link=TaskLink(second_parts.append))
+        )
+        started = time.perf_counter()
+        while not first_parts and time.perf_counter() - started < 10:
+            await asyncio.sleep(0.01)
+        first_link.cut()
+        assert (await asyncio.wait_for(first, 10))[0] == "cut"
+        assert await asyncio.wait_for(second, 10) == ("done", 3)
+        stats = dict(pool.stats)
+    finally:
+        await pool.close()
+    assert stats["recalled"] == 1 and stats["calls"] == 3  # the second went out twice
+    assert second_parts == [("step", i) for i in range(3)]
+
+
+@pytest.mark.slow  # ~11 s, most of it starting the engine's actors; the link's cheap twin above
+async def test_ordinary_rows_on_ray_do_not_wait_for_a_hanging_neighbour(
+    write_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch big enough to be spread over the actors, one row's check hanging past
+    reward.timeout_s: that row ends `timeout`, the others are handed on and come back
+    long before it."""
+    module, folder = _importable(write_module, monkeypatch, "ray_hanging", HANGING)
+    ray_options = _reaching(folder).model_dump()
+    config = RewardConfig.model_validate(
+        {"reward": {"backend": "ray", "num_workers": 2, "timeout_s": 2, "ray": ray_options}}
+    )
+    engine = plug(await RewardEngine.create(config), module.Hanging())
+    answers = [f"a{i}" for i in range(96)]
+    answers[3] = "hang"
+    rows = [{"data_source": "hanging-check", "response": a, "ground_truth": "a8"} for a in answers]
+    try:
+        started = time.perf_counter()
+        results = await engine.score_many(rows)
+        spent = time.perf_counter() - started
+        stats, pool_stats = dict(engine.stats), dict(engine.pool.stats)
+    finally:
+        await engine.close()
+    assert stats["spread"] >= 96  # the rows went to the actors in spread tasks
+    assert pool_stats["calls"] < 20
+    assert results[3].status is Status.TIMEOUT and "timed out after 2s" in (results[3].error or "")
+    ordinary = [r for i, r in enumerate(results) if i != 3]
+    assert all(r.status is Status.OK for r in ordinary)
+    assert sum(r.score or 0 for r in ordinary) == 1.0
+    assert max(r.elapsed_s or 0 for r in ordinary) < 1.5  # not the neighbour's 2 s
+    assert spent < 10
