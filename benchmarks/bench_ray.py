@@ -91,6 +91,15 @@ class Run:
         return statistics.median(self.loop_cpu) / self.rows
 
 
+def _until_warm(loops: list[RewardLoop]) -> None:
+    """Wait until every pool's workers (each actor's, on Ray) run warm: the warm-ups run in
+    the background and would share the cores with the timed batches."""
+    for loop in loops:
+        pool = loop.engine.pool
+        while pool.health().starting or getattr(pool, "warming", False):
+            time.sleep(0.1)
+
+
 def _thread_cpu(loop: RewardLoop) -> float:
     """CPU seconds used so far by the loop's event-loop thread (Linux /proc)."""
     tid = loop._thread.native_id  # the engine's thread: the part that cannot spread over cores
@@ -113,6 +122,7 @@ def time_backends(configs: dict[str, dict[str, Any]], args: argparse.Namespace) 
         loops = [stack.enter_context(RewardLoop(cfg)) for cfg in configs.values()]
         for loop in loops:
             loop.score(make_batch(args.prompts, args.rollouts, WARM_SEED))
+        _until_warm(loops)
         before = [loop.engine.stats["pool"] for loop in loops]
         outcomes: list[list[tuple[Any, Any]]] = []
         for rows in batches:
@@ -184,6 +194,7 @@ def one_loop_ceiling(args: argparse.Namespace, workers: int) -> Ceiling:
         measured: list[tuple[float, float, int, int]] = []
         with RewardLoop(config) as loop:
             loop.score(make_batch(args.prompts, args.rollouts, WARM_SEED))
+            _until_warm([loop])
             stats = loop.engine.pool.stats
             for rows in batches:
                 calls, tasks = stats["calls"], stats["tasks"]

@@ -34,9 +34,10 @@ WORKER_WARM_UPS = ("rewardkit.verifiers._warm",)
 WORKER_PRELOAD = WORKER_IMPORTS + WORKER_WARM_UPS
 """Imported by every worker before its first task: the task functions, and the warm-ups
 of the registered verifiers (math-verify's imports and tables: half a second per worker,
-paid once in the fork server instead of on each worker's first row). A local pool
-splits them: the fork server imports WORKER_IMPORTS, the first worker forks from it at
-once, and a zygote runs WORKER_WARM_UPS and forks the others (``WorkerPool(warm=...)``)."""
+paid once in the fork server instead of on each worker's first row). A pool, local or
+each Ray actor's, splits them: the fork server imports WORKER_IMPORTS, the first worker
+forks from it at once, and a zygote runs WORKER_WARM_UPS and forks the others
+(``WorkerPool(warm=...)``)."""
 
 
 def make_pool(section: RewardSection) -> Pool:
@@ -56,7 +57,8 @@ def make_pool(section: RewardSection) -> Pool:
             options=section.ray,
             memory_mb=section.worker_memory_mb,
             reserve_cpus=reserve,
-            preload=WORKER_PRELOAD,
+            preload=WORKER_IMPORTS,  # each actor serves before its warm-ups are done
+            warm=WORKER_WARM_UPS,
         )
     return WorkerPool(
         section.workers,

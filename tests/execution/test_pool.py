@@ -19,7 +19,7 @@ import pytest
 from _support.processes import gone, wait_gone
 from rewardkit.errors import ScorerError, ScorerTimeout, WorkerCrashed
 from rewardkit.execution import pool as pool_module
-from rewardkit.execution.pool import WorkerPool, fair_share
+from rewardkit.execution.pool import WorkerPool, _drop_zygote, fair_share
 
 
 def _segfault() -> None:
@@ -490,9 +490,10 @@ def _exit_three() -> None:
 
 async def test_workers_serve_at_once_and_are_swapped_for_warm_ones_from_the_zygote() -> None:
     """With warm-ups, the workers (from the fork server) answer before the warm-up is
-    done (it waits for the test's gate); then each is swapped for one the zygote forks with it done, as is every
-    replacement after a timeout or a crash (its exit code read all the same); the pool's
-    close leaves no process running, the zygote's included."""
+    done (it waits for the test's gate); then each is swapped for one the zygote forks
+    with it done, as is every replacement after a timeout or a crash (its exit code read
+    all the same). The pool's close leaves none of its workers running; the zygote is the
+    process's, and the next pool's workers fork from it warm at once, with no swap."""
     gate = Path(__file__).parents[1] / "_support" / "warm_marker.gate"
     gate.unlink(missing_ok=True)  # the warm-up waits for it
     pool = WorkerPool(2, warm=["_support.warm_marker"])
@@ -519,8 +520,18 @@ async def test_workers_serve_at_once_and_are_swapped_for_warm_ones_from_the_zygo
         pids = [first_pid, *(pid for pid, _ in both + after)]
         zygote = pool._zygote
         assert zygote is not None and zygote.process.pid is not None
-        pids.append(zygote.process.pid)
     finally:
         await pool.close()
         gate.unlink(missing_ok=True)
-    assert wait_gone(pids) == []
+    assert wait_gone(pids) == [] and not gone(zygote.process.pid)
+
+    again = WorkerPool(1, warm=["_support.warm_marker"])
+    await again.start()
+    try:
+        pid, warm = await again.run(_warmth, timeout=60)
+        assert warm and again.stats["warmed"] == 0 and again._zygote is zygote
+    finally:
+        await again.close()
+        _drop_zygote(zygote)
+        zygote.stop()
+    assert wait_gone([pid, zygote.process.pid]) == []

@@ -84,7 +84,10 @@ def test_ray_backend_gives_exactly_the_local_backend_results() -> None:
     rows = ROWS * 2  # repeats exercise the engine's dedup and cache identically
     with RewardLoop({"reward": {"num_workers": 2}}) as loop:
         local = loop.score(rows)
-        assert loop.engine.pool.health() == PoolHealth(2, 2)  # the local pool: always whole
+        deadline = time.monotonic() + 30  # warm rows can all finish before the 2nd worker is up
+        while loop.engine.pool.health().starting and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert loop.engine.pool.health() == PoolHealth(2, 2)  # the local pool: whole once up
     with RewardLoop({"reward": RAY}) as loop:
         remote = loop.score(rows)
         actors = loop.engine.pool.actors

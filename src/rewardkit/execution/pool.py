@@ -38,6 +38,7 @@ import pickle
 import select
 import signal
 import struct
+import sys
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -195,7 +196,13 @@ _CUT_BYTES = bytes(ForkingPickler.dumps(CUT))
 
 class _Zygote:
     """A process forked from the fork server that runs the warm-ups, then forks workers
-    that inherit them (:func:`rewardkit.execution._worker.zygote_main`)."""
+    that inherit them (:func:`rewardkit.execution._worker.zygote_main`).
+
+    One per process and set of warm-ups, as the fork server is one per process
+    (:func:`_shared_zygote`): every pool of this process forks its workers from it, so a
+    later pool's workers start warm, and the warm-ups' seconds of CPU are paid once, not
+    once per pool. It dies with the fork server, so with this process.
+    """
 
     def __init__(self, modules: Sequence[str]) -> None:
         parent, child = _CTX.Pipe(duplex=True)
@@ -204,18 +211,48 @@ class _Zygote:
             self.process.start()
         child.close()
         self.conn: Connection = parent
-        self.lock = threading.Lock()
+        self.owner = os.getpid()  # a process forked from this one has no zygote of its own
+        self.lock = threading.Lock()  # one fork request at a time, whichever pool asks
+        self.users = 0  # pools that fork from it now (see _shared_zygote)
+        self._ready: bool | None = None  # None: the warm-ups run
+        self._ready_callbacks: list[Callable[[bool], None]] = []
+        self._ready_lock = threading.Lock()
+        # A daemon thread waits for the warm-ups: no pool's event loop or executor does,
+        # so a pool closes (and an interpreter exits) without waiting for them.
+        threading.Thread(target=self._wait_ready, name="rewardkit-zygote", daemon=True).start()
 
-    def wait_ready(self) -> bool:
-        """Block until the warm-ups are done (a thread's call): False if it died first."""
+    def _wait_ready(self) -> None:
         try:
-            return bool(self.conn.recv() == "ready")
+            ready = bool(self.conn.recv() == "ready")
         except (EOFError, OSError):
-            return False
+            ready = False
+        with self._ready_lock:
+            self._ready, callbacks = ready, self._ready_callbacks
+            self._ready_callbacks = []
+        for callback in callbacks:
+            callback(ready)
+
+    def when_ready(self, callback: Callable[[bool], None]) -> None:
+        """Call ``callback(ready)`` once the warm-ups are done (False: the zygote died
+        first), from the zygote's thread; at once when they already are."""
+        with self._ready_lock:
+            ready = self._ready
+            if ready is None:
+                self._ready_callbacks.append(callback)
+                return
+        callback(ready)
+
+    @property
+    def alive(self) -> bool:
+        return self.owner == os.getpid() and self.process.is_alive()
+
+    @property
+    def ready(self) -> bool:
+        return bool(self._ready) and self.alive
 
     def fork(self, memory_mb: int | None) -> tuple[Connection, int]:
-        """A new worker's pipe and pid; blocks while the warm-ups run (a thread's call).
-        Raises OSError or EOFError when the zygote is gone."""
+        """A new worker's pipe and pid (a thread's call). Raises OSError or EOFError when
+        the zygote is gone."""
         with self.lock:
             self.conn.send(("fork", memory_mb))
             fd = reduction.recv_handle(self.conn)
@@ -230,6 +267,68 @@ class _Zygote:
             self.process.kill()
             self.process.join(timeout=5)
         self.conn.close()
+
+
+_ZygoteKey = tuple[tuple[str, ...], tuple[str, ...], str]
+"""A zygote's warm-up modules, and the ``sys.path`` and working directory it started
+with: its workers inherit those, so a pool started after either changed gets another."""
+
+_ZYGOTES: dict[_ZygoteKey, _Zygote] = {}
+_ZYGOTES_LOCK = threading.Lock()
+
+
+def _zygote_key(modules: tuple[str, ...]) -> _ZygoteKey:
+    return modules, tuple(sys.path), os.getcwd()
+
+
+def _shared_zygote(modules: tuple[str, ...]) -> _Zygote:
+    """This process's zygote for ``modules`` (and the current ``sys.path`` and working
+    directory): the live one, else a new one (a thread's call: starting one waits on the
+    fork server). Zygotes of an older path that no pool uses any more are stopped."""
+    key = _zygote_key(modules)
+    with _ZYGOTES_LOCK:
+        zygote = _ZYGOTES.get(key)
+        if zygote is None or not zygote.alive or zygote._ready is False:
+            zygote = _ZYGOTES[key] = _Zygote(modules)
+        zygote.users += 1
+        stale = [k for k, z in _ZYGOTES.items() if k[0] == modules and k != key and not z.users]
+        retired = [_ZYGOTES.pop(k) for k in stale]
+    for old in retired:
+        old.stop()
+    return zygote
+
+
+def _ready_zygote(modules: tuple[str, ...]) -> _Zygote | None:
+    """The live zygote for ``modules`` whose warm-ups are done, taken for a pool, or None."""
+    with _ZYGOTES_LOCK:
+        zygote = _ZYGOTES.get(_zygote_key(modules))
+        if zygote is None or not zygote.ready:
+            return None
+        zygote.users += 1
+        return zygote
+
+
+def _release_zygote(zygote: _Zygote) -> None:
+    """A pool is done with ``zygote``: it stays for the next pool while it is its key's."""
+    with _ZYGOTES_LOCK:
+        zygote.users -= 1
+        current = zygote in _ZYGOTES.values()
+    if not current and not zygote.users:  # off the caller's thread: stop() waits
+        threading.Thread(target=zygote.stop, name="rewardkit-zygote-stop", daemon=True).start()
+
+
+def _let_go(taking: asyncio.Future[_Zygote]) -> None:
+    """A pool closed while it took a zygote: it is no user of it."""
+    if not taking.cancelled() and taking.exception() is None:
+        _release_zygote(taking.result())
+
+
+def _drop_zygote(zygote: _Zygote) -> None:
+    """Forget a zygote that died (or is stopped): the next pool starts another."""
+    with _ZYGOTES_LOCK:
+        for key, known in list(_ZYGOTES.items()):
+            if known is zygote:
+                del _ZYGOTES[key]
 
 
 class _Forked:
@@ -349,7 +448,7 @@ class WorkerPool:
         self.warm = tuple(warm)  # warm-ups run by the zygote (see start)
         self._zygote: _Zygote | None = None
         self._warming: asyncio.Future[None] | None = None
-        self._zygote_warming: _Zygote | None = None  # started, its warm-ups not done yet
+        self._held: _Zygote | None = None  # the shared zygote this pool counts as a user of
         self._idle: list[_Worker] = []
         self._waiting: dict[Hashable | None, deque[_Waiter]] = {}
         self._running: Counter[Hashable | None] = Counter()
@@ -389,6 +488,8 @@ class WorkerPool:
         await self._start_workers()
 
     async def _start_workers(self) -> None:
+        if self.warm:  # an earlier pool's zygote, warm already: every worker starts warm
+            self._zygote = self._held = _ready_zygote(self.warm)
         for slot in range(self.size):
             worker = await asyncio.to_thread(self._new_worker, slot)
             if self._closed:  # closed while it started
@@ -397,17 +498,34 @@ class WorkerPool:
             self.started += 1
             self._all.add(worker)
             self._release(worker)
-        if self.warm and not self._closed:
+        if self.warm and self._zygote is None and not self._closed:
             self._warming = asyncio.ensure_future(self._warm_up())
 
     async def _warm_up(self) -> None:
-        """Start the zygote; once its warm-ups are done, swap every cold worker for one it
-        forks: an idle one now, a busy one when its task ends (:meth:`run`)."""
-        zygote = self._zygote_warming = await asyncio.to_thread(_Zygote, self.warm)
-        ready = await asyncio.to_thread(zygote.wait_ready)
-        self._zygote_warming = None
-        if self._closed or not ready:
-            await asyncio.to_thread(zygote.stop)
+        """Get this process's zygote; once its warm-ups are done, swap every cold worker
+        for one it forks: an idle one now, a busy one when its task ends (:meth:`run`)."""
+        taking = asyncio.ensure_future(asyncio.to_thread(_shared_zygote, self.warm))
+        try:
+            zygote = self._held = await asyncio.shield(taking)
+        except asyncio.CancelledError:  # closed meanwhile: let go of it once it comes
+            taking.add_done_callback(_let_go)
+            raise
+        loop = asyncio.get_running_loop()
+        decided: asyncio.Future[bool] = loop.create_future()
+
+        def settle(ready: bool) -> None:
+            if not decided.done():
+                decided.set_result(ready)
+
+        def told(ready: bool) -> None:  # the zygote's thread
+            with contextlib.suppress(RuntimeError):  # this pool's loop is gone: nothing to do
+                loop.call_soon_threadsafe(settle, ready)
+
+        zygote.when_ready(told)
+        if not await decided:
+            _drop_zygote(zygote)
+            return
+        if self._closed:
             return
         self._zygote = zygote
         for worker in list(self._all):
@@ -426,7 +544,8 @@ class WorkerPool:
             try:
                 return _Worker(self.memory_mb, slot, zygote)
             except (OSError, EOFError, ValueError):
-                self._zygote = None  # died (its warm-up failed?): the fork server from now on
+                _drop_zygote(zygote)  # died: the fork server from now on
+                self._zygote = None
         worker = _Worker(self.memory_mb, slot)
         worker.cold = bool(self.warm)
         return worker
@@ -465,26 +584,24 @@ class WorkerPool:
     async def close(self) -> None:
         self._closed = True
         self._fail_waiting("the worker pool is closed")
-        warming = self._zygote_warming
-        if warming is not None:  # a close need not wait for the warm-ups: end them
-            with contextlib.suppress(OSError, ValueError):
-                warming.process.kill()
-        for starting in (self._starting, self._warming):
-            if starting is not None and not starting.done():
-                with contextlib.suppress(Exception):  # a start that failed: nothing to stop
-                    await starting  # ends at the step it runs now (never cut mid-start)
+        if self._warming is not None:  # the zygote warms on for the next pool: no waiting
+            self._warming.cancel()
+        starting = self._starting
+        if starting is not None and not starting.done():
+            with contextlib.suppress(Exception):  # a start that failed: nothing to stop
+                await starting  # ends at the step it runs now (never cut mid-start)
         workers, self._all, self._idle = list(self._all), set(), []
         for worker in workers:  # a closed pipe reports nothing: fail the tasks in flight now
             if worker.reply is not None and not worker.reply.done():
                 worker.reply.set_exception(ScorerError("the worker pool is closed"))
-
-        zygote, self._zygote = self._zygote, None
+        self._zygote = None  # this process's, not the pool's: it stays for the next pool
+        held, self._held = self._held, None
 
         def stop_all() -> None:
             for worker in workers:
                 worker.stop()
-            if zygote is not None:
-                zygote.stop()
+            if held is not None:
+                _release_zygote(held)
 
         await asyncio.to_thread(stop_all)
 

@@ -93,9 +93,12 @@ _Answer = tuple[str, Any, "list[Any] | None"]
 class _ScoringActor:
     """One scoring actor: a one-process WorkerPool of its own on whatever node Ray chose."""
 
-    def __init__(self, memory_mb: int | None, preload: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, memory_mb: int | None, preload: tuple[str, ...] = (), warm: tuple[str, ...] = ()
+    ) -> None:
         self._memory_mb = memory_mb
         self._preload = preload
+        self._warm = warm
         self._pool: WorkerPool | None = None
         self._links: dict[int, tuple[TaskLink, list[Any]]] = {}  # running linked tasks
         self._waiting: dict[int, asyncio.Task[Any]] = {}  # linked tasks' own asyncio tasks
@@ -104,7 +107,11 @@ class _ScoringActor:
     async def start(self) -> dict[str, Any]:
         import ray
 
-        self._pool = WorkerPool(1, memory_mb=self._memory_mb, preload=self._preload)
+        # The warm-ups run in the pool's zygote in the background: the actor is ready once
+        # its first (cold) process is, and that process is swapped for a warm one later.
+        self._pool = WorkerPool(
+            1, memory_mb=self._memory_mb, preload=self._preload, warm=self._warm
+        )
         await self._pool.start()
         return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
 
@@ -167,6 +174,10 @@ class _ScoringActor:
                 self._links.pop(key, None)
                 self._waiting.pop(key, None)
                 self._recalled.discard(key)
+
+    def warming(self) -> bool:
+        """Whether this actor's process still starts or waits for its warm-ups."""
+        return self._pool is not None and (self._pool.health().starting or self._pool.warming)
 
     async def close(self) -> None:
         if self._pool is not None:
@@ -263,6 +274,7 @@ class RayWorkerPool:
         memory_mb: int | None = None,
         reserve_cpus: float = 0.0,
         preload: Sequence[str] = (),
+        warm: Sequence[str] = (),
     ) -> None:
         if size is not None and size < 1:
             raise ValueError(f"a pool needs at least one worker, got size={size}")
@@ -271,6 +283,7 @@ class RayWorkerPool:
         self.memory_mb = memory_mb
         self.reserve_cpus = reserve_cpus
         self.preload = tuple(preload)  # modules each actor's scoring process imports first
+        self.warm = tuple(warm)  # warm-ups each actor runs in the background (WorkerPool)
         self._group: ActorGroup | None = None
         self._leased = False
         self._closed = False
@@ -306,7 +319,7 @@ class RayWorkerPool:
         spec = ActorSpec(
             "Ray scoring actors",
             _ScoringActor,
-            (self.memory_mb, self.preload),
+            (self.memory_mb, self.preload, self.warm),
             size,
             num_cpus=opts.num_cpus_per_worker,
             needs={"CPU": size * opts.num_cpus_per_worker + self.reserve_cpus},
@@ -569,6 +582,17 @@ class RayWorkerPool:
             return
         if all(t.answer.done() for t in call.tasks) and not call.sent.done():
             call.sent.cancel()
+
+    @property
+    def warming(self) -> bool:
+        """Whether some actor still starts or warms up (it asks each actor: call it from
+        outside the pool's event loop; a benchmark's timed run waits for it)."""
+        if self._group is None:
+            return False
+        import ray
+
+        handles = self._group.handles()
+        return any(ray.get([handle.warming.remote() for handle in handles], timeout=60))
 
     def health(self) -> PoolHealth:
         """Live actors against ``size``: below it while a node is gone, 0 when none can be placed."""

@@ -1,5 +1,5 @@
 """Run every registered verifier's warm-up. Imported by the local pool's zygote (see
-:data:`rewardkit.wiring.WORKER_WARM_UPS`) and Ray's actors (``WORKER_PRELOAD``), so each
+:data:`rewardkit.wiring.WORKER_WARM_UPS`), a Ray actor's pool's included, so each
 worker forks, or starts, with the work done."""
 
 from __future__ import annotations
