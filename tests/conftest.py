@@ -49,3 +49,20 @@ def misbehaving(write_module: Callable[[str, str], str]) -> str:
     from _support.user_functions import MISBEHAVING
 
     return write_module("misbehaving_reward", MISBEHAVING)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``-n``, ``--dist loadgroup``): a test module runs on one worker,
+    so its module fixtures start once, and the Ray package, whose tests share one
+    simulated cluster, is one group, handed out first."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        path = item.path.as_posix()
+        group = "ray_backend" if _RAY in path else path
+        item.add_marker(pytest.mark.xdist_group(group))
+    # The Ray group is the longest: first, so that it never starts last (stable sort)
+    items.sort(key=lambda item: _RAY not in item.path.as_posix())
+
+
+_RAY = "/tests/ray_backend/"

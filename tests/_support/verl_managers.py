@@ -1,15 +1,14 @@
 """verl 0.9.1's own reward managers on a batch mixing data sources, scored by rewardkit.
 
-Not a test: tests/integrations/test_verl.py runs it with a Python that has verl installed
-(``python tests/_support/verl_managers.py CONFIG``) and reads the JSON report it prints. Each
-manager is called twice: with ``on_failure="raise"`` (the default) and ``"fill"``.
+Not a test: tests/compat/test_verl_mixed_batch.py calls :func:`report` (verl must be
+installed). Each manager is called twice: with ``on_failure="raise"`` (the default) and
+``"fill"``.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import sys
 from typing import Any
 
 import numpy as np
@@ -77,7 +76,7 @@ def dataproto(tok: Any) -> Any:
     )
 
 
-def main(config: str) -> None:
+def report(config: str) -> dict[str, Any]:
     tok = byte_tokenizer()
 
     class Manager(adapter.RewardkitRewardManager):
@@ -110,8 +109,4 @@ def main(config: str) -> None:
             "status": list(info["status"]),
             "error": list(info["error"]),
         }
-    print(json.dumps(report))
-
-
-if __name__ == "__main__":
-    main(sys.argv[1])
+    return report

@@ -1,8 +1,7 @@
 """guards: the verl adapter (rewardkit.integrations.verl) against verl's interfaces.
 
-A DataProto-shaped batch here; verl 0.9.1's own reward managers where a Python with verl
-is found (tests/_support/verl_managers.py). verl is not installed in the main
-environment; tests/compat runs the same adapter inside verl's own code paths (.ci/run's
+A DataProto-shaped batch here. verl is not installed in the main environment;
+tests/compat runs the same adapter inside verl's own code paths and managers (.ci/run's
 compatibility job).
 """
 
@@ -12,9 +11,7 @@ import ast
 import asyncio
 import functools
 import importlib.util
-import json
 import math
-import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -440,48 +437,7 @@ def test_reward_router_address_is_refused_when_the_config_does_not_use_it(
         manager(make_batch(tiny_tokenizer, GOOD_ROWS))
 
 
-# --- verl's own reward managers, in a Python that has verl, and the adapters' exit ------
-
-
-def _verl_python() -> str | None:
-    """A Python with verl 0.9.1: REWARDKIT_VERL_PYTHON, CI's .venv-compat, or this one."""
-    candidates = [os.environ.get("REWARDKIT_VERL_PYTHON"), str(ROOT / ".venv-compat/bin/python"),
-                  sys.executable]  # fmt: skip
-    for python in filter(None, candidates):
-        if Path(python).exists() and _has_verl(python):
-            return python
-    return None
-
-
-def _has_verl(python: str) -> bool:
-    probe = [
-        python,
-        "-c",
-        "import importlib.util as u; raise SystemExit(u.find_spec('verl') is None)",
-    ]
-    return subprocess.run(probe, capture_output=True, timeout=60).returncode == 0
-
-
-def test_verls_managers_score_a_mixed_batch_and_name_the_unknown_source(tmp_path: Path) -> None:
-    python = _verl_python()
-    if python is None:
-        pytest.skip("no Python with verl (set REWARDKIT_VERL_PYTHON; .ci/run builds .venv-compat)")
-    config = tmp_path / "reward.yaml"
-    config.write_text("reward:\n  num_workers: 1\n  timeout_s: 30\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])}
-    proc = subprocess.run(
-        [python, str(ROOT / "tests/_support/verl_managers.py"), str(config)],
-        capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
-    for manager in ("naive", "batch", "rewardkit"):
-        assert "unknown data_source 'my_unknown_source'" in report[f"{manager}/raise"]
-        filled = report[f"{manager}/fill"]
-        assert filled["scores"] == [1.0, 1.0, 1.0, 0.0]  # gsm8k, MATH, mbpp; filled row
-        assert filled["status"] == ["ok", "ok", "ok", "invalid"]
-        assert "my_unknown_source" in filled["error"][3]
-    assert "closing a scorer failed" not in proc.stderr
+# --- the adapters' exit ------------------------------------------------------------
 
 
 def test_the_trainer_adapters_close_their_scorer_at_exit_without_a_warning() -> None:

@@ -26,6 +26,7 @@ import ray
 from _support.serving import running_app
 from rewardkit import PoolUnavailable, RewardLoop, Status
 from rewardkit.config import load_config
+from rewardkit.execution import _ray
 from rewardkit.server.app import create_app
 
 NODE = {"num_cpus": 1, "object_store_memory": 100 * 1024 * 1024}  # as conftest.py's nodes
@@ -40,6 +41,13 @@ def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
 
 # Nodes are lost and found within this (Ray notices a killed raylet by missed health checks).
 HEAL_S = 90.0
+
+
+@pytest.fixture(autouse=True)
+def _prompt_refills(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty slot is tried again every second at most (the default backoff doubles to
+    30 s): a node that rejoins is used within a second, not after the last wait ran out."""
+    monkeypatch.setattr(_ray, "_BACKOFF_MAX_S", 1.0)
 
 
 def _rows(count: int, nap: float, first: int = 0) -> list[dict[str, Any]]:
@@ -78,6 +86,8 @@ def _napping_on_ray(write_module: Any, workers: int, ray: dict[str, Any]) -> dic
     }
 
 
+@pytest.mark.slow  # ~20 s (a node lost, then one added); tests/ray_backend/test_ray_pool.py's
+# actor killed mid-batch is its twin in the default run, and .ci/run runs it
 def test_a_node_killed_mid_batch_costs_no_wrong_row_and_the_pool_heals(
     ray_cluster: Any, write_module: Any, caplog: pytest.LogCaptureFixture
 ) -> None:

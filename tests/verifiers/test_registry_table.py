@@ -169,6 +169,8 @@ def test_the_walkthrough_adds_a_verifier_with_one_module_and_one_table(tmp_path:
             "no:cacheprovider",
             "-k",
             "not walkthrough",
+            "-n",
+            "0",  # in this process: two more pytest workers for two files cost more than they save
         ],
         cwd=tmp_path,
         env=env,
