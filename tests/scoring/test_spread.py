@@ -358,6 +358,10 @@ async def test_a_check_that_hangs_still_ends_its_task_and_costs_only_its_row(
     a typed timeout, its batch-mates' verdicts equal the one-by-one path's (they were
     handed to other tasks while the check ran)."""
     monkeypatch.setattr(spread_module, "SPREAD_CHECK_S", 0.5)
+    # Only the slow check runs long enough to be handed off: a fast one (0.1 s) at the
+    # default SPREAD_STALL_S (0.1 s) could be cut just as it ends, and its task, not yet
+    # told, start the slow check too (a second timeout, the row's outcome unchanged).
+    monkeypatch.setattr(spread_module, "SPREAD_STALL_S", 0.3)
     answers = ["fast1", "slow"] + [f"fast{i}" for i in range(2, 10)] + [f"q{i}" for i in range(54)]
     started = time.perf_counter()
     spread, _, pool = await _score_timed(_timed_rows(answers), True, slow_s=30, timeout_s=1.5)
