@@ -48,6 +48,14 @@ def fleet_processes(fleet: Fleet) -> list[int]:
     return actors + [p for pid in fleet.pids() for p in family(pid)]
 
 
+def _until_restarted(fleet: Any, rank: int, limit: float) -> None:
+    """Wait (at most ``limit`` s) until replica ``rank`` restarted and the fleet is whole."""
+    deadline = time.monotonic() + limit
+    while fleet.replicas[rank].restarts < 1 or not fleet.health().full:
+        assert time.monotonic() < deadline, fleet.health().describe()
+        time.sleep(0.05)
+
+
 @pytest.mark.slow  # 9-17 s on 2 cores (the scoring actors' start is most); the Fleet twin runs by default
 def test_a_ray_fleet_judges_through_the_router_survives_a_lost_actor_and_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -91,10 +99,7 @@ def test_a_ray_fleet_judges_through_the_router_survives_a_lost_actor_and_leaves_
         assert {r.components["judge"] for r in results} == {0.7}  # [[7]] on 0..10
         assert fleet.stats.retried >= 1  # the lost replica's requests went to the other
 
-        deadline = time.monotonic() + 60
-        while fleet.replicas[0].restarts < 1 or not fleet.health().full:
-            assert time.monotonic() < deadline, fleet.health().describe()
-            time.sleep(0.05)
+        _until_restarted(fleet, 0, 60)
         assert "lost its Ray actor" in fleet.replicas[0].last_exit
         assert fleet.actors()[0]["actor_pid"] != lost["actor_pid"]  # a new actor
         assert _model_replicas(engine) == {"judge": {"live": 2, "desired": 2}}
@@ -152,10 +157,7 @@ def test_replica_actors_spread_route_survive_a_lost_actor_mid_batch_and_leave_no
         assert all("[[7]]" in a.json()["choices"][0]["message"]["content"] for a in answers)
         assert fleet.stats.retried >= 1  # the lost replica's requests went to the other
 
-        deadline = time.monotonic() + 30
-        while fleet.replicas[0].restarts < 1 or not fleet.health().full:
-            assert time.monotonic() < deadline, fleet.health().describe()
-            time.sleep(0.05)
+        _until_restarted(fleet, 0, 30)
         assert "lost its Ray actor" in fleet.replicas[0].last_exit
         assert fleet.actors()[0]["actor_pid"] != lost["actor_pid"]  # a new actor
         assert post(99).json()["replica"] in (0, 1)
@@ -164,9 +166,7 @@ def test_replica_actors_spread_route_survive_a_lost_actor_mid_batch_and_leave_no
         actor = fleet.actors()[1]["actor_pid"]
         pids += fleet_processes(fleet)
         fleet.kill_replica(1)
-        while fleet.replicas[1].restarts < 1 or not fleet.health().full:
-            assert time.monotonic() < deadline, fleet.health().describe()
-            time.sleep(0.05)
+        _until_restarted(fleet, 1, 30)
         assert fleet.replicas[1].last_exit == "exited with code -9"  # its whole group SIGKILLed
         assert fleet.actors()[1]["actor_pid"] == actor
         pids += fleet_processes(fleet)

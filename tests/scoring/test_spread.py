@@ -30,6 +30,7 @@ from _support.engines import (
 from _support.parse_child import real_rows
 from rewardkit.execution.pool import WorkerPool
 from rewardkit.scoring import spread as spread_module
+from rewardkit.scoring import tasks as tasks_module
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.types import BadRow, Result, Status
 from rewardkit.verifiers.base import Extracted, Verdict
@@ -301,6 +302,9 @@ class _Timed:
     def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
         if extracted.answer == "die":
             os._exit(9)
+        if extracted.answer == "deaf":  # runs long, and its task no longer hears a cut
+            tasks_module.cut_asked = lambda: False
+            time.sleep(0.3)
         if extracted.answer == "slow":
             time.sleep(self.slow_s)
         elif str(extracted.answer).startswith("fast"):
@@ -358,10 +362,6 @@ async def test_a_check_that_hangs_still_ends_its_task_and_costs_only_its_row(
     a typed timeout, its batch-mates' verdicts equal the one-by-one path's (they were
     handed to other tasks while the check ran)."""
     monkeypatch.setattr(spread_module, "SPREAD_CHECK_S", 0.5)
-    # Only the slow check runs long enough to be handed off: a fast one (0.1 s) at the
-    # default SPREAD_STALL_S (0.1 s) could be cut just as it ends, and its task, not yet
-    # told, start the slow check too (a second timeout, the row's outcome unchanged).
-    monkeypatch.setattr(spread_module, "SPREAD_STALL_S", 0.3)
     answers = ["fast1", "slow"] + [f"fast{i}" for i in range(2, 10)] + [f"q{i}" for i in range(54)]
     started = time.perf_counter()
     spread, _, pool = await _score_timed(_timed_rows(answers), True, slow_s=30, timeout_s=1.5)
@@ -372,6 +372,22 @@ async def test_a_check_that_hangs_still_ends_its_task_and_costs_only_its_row(
     assert spread[1].status is Status.TIMEOUT and "timed out after 1.5s" in (spread[1].error or "")
     alone, _, _ = await _score_timed(_timed_rows(answers), False, slow_s=30, timeout_s=1.5)
     assert [fields(r) for r in spread] == [fields(r) for r in alone]
+
+
+async def test_a_cut_task_that_starts_a_handed_row_is_stopped_not_awaited(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A check that ends just as its task is cut lets the task, not yet told, start the
+    next row's check, which another task now has: the first task is stopped at once (its
+    worker replaced), so that row's check runs once, in the task that owns it, and the
+    batch does not wait for the other. Here the task never hears the cut ("deaf")."""
+    monkeypatch.setattr(spread_module, "SPREAD_CHECK_S", 0.5)  # it starts checks past 0.3 s
+    answers = ["deaf", "slow"] + [f"fast{i}" for i in range(2, 6)] + [f"q{i}" for i in range(58)]
+    spread, stats, pool = await _score_timed(_timed_rows(answers), True, slow_s=30, timeout_s=1.5)
+    assert stats["spread"] == 64
+    assert pool["timeouts"] == 1  # the slow check, in the task that owns it; not twice
+    assert spread[1].status is Status.TIMEOUT and spread[0].ok and spread[2].ok
+    assert [r.score for r in spread[2:6]] == [0.0, 1.0, 0.0, 0.0]  # fast3 is the gold
 
 
 @dataclass(frozen=True)

@@ -95,23 +95,47 @@ class _Progress:
         self.checking: int | None = None
         self.first: tuple[Extracted, Verdict | None] | None = None  # that row's first phases
         self.since = time.perf_counter()
+        self.fed = asyncio.Event()  # set by each report (read once the task is cut)
 
     def feed(self, part: tasks.SpreadProgress) -> None:
         index, outcomes, first = part
         self.outcomes.extend(outcomes)
         self.checking, self.first, self.since = index, first, time.perf_counter()
+        self.fed.set()
 
     def stalled(self) -> bool:
         """Whether the check it runs has run :data:`SPREAD_STALL_S` or more."""
         return self.checking is not None and time.perf_counter() - self.since >= SPREAD_STALL_S
 
-    def wake_in(self, cut: bool) -> float | None:
-        """How long to wait for the task before looking at its progress again."""
-        if cut:
-            return None  # the rest of its rows are handed on: only its end matters
+    def wake_in(self) -> float:
+        """How long to wait for the task, not cut yet, before looking at its progress again."""
         if self.checking is None:
             return SPREAD_STALL_S  # no check yet: look again (a report may come meanwhile)
         return max(0.0, self.since + SPREAD_STALL_S - time.perf_counter())
+
+
+async def _ran_past(run: asyncio.Future[Any], progress: _Progress, owned: int) -> bool:
+    """Wait for a cut task to end or report; True (and its run cancelled: the pool replaces
+    its worker) when it started a check on a row it no longer owns. A check that ends just
+    as the task is cut lets the task, not yet told, go on to the next row, which another
+    task now has: its rows are all reported, and waiting for that check (up to
+    ``reward.timeout_s``) would hold the batch for nothing."""
+
+    def went_past() -> bool:
+        return progress.checking is not None and progress.checking >= owned
+
+    if not went_past():
+        progress.fed.clear()
+        fed = asyncio.ensure_future(progress.fed.wait())
+        try:
+            await asyncio.wait({run, fed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            fed.cancel()
+    if run.done() or not went_past():
+        return False
+    run.cancel()
+    await asyncio.wait({run})
+    return True
 
 
 class RulePipeline(Protocol):
@@ -251,10 +275,16 @@ class Spreader:
         later: list[asyncio.Future[None]] = []  # started at once: nothing waits for the task
         outcomes: list[tasks.SpreadOutcome] = []
         failure: BaseException | None = None
+        abandoned = False  # cut, it went on to a row handed elsewhere: stopped, not awaited
         try:
             while not run.done():
-                await asyncio.wait({run}, timeout=progress.wake_in(link.cut_sent))
-                if run.done() or link.cut_sent or not progress.stalled():
+                if link.cut_sent:
+                    abandoned = await _ran_past(run, progress, owned)
+                    if abandoned:
+                        break
+                    continue
+                await asyncio.wait({run}, timeout=progress.wake_in())
+                if run.done() or not progress.stalled():
                     continue
                 # A check runs long: the rows before it are done, the rows after it go on
                 checking = progress.checking
@@ -267,7 +297,8 @@ class Spreader:
                 if rest:
                     later.append(asyncio.ensure_future(self.score(rest, done, handed=True)))
                 await asyncio.sleep(0)  # let the handed task reach the pool first
-            outcomes = progress.outcomes + run.result()  # reported, then the reply's
+            # reported, then the reply's
+            outcomes = progress.outcomes + ([] if abandoned else run.result())
         except (RewardkitError, ScorerTimeout) as exc:  # (a BaseException: named on its own)
             failure = exc  # a row killed its worker or ran out of time: see below
         except BaseException:  # cancelled (the batch was): the task's worker is freed
