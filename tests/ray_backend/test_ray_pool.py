@@ -7,6 +7,8 @@ timeouts inside actors, an actor killed mid-batch, back-pressure, clear failures
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 import time
 from typing import Any
@@ -18,6 +20,7 @@ from _support.user_functions import MISBEHAVING
 from rewardkit import ConfigError, RewardLoop, Status
 from rewardkit.config import RayOptions
 from rewardkit.errors import ScorerError, ScorerTimeout
+from rewardkit.execution import _ray, ray_pool
 from rewardkit.execution.health import PoolHealth
 from rewardkit.execution.ray_pool import RayWorkerPool
 
@@ -178,6 +181,48 @@ def test_an_actor_killed_mid_batch_costs_no_row(write_module) -> None:
     assert stats["retried"] >= 1 and stats["actors_lost"] == 1
     assert len(live) == 2 and killed[0] not in live
     assert again[0].score == 0.99
+
+
+def test_a_busy_actor_that_stops_answering_is_lost_and_its_rows_go_elsewhere(
+    write_module, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hung actor (SIGSTOPped here: its node alive, its process frozen) answers no
+    liveness probe; busy and silent for ray_pool.SILENT_S, it is lost and its tasks run on
+    the other actor, instead of each waiting out a guard that allows every task queued
+    there its full limit (670 s at timeout_s 10)."""
+    monkeypatch.setattr(_ray, "_PROBE_EVERY_S", 0.2)  # a probe answers within 1 s or not
+    monkeypatch.setattr(ray_pool, "SILENT_S", 1.0)
+    path = write_module("user_reward", MISBEHAVING)
+    config = {"reward": {**RAY, "custom_reward_function": {"path": path}}}
+    rows = [
+        {"data_source": "custom", "response": f"nap {i}", "ground_truth": "-"} for i in range(16)
+    ]
+    with RewardLoop(config) as loop:
+        pool = loop.engine.pool
+        stopped: list[int] = []
+
+        def stop_when_busy() -> None:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                busy = [a["pid"] for a in pool.actors if a["outstanding"]]
+                if len(busy) == 2:
+                    os.kill(busy[0], signal.SIGSTOP)
+                    stopped.append(busy[0])
+                    return
+                time.sleep(0.01)
+
+        stopper = threading.Thread(target=stop_when_busy)
+        stopper.start()
+        started = time.monotonic()
+        results = loop.score(rows)
+        took = time.monotonic() - started
+        stopper.join()
+        stats = dict(pool.stats)
+    assert stopped, "no moment with both actors busy"
+    assert [r.status for r in results] == [Status.OK] * 16
+    assert [r.score for r in results] == [i / 100 for i in range(16)]
+    assert stats["actors_lost"] == 1 and stats["retried"] >= 1
+    assert took < 60, took  # seconds, where the task guard alone would wait minutes
 
 
 async def test_back_pressure_interface_and_hostile_tasks() -> None:

@@ -221,6 +221,10 @@ class ActorSpec:
     what: str
     num_gpus: float = 0.0
     cap: int | None = None
+    silent_after_s: float | None = None
+    """An actor that answers no liveness probe for this long *while busy* is deemed hung
+    and lost (None: only idle actors are probed). For actors whose event loop stays free
+    while they work (the scoring actors: the work runs in their own process)."""
 
 
 async def start_actors(spec: ActorSpec, options: RayOptions, stats: dict[str, int]) -> ActorGroup:
@@ -250,6 +254,7 @@ async def start_actors(spec: ActorSpec, options: RayOptions, stats: dict[str, in
         cap=spec.cap,
         start_timeout=options.start_timeout_s,
         unavailable_timeout=options.unavailable_timeout_s,
+        silent_after=spec.silent_after_s,
         stats=stats,
     )
     await group.start()
@@ -277,6 +282,7 @@ class _Member:
     outstanding: int = 0
     lost: bool = False
     blocked: int = 0  # > 0: takes no new work (ActorGroup.block)
+    silent_since: float | None = None  # busy, and no probe answered since then
 
 
 class ActorGroup:
@@ -301,6 +307,7 @@ class ActorGroup:
         cap: int | None,
         start_timeout: float,
         unavailable_timeout: float = 60.0,
+        silent_after: float | None = None,
         stats: dict[str, int] | None = None,
     ) -> None:
         self.name = name
@@ -310,6 +317,7 @@ class ActorGroup:
         self._cap = cap
         self._start_timeout = start_timeout
         self._unavailable_timeout = unavailable_timeout
+        self._silent_after = silent_after
         self.members: list[_Member] = []
         self._waiters: deque[tuple[asyncio.Future[_Member], int]] = deque()
         self._replacing: set[asyncio.Task[None]] = set()
@@ -617,26 +625,45 @@ class ActorGroup:
 
     async def _watch(self) -> None:
         """Probe idle actors now and then: a dead node is noticed (and its actors replaced,
-        ``/ready`` told) even when no task runs there. A busy actor's tasks tell already."""
+        ``/ready`` told) even when no task runs there. A busy actor's tasks tell that it
+        died; with ``silent_after``, busy actors are probed too, and one that answers no
+        probe for that long is hung (its tasks' own guard allows every task queued there
+        its full limit: minutes)."""
         while not self._closed:
             await asyncio.sleep(_PROBE_EVERY_S)
-            members = [m for m in self.members if m.outstanding == 0]
+            members = [
+                m for m in self.members if m.outstanding == 0 or self._silent_after is not None
+            ]
             outcomes = await asyncio.gather(
                 *(self._probe(m.handle) for m in members), return_exceptions=True
             )
             for member, outcome in zip(members, outcomes, strict=True):
                 if isinstance(outcome, _Lost):
                     self._lose(member, str(outcome))
+                elif outcome is False and member.outstanding and self._silent_after is not None:
+                    self._silent(member, self._silent_after)
+                else:
+                    member.silent_since = None
 
-    async def _probe(self, handle: Any) -> None:
-        """Raise _Lost when Ray says the actor is gone; a slow answer proves nothing."""
+    def _silent(self, member: _Member, limit: float) -> None:
+        """A busy actor did not answer a probe: lost once it has been silent ``limit`` s."""
+        now = time.monotonic()
+        if member.silent_since is None:
+            member.silent_since = now
+        elif now - member.silent_since >= limit:
+            self._lose(member, f"busy and silent for {now - member.silent_since:.0f}s: hung")
+
+    async def _probe(self, handle: Any) -> bool:
+        """Raise _Lost when Ray says the actor is gone; False when it did not answer in
+        time (one slow answer proves nothing: a loaded node)."""
         ray = import_ray()
         try:
             await _bounded(handle.__ray_ready__.remote(), _PROBE_EVERY_S * 5)
         except TimeoutError:
-            return  # a loaded node; a hung actor is the task guard's to judge
+            return False
         except ray.exceptions.RayError as exc:
             raise _Lost(one_line(exc)) from None
+        return True
 
     async def _await(self, ref: Any, guard: float | None) -> Any:
         ray = import_ray()

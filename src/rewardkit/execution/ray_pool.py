@@ -73,6 +73,10 @@ __all__ = [
 
 # Room for a worker restart and a network hop, on top of each task's own limit.
 _SLACK_S = 30.0
+SILENT_S = 60.0
+"""A busy scoring actor that answers no liveness probe for this long is hung: lost, its
+tasks retried elsewhere (the work runs in the actor's own process, so a live actor's
+event loop answers at once, however long its tasks run)."""
 # A call stops taking tasks past this many pickled bytes: beyond it, what a call costs
 # is the transfer, and a few large rows would otherwise ride in one call, on one actor.
 _CALL_BYTES = 1 << 20
@@ -326,6 +330,7 @@ class RayWorkerPool:
             what=f"reward.num_workers={size} actors x reward.ray.num_cpus_per_worker="
             f"{opts.num_cpus_per_worker:g}{reserved}",
             cap=opts.max_outstanding_per_worker,
+            silent_after_s=SILENT_S,  # its event loop answers while its process scores
         )
         self._group = await start_actors(spec, opts, self.stats)
 
