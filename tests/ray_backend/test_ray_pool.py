@@ -141,33 +141,42 @@ def test_timeouts_and_crashes_stay_the_rows_status_inside_actors(write_module) -
     assert elapsed < 40
 
 
+NAPS = [{"data_source": "custom", "response": f"nap {i}", "ground_truth": "-"} for i in range(16)]
+
+
+def _strike_when_both_busy(pool: Any, strike: Any, struck: list[Any]) -> threading.Thread:
+    """A thread that calls ``strike(handle, info)`` on the first actor once both actors
+    have work outstanding (within 20 s), recording the handle in ``struck``."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            busy = [
+                (h, a)
+                for h, a in zip(pool.actor_handles, pool.actors, strict=False)
+                if a["outstanding"]
+            ]
+            if len(busy) == 2:
+                strike(*busy[0])
+                struck.append(busy[0][0])
+                return
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    return thread
+
+
 def test_an_actor_killed_mid_batch_costs_no_row(write_module) -> None:
     path = write_module("user_reward", MISBEHAVING)
     config = {"reward": {**RAY, "custom_reward_function": {"path": path}}}
-    rows = [
-        {"data_source": "custom", "response": f"nap {i}", "ground_truth": "-"} for i in range(16)
-    ]
     with RewardLoop(config) as loop:
         pool = loop.engine.pool
         killed: list[Any] = []
-
-        def kill_when_busy() -> None:
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                busy = [
-                    h
-                    for h, a in zip(pool.actor_handles, pool.actors, strict=False)
-                    if a["outstanding"]
-                ]
-                if len(busy) == 2:
-                    ray.kill(busy[0], no_restart=True)
-                    killed.append(busy[0])
-                    return
-                time.sleep(0.01)
-
-        killer = threading.Thread(target=kill_when_busy)
-        killer.start()
-        results = loop.score(rows)
+        killer = _strike_when_both_busy(
+            pool, lambda handle, _: ray.kill(handle, no_restart=True), killed
+        )
+        results = loop.score(NAPS)
         killer.join()
         deadline = time.monotonic() + 60
         while len(pool.actors) < 2 and time.monotonic() < deadline:  # the replacement starts
@@ -194,27 +203,14 @@ def test_a_busy_actor_that_stops_answering_is_lost_and_its_rows_go_elsewhere(
     monkeypatch.setattr(ray_pool, "SILENT_S", 1.0)
     path = write_module("user_reward", MISBEHAVING)
     config = {"reward": {**RAY, "custom_reward_function": {"path": path}}}
-    rows = [
-        {"data_source": "custom", "response": f"nap {i}", "ground_truth": "-"} for i in range(16)
-    ]
     with RewardLoop(config) as loop:
         pool = loop.engine.pool
-        stopped: list[int] = []
-
-        def stop_when_busy() -> None:
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                busy = [a["pid"] for a in pool.actors if a["outstanding"]]
-                if len(busy) == 2:
-                    os.kill(busy[0], signal.SIGSTOP)
-                    stopped.append(busy[0])
-                    return
-                time.sleep(0.01)
-
-        stopper = threading.Thread(target=stop_when_busy)
-        stopper.start()
+        stopped: list[Any] = []
+        stopper = _strike_when_both_busy(
+            pool, lambda _, info: os.kill(info["pid"], signal.SIGSTOP), stopped
+        )
         started = time.monotonic()
-        results = loop.score(rows)
+        results = loop.score(NAPS)
         took = time.monotonic() - started
         stopper.join()
         stats = dict(pool.stats)
