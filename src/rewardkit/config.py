@@ -546,6 +546,12 @@ class RewardModelConfig(_Section):
     before another forward pass is cheaper. auto: measured, as the fixed cost of a forward
     pass divided by its cost per token, from the model's own recent forwards (large on a
     GPU, so batches fill the budget; near 0 on a CPU, so rows of one length go together)."""
+    use_remove_padding: bool | Literal["auto"] = "auto"
+    """Score a local causal decoder's rows packed end to end, several to a sequence, each
+    with its own positions and attention (verl's name for it), instead of padded to the
+    longest row: padding is work thrown away (rewardkit.models.packing). auto: packed on
+    CUDA, if the model's packed forward matches its padded one at start; true: packed on
+    any device, and an error at start when the model cannot be; false: padded."""
     num_threads: int | None = Field(default=None, ge=1)
     """CPU threads for a local model's forwards (torch.set_num_threads on the model thread);
     null: torch's default. On a busy CPU the default (one per core) can collapse throughput
@@ -611,6 +617,18 @@ class RewardModelConfig(_Section):
     def managed(self) -> bool:
         """rewardkit launches this model's servers (``rollout.name`` is set)."""
         return self.rollout.name is not None
+
+    @model_validator(mode="after")
+    def _packing_is_local(self) -> RewardModelConfig:
+        if self.use_remove_padding is True and (
+            self.backend != "hf" or self.kind != "discriminative" or self.managed
+        ):
+            raise ValueError(
+                "use_remove_padding=True packs the rows of a discriminative model run "
+                "in-process (backend hf, kind discriminative, no rollout.name); the server "
+                "that backend calls pads as it does: leave the key out"
+            )
+        return self
 
     @model_validator(mode="after")
     def _group_judge_is_generative(self) -> RewardModelConfig:

@@ -11,7 +11,14 @@ import random
 import pytest
 
 from rewardkit.errors import ScorerError
-from rewardkit.models.batching import Batcher, CostModel, Emit, ForwardCost, pack_by_tokens
+from rewardkit.models.batching import (
+    DEFAULT_COST,
+    Batcher,
+    CostModel,
+    Emit,
+    ForwardCost,
+    pack_by_tokens,
+)
 
 
 def test_pack_by_tokens_respects_the_budget_and_keeps_every_row() -> None:
@@ -89,10 +96,23 @@ def test_forward_cost_keeps_its_prior_until_it_can_tell() -> None:
     assert fitted.model is prior  # many, but all one size: fixed and per-token cost are one
 
 
-def test_forward_cost_that_does_not_grow_with_tokens_fills_the_budget() -> None:
+def test_forward_cost_that_cannot_bound_padding_keeps_its_prior() -> None:
+    """Forwards whose time does not grow with tokens say nothing about what padding costs:
+    the fit keeps the prior (an infinite allowance would pad any row into any batch)."""
     flat = timed_passes(CostModel(fixed=0.01, per_token=0.0), SHAPES).model
-    assert flat.padding_tokens() == math.inf
-    assert pack_by_tokens([300, 10], 10_000, 64, flat) == [[0, 1]]
+    assert flat == DEFAULT_COST
+    assert flat.padding_tokens() == 512
+    assert pack_by_tokens([900, 10], 10_000, 64, flat) == [[0], [1]]  # 890 padding > 512
+
+
+def test_forward_cost_with_a_negative_linear_term_is_refitted_linear() -> None:
+    """Steps in a GPU's forward times can make least squares put all of the growth in the
+    attention term, with a negative linear one; clamped to 0, that printed an infinite
+    allowance. The fit falls back to a line, which bounds padding."""
+    stepped = CostModel(fixed=0.02, per_token=-1e-7, per_token_sq=1e-9)
+    fitted = timed_passes(stepped, SHAPES).model
+    assert fitted.per_token > 0 and fitted.per_token_sq == 0
+    assert 0 < fitted.padding_tokens() < math.inf
 
 
 class Recorder:

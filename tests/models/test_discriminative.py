@@ -11,6 +11,7 @@ import pytest
 import torch
 import transformers
 
+from _support.rm_checks import PRECISIONS, direct_logit, on_device, tolerance
 from rewardkit.config import RewardModelConfig
 from rewardkit.errors import ConfigError, InvalidSampleError, ScorerError
 from rewardkit.models.batching import DEFAULT_COST, CostModel
@@ -238,11 +239,12 @@ async def test_auto_padding_is_fitted_to_the_models_own_forwards(llama_rm: str) 
     a number stays what it says."""
     auto = await started(config(llama_rm))
     fixed = await started(config(llama_rm, max_padding_tokens=7))
-    rows = [Sample("rm", prompt="count", response="one two " * n) for n in range(1, 21)]
+    # 20 forwards of 1 row, 40 to 1,600 tokens: long enough that tokens, not overhead, show
+    rows = [Sample("rm", prompt="count", response="one two " * n) for n in range(20, 820, 40)]
     try:
         for scorer in (auto, fixed):
             assert scorer.cost == (DEFAULT_COST if scorer is auto else CostModel(7.0))
-            for row in rows:  # one at a time: 20 forwards of 1 row, 5 to 45 tokens
+            for row in rows:  # one at a time
                 assert (await scorer.score(row)).score is not None
     finally:
         await auto.close()
@@ -384,41 +386,6 @@ async def test_the_cuda_path_scores_as_the_cpu_path_does(
             await scorer.close()
     assert scores["cuda fp32"] == pytest.approx(scores["cpu"], abs=1e-3)
     assert scores["cuda bf16"] == pytest.approx(scores["cpu"], abs=0.05)
-
-
-# Each precision the scorer runs in; the CUDA ones run only with -m gpu (CI has no GPU).
-PRECISIONS = [
-    pytest.param("cpu", "float32", id="cpu-fp32"),
-    pytest.param("cpu", "bfloat16", id="cpu-bf16"),
-    pytest.param("cuda", "float32", id="cuda-fp32", marks=pytest.mark.gpu),
-    pytest.param("cuda", "bfloat16", id="cuda-bf16", marks=pytest.mark.gpu),
-]
-
-
-def on_device(path: str, device: str, dtype: str, **overrides: Any) -> RewardModelConfig:
-    if device == "cuda":
-        assert torch.cuda.is_available(), "a gpu test: run it (-m gpu) where CUDA is present"
-    return RewardModelConfig(enable=True, model_path=path, device=device, dtype=dtype, **overrides)
-
-
-def direct_logit(scorer: LocalRewardModel, ids: list[int]) -> float:
-    """The scorer's own weights, one unpadded row, no mask, transformers' forward: the
-    logit at the last position (a decoder's per-token head), or the pooled one (BERT)."""
-    model = scorer._model
-    with torch.inference_mode():
-        x = torch.tensor([ids], device=model.device)
-        if getattr(model, "score", None) is not None:
-            hidden = model.model(input_ids=x).last_hidden_state
-            return model.score(hidden)[0, -1, -1].float().item()
-        return model(input_ids=x).logits[0, -1].float().item()
-
-
-def tolerance(dtype: str, reference: list[float]) -> float:
-    """How far two ways of computing the same logit may differ: 16 bf16 ulps (2^-8 each)
-    of the logits' scale in bf16, where batch shape changes the kernels' rounding; in
-    fp32, 1e-4 of it. A logit read at the wrong token is off by about the scale itself."""
-    scale = max(abs(x) for x in reference)
-    return (16 * 2**-8 if dtype == "bfloat16" else 1e-4) * scale + 1e-7
 
 
 @pytest.mark.parametrize(("device", "dtype"), PRECISIONS)

@@ -101,9 +101,17 @@ class ForwardCost:
 
     Least squares over the last ``window`` passes, each given as (rows, width, seconds).
     Until ``min_samples`` passes of varied sizes are timed (the largest at least 1.5x
-    the smallest in padded tokens), :attr:`model` is ``prior``. A negative attention term
-    is dropped (a linear fit instead); a fit whose cost does not grow with tokens batches
-    up to the budget; one with no fixed cost batches rows of equal length only.
+    the smallest in padded tokens), :attr:`model` is ``prior``. A fit with a negative
+    term is refitted without the attention term; one whose cost still does not grow with
+    tokens cannot bound padding and keeps the model it had (the prior, or its last fit
+    that could); one with no fixed cost batches rows of equal length only.
+
+    Why not trust a fit with a negative linear term and a positive attention term: on a
+    GPU, a forward's time grows with tokens in steps (kernel tiles, waves of thread
+    blocks), not smoothly, and over a window of similar batches least squares can put all
+    of the growth in the attention term and a negative slope in the linear one. Clamped
+    to 0, that slope made the allowance (:meth:`CostModel.padding_tokens`) infinite, and
+    batches took any row that fit the budget, padding included.
     """
 
     def __init__(
@@ -127,15 +135,17 @@ class ForwardCost:
         linear = [r * w / 1e3 for r, w, _ in self._samples]
         square = [r * w * w / 1e6 for r, w, _ in self._samples]
         coef = _least_squares([[1.0, x, z] for x, z in zip(linear, square, strict=True)], ys)
-        if coef is None or coef[2] < 0:
+        if coef is None or coef[1] <= 0 or coef[2] < 0:
             coef = _least_squares([[1.0, x] for x in linear], ys)
             if coef is None:
                 return self.model
             coef = [*coef, 0.0]
         fixed, per_k, per_m = coef
-        if per_k <= 0 and per_m <= 0:
-            return CostModel(fixed=math.inf)  # tokens cost nothing: fill the budget
-        return CostModel(max(0.0, fixed), max(0.0, per_k) / 1e3, per_m / 1e6)
+        if per_k * max(linear) <= 1e-6 * max(ys):
+            # tokens seem free (a millionth of the largest pass, rounding error): nothing
+            # bounds padding, keep what we had
+            return self.model
+        return CostModel(max(0.0, fixed), per_k / 1e3, per_m / 1e6)
 
 
 def _least_squares(xs: list[list[float]], ys: list[float]) -> list[float] | None:

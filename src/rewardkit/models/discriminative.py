@@ -1,10 +1,12 @@
 """A discriminative reward model run in-process: any one-label sequence classifier.
 
-Rows are rendered with the RM's chat template, truncated, packed into token-budget
-batches (rows of similar length together) and scored on a dedicated thread, so the
-event loop stays free while torch computes (it releases the GIL). The score is the raw
-logit at each row's last real token, the same whether the row is scored alone or padded
-into a batch with longer ones.
+Rows are rendered with the RM's chat template, truncated, gathered into token-budget
+batches and scored on a dedicated thread, so the event loop stays free while torch
+computes (it releases the GIL). A batch is either padded (rows of similar length
+together, each padded to the longest) or, for a causal decoder with
+``use_remove_padding``, packed (rows laid end to end, each with its own positions:
+:mod:`rewardkit.models.packing`). The score is the raw logit at each row's last real
+token, the same whether the row is scored alone, padded or packed with others.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rewardkit.config import RewardModelConfig
-from rewardkit.errors import RewardkitError, ScorerError
+from rewardkit.errors import ConfigError, RewardkitError, ScorerError
 from rewardkit.models.base import ModelScore
 from rewardkit.models.batching import (
     DEFAULT_COST,
@@ -36,6 +38,7 @@ from rewardkit.models.loading import (
     resolve_device,
     texts_from_token_ids,
 )
+from rewardkit.models.packing import PackedBatch, pack_rows
 from rewardkit.models.templates import Encoded, encode_row
 from rewardkit.types import Sample
 
@@ -70,6 +73,7 @@ class LocalRewardModel(ModelThread):
         self._pad_id = 0
         self._head: Any = None
         self._mask_free = False  # see _load
+        self._packed = False  # see _packing
         self._forward_kwargs: dict[str, Any] = {}
         # Read by the server's /metrics: mean batch = rows / batches, tokens/s = tokens / forward_seconds.
         self.stats: dict[str, float] = dict.fromkeys(
@@ -140,6 +144,48 @@ class LocalRewardModel(ModelThread):
         if "use_cache" in inspect.signature(model.forward).parameters:
             self._forward_kwargs["use_cache"] = False
         self._model = model
+        self._packed = self._packing()
+
+    def _packing(self) -> bool:
+        """Whether batches are packed: as ``use_remove_padding`` asks, where the model can be.
+
+        Packing relies on transformers reading a sequence's position ids as the bounds of
+        the rows in it (several rows when the ids restart at 0), which holds for the
+        decoders whose attention masks transformers builds itself. Rather than trust a list
+        of architectures, the model is asked: a few rows scored packed must score as they
+        do padded. auto packs on CUDA only: on a CPU, padded batches already hold rows of
+        one length (a forward's fixed cost is small there), and packed ones would trade
+        that for attention over a whole bin."""
+        wanted = self.cfg.use_remove_padding
+        if wanted is False or (wanted == "auto" and self._device.type != "cuda"):
+            return False
+        why = self._why_not_packable()
+        if why is None:
+            return True
+        if wanted is True:
+            raise ConfigError(
+                f"reward_model.use_remove_padding=True: {why}; set it to auto or false"
+            )
+        return False
+
+    def _why_not_packable(self) -> str | None:
+        params = inspect.signature(self._model.forward).parameters
+        if not self._mask_free:
+            return "the model is not a causal decoder with a per-token score head"
+        if "position_ids" not in params:
+            return "the model's forward takes no position_ids"
+        probes = [self._tokenizer(text)["input_ids"] for text in _PACKING_PROBES]
+        padded = [self.forward([ids])[0] for ids in probes]
+        packed = self.forward_packed(probes)
+        dtype = next(self._model.parameters()).dtype
+        tol = 1e-3 if dtype.itemsize >= 4 else 0.05  # fp32, else bf16/fp16
+        for alone, together in zip(padded, packed, strict=True):
+            if abs(alone - together) > tol * max(1.0, abs(alone)):
+                return (
+                    f"its rows scored packed differ from their scores padded ({together:.4g} "
+                    f"against {alone:.4g}): its attention does not keep packed rows apart"
+                )
+        return None
 
     async def _process(self, rows: list[Sample], emit: Emit[ModelScore]) -> None:
         await run_on_thread(self._executor, self._work, rows, emit)
@@ -158,17 +204,22 @@ class LocalRewardModel(ModelThread):
         order = list(encoded)
         lengths = [len(encoded[i].ids) for i in order]
         self.stats["rounds"] += 1
-        batches = pack_by_tokens(
-            lengths, self.cfg.max_batch_tokens, self.cfg.max_batch_size, self._cost.model
-        )
-        for batch in batches:
-            members = [order[j] for j in batch]
+        for layout in self.layout(lengths):
+            members = [order[j] for j in (layout.rows if self._packed else layout)]
             wall, cpu = time.perf_counter(), time.thread_time()
             logits = self._forward_isolated([encoded[i].ids for i in members])
             wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
-            self._count(members, encoded, logits, wall, cpu)
+            self._count(members, encoded, logits, wall, cpu, layout)
             for i, logit in zip(members, logits, strict=True):
                 emit(i, self._result(logit, encoded[i]))
+
+    def layout(self, lengths: Sequence[int]) -> list[Any]:
+        """The forward passes for rows of these lengths: a :class:`PackedBatch` each when
+        packing, else a list of row indices each (padded to the longest)."""
+        cfg = self.cfg
+        if self._packed:
+            return pack_rows(lengths, cfg.max_batch_tokens, cfg.max_batch_size)
+        return pack_by_tokens(lengths, cfg.max_batch_tokens, cfg.max_batch_size, self._cost.model)
 
     @property
     def cost(self) -> CostModel:
@@ -182,17 +233,23 @@ class LocalRewardModel(ModelThread):
         logits: list[float | BaseException],
         seconds: float,
         cpu_seconds: float,
+        layout: Any = None,
     ) -> None:
         lengths = [len(encoded[i].ids) for i in members]
         self.stats["batches"] += 1
         self.stats["rows"] += len(members)
         self.stats["tokens"] += sum(lengths)
-        self.stats["padded_tokens"] += len(members) * max(lengths)
+        packed = isinstance(layout, PackedBatch)
+        self.stats["padded_tokens"] += (
+            layout.padded_tokens if packed else len(members) * max(lengths)
+        )
         self.stats["forward_seconds"] += seconds
         # The first forward pays for warm-up (allocations, kernel choice) and a failed one
-        # was split and retried: neither says what a forward costs.
+        # was split and retried: neither says what a forward costs. A packed forward is
+        # not a padded one: the cost model decides padded batches only.
         clean = not any(isinstance(x, BaseException) for x in logits)
-        if self.cfg.max_padding_tokens == "auto" and clean and self.stats["batches"] > 1:
+        auto = self.cfg.max_padding_tokens == "auto"
+        if auto and clean and not packed and self.stats["batches"] > 1:
             # On a CPU, this thread's CPU time: wall time would also count the waits for the
             # GIL while a busy event loop holds it (in a server), noise that is not the
             # forward's cost. On a GPU the forward's cost is wall time (the thread waits on
@@ -228,7 +285,7 @@ class LocalRewardModel(ModelThread):
         """Forward a batch; if it fails (out of memory, a bad row), split it so only the
         rows that fail on their own get an error."""
         try:
-            return list(self.forward(seqs))
+            return list(self.forward_packed(seqs) if self._packed else self.forward(seqs))
         except Exception as exc:
             _release_cache()
             if len(seqs) == 1:
@@ -246,6 +303,49 @@ class LocalRewardModel(ModelThread):
         for row, seq in enumerate(seqs):
             ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
             mask[row, : len(seq)] = 1
+        inputs = {"input_ids": ids}
+        if not self._mask_free:
+            inputs["attention_mask"] = mask
+        per_token, out = self._run(inputs)
+        if per_token is not None and per_token.dim() == 3:  # [B, T, labels]: a decoder head
+            last = mask.sum(dim=1).to(per_token.device) - 1  # [B]
+            logits = per_token[torch.arange(len(seqs), device=per_token.device), last, -1]  # [B]
+        else:  # the model pooled itself (an encoder's [CLS] head): [B, labels]
+            logits = out.logits[:, -1]
+        return logits.float().cpu().tolist()
+
+    def forward_packed(self, seqs: list[list[int]]) -> list[float]:
+        """Raw logits (last label) of sequences packed end to end (a causal decoder's).
+
+        Each row's position ids run from 0, which is how transformers tells the rows of a
+        sequence apart (its attention mask then keeps each row to itself); the padding at
+        a bin's end is a row of its own, so no real row attends to it.
+        """
+        import torch
+
+        lengths = [len(s) for s in seqs]
+        (layout,) = pack_rows(lengths, max(lengths) * len(seqs), len(seqs))
+        ids = torch.full((len(layout.bins), layout.width), self._pad_id, dtype=torch.long)
+        positions = torch.zeros_like(ids)
+        ends: list[tuple[int, int]] = [(0, 0)] * len(seqs)  # row -> (bin, its last token)
+        for b, members in enumerate(layout.bins):
+            start = 0
+            for i in members:
+                n = lengths[i]
+                ids[b, start : start + n] = torch.tensor(seqs[i], dtype=torch.long)
+                positions[b, start : start + n] = torch.arange(n)
+                ends[i] = (b, start + n - 1)
+                start += n
+            positions[b, start:] = torch.arange(layout.width - start)
+        per_token, _ = self._run({"input_ids": ids, "position_ids": positions})
+        where = torch.tensor(ends, dtype=torch.long, device=per_token.device)  # [rows, 2]
+        return per_token[where[:, 0], where[:, 1], -1].float().cpu().tolist()
+
+    def _run(self, inputs: dict[str, Any]) -> tuple[Any, Any]:
+        """The model's forward on ``inputs`` (moved to its device): the per-token logits of
+        its score head (None for a pooled head) and the model's own output."""
+        import torch
+
         captured: list[Any] = []
         hook = (
             self._head.register_forward_hook(lambda _m, _i, out: captured.append(out))
@@ -253,21 +353,21 @@ class LocalRewardModel(ModelThread):
             else None
         )
         try:
-            inputs = {"input_ids": ids.to(self._device)}
-            if not self._mask_free:
-                inputs["attention_mask"] = mask.to(self._device)
+            inputs = {k: v.to(self._device) for k, v in inputs.items()}
             with torch.inference_mode(), _attention_kernels(self._device):
                 out = self._model(**inputs, **self._forward_kwargs)
         finally:
             if hook is not None:
                 hook.remove()
-        per_token = captured[-1] if captured else None
-        if per_token is not None and per_token.dim() == 3:  # [B, T, labels]: a decoder head
-            last = mask.sum(dim=1).to(per_token.device) - 1  # [B]
-            logits = per_token[torch.arange(len(seqs), device=per_token.device), last, -1]  # [B]
-        else:  # the model pooled itself (an encoder's [CLS] head): [B, labels]
-            logits = out.logits[:, -1]
-        return logits.float().cpu().tolist()
+        return (captured[-1] if captured else None), out
+
+
+_PACKING_PROBES = (
+    "one two three four five six seven",
+    "a b",
+    "the answer is four because two and two make four",
+)
+"""Texts the packing check scores packed and padded (any tokens will do)."""
 
 
 AVOID_CUDNN_ATTENTION = True
