@@ -6,15 +6,16 @@
 
 One random-init Llama sequence classifier (``--size``: small, hidden 512 and 4 layers;
 1b, Llama-3.2-1B's shape) scores the same length-skewed rows (log-normal lengths, 32 to
-``--max-length`` tokens) three ways:
+``--max-length`` tokens) four ways:
 
 - *fixed 8*: batches of 8 rows in arrival order, padded to the longest (as TRL and
   OpenRLHF batch their reward models);
-- *token budget*: rewardkit's packing (longest first, rows x longest <= budget);
+- *token budget, padded*: rewardkit's batching (longest first, rows x longest <= budget);
+- *token budget, packed*: rows laid end to end without padding (``use_remove_padding``);
 - *one at a time*: one row per forward (a server that never batches across requests).
 
-All call the same forward function, so only the batching differs; a fourth line runs
-rewardkit's scorer end to end (tokenizing, batching, scoring through ``score()``).
+All call the same model, so only the batching differs; two more lines run rewardkit's
+scorer end to end (tokenizing, batching, scoring through ``score()``), padded and packed.
 Then it reports model FLOP/s against a matmul FLOP/s measured in the same run (fp32 on a
 CPU; bf16 on a GPU), and peak memory: on a CPU the RSS of scoring 10,000 rows against
 the model plus one batch (in a fresh process); on a GPU the allocator's peak while the
@@ -161,7 +162,9 @@ def timed(fn: Any) -> float:
     return time.perf_counter() - start
 
 
-async def started_scorer(path: str, device: str = "cpu", dtype: str = "auto") -> Any:
+async def started_scorer(
+    path: str, device: str = "cpu", dtype: str = "auto", packing: bool = False
+) -> Any:
     from rewardkit.config import RewardModelConfig
     from rewardkit.models.discriminative import LocalRewardModel
 
@@ -173,6 +176,7 @@ async def started_scorer(path: str, device: str = "cpu", dtype: str = "auto") ->
         max_batch_tokens=BUDGET,
         prompt_length=MAX_LENGTH,  # no row is truncated: every way scores the same tokens
         response_length=MAX_LENGTH,
+        use_remove_padding=packing,
     )
     scorer = LocalRewardModel(cfg)
     await scorer.start()
@@ -188,8 +192,10 @@ async def throughput(
     longest: bool = False,
 ) -> dict[str, Any]:
     from rewardkit.models.batching import pack_by_tokens
+    from rewardkit.models.packing import pack_rows
 
     scorer = await started_scorer(path, device, dtype)
+    packer = await started_scorer(path, device, dtype, packing=True)
     rows = rows_of(skewed_lengths(n_rows, longest=longest))
     seqs = [scorer.encode(r).ids for r in rows]
     lengths = [len(s) for s in seqs]
@@ -197,6 +203,9 @@ async def throughput(
     scorer.forward(seqs[:2])  # warm up
     for batch in pack_by_tokens(lengths, BUDGET, 256):  # on a GPU: every kernel shape once
         scorer.forward([seqs[i] for i in batch])
+    layouts = pack_rows(lengths, BUDGET, 256)
+    for layout in layouts:
+        scorer.forward_packed([seqs[i] for i in layout.rows])
 
     def fixed() -> None:
         for k in range(0, len(seqs), 8):
@@ -206,6 +215,10 @@ async def throughput(
         for batch in pack_by_tokens(lengths, BUDGET, 256):
             scorer.forward([seqs[i] for i in batch])
 
+    def packed() -> None:
+        for layout in layouts:
+            scorer.forward_packed([seqs[i] for i in layout.rows])
+
     def single() -> None:
         for seq in seqs:
             scorer.forward([seq])
@@ -214,21 +227,30 @@ async def throughput(
     padded_budget = sum(
         len(b) * max(lengths[i] for i in b) for b in pack_by_tokens(lengths, BUDGET, 256)
     )
-    # The machine is shared: alternate the two ways and keep each one's best time.
-    runs: dict[str, list[float]] = {"fixed": [], "budget": [], "single": [], "scorer": []}
+    padded_packed = sum(layout.padded_tokens for layout in layouts)
+    # The machine is shared: alternate the ways and keep each one's best time.
+    runs: dict[str, list[float]] = {
+        k: [] for k in ("fixed", "budget", "packed", "single", "scorer", "scorer_packed")
+    }
     peak = 0.0
     for _ in range(trials):
         # measured alongside, under the same load
         peak = max(peak, matmul_flops_per_s(device, dtype))
         runs["fixed"].append(timed(fixed))
         runs["budget"].append(timed(budget))
+        runs["packed"].append(timed(packed))
         runs["single"].append(timed(single))
-        start = time.perf_counter()
-        await asyncio.gather(*(scorer.score(r) for r in rows))
-        runs["scorer"].append(time.perf_counter() - start)
-    t_fixed, t_budget, t_single, t_scorer = (min(runs[k]) for k in runs)
+        for key, way in (("scorer", scorer), ("scorer_packed", packer)):
+            start = time.perf_counter()
+            await asyncio.gather(*(way.score(r) for r in rows))
+            runs[key].append(time.perf_counter() - start)
+    best = {k: min(v) for k, v in runs.items()}
+    await packer.close()
     memory = await gpu_memory(scorer, rows, seqs) if device != "cpu" else {}
     await scorer.close()
+    t_fixed, t_budget, t_single, t_scorer = (
+        best[k] for k in ("fixed", "budget", "single", "scorer")
+    )
     return {
         "runs": runs,
         "memory": memory,
@@ -238,7 +260,9 @@ async def throughput(
         "lengths": (min(lengths), sorted(lengths)[len(lengths) // 2], max(lengths)),
         "fixed": (t_fixed, padded_fixed),
         "budget": (t_budget, padded_budget),
+        "packed": (best["packed"], padded_packed),
         "scorer": t_scorer,
+        "scorer_packed": best["scorer_packed"],
         "flops": model_flops(lengths),
         "trials": trials,
         "peak": peak,
@@ -395,7 +419,7 @@ def main() -> None:
 
 
 SECTION = "## Reward models (benchmarks/bench_rm.py)"
-TARGET_SPEEDUP, TARGET_SHARE, TARGET_MEMORY = 2.0, 0.40, 1.5
+TARGET_SPEEDUP, TARGET_SHARE, TARGET_MEMORY, TARGET_PACKED = 2.0, 0.40, 1.5, 0.60
 
 
 def report(res: dict[str, Any], mem: dict[str, float], rss_rows: int, command: str) -> str:
@@ -440,11 +464,14 @@ def report(res: dict[str, Any], mem: dict[str, float], rss_rows: int, command: s
 def _ways(res: dict[str, Any]) -> list[tuple[str, float, str]]:
     """(name, seconds, padded tokens) of each way the rows were scored."""
     (t_fixed, pad_fixed), (t_budget, pad_budget) = res["fixed"], res["budget"]
+    t_packed, pad_packed = res["packed"]
     return [
         ("fixed 8, padded to the longest (TRL/OpenRLHF)", t_fixed, f"{pad_fixed:,}"),
-        ("token budget, sorted by length (rewardkit)", t_budget, f"{pad_budget:,}"),
+        ("token budget, sorted by length (rewardkit, padded)", t_budget, f"{pad_budget:,}"),
+        ("token budget, packed without padding (rewardkit)", t_packed, f"{pad_packed:,}"),
         ("one row per forward (no batching)", res["single"], f"{res['tokens']:,}"),
-        ("rewardkit scorer end to end (async, batching concurrent calls)", res["scorer"], "-"),
+        ("rewardkit scorer end to end, padded", res["scorer"], "-"),
+        ("rewardkit scorer end to end, packed", res["scorer_packed"], "-"),
     ]
 
 
@@ -487,6 +514,7 @@ def report_gpu(res: dict[str, Any], args: argparse.Namespace, command: str) -> s
     t_budget, t_scorer = res["budget"][0], res["scorer"]
     vs_fixed, vs_single = res["fixed"][0] / t_budget, res["single"] / t_budget
     share = res["flops"] / min(t_budget, t_scorer) / peak
+    packed_share = res["flops"] / min(res["packed"][0], res["scorer_packed"]) / peak
     ratio = mem["all_rows"] / mem["one_batch"]
     lines += [
         "",
@@ -497,8 +525,12 @@ def report_gpu(res: dict[str, Any], args: argparse.Namespace, command: str) -> s
         f"layer and row; padding not counted): **{share:.0%}** of a bf16 matmul rate of "
         f"{peak / 1e12:.0f} TFLOP/s measured in the same run (best of the model's "
         f"[{BUDGET}, {HIDDEN}] x [{HIDDEN}, {FFN}] product and a square 8192 one), for the "
-        f"faster of the token-budget and scorer lines (target {TARGET_SHARE:.0%}: "
+        f"faster of the padded token-budget and scorer lines (target {TARGET_SHARE:.0%}: "
         f"{_verdict(share >= TARGET_SHARE)}).",
+        f"- Packed (`use_remove_padding`): **{packed_share:.0%}** of that rate, for the faster "
+        f"of the packed lines (target {TARGET_PACKED:.0%}: "
+        f"{_verdict(packed_share >= TARGET_PACKED)}); padded tokens "
+        f"{res['packed'][1]:,} against {res['budget'][1]:,} padded, {tokens:,} real.",
         f"- GPU memory (the CUDA allocator's peak): the weights take {mem['params']:,.0f} MiB; "
         f"the model plus the largest single batch peaks at {mem['one_batch']:,.0f} MiB; the scorer "
         f"scoring all {res['rows']} rows at once peaks at {mem['all_rows']:,.0f} MiB: "

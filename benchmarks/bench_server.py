@@ -41,6 +41,7 @@ import argparse
 import asyncio
 import contextlib
 import datetime as dt
+import functools
 import itertools
 import json
 import math
@@ -79,7 +80,7 @@ CLIENTS = 64
 # The tiny RM: small enough that one forward per request is affordable on 2 cores.
 HIDDEN, LAYERS = 256, 2
 RM_SOURCE = "bench/rm-only"  # no verifier knows it: the reward model alone scores the row
-TARGET_SPEEDUP, TARGET_TAIL = 5.0, 5.0
+TARGET_SPEEDUP, TARGET_TAIL, TARGET_SHARE = 5.0, 5.0, 0.85
 BASELINE = "baseline (OpenRLHF serve_rm.py style)"
 
 
@@ -107,6 +108,7 @@ class Phase:
     errors: Counter[str] = field(default_factory=Counter)
     wall_s: float = 0.0
     capped: bool = False
+    model: dict[str, float] = field(default_factory=dict)  # the RM's counters over the phase
 
     @property
     def rps(self) -> float:
@@ -321,9 +323,11 @@ async def drive(
     warmup: int,
     cap_s: float,
     clients: int = CLIENTS,
+    counters: Callable[[], dict[str, float]] | None = None,
 ) -> Phase:
     """``clients`` coroutines, each posting one body at a time until ``total`` requests
-    are sent or ``cap_s`` has passed; bodies are taken in order (cycling)."""
+    are sent or ``cap_s`` has passed; bodies are taken in order (cycling). ``counters``:
+    read before and after the timed part, their difference kept as ``phase.model``."""
     import aiohttp
 
     connector = aiohttp.TCPConnector(limit=clients)
@@ -346,6 +350,7 @@ async def drive(
         await asyncio.gather(*(post(bodies[-1 - i % len(bodies)]) for i in range(warmup)))
         phase = Phase(name)
         counter = itertools.count()
+        before = counters() if counters else {}
         start = time.perf_counter()
         deadline = start + cap_s
 
@@ -363,6 +368,9 @@ async def drive(
 
         await asyncio.gather(*(client() for _ in range(clients)))
         phase.wall_s = time.perf_counter() - start
+        if counters:
+            after = counters()
+            phase.model = {k: v - before.get(k, 0.0) for k, v in after.items()}
     return phase
 
 
@@ -450,8 +458,16 @@ async def rm_phases(plan: Plan, setup: Setup, rows: list[dict[str, Any]]) -> dic
         ) as base,
     ):
         for _ in range(plan.repeats):  # alternate, so that a noisy spell hits both
+            counters = functools.partial(rm_batch_stats, rk)  # where the model thread's time goes
             phases["rewardkit"].append(
-                await drive("rewardkit, RM", rk + "/v1/score", rk_bodies, rewardkit_ok, **limits)
+                await drive(
+                    "rewardkit, RM",
+                    rk + "/v1/score",
+                    rk_bodies,
+                    rewardkit_ok,
+                    counters=counters,
+                    **limits,
+                )
             )
             phases["baseline"].append(
                 await drive(BASELINE, base + "/get_reward", base_bodies, baseline_ok, **limits)
@@ -547,6 +563,7 @@ def notes(out: dict[str, Any], plan: Plan, setup: Setup) -> list[str]:
     tail = rk.pct_ms(0.99) / rk.pct_ms(0.5)
     mean = mean_batch(out["rm_stats"])
     ceiling = out["ceiling"]
+    share = rk.rps * ceiling["batched_ms"] / 1000
     lo, mid, hi = out["rm_tokens"]
     rates = {n: ", ".join(f"{p.rps:.1f}" for p in ps) for n, ps in out["rm_phases"].items()}
     tuned = f" plus `{' '.join(setup.overrides)}`" if setup.overrides else ""
@@ -561,6 +578,10 @@ def notes(out: dict[str, Any], plan: Plan, setup: Setup) -> list[str]:
         f"{ceiling['batched_ms']:.2f} ms/row: batching alone buys "
         f"**{ceiling['single_ms'] / ceiling['batched_ms']:.2f}x** here."
         + _ceiling_note(ceiling, setup.device),
+        f"- The server at its model's speed: rewardkit's best RM phase served {rk.rps:.1f} "
+        f"requests/s, against {1000 / ceiling['batched_ms']:.1f} rows/s for the model-only "
+        f"batched ceiling: **{share:.0%}** (target >= {TARGET_SHARE:.0%}: "
+        f"{_verdict(share >= TARGET_SHARE)}). {_model_thread(rk)}",
         f"- RM phases, requests/s in run order: rewardkit {rates['rewardkit']}; baseline "
         f"{rates['baseline']} (each server's best phase is in the table).",
         "- Mean rows per RM forward batch from /metrics: "
@@ -584,6 +605,25 @@ def notes(out: dict[str, Any], plan: Plan, setup: Setup) -> list[str]:
         "handler, no cross-request batching). Each server is its own process; both run on the "
         f"same uvicorn ({_uvicorn_stack()}).",
     ]
+
+
+def _model_thread(phase: Phase) -> str:
+    """Where the model thread's time went in a phase (the server's /metrics counters)."""
+    busy = phase.model.get("busy_seconds")
+    if not busy or not phase.wall_s:
+        return ""
+    forward, encode = (
+        phase.model.get("forward_seconds", 0.0),
+        phase.model.get("encode_seconds", 0.0),
+    )
+    wall = phase.wall_s
+    return (
+        f"Of that phase's {wall:.1f} s, the model thread spent {forward / wall:.0%} in forwards, "
+        f"{encode / wall:.0%} tokenizing, {(busy - forward - encode) / wall:.0%} on the rest of "
+        f"its rounds, and was idle {1 - busy / wall:.0%} (waiting for requests: the event "
+        f"loop's HTTP, JSON and engine work); {phase.model.get('rounds', 0):.0f} rounds, "
+        f"{phase.model.get('rows', 0) / max(1.0, phase.model.get('batches', 0)):.1f} rows per forward."
+    )
 
 
 def _ceiling_note(ceiling: dict[str, float], device: str) -> str:

@@ -231,7 +231,10 @@ async def test_token_budget_packs_similar_lengths_together(llama_rm: str) -> Non
     stats = scorer.stats  # what /metrics exports: batch sizes and tokens per second
     assert stats["rows"] == 8 and stats["batches"] == len(shapes)
     assert stats["tokens"] <= stats["padded_tokens"] == sum(n * w for n, w in shapes)
-    assert stats["forward_seconds"] > 0
+    assert stats["forward_seconds"] > 0 and stats["encode_seconds"] > 0
+    # the model thread's time in rounds: forwards, tokenizing and the rest (a server's
+    # wall time minus it is the thread's idle time: bench_server.py reports the split)
+    assert stats["busy_seconds"] >= stats["forward_seconds"] + stats["encode_seconds"]
 
 
 async def test_auto_padding_is_fitted_to_the_models_own_forwards(llama_rm: str) -> None:

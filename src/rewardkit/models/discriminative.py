@@ -75,9 +75,21 @@ class LocalRewardModel(ModelThread):
         self._mask_free = False  # see _load
         self._packed = False  # see _packing
         self._forward_kwargs: dict[str, Any] = {}
-        # Read by the server's /metrics: mean batch = rows / batches, tokens/s = tokens / forward_seconds.
+        # Read by the server's /metrics: mean batch = rows / batches, tokens/s = tokens /
+        # forward_seconds; busy_seconds is the model thread's time in rounds (forwards,
+        # encode_seconds of tokenizing, and the rest), so wall time minus it is idle.
         self.stats: dict[str, float] = dict.fromkeys(
-            ("rounds", "batches", "rows", "tokens", "padded_tokens", "forward_seconds"), 0
+            (
+                "rounds",
+                "batches",
+                "rows",
+                "tokens",
+                "padded_tokens",
+                "forward_seconds",
+                "encode_seconds",
+                "busy_seconds",
+            ),
+            0,
         )
         fixed = cfg.max_padding_tokens
         self._cost = ForwardCost(DEFAULT_COST if fixed == "auto" else CostModel(fixed))
@@ -193,6 +205,16 @@ class LocalRewardModel(ModelThread):
     def _work(
         self, rows: list[Sample], emit: Callable[[int, ModelScore | BaseException], None]
     ) -> None:
+        start = time.perf_counter()
+        try:
+            self._round(rows, emit)
+        finally:
+            self.stats["busy_seconds"] += time.perf_counter() - start
+
+    def _round(
+        self, rows: list[Sample], emit: Callable[[int, ModelScore | BaseException], None]
+    ) -> None:
+        encoding = time.perf_counter()
         encoded: dict[int, Encoded] = {}
         for i, row in enumerate(rows):
             try:
@@ -201,6 +223,7 @@ class LocalRewardModel(ModelThread):
                 emit(i, exc)
             except Exception as exc:
                 emit(i, ScorerError(f"cannot encode the row: {type(exc).__name__}: {exc}"))
+        self.stats["encode_seconds"] += time.perf_counter() - encoding
         order = list(encoded)
         lengths = [len(encoded[i].ids) for i in order]
         self.stats["rounds"] += 1

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The wheels the GPU machine lacks (its image has torch, transformers, numpy, httpx,
+# pytest and more: /work/.library/device/KINDS.md), for its Python 3.12 on x86-64, into
+# .whl/ (git-ignored). Run here, where the package registry is reachable; then carry .whl
+# to the device and run benchmarks/gpu/run.sh there. Versions are this venv's.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+py=.venv/bin/python
+mkdir -p .whl
+# name==version of each, read from the venv, so that the device runs what CI tests
+pins=$("$py" - <<'PY'
+from importlib.metadata import version
+names = """math-verify latex2sympy2_extended antlr4-python3-runtime pydantic pydantic_core
+annotated-types typing-inspection omegaconf fastapi starlette annotated-doc uvicorn httptools
+jsonschema jsonschema-specifications referencing rpds-py pytest-asyncio opentelemetry-api
+python-dotenv websockets watchfiles typing-extensions anyio""".split()
+print(" ".join(f"{n}=={version(n)}" for n in names))
+PY
+)
+for pin in $pins; do
+  "$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d .whl "$pin"
+done
+du -sh .whl
