@@ -29,6 +29,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import shlex
 import sys
 import tempfile
 import time
@@ -43,6 +44,7 @@ from _report import write_section  # noqa: E402
 
 SECTION = "## Managed judge servers (benchmarks/bench_managed.py)"
 SECTION_RAY = "## Managed judge servers on Ray (benchmarks/bench_managed.py --backend ray)"
+SECTION_GPU = "### Managed judge servers on a GPU (benchmarks/bench_managed.py --device cuda)"
 WORDS = "the answer is four five six seven score grade good bad yes no".split()
 
 
@@ -109,13 +111,19 @@ def run(args: argparse.Namespace, model: str, replicas: int) -> dict[str, Any]:
     with RewardLoop(config) as loop:
         start_s = time.perf_counter() - started
         loop.score(batch[:8])  # warm-up
-        rates = []
+        rates, alone = [], []
         for _ in range(args.repeats):
             t0 = time.perf_counter()
             results = loop.score(batch)
             rates.append(len(batch) / (time.perf_counter() - t0))
+            if args.one_at_a_time:  # the same rows, one request in flight at a time
+                t0 = time.perf_counter()
+                for row in batch:
+                    loop.score([row])
+                alone.append(len(batch) / (time.perf_counter() - t0))
         statuses = {str(r.status.value) for r in results}
-    return {"replicas": replicas, "start_s": start_s, "rates": rates, "statuses": statuses}
+    found = {"replicas": replicas, "start_s": start_s, "rates": rates, "statuses": statuses}
+    return found | {"alone": alone}
 
 
 def machine(device: str) -> str:
@@ -145,6 +153,14 @@ def table(args: argparse.Namespace, found: list[dict[str, Any]]) -> str:
             f"| {f['replicas']} | {f['start_s']:.0f} | {best:.1f} | {best / base:.2f}x | {runs} "
             f"| {', '.join(sorted(f['statuses']))} |"
         )
+    for f in found:
+        if f["alone"]:
+            best = max(f["alone"])
+            runs = ", ".join(f"{r:.1f}" for r in f["alone"])
+            lines.append(
+                f"| {f['replicas']}, one request at a time | - | {best:.1f} | "
+                f"{best / base:.2f}x | {runs} | |"
+            )
     return "\n".join(lines)
 
 
@@ -168,34 +184,49 @@ def main() -> None:
     parser.add_argument(
         "--replica-cpus", type=float, default=0.5, help="reward.ray.replica_num_cpus (ray)"
     )
+    parser.add_argument(
+        "--replicas", type=int, nargs="+", default=[1, 2], help="replica counts to time"
+    )
+    parser.add_argument(
+        "--one-at-a-time",
+        action="store_true",
+        help="also time the rows sent one request at a time (what batching buys)",
+    )
+    parser.add_argument("--hidden", type=int, default=256, help="the random judge's hidden size")
+    parser.add_argument("--layers", type=int, default=4, help="the random judge's layers")
     parser.add_argument("--quick", action="store_true", help="8 rows, 1 repeat, no file written")
     args = parser.parse_args()
     if args.quick:
         args.rows, args.repeats = 8, 1
     with tempfile.TemporaryDirectory() as tmp:
-        model = args.model or build_judge(Path(tmp) / "judge")
-        found = [run(args, model, n) for n in (1, 2)]
+        model = args.model or build_judge(Path(tmp) / "judge", args.hidden, args.layers)
+        found = [run(args, model, n) for n in args.replicas]
     text = table(args, found)
     print(text)
     if args.quick:
         return
     title = SECTION if args.backend == "local" else SECTION_RAY
-    ray_flags = (
-        f" --backend ray --replica-cpus {args.replica_cpus:g}" if args.backend == "ray" else ""
+    if args.device != "cpu":
+        title = SECTION_GPU
+    command = shlex.join(["python", "benchmarks/bench_managed.py", *sys.argv[1:]])
+    counts = " and ".join(str(n) for n in args.replicas)
+    judge = (
+        f"a random-init causal LM (hidden {args.hidden}, {args.layers} layers; no `--model`): "
+        "its answers hold no score, so every row ends `error` with the judge's text; what "
+        "is timed is the generation through the router"
+        if not args.model
+        else f"`{args.model}`"
     )
     section = (
         f"{title}\n\n"
-        f"`benchmarks/bench_managed.py --engine {args.engine} --device {args.device}"
-        f"{' --continuous-batching' if args.continuous_batching else ''}{ray_flags}` "
-        f"({dt.date.today()}; {machine(args.device)}): {args.rows} judge rows per batch, "
-        f"{args.max_tokens} new tokens each, through the router of 1 and 2 launched "
-        "replicas (`reward_model.rollout.data_parallel_size`); one torch thread per "
-        "replica. Start-up: until every replica answers /health. The judge is a random-init "
-        "causal LM (no `--model`): its answers hold no score, so every row ends `error` "
-        "with the judge's text; what is timed is the generation through the router.\n\n"
+        f"`{command}` ({dt.date.today()}; {machine(args.device)}): {args.rows} judge rows per "
+        f"batch, {args.max_tokens} new tokens each, through the router of {counts} launched "
+        "replica(s) (`reward_model.rollout.data_parallel_size`); one torch thread per "
+        "replica; `one request at a time`: the same rows, each sent alone. Start-up: until "
+        f"every replica answers /health. The judge: {judge}.\n\n"
         f"{text}\n"
     )
-    write_section(title, section, ROOT / "BENCHMARKS.md")
+    write_section(title, section, ROOT / "BENCHMARKS.md", parent=SECTION)
 
 
 if __name__ == "__main__":

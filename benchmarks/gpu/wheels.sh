@@ -13,7 +13,8 @@ from importlib.metadata import version
 names = """math-verify latex2sympy2_extended antlr4-python3-runtime pydantic pydantic_core
 annotated-types typing-inspection omegaconf fastapi starlette annotated-doc uvicorn httptools
 jsonschema jsonschema-specifications referencing rpds-py pytest-asyncio opentelemetry-api
-python-dotenv websockets watchfiles typing-extensions anyio""".split()
+python-dotenv websockets watchfiles typing-extensions anyio
+openai httpx2 httpcore2 truststore jiter sniffio""".split()  # the last line: `transformers serve`
 print(" ".join(f"{n}=={version(n)}" for n in names))
 PY
 )
