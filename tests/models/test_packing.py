@@ -17,7 +17,7 @@ import transformers
 from _support.model_fakes import build_tokenizer, save_model
 from _support.rm_checks import PRECISIONS, direct_logit, on_device, tolerance
 from rewardkit.config import RewardModelConfig
-from rewardkit.errors import ConfigError, ScorerError
+from rewardkit.errors import ConfigError, InvalidSampleError, ScorerError
 from rewardkit.models.discriminative import LocalRewardModel
 from rewardkit.models.packing import pack_rows
 from rewardkit.types import Sample
@@ -222,6 +222,31 @@ async def test_a_failing_packed_forward_only_fails_the_rows_that_fail_alone(
     assert 3 in failed
     assert all(len(scorer.encode(rows[i]).ids) == poison for i in failed)
     assert all(isinstance(r.score, float) for r in results if not isinstance(r, BaseException))
+
+
+@pytest.mark.parametrize("packing", [False, True])
+async def test_a_row_with_no_tokens_is_invalid_not_scored(tmp_path: Path, packing: bool) -> None:
+    """A tokenizer that adds no special tokens renders an empty row to no ids: no last
+    token to score. It is refused alone; its neighbours keep their own scores (packed, the
+    read would have landed on the row before it)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    core = Tokenizer(models.WordLevel({"[PAD]": 0, "[UNK]": 1, "two": 2}, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=core, pad_token="[PAD]", unk_token="[UNK]"
+    )
+    path = save_model(tmp_path / "no-specials", _tiny("llama", 3, 0), tok)
+    cfg = on_device(path, "cpu", "float32", use_remove_padding=packing)
+    scorer = await started(cfg)
+    rows = [Sample("rm", prompt="two two", response=" two"), Sample("rm", prompt="", response="")]
+    try:
+        together = await asyncio.gather(*(scorer.score(r) for r in rows), return_exceptions=True)
+        alone = await scorer.score(rows[0])
+    finally:
+        await scorer.close()
+    assert isinstance(together[1], InvalidSampleError) and "no tokens" in str(together[1])
+    assert together[0].score == pytest.approx(alone.score, abs=1e-6)
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rewardkit.config import RewardModelConfig
-from rewardkit.errors import ConfigError, RewardkitError, ScorerError
+from rewardkit.errors import ConfigError, InvalidSampleError, RewardkitError, ScorerError
 from rewardkit.models.base import ModelScore
 from rewardkit.models.batching import (
     DEFAULT_COST,
@@ -287,13 +287,21 @@ class LocalRewardModel(ModelThread):
         decoded = texts_from_token_ids(row.extra_info, prompt, self._policy_tokenizer)
         if decoded is not None:
             prompt, response = decoded
-        return encode_row(
+        encoded = encode_row(
             self._tokenizer,
             prompt,
             response,
             prompt_length=self.cfg.prompt_length,
             response_length=self.cfg.response_length,
         )
+        if not encoded.ids:
+            # There is no last token to read a score at: padded, the read would land on
+            # padding (a made-up score); packed, on the row before it (its neighbour's).
+            raise InvalidSampleError(
+                "the row renders to no tokens for the reward model (an empty prompt and "
+                "response, and a tokenizer that adds no special tokens): nothing to score"
+            )
+        return encoded
 
     def _result(self, logit: float | BaseException, enc: Encoded) -> ModelScore | BaseException:
         if isinstance(logit, BaseException):
