@@ -11,7 +11,7 @@ import pytest
 
 from _support.model_fakes import FakeModelServer, fake_score, scored_by
 from rewardkit.config import HttpOptions, RewardModelConfig
-from rewardkit.errors import RemoteError
+from rewardkit.errors import InvalidSampleError, RemoteError
 from rewardkit.http import HttpStatusError
 from rewardkit.models.remote import RemoteRewardModel
 from rewardkit.models.templates import encode_row
@@ -105,6 +105,27 @@ async def test_one_refused_row_does_not_fail_its_neighbours(
     results = await score_all(config(url, "tei"), rows)
     assert isinstance(results[3], HttpStatusError) and results[3].status == 400
     assert all(isinstance(r.score, float) for r in results[:3])
+
+
+async def test_a_row_with_no_tokens_is_invalid_and_never_sent(
+    fake_server: tuple[str, FakeModelServer], tmp_path: Any
+) -> None:
+    """An RM tokenizer that adds no special tokens renders an empty row to no ids: the row
+    is invalid here, its neighbours are sent and scored."""
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    core = Tokenizer(models.WordLevel({"[PAD]": 0, "[UNK]": 1, "two": 2}, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    transformers.PreTrainedTokenizerFast(
+        tokenizer_object=core, pad_token="[PAD]", unk_token="[UNK]"
+    ).save_pretrained(tmp_path)
+    url, fake = fake_server
+    rows = [Sample("rm", prompt="two", response=" two"), Sample("rm", prompt="", response="")]
+    results = await score_all(config(url, "vllm", model_path=str(tmp_path)), rows)
+    assert isinstance(results[1], InvalidSampleError) and "no tokens" in str(results[1])
+    assert isinstance(results[0].score, float)
+    assert [body["input"] for _, body in fake.requests] == [[[2, 2]]]
 
 
 @pytest.mark.parametrize("prefix", ["/garbage", "/badshape"])

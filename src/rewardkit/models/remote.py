@@ -29,6 +29,7 @@ from rewardkit.config import RewardModelConfig
 from rewardkit.errors import (
     ConfigError,
     HttpStatusError,
+    InvalidSampleError,
     RemoteError,
     RewardkitError,
     ScorerError,
@@ -175,6 +176,8 @@ class RemoteRewardModel:
             prompt_length=cfg.prompt_length,
             response_length=cfg.response_length,
         )
+        if not enc.ids:  # as in-process: no last token to score (a server would 400 on it)
+            raise InvalidSampleError("the row renders to no tokens for the reward model")
         return _Prepared(enc.ids, len(enc.ids), enc.truncated)
 
     async def _send_isolated(
