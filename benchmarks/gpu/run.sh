@@ -4,7 +4,7 @@
 #   benchmarks/gpu/wheels.sh                  # here, once: the wheels it lacks, into .whl/
 #   run(command="bash benchmarks/gpu/run.sh", carry=[".whl"], timeout_s=600)
 #
-# Steps, each under its own time limit (about 8 minutes in all), each log kept apart so
+# Steps, each under its own time limit (530 s in all at most), each log kept apart so
 # that one failing step costs only its own figures:
 #   1. the GPU tests (pytest -m gpu tests/models: CUDA scores against CPU and direct
 #      forwards, padded and packed);
