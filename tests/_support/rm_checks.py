@@ -3,6 +3,7 @@ how far two ways of computing it may differ in each precision."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -44,3 +45,18 @@ def tolerance(dtype: str, reference: list[float]) -> float:
     fp32, 1e-4 of it. A logit read at the wrong token is off by about the scale itself."""
     scale = max(abs(x) for x in reference)
     return (16 * 2**-8 if dtype == "bfloat16" else 1e-4) * scale + 1e-7
+
+
+Forward = Callable[[list[list[int]]], list[float]]
+
+
+def failing_on(forward: Forward, length: int) -> Forward:
+    """``forward``, but a batch holding a row of ``length`` tokens fails (a simulated out
+    of memory), as that row would on its own."""
+
+    def fragile(seqs: list[list[int]]) -> list[float]:
+        if any(len(s) == length for s in seqs):
+            raise RuntimeError("CUDA out of memory (simulated)")
+        return forward(seqs)
+
+    return fragile

@@ -11,7 +11,7 @@ import pytest
 import torch
 import transformers
 
-from _support.rm_checks import PRECISIONS, direct_logit, on_device, tolerance
+from _support.rm_checks import PRECISIONS, direct_logit, failing_on, on_device, tolerance
 from rewardkit.config import RewardModelConfig
 from rewardkit.errors import ConfigError, InvalidSampleError, ScorerError
 from rewardkit.models.batching import DEFAULT_COST, CostModel
@@ -269,15 +269,7 @@ async def test_num_threads_sets_torchs_cpu_threads_where_forwards_run(llama_rm: 
 
 async def test_a_failing_forward_only_fails_the_rows_that_fail_alone(llama_rm: str) -> None:
     scorer = await started(config(llama_rm))
-    poison = len(scorer.encode(LONG).ids)
-    forward = scorer.forward
-
-    def fragile(seqs: list[list[int]]) -> list[float]:
-        if any(len(s) == poison for s in seqs):
-            raise RuntimeError("CUDA out of memory (simulated)")
-        return forward(seqs)
-
-    scorer.forward = fragile  # type: ignore[method-assign]
+    scorer.forward = failing_on(scorer.forward, len(scorer.encode(LONG).ids))  # type: ignore[method-assign]
     try:
         results = await asyncio.gather(
             scorer.score(SHORT), scorer.score(LONG), scorer.score(MIDDLE), return_exceptions=True

@@ -15,7 +15,7 @@ import torch
 import transformers
 
 from _support.model_fakes import build_tokenizer, save_model
-from _support.rm_checks import PRECISIONS, direct_logit, on_device, tolerance
+from _support.rm_checks import PRECISIONS, direct_logit, failing_on, on_device, tolerance
 from rewardkit.config import RewardModelConfig
 from rewardkit.errors import ConfigError, InvalidSampleError, ScorerError
 from rewardkit.models.discriminative import LocalRewardModel
@@ -206,14 +206,7 @@ async def test_a_failing_packed_forward_only_fails_the_rows_that_fail_alone(
     rows = long_tailed_rows(8, seed=2)
     scorer = await started(on_device(decoders["llama"], "cpu", "float32", use_remove_padding=True))
     poison = len(scorer.encode(rows[3]).ids)
-    forward_packed = scorer.forward_packed
-
-    def fragile(seqs: list[list[int]]) -> list[float]:
-        if any(len(s) == poison for s in seqs):
-            raise RuntimeError("CUDA out of memory (simulated)")
-        return forward_packed(seqs)
-
-    scorer.forward_packed = fragile  # type: ignore[method-assign]
+    scorer.forward_packed = failing_on(scorer.forward_packed, poison)  # type: ignore[method-assign]
     try:
         results = await asyncio.gather(*(scorer.score(r) for r in rows), return_exceptions=True)
     finally:
