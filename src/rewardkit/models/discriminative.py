@@ -181,18 +181,46 @@ class LocalRewardModel(ModelThread):
         return False
 
     def _why_not_packable(self) -> str | None:
+        """Why the model cannot be packed (None when it can), asked of the model itself.
+
+        Two questions, on short probe rows. Does a row's score depend on the content of the
+        row packed before it? With attention kept to each row, the row's own computation
+        is the same operations on the same numbers whatever that content is (the masked
+        keys contribute exact zeros), so its score is the same to the last bit; any leak
+        (attention across rows, a linear-attention or recurrent state carried along the
+        sequence) changes it. Asked with a tolerance instead, a leak hides below it when
+        logits are small or the dtype is bf16 (OPT, MiniMax, Qwen3-Next passed that way).
+        And is a row packed behind another scored as it is alone, padded, within the
+        dtype's precision? That catches positions not read from the position ids (OPT's
+        come from the mask), where the offset of a row in its bin shifts them."""
         params = inspect.signature(self._model.forward).parameters
         if not self._mask_free:
             return "the model is not a causal decoder with a per-token score head"
         if "position_ids" not in params:
             return "the model's forward takes no position_ids"
         probes = [self._tokenizer(text)["input_ids"] for text in _PACKING_PROBES]
-        padded = [self.forward([ids])[0] for ids in probes]
-        packed = self.forward_packed(probes)
+        row, before = probes[1], probes[2]  # before: longer than the row, so shifts show
+        vocab = self._model.get_input_embeddings().num_embeddings
+        other = [(t + 1) % vocab for t in before]  # same length, every token different
+        try:
+            padded = [self.forward([ids])[0] for ids in probes]
+            packed = self.forward_packed(probes)
+            # [filler] [before, row]: the row ends its bin, behind a neighbour of each content.
+            behind = [self.forward_packed([before + row, x, row])[2] for x in (before, other)]
+        except Exception as exc:  # a model that cannot run the probes is not asked to pack
+            return f"its forward failed on the packing check's probes ({type(exc).__name__}: {exc})"
+        scale = max(abs(x) for x in padded)
+        if abs(behind[0] - behind[1]) > 4 * _FP32_EPS * scale:
+            return (
+                f"a row's packed score differs with the content of the row before it "
+                f"({behind[0]:.6g} against {behind[1]:.6g}): its attention or state does not "
+                "keep packed rows apart"
+            )
         dtype = next(self._model.parameters()).dtype
-        tol = 1e-3 if dtype.itemsize >= 4 else 0.05  # fp32, else bf16/fp16
-        for alone, together in zip(padded, packed, strict=True):
-            if abs(alone - together) > tol * max(1.0, abs(alone)):
+        tol = (1e-3 if dtype.itemsize >= 4 else 0.05) * scale  # fp32, else bf16/fp16
+        pairs = [*zip(padded, packed, strict=True), (padded[1], behind[0])]
+        for alone, together in pairs:
+            if abs(alone - together) > tol:
                 return (
                     f"its rows scored packed differ from their scores padded ({together:.4g} "
                     f"against {alone:.4g}): its attention does not keep packed rows apart"
@@ -399,6 +427,8 @@ _PACKING_PROBES = (
     "the answer is four because two and two make four",
 )
 """Texts the packing check scores packed and padded (any tokens will do)."""
+
+_FP32_EPS = 2**-23
 
 
 AVOID_CUDNN_ATTENTION = True
