@@ -105,6 +105,9 @@ def _configs(vocab: int, pad: int) -> dict[str, Callable[[], Any]]:
             num_labels=1,
             pad_token_id=pad,
         ),
+        # A decoder made bidirectional by its config (embedding and reward models built on
+        # decoders): the layers still say is_causal, transformers builds a two-way mask.
+        "llama-bidirectional": lambda: transformers.LlamaConfig(**base, is_causal=False),
         "gpt2-16positions": lambda: transformers.GPT2Config(
             n_embd=32,
             n_layer=2,
@@ -302,6 +305,26 @@ async def test_a_model_that_cannot_run_the_packing_probes_is_refused_not_crashed
         )
     finally:
         await scorer.close()
+
+
+async def test_a_decoder_made_bidirectional_keeps_its_mask_and_is_not_packed(
+    zoo: Callable[[str], str],
+) -> None:
+    """A Llama with is_causal: false in its config attends both ways. Read as a causal
+    decoder, its padded forwards dropped the mask and its rows attended to their padding
+    (scores 0.03 to 0.07 off on rows of 0.1); packing it must be refused too."""
+    path = zoo("llama-bidirectional")
+    with pytest.raises(ConfigError, match="not a causal decoder"):
+        await started(on_device(path, "cpu", "float32", use_remove_padding=True))
+    scorer = await started(on_device(path, "cpu", "float32", max_padding_tokens=1e9))
+    rows = hostile_rows(len(scorer._tokenizer), scorer._pad_id, 3)
+    rows = [r for r in rows if scorer._pad_id not in r]  # two-way: a pad id in a row is masked
+    try:
+        padded = scorer.forward(rows)
+        direct = [direct_logit(scorer, ids) for ids in rows]
+    finally:
+        await scorer.close()
+    assert padded == pytest.approx(direct, abs=tolerance("float32", direct))
 
 
 # ---------------------------------------------------------------------- length-dependent RoPE

@@ -456,7 +456,16 @@ def _attention_kernels(device: Any) -> contextlib.AbstractContextManager[Any]:
 
 def _is_causal(model: Any) -> bool:
     """Whether the model's attention layers all say they are causal (transformers sets
-    ``is_causal`` on them: True in decoders, False in encoders)."""
+    ``is_causal`` on them: True in decoders, False in encoders), and its config does not
+    turn them bidirectional: ``is_causal: false`` in a decoder's config makes transformers
+    build a bidirectional mask while the layers keep saying True (a Llama or Qwen3 made
+    bidirectional, as embedding and reward models built on decoders do). Such a model
+    attends to the padding after a row, so it keeps its mask and is never packed."""
+    config = model.config
+    if getattr(config, "is_causal", True) is False or getattr(
+        config, "use_bidirectional_attention", False
+    ):
+        return False
     flags = [
         m.is_causal for m in model.modules() if isinstance(getattr(m, "is_causal", None), bool)
     ]
