@@ -21,7 +21,7 @@ from _support.model_fakes import build_tokenizer, save_model
 from _support.rm_checks import PRECISIONS, direct_logit, on_device, tolerance
 from rewardkit.config import RewardModelConfig
 from rewardkit.errors import ConfigError, ScorerError
-from rewardkit.models.discriminative import LocalRewardModel
+from rewardkit.models.discriminative import LocalRewardModel, _LengthRope
 from rewardkit.models.packing import pack_rows
 from rewardkit.types import Sample
 
@@ -46,6 +46,31 @@ def test_pack_rows_holds_for_any_lengths_and_budget(
         assert batch.padded_tokens <= max_tokens or batch.rows == [batch.rows[0]]
         for members, used in zip(batch.bins, batch.used, strict=True):
             assert members and used == sum(lengths[i] for i in members) <= batch.width
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 300), max_size=40),
+    limit=st.integers(1, 300),
+    alone=st.booleans(),
+    packed=st.booleans(),
+)
+def test_rows_either_side_of_a_rope_limit_never_share_a_forward(
+    lengths: list[int], limit: int, alone: bool, packed: bool
+) -> None:
+    scorer = LocalRewardModel(RewardModelConfig(enable=True, model_path="m", max_batch_tokens=900))
+    scorer._packed = packed
+    scorer._rope = _LengthRope(limit, alone, [])
+    batches = scorer.layout(lengths)
+    members = [b.rows if packed else b for b in batches]
+    assert sorted(i for rows in members for i in rows) == list(range(len(lengths)))
+    for rows in members:
+        assert len({lengths[i] <= limit for i in rows}) == 1
+        if alone and lengths[rows[0]] > limit:
+            assert len(rows) == 1
+    if packed:  # renumbered bins still add up
+        for batch in batches:
+            assert batch.used == [sum(lengths[i] for i in b) for b in batch.bins]
 
 
 # ---------------------------------------------------------------------- models
@@ -349,27 +374,36 @@ def _rope_model(kind: str, vocab: int, pad: int) -> Any:
     return transformers.AutoModelForSequenceClassification.from_config(config)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="length-dependent RoPE (longrope, dynamic) takes its frequencies from the longest "
-    "position in the whole forward, so a short row packed (or padded) beside a row past "
-    "original_max_position_embeddings is scored with the long row's frequencies; a fix "
-    "batches rows on each side of that length apart (and, for dynamic, resets its cached "
-    "scale per forward), in the layout shared with padded batches",
-)
+@pytest.mark.parametrize("packing", [True, False])
 @pytest.mark.parametrize("kind", ["longrope", "dynamic"])
-async def test_a_short_rows_score_does_not_follow_a_long_row_in_its_forward(
-    tmp_path: Path, kind: str
+async def test_a_rows_score_does_not_follow_the_longest_row_of_its_forward(
+    tmp_path: Path, kind: str, packing: bool
 ) -> None:
+    """Short rows beside rows past the RoPE's original length (16 tokens here), and long rows
+    of two lengths after a longer one: each row scores as it does alone on a fresh model.
+    Batched together, the short rows took the long rows' frequencies (longrope 14% off) and
+    dynamic NTK kept the scale of the longest forward it had seen."""
     tok = build_tokenizer("llama")
     path = save_model(tmp_path / kind, _rope_model(kind, len(tok), tok.pad_token_id), tok)
-    scorer = await started(on_device(path, "cpu", "float32", use_remove_padding=True))
+    cfg = on_device(path, "cpu", "float32", use_remove_padding=packing, max_padding_tokens=1e9)
+    scorer = await started(cfg)
     rng = random.Random(2)
-    short, long = ([2] + [rng.randrange(6, len(tok)) for _ in range(n)] for n in (9, 100))
+    words = "what is two plus two the answer four five three how many apples".split()
+    rows = [
+        Sample("rm", prompt=" ".join(rng.choices(words, k=n)), response="four")
+        for n in (120, 9, 60, 3, 14, 90)
+    ]
     try:
-        assert scorer._packed  # the probes are all shorter than 16 tokens
-        alone = direct_logit(scorer, short)
-        beside = scorer.forward_packed([long, short])[1]
+        assert scorer._packed == packing
+        ids = [scorer.encode(r).ids for r in rows]
+        # Fresh-model references: rising lengths, so a dynamic scale only ever grows to each.
+        direct = {
+            i: direct_logit(scorer, ids[i]) for i in sorted(range(6), key=lambda i: len(ids[i]))
+        }
+        first = await scorer.score(rows[0])  # the longest forward first: dynamic caches it
+        rest = await asyncio.gather(*(scorer.score(r) for r in rows[1:]))
     finally:
         await scorer.close()
-    assert beside == pytest.approx(alone, abs=tolerance("float32", [alone]))
+    scored = [first.score] + [r.score for r in rest]
+    expected = [direct[i] for i in range(6)]
+    assert scored == pytest.approx(expected, abs=tolerance("float32", expected))

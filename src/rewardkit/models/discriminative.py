@@ -74,6 +74,7 @@ class LocalRewardModel(ModelThread):
         self._head: Any = None
         self._mask_free = False  # see _load
         self._packed = False  # see _packing
+        self._rope: _LengthRope | None = None  # see _LengthRope
         self._forward_kwargs: dict[str, Any] = {}
         # Read by the server's /metrics: mean batch = rows / batches, tokens/s = tokens /
         # forward_seconds; busy_seconds is the model thread's time in rounds (forwards,
@@ -156,6 +157,7 @@ class LocalRewardModel(ModelThread):
         if "use_cache" in inspect.signature(model.forward).parameters:
             self._forward_kwargs["use_cache"] = False
         self._model = model
+        self._rope = _LengthRope.of(model)
         self._packed = self._packing()
 
     def _packing(self) -> bool:
@@ -266,7 +268,18 @@ class LocalRewardModel(ModelThread):
 
     def layout(self, lengths: Sequence[int]) -> list[Any]:
         """The forward passes for rows of these lengths: a :class:`PackedBatch` each when
-        packing, else a list of row indices each (padded to the longest)."""
+        packing, else a list of row indices each (padded to the longest). Where the
+        model's RoPE depends on the forward's length (:class:`_LengthRope`), rows on either
+        side of its limit never share a forward."""
+        if self._rope is None:
+            return self._layout(lengths)
+        batches: list[Any] = []
+        for group in self._rope.groups(lengths):
+            for batch in self._layout([lengths[i] for i in group]):
+                batches.append(_renumber(batch, group))
+        return batches
+
+    def _layout(self, lengths: Sequence[int]) -> list[Any]:
         cfg = self.cfg
         if self._packed:
             return pack_rows(lengths, cfg.max_batch_tokens, cfg.max_batch_size)
@@ -413,6 +426,8 @@ class LocalRewardModel(ModelThread):
         )
         try:
             inputs = {k: v.to(self._device) for k, v in inputs.items()}
+            if self._rope is not None:
+                self._rope.reset()
             with torch.inference_mode(), _attention_kernels(self._device):
                 out = self._model(**inputs, **self._forward_kwargs)
         finally:
@@ -429,6 +444,71 @@ _PACKING_PROBES = (
 """Texts the packing check scores packed and padded (any tokens will do)."""
 
 _FP32_EPS = 2**-23
+
+
+class _LengthRope:
+    """A RoPE whose frequencies transformers picks from the longest position in the whole
+    forward, so that a row's score would follow the longest row batched with it.
+
+    ``longrope`` (Phi-3's long-context models) switches every row to its long factors once
+    any position passes ``original_max_position_embeddings``; dynamic NTK rescales for the
+    forward's length past ``max_position_embeddings``, and caches the scale for later
+    forwards. Rows up to the ``limit`` are therefore batched only with each other, and
+    longer ones together (longrope: one set of long factors) or each alone (dynamic: a
+    scale from its own length); a dynamic RoPE's cache is reset before every forward.
+    """
+
+    def __init__(self, limit: int, alone: bool, dynamic: list[tuple[Any, str]]) -> None:
+        self.limit = limit
+        self.alone = alone
+        self.dynamic = dynamic  # (rotary module, attribute prefix of its layer type)
+
+    @classmethod
+    def of(cls, model: Any) -> _LengthRope | None:
+        limits: list[int] = []
+        dynamic: list[tuple[Any, str]] = []
+        for module in model.modules():
+            kinds = getattr(module, "rope_type", None)
+            if isinstance(kinds, str):
+                kinds = {None: kinds}
+            if not isinstance(kinds, dict):
+                continue
+            for layer_type, kind in kinds.items():
+                prefix = "" if layer_type is None else f"{layer_type}_"
+                if not hasattr(module, f"{prefix}original_inv_freq"):
+                    continue  # not transformers' rotary embedding
+                if "dynamic" in kind:
+                    limits.append(module.original_max_seq_len)
+                    dynamic.append((module, prefix))
+                elif kind == "longrope":
+                    params = module.config.rope_parameters
+                    params = params if layer_type is None else params[layer_type]
+                    limits.append(params["original_max_position_embeddings"])
+        return cls(min(limits), bool(dynamic), dynamic) if limits else None
+
+    def groups(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Row indices that may share forwards: those up to the limit, then the longer
+        (together, or one group each)."""
+        short = [i for i, n in enumerate(lengths) if n <= self.limit]
+        long = [i for i, n in enumerate(lengths) if n > self.limit]
+        groups = [short, *([i] for i in long)] if self.alone else [short, long]
+        return [group for group in groups if group]
+
+    def reset(self) -> None:
+        """Forget the scale a dynamic RoPE cached from an earlier, longer forward."""
+        for module, prefix in self.dynamic:
+            module.register_buffer(
+                f"{prefix}inv_freq", getattr(module, f"{prefix}original_inv_freq"), persistent=False
+            )
+            setattr(module, f"{prefix}max_seq_len_cached", module.original_max_seq_len)
+
+
+def _renumber(batch: Any, rows: list[int]) -> Any:
+    """A layout of a subset of rows (``rows[j]`` is the j-th), in the full set's numbers."""
+    if isinstance(batch, PackedBatch):
+        bins = [[rows[j] for j in members] for members in batch.bins]
+        return PackedBatch(width=batch.width, bins=bins, used=list(batch.used))
+    return [rows[j] for j in batch]
 
 
 AVOID_CUDNN_ATTENTION = True
