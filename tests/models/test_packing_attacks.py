@@ -1,6 +1,9 @@
 """guards: packed reward-model scoring (reward_model.use_remove_padding) against hostile
 models and rows: a model whose packed rows leak into each other is refused in every
-precision, and one that is accepted scores each packed row as it scores alone.
+precision, one that is accepted scores each packed row as it scores alone (sliding windows
+shorter than the rows, 1-token rows, pad and eos ids, tight budgets), a decoder made
+bidirectional keeps its mask, and a RoPE whose frequencies follow the forward's length
+never lets a row's score follow its neighbours'.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ def test_pack_rows_holds_for_any_lengths_and_budget(
         assert 1 <= len(batch.rows) <= max_rows
         assert batch.width == max(lengths[i] for i in batch.rows)
         # Over budget only as a row too long for it, alone.
-        assert batch.padded_tokens <= max_tokens or batch.rows == [batch.rows[0]]
+        assert batch.padded_tokens <= max_tokens or len(batch.rows) == 1
         for members, used in zip(batch.bins, batch.used, strict=True):
             assert members and used == sum(lengths[i] for i in members) <= batch.width
 
@@ -75,7 +78,6 @@ def test_rows_either_side_of_a_rope_limit_never_share_a_forward(
 
 # ---------------------------------------------------------------------- models
 
-Build = Callable[[int], Any]
 _SIZE = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2}
 _HEADS = {"num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8}
 
