@@ -354,6 +354,21 @@ async def test_a_decoder_made_bidirectional_keeps_its_mask_and_is_not_packed(
     assert padded == pytest.approx(direct, abs=tolerance("float32", direct))
 
 
+async def test_a_model_whose_probe_scores_are_not_finite_is_not_packed(tmp_path: Path) -> None:
+    """NaN differs from nothing within any tolerance: the check must not read it as a pass."""
+    tok = build_tokenizer("llama")
+    torch.manual_seed(0)
+    base = {**_SIZE, **_HEADS, "vocab_size": len(tok), "num_labels": 1}
+    model = transformers.AutoModelForSequenceClassification.from_config(
+        transformers.LlamaConfig(**base, pad_token_id=tok.pad_token_id)
+    )
+    with torch.no_grad():
+        model.score.weight.fill_(float("nan"))
+    path = save_model(tmp_path / "nan", model, tok)
+    with pytest.raises(ConfigError, match="not all finite"):
+        await started(on_device(path, "cpu", "float32", use_remove_padding=True))
+
+
 # ---------------------------------------------------------------------- length-dependent RoPE
 
 

@@ -202,15 +202,18 @@ class LocalRewardModel(ModelThread):
             return "the model's forward takes no position_ids"
         probes = [self._tokenizer(text)["input_ids"] for text in _PACKING_PROBES]
         row, before = probes[1], probes[2]  # before: longer than the row, so shifts show
-        vocab = self._model.get_input_embeddings().num_embeddings
-        other = [(t + 1) % vocab for t in before]  # same length, every token different
         try:
+            vocab = self._model.get_input_embeddings().num_embeddings
+            other = [(t + 1) % vocab for t in before]  # same length, every token different
             padded = [self.forward([ids])[0] for ids in probes]
             packed = self.forward_packed(probes)
             # [filler] [before, row]: the row ends its bin, behind a neighbour of each content.
             behind = [self.forward_packed([before + row, x, row])[2] for x in (before, other)]
         except Exception as exc:  # a model that cannot run the probes is not asked to pack
             return f"its forward failed on the packing check's probes ({type(exc).__name__}: {exc})"
+        if not all(math.isfinite(x) for x in [*padded, *packed, *behind]):
+            # NaN compares false to any tolerance: not knowing is no pass.
+            return f"its scores of the packing check's probes are not all finite ({padded})"
         scale = max(abs(x) for x in padded)
         if abs(behind[0] - behind[1]) > 4 * _FP32_EPS * scale:
             return (
