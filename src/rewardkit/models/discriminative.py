@@ -74,6 +74,7 @@ class LocalRewardModel(ModelThread):
         self._head: Any = None
         self._mask_free = False  # see _load
         self._packed = False  # see _packing
+        self._rope: _LengthRope | None = None  # see _LengthRope
         self._forward_kwargs: dict[str, Any] = {}
         # Read by the server's /metrics: mean batch = rows / batches, tokens/s = tokens /
         # forward_seconds; busy_seconds is the model thread's time in rounds (forwards,
@@ -156,6 +157,7 @@ class LocalRewardModel(ModelThread):
         if "use_cache" in inspect.signature(model.forward).parameters:
             self._forward_kwargs["use_cache"] = False
         self._model = model
+        self._rope = _LengthRope.of(model)
         self._packed = self._packing()
 
     def _packing(self) -> bool:
@@ -181,18 +183,49 @@ class LocalRewardModel(ModelThread):
         return False
 
     def _why_not_packable(self) -> str | None:
+        """Why the model cannot be packed (None when it can), asked of the model itself.
+
+        Two questions, on short probe rows. Does a row's score depend on the content of the
+        row packed before it? With attention kept to each row, the row's own computation
+        is the same operations on the same numbers whatever that content is (the masked
+        keys contribute exact zeros), so its score is the same to the last bit; any leak
+        (attention across rows, a linear-attention or recurrent state carried along the
+        sequence) changes it. Asked with a tolerance instead, a leak hides below it when
+        logits are small or the dtype is bf16 (OPT, MiniMax, Qwen3-Next passed that way).
+        And is a row packed behind another scored as it is alone, padded, within the
+        dtype's precision? That catches positions not read from the position ids (OPT's
+        come from the mask), where the offset of a row in its bin shifts them."""
         params = inspect.signature(self._model.forward).parameters
         if not self._mask_free:
             return "the model is not a causal decoder with a per-token score head"
         if "position_ids" not in params:
             return "the model's forward takes no position_ids"
         probes = [self._tokenizer(text)["input_ids"] for text in _PACKING_PROBES]
-        padded = [self.forward([ids])[0] for ids in probes]
-        packed = self.forward_packed(probes)
+        row, before = probes[1], probes[2]  # before: longer than the row, so shifts show
+        try:
+            vocab = self._model.get_input_embeddings().num_embeddings
+            other = [(t + 1) % vocab for t in before]  # same length, every token different
+            padded = [self.forward([ids])[0] for ids in probes]
+            packed = self.forward_packed(probes)
+            # [filler] [before, row]: the row ends its bin, behind a neighbour of each content.
+            behind = [self.forward_packed([before + row, x, row])[2] for x in (before, other)]
+        except Exception as exc:  # a model that cannot run the probes is not asked to pack
+            return f"its forward failed on the packing check's probes ({type(exc).__name__}: {exc})"
+        if not all(math.isfinite(x) for x in [*padded, *packed, *behind]):
+            # NaN compares false to any tolerance: not knowing is no pass.
+            return f"its scores of the packing check's probes are not all finite ({padded})"
+        scale = max(abs(x) for x in padded)
+        if abs(behind[0] - behind[1]) > 4 * _FP32_EPS * scale:
+            return (
+                f"a row's packed score differs with the content of the row before it "
+                f"({behind[0]:.6g} against {behind[1]:.6g}): its attention or state does not "
+                "keep packed rows apart"
+            )
         dtype = next(self._model.parameters()).dtype
-        tol = 1e-3 if dtype.itemsize >= 4 else 0.05  # fp32, else bf16/fp16
-        for alone, together in zip(padded, packed, strict=True):
-            if abs(alone - together) > tol * max(1.0, abs(alone)):
+        tol = (1e-3 if dtype.itemsize >= 4 else 0.05) * scale  # fp32, else bf16/fp16
+        pairs = [*zip(padded, packed, strict=True), (padded[1], behind[0])]
+        for alone, together in pairs:
+            if abs(alone - together) > tol:
                 return (
                     f"its rows scored packed differ from their scores padded ({together:.4g} "
                     f"against {alone:.4g}): its attention does not keep packed rows apart"
@@ -238,7 +271,18 @@ class LocalRewardModel(ModelThread):
 
     def layout(self, lengths: Sequence[int]) -> list[Any]:
         """The forward passes for rows of these lengths: a :class:`PackedBatch` each when
-        packing, else a list of row indices each (padded to the longest)."""
+        packing, else a list of row indices each (padded to the longest). Where the
+        model's RoPE depends on the forward's length (:class:`_LengthRope`), rows on either
+        side of its limit never share a forward."""
+        if self._rope is None:
+            return self._layout(lengths)
+        batches: list[Any] = []
+        for group in self._rope.groups(lengths):
+            for batch in self._layout([lengths[i] for i in group]):
+                batches.append(_renumber(batch, group))
+        return batches
+
+    def _layout(self, lengths: Sequence[int]) -> list[Any]:
         cfg = self.cfg
         if self._packed:
             return pack_rows(lengths, cfg.max_batch_tokens, cfg.max_batch_size)
@@ -385,6 +429,8 @@ class LocalRewardModel(ModelThread):
         )
         try:
             inputs = {k: v.to(self._device) for k, v in inputs.items()}
+            if self._rope is not None:
+                self._rope.reset()
             with torch.inference_mode(), _attention_kernels(self._device):
                 out = self._model(**inputs, **self._forward_kwargs)
         finally:
@@ -399,6 +445,73 @@ _PACKING_PROBES = (
     "the answer is four because two and two make four",
 )
 """Texts the packing check scores packed and padded (any tokens will do)."""
+
+_FP32_EPS = 2**-23
+
+
+class _LengthRope:
+    """A RoPE whose frequencies transformers picks from the longest position in the whole
+    forward, so that a row's score would follow the longest row batched with it.
+
+    ``longrope`` (Phi-3's long-context models) switches every row to its long factors once
+    any position passes ``original_max_position_embeddings``; dynamic NTK rescales for the
+    forward's length past ``max_position_embeddings``, and caches the scale for later
+    forwards. Rows up to the ``limit`` are therefore batched only with each other, and
+    longer ones together (longrope: one set of long factors) or each alone (dynamic: a
+    scale from its own length); a dynamic RoPE's cache is reset before every forward.
+    """
+
+    def __init__(self, limit: int, alone: bool, dynamic: list[tuple[Any, str]]) -> None:
+        self.limit = limit
+        self.alone = alone
+        self.dynamic = dynamic  # (rotary module, attribute prefix of its layer type)
+
+    @classmethod
+    def of(cls, model: Any) -> _LengthRope | None:
+        limits: list[int] = []
+        dynamic: list[tuple[Any, str]] = []
+        for module in model.modules():
+            kinds = getattr(module, "rope_type", None)
+            if isinstance(kinds, str):
+                kinds = {None: kinds}
+            if not isinstance(kinds, dict):
+                continue
+            for layer_type, kind in kinds.items():
+                prefix = "" if layer_type is None else f"{layer_type}_"
+                if not hasattr(module, f"{prefix}original_inv_freq"):
+                    continue  # not transformers' rotary embedding
+                if "dynamic" in kind:
+                    limits.append(module.original_max_seq_len)
+                    dynamic.append((module, prefix))
+                elif kind == "longrope":
+                    params = module.config.rope_parameters
+                    params = params if layer_type is None else params[layer_type]
+                    limits.append(params["original_max_position_embeddings"])
+        return cls(min(limits), bool(dynamic), dynamic) if limits else None
+
+    def groups(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Row indices that may share forwards: those up to the limit, then the longer
+        (together, or one group each)."""
+        short = [i for i, n in enumerate(lengths) if n <= self.limit]
+        long = [i for i, n in enumerate(lengths) if n > self.limit]
+        groups = [short, *([i] for i in long)] if self.alone else [short, long]
+        return [group for group in groups if group]
+
+    def reset(self) -> None:
+        """Forget the scale a dynamic RoPE cached from an earlier, longer forward."""
+        for module, prefix in self.dynamic:
+            module.register_buffer(
+                f"{prefix}inv_freq", getattr(module, f"{prefix}original_inv_freq"), persistent=False
+            )
+            setattr(module, f"{prefix}max_seq_len_cached", module.original_max_seq_len)
+
+
+def _renumber(batch: Any, rows: list[int]) -> Any:
+    """A layout of a subset of rows (``rows[j]`` is the j-th), in the full set's numbers."""
+    if isinstance(batch, PackedBatch):
+        bins = [[rows[j] for j in members] for members in batch.bins]
+        return PackedBatch(width=batch.width, bins=bins, used=list(batch.used))
+    return [rows[j] for j in batch]
 
 
 AVOID_CUDNN_ATTENTION = True
@@ -426,7 +539,16 @@ def _attention_kernels(device: Any) -> contextlib.AbstractContextManager[Any]:
 
 def _is_causal(model: Any) -> bool:
     """Whether the model's attention layers all say they are causal (transformers sets
-    ``is_causal`` on them: True in decoders, False in encoders)."""
+    ``is_causal`` on them: True in decoders, False in encoders), and its config does not
+    turn them bidirectional: ``is_causal: false`` in a decoder's config makes transformers
+    build a bidirectional mask while the layers keep saying True (a Llama or Qwen3 made
+    bidirectional, as embedding and reward models built on decoders do). Such a model
+    attends to the padding after a row, so it keeps its mask and is never packed."""
+    config = model.config
+    if getattr(config, "is_causal", True) is False or getattr(
+        config, "use_bidirectional_attention", False
+    ):
+        return False
     flags = [
         m.is_causal for m in model.modules() if isinstance(getattr(m, "is_causal", None), bool)
     ]
