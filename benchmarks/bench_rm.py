@@ -191,11 +191,15 @@ async def throughput(
     dtype: str = "float32",
     longest: bool = False,
 ) -> dict[str, Any]:
+    from rewardkit.errors import ConfigError
     from rewardkit.models.batching import pack_by_tokens
     from rewardkit.models.packing import pack_rows
 
     scorer = await started_scorer(path, device, dtype)
-    packer = await started_scorer(path, device, dtype, packing=True)
+    try:  # the model is checked at start: a refusal is a finding, not a crash
+        packer, refused = await started_scorer(path, device, dtype, packing=True), None
+    except ConfigError as exc:
+        packer, refused = None, str(exc)
     rows = rows_of(skewed_lengths(n_rows, longest=longest))
     seqs = [scorer.encode(r).ids for r in rows]
     lengths = [len(s) for s in seqs]
@@ -204,7 +208,7 @@ async def throughput(
     for batch in pack_by_tokens(lengths, BUDGET, 256):  # on a GPU: every kernel shape once
         scorer.forward([seqs[i] for i in batch])
     layouts = pack_rows(lengths, BUDGET, 256)
-    for layout in layouts:
+    for layout in layouts if packer else ():
         scorer.forward_packed([seqs[i] for i in layout.rows])
 
     def fixed() -> None:
@@ -238,14 +242,18 @@ async def throughput(
         peak = max(peak, matmul_flops_per_s(device, dtype))
         runs["fixed"].append(timed(fixed))
         runs["budget"].append(timed(budget))
-        runs["packed"].append(timed(packed))
+        runs["packed"].append(timed(packed) if packer else math.inf)
         runs["single"].append(timed(single))
         for key, way in (("scorer", scorer), ("scorer_packed", packer)):
+            if way is None:
+                runs[key].append(math.inf)
+                continue
             start = time.perf_counter()
             await asyncio.gather(*(way.score(r) for r in rows))
             runs[key].append(time.perf_counter() - start)
     best = {k: min(v) for k, v in runs.items()}
-    await packer.close()
+    if packer is not None:
+        await packer.close()
     memory = await gpu_memory(scorer, rows, seqs) if device != "cpu" else {}
     await scorer.close()
     t_fixed, t_budget, t_single, t_scorer = (
@@ -263,6 +271,7 @@ async def throughput(
         "packed": (best["packed"], padded_packed),
         "scorer": t_scorer,
         "scorer_packed": best["scorer_packed"],
+        "refused": refused,
         "flops": model_flops(lengths),
         "trials": trials,
         "peak": peak,
@@ -465,7 +474,7 @@ def _ways(res: dict[str, Any]) -> list[tuple[str, float, str]]:
     """(name, seconds, padded tokens) of each way the rows were scored."""
     (t_fixed, pad_fixed), (t_budget, pad_budget) = res["fixed"], res["budget"]
     t_packed, pad_packed = res["packed"]
-    return [
+    ways = [
         ("fixed 8, padded to the longest (TRL/OpenRLHF)", t_fixed, f"{pad_fixed:,}"),
         ("token budget, sorted by length (rewardkit, padded)", t_budget, f"{pad_budget:,}"),
         ("token budget, packed without padding (rewardkit)", t_packed, f"{pad_packed:,}"),
@@ -473,6 +482,7 @@ def _ways(res: dict[str, Any]) -> list[tuple[str, float, str]]:
         ("rewardkit scorer end to end, padded", res["scorer"], "-"),
         ("rewardkit scorer end to end, packed", res["scorer_packed"], "-"),
     ]
+    return [way for way in ways if math.isfinite(way[1])]  # packed ones: unless refused
 
 
 GPU_SECTION = "### Reward models on a GPU (benchmarks/bench_rm.py --device cuda)"
@@ -515,6 +525,14 @@ def report_gpu(res: dict[str, Any], args: argparse.Namespace, command: str) -> s
     vs_fixed, vs_single = res["fixed"][0] / t_budget, res["single"] / t_budget
     share = res["flops"] / min(t_budget, t_scorer) / peak
     packed_share = res["flops"] / min(res["packed"][0], res["scorer_packed"]) / peak
+    packed_line = (
+        f"- Packed (`use_remove_padding`): **{packed_share:.0%}** of that rate, for the faster "
+        f"of the packed lines (target {TARGET_PACKED:.0%}: "
+        f"{_verdict(packed_share >= TARGET_PACKED)}); padded tokens "
+        f"{res['packed'][1]:,} against {res['budget'][1]:,} padded, {tokens:,} real."
+        if res["refused"] is None
+        else f"- Packed (`use_remove_padding`): refused at start: {res['refused']}"
+    )
     ratio = mem["all_rows"] / mem["one_batch"]
     lines += [
         "",
@@ -527,10 +545,7 @@ def report_gpu(res: dict[str, Any], args: argparse.Namespace, command: str) -> s
         f"[{BUDGET}, {HIDDEN}] x [{HIDDEN}, {FFN}] product and a square 8192 one), for the "
         f"faster of the padded token-budget and scorer lines (target {TARGET_SHARE:.0%}: "
         f"{_verdict(share >= TARGET_SHARE)}).",
-        f"- Packed (`use_remove_padding`): **{packed_share:.0%}** of that rate, for the faster "
-        f"of the packed lines (target {TARGET_PACKED:.0%}: "
-        f"{_verdict(packed_share >= TARGET_PACKED)}); padded tokens "
-        f"{res['packed'][1]:,} against {res['budget'][1]:,} padded, {tokens:,} real.",
+        packed_line,
         f"- GPU memory (the CUDA allocator's peak): the weights take {mem['params']:,.0f} MiB; "
         f"the model plus the largest single batch peaks at {mem['one_batch']:,.0f} MiB; the scorer "
         f"scoring all {res['rows']} rows at once peaks at {mem['all_rows']:,.0f} MiB: "
