@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import real_outputs as ro  # noqa: E402
+import real_outputs as ro
 
 __all__ = [
     "DEGENERATE_SEED",
