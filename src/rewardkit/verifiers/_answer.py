@@ -245,6 +245,9 @@ def find_answer(
         listed = ends_on_list(texts[0])
         if listed is not None:  # "So $a = 17, 16, 18$.": the candidates are what it gives
             return Found(listed, {"source": "listed"})
+        bare = _bare_value(texts[0])
+        if bare is not None:  # "</think> 666": the conclusion is the answer, as a tag's is
+            return Found(bare, {"source": "bare"})
         found = _unless_offered(_unless_corrected(_unless_alternatives(_expression(texts))))
         return _unless_qualified(_unless_negated(found))
     return Found(None, {"source": None})
@@ -694,7 +697,8 @@ def _leading_spans(line: str) -> tuple[str | None, int]:
         if joiner is None:
             break
         pos = joiner.end()
-    values = [value.strip(" .") for value in values if value.strip(" .")]
+    # a full stop ends a value ("$4.$"); a leading point is its decimal point ("$.4$")
+    values = [value.strip().rstrip(" .") for value in values if value.strip(" .")]
     return (", ".join(values), end) if values else (None, end)
 
 
@@ -1083,6 +1087,33 @@ _BOUNDED = re.compile(_NEGATION + r"\s{0,3}(?:\\[(\[])?\s{0,3}\$?\s{0,3}$")
 
 
 # --- 4. the fallback --------------------------------------------------------------------
+
+
+def _bare_value(text: str) -> str | None:
+    """The conclusion's value when the conclusion is that value and nothing else: one
+    plain number (``666``, ``-2.5``, ``1/256``), or one math span (``$\\frac{7}{10}$``,
+    ``\\(2s\\)``), a final period at most. It states what ``<answer> 666 </answer>``
+    states, so it is read as a tag holding it is (:func:`clean_answer`), and compared
+    inline as one; math-verify's extraction has nothing else to pick there. A number
+    with a second comma group that is no thousands group (``1,2``), a second span, a word
+    or a second line: a passage, as before; so is a span holding a relation
+    (``$\\text{Perimeter} = 80\\text{ cm}$``), which math-verify's extraction reads
+    differently from a tag's value (its right side)."""
+    content = text.strip().rstrip(".").strip()
+    if not content or len(content) > MAX_ANSWER_CHARS or "\n" in content:
+        return None
+    if _BARE_RELATION.search(content):
+        return None
+    if _BARE_NUMBER.fullmatch(content):
+        return content
+    span = _span_at(content, 0)
+    if span is None or span[1] != len(content) or "$" in span[0].replace("\\$", ""):
+        return None
+    return clean_answer(content)
+
+
+_BARE_RELATION = re.compile(r"[=<>]|\\(?:[lg]eq?|neq?|approx|sim|equiv|to)(?![A-Za-z])")
+_BARE_NUMBER = re.compile(r"-?\d{1,100}(?:,\d{3}){0,30}(?:\.\d{1,100})?(?:/\d{1,100})?")
 
 
 def _expression(texts: Sequence[str]) -> Found:
