@@ -79,7 +79,10 @@ def test_most_table_rows_read_as_a_bare_value():
         ("3 or 4", "3", "expression", 0.0),  # two values offered
         ("$3$ $4$", "3", "expression", 0.0),  # two spans
         ("3\n4", "3", "expression", 0.0),  # two lines
-        ("12 apples", "12", "expression", 1.0),  # words: a passage
+        ("12 apples", "12", "bare", 1.0),  # a unit word
+        ("12 or 13 apples", "12", "expression", 0.0),  # two values offered
+        ("5 million", "5", "expression", None),  # a word that changes the value
+        ("3 times", "3", "expression", None),  # (math-verify's extraction reads 5 and 3)
         ("0.333", "\\frac13", "bare", 0.0),  # a rounded decimal is no third
         ("1/3", "\\frac{1}{3}", "bare", 1.0),
         ("12.", "12", "bare", 1.0),
@@ -95,6 +98,8 @@ def test_most_table_rows_read_as_a_bare_value():
 def test_near_misses(conclusion, gold, source, score):
     extracted = V.extract("Some steps, 3 + 4 = 7.\n</think> " + conclusion)
     assert extracted.extra.get("source") == source
+    if score is None:
+        return  # left to math-verify's extraction, whatever it reads
     quick = V.quick_check(extracted, gold)
     assert quick is None or quick.score == score
     assert V.check(extracted, gold).score == score

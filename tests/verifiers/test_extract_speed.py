@@ -509,7 +509,11 @@ def _same_outputs(tmp_path: Path, every: int) -> None:
     # the MATH rows that end in a loop are decided degenerate now (tests/verifiers/test_repetition.py)
     looped = [d for d in differ if "'degenerate': 1" in d[2]]
     assert len(looped) <= 2 * len(_corpus()[::every]) // 500 + 2
-    assert [d for d in differ if d not in looped] == [], differ[:3]
+    # a value stated plainly is read inline now (tests/verifiers/test_stated_value.py,
+    # test_bare_conclusion.py): a few dozen rows of the corpus
+    stated = [d for d in differ if re.search(r"'source': '(?:bare|stated)'|'stated': True", d[2])]
+    assert len(stated) <= len(_corpus()[::every]) // 50
+    assert [d for d in differ if d not in looped + stated] == [], differ[:3]
 
 
 def test_a_fifth_of_the_corpus_gives_the_same_outputs_as_before(tmp_path: Path) -> None:

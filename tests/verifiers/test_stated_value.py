@@ -1,0 +1,130 @@
+"""guards: a last sentence stating its one value ("Miss Maria has $30$ students.") is that answer, and a chain of equal values is its last side.
+
+A passage for math-verify whose last sentence states one value plainly, or an answer
+tag holding such a sentence, is read inline: the value math-verify's extraction would
+read there too (the rightmost; no "answer" anchor in the text). Doubt, bounds,
+negations, conditions, a second stated value, percent signs, value-changing words and
+unreadable or unequal chains keep the passage for math-verify. The rows of
+``test_equivalence_tables.py`` (written elsewhere), stated in a sentence, get the
+verdict their boxed form gets.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from rewardkit.verifiers._answer import chain_value
+from rewardkit.verifiers.base import Extracted
+from rewardkit.verifiers.math import MathVerifier
+
+V = MathVerifier()
+
+
+def _tables():
+    path = Path(__file__).with_name("test_equivalence_tables.py")
+    spec = importlib.util.spec_from_file_location("_equivalence_tables_stated", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TABLES = _tables()
+
+
+@pytest.mark.parametrize(("gold", "prediction", "expected", "reason"), TABLES.ROWS)
+def test_a_stated_value_gets_its_boxed_verdict(gold, prediction, expected, reason):
+    extracted = V.extract(f"We worked it out.\nSo the result is ${prediction}$.")
+    if extracted.extra.get("source") != "stated":
+        return  # a passage for math-verify, as before
+    quick = V.quick_check(extracted, gold)
+    if (gold, prediction) not in TABLES.MATH_VERIFY_MISSES:
+        assert quick is None or quick.score == float(expected), reason
+    if "=" not in prediction:  # a chain is read as its last side
+        boxed = V.check(Extracted(prediction, {"source": "boxed"}), gold).score
+        assert V.check(extracted, gold).score == boxed, reason
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "source", "score"),
+    [
+        ("```output\n30\n```\nMiss Maria has $30$ students.", "30", "stated", 1.0),
+        ("```output\n30\n```\nMiss Maria has $31$ students.", "30", "stated", 0.0),
+        ("The product of \\(100\\) and \\(120\\) is \\(12000\\).", "12000", "stated", 1.0),
+        ("Therefore, the value of \\(r\\) is \\(3\\).", "3", "stated", 1.0),
+        ("So the area is $16\\pi - \\pi = 15\\pi$ square units.", "15\\pi", "stated", 1.0),
+        ("18 children / 8 families = 2.25 children per family.", "2.5", "stated", 0.0),
+        ("The measure of $\\angle RPS$ is $66^\\circ$.", "27^\\circ", "stated", 0.0),
+        ("The probability is 5/11.", "\\dfrac{5}{11}", "stated", 1.0),
+        ("It is 1.000 apples.", "1000", "stated", 0.0),  # a decimal point, not a comma
+        # kept for math-verify's extraction
+        ("It is about $30$.", "30", "expression", None),
+        ("It is at least 5.", "5", "expression", None),
+        ("It is more than 5.", "5", "expression", None),
+        ("x is not 5.", "5", "expression", None),
+        ("If x is odd, the count is 5.", "5", "expression", None),
+        ("The count is 5 or 6.", "5", "expression", None),
+        ("The first is 5 and the second is 6.", "6", "expression", None),
+        ("The share is 25%.", "25", "expression", None),
+        ("So we get 1,234 apples.", "1234", "expression", None),
+        ("The count is 5 million.", "5", "expression", None),
+        ("The side is $5$ squared.", "5", "expression", None),
+        ("The sum is $2 + 2 = 5$.", "5", "expression", None),  # which side is meant?
+        ("The value is $x = y$.", "5", "expression", None),
+        ("I checked the answer twice. The count is 7.", "7", "expression", None),
+        ("So the result is $$7$$.", "7", "expression", None),  # display math
+    ],
+)
+def test_stated_values_and_near_misses(response, gold, source, score):
+    extracted = V.extract(response)
+    assert extracted.extra.get("source") == source
+    if score is not None:
+        assert V.quick_check(extracted, gold).score == score
+
+
+@pytest.mark.parametrize(
+    ("content", "gold", "answer", "score"),
+    [
+        ("The area of the rectangle is $50$.", "50", "50", 1.0),
+        ("The length is $2 \\times 5 = 10$. The area is $10 \\times 5 = 50.$", "50", "50", 1.0),
+        ("The value of $6 \\div 3 - 2 - 8 + 2 \\cdot 8$ is $10$.", "8", "10", 0.0),
+        ("The solution is $r = -9/11$.", "-\\frac{9}{11}", "-9/11", 1.0),
+        ("The average number of cookies in a package is 15.", "14", "15", 0.0),
+    ],
+)
+def test_an_answer_tag_stating_its_value(content, gold, answer, score):
+    extracted = V.extract(f"Let me think.</think> <answer> {content} </answer>")
+    assert extracted.answer == answer and extracted.extra["source"] == "answer_tag"
+    assert V.check(extracted, gold).score == score
+
+
+@pytest.mark.parametrize(
+    ("chain", "value"),
+    [
+        ("1 + 7 + 49 = 57", "57"),
+        ("17 \\times 3 = 51", "51"),
+        ("4 \\cdot 9 \\cdot 11 = 396", "396"),
+        ("\\frac{72}{84}=\\frac{6}{7}", "\\frac{6}{7}"),
+        ("r = -9/11", "-9/11"),
+        ("x = 2 + 3 = 5", "5"),
+        ("2^{10} = 1024", "1024"),
+        ("2^{10} = 1025", None),  # same digits, another value: not shown equal
+        ("2 + 2 = 5", None),
+        ("0.333 = \\frac13", None),  # a rounded decimal is not exactly a third
+        ("x = y", None),
+        ("s^2 = 100", None),
+        ("a = 1, b = 2", None),
+        ("x = 1 = 2", None),
+        ("1 < 2 = 2", None),
+        ("6 : 3 = 2", None),
+        ("3 \\approx 3", None),
+        ("x = 2x", None),  # x=2 is no 2x
+        ("1,000 = 1.000", None),
+        ("-5 = \u22125", "\u22125"),  # a Unicode minus is a minus
+        ("5 = 5\\text{ cm}", None),
+    ],
+)
+def test_chain_values(chain, value):
+    assert chain_value(chain) == value
