@@ -545,7 +545,7 @@ def test_a_ground_truth_with_several_boxes_is_one_multi_part_answer(
 
 
 def test_the_fallback_defers_to_math_verify_in_a_worker() -> None:
-    extracted = V.extract("After simplification we get 40 + 2 = 42 apples in total.")
+    extracted = V.extract("After simplification, 40 + 2 gives 42 apples in total.")
     assert extracted.extra["source"] == "expression"
     assert V.quick_check(extracted, "42") is None  # no main-process decision on a passage
     verdict = V.check(extracted, "42")

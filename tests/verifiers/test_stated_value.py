@@ -59,6 +59,10 @@ def test_a_stated_value_gets_its_boxed_verdict(gold, prediction, expected, reaso
         ("The measure of $\\angle RPS$ is $66^\\circ$.", "27^\\circ", "stated", 0.0),
         ("The probability is 5/11.", "\\dfrac{5}{11}", "stated", 1.0),
         ("It is 1.000 apples.", "1000", "stated", 0.0),  # a decimal point, not a comma
+        ("Therefore, the range of the set is 7 - 1 = 6.", "6", "stated", 1.0),
+        ("So the total number of handshakes was 190 + 300 = 490.", "490", "stated", 1.0),
+        ("There are 7 sides, so the perimeter is $28$ units.", "28", "stated", 1.0),
+        ("The first is 5, so the second is 6.", "6", "stated", 1.0),  # premise, conclusion
         # kept for math-verify's extraction
         ("It is about $30$.", "30", "expression", None),
         ("It is at least 5.", "5", "expression", None),
@@ -72,6 +76,10 @@ def test_a_stated_value_gets_its_boxed_verdict(gold, prediction, expected, reaso
         ("The count is 5 million.", "5", "expression", None),
         ("The side is $5$ squared.", "5", "expression", None),
         ("The sum is $2 + 2 = 5$.", "5", "expression", None),  # which side is meant?
+        ("The sum is 2 + 2 = 5.", "5", "expression", None),
+        ("Number = (85 - 27) + 27 + (73 - 27) = 68 + 27 + 46 = 141", "141", "expression", None),
+        ("It was 3 and the total is 1.5 + 2 = 3.5.", "3.5", "expression", None),
+        ("The sum: (10 × 86) = 860.", "860", "expression", None),  # a side not read
         ("The value is $x = y$.", "5", "expression", None),
         ("I checked the answer twice. The count is 7.", "7", "expression", None),
         ("So the result is $$7$$.", "7", "expression", None),  # display math

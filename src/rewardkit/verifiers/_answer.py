@@ -1215,10 +1215,17 @@ def stated_value(text: str, *, whole: bool = False) -> str | None:
     if found is None or _DOUBT.search(sentence):
         return None
     lead = sentence[: found.start()]
-    if not (_PLAIN_LEAD if whole else _STATED_LEAD).fullmatch(lead) or _LEAD_STATES.search(lead):
-        return None  # "The first is $5$ and the second is $6$": two values stated
     value = next(v for v in found.group("span", "span2", "number") if v is not None)
     value = value.strip().rstrip(".").rstrip()  # "$50.$": a full stop in the span
+    chain = _PLAIN_CHAIN.search(lead + "=") if found.group().startswith("=") else None
+    if chain is not None:  # "the range is 7 - 1 = 6": a chain in plain text, checked
+        if chain_value(chain.group() + value) is None:
+            return None
+        lead = lead[: chain.start()]
+    concluding = last_match(_CONCLUDING, lead)
+    stating = lead[concluding.end() :] if concluding else lead
+    if not (_PLAIN_LEAD if whole else _STATED_LEAD).fullmatch(lead) or _LEAD_STATES.search(stating):
+        return None  # "The first is $5$ and the second is $6$": two values stated
     words = found.group("words")
     if _latex.qualifying_words(words) or _VALUE_WORD.search(words) or not value:
         return None  # "is $5$ squared", "is 5 million"
@@ -1269,6 +1276,11 @@ _STATED_TAIL = re.compile(
 # value (math-verify's extraction, anchored by the tag's "answer", reads its first
 # value). A passage's last sentence: also numbers and math spans ("The product of
 # \(100\) and \(120\) is \(12000\)"), but no relation, percent or display math.
+# A chain of = in plain text before the value: "7 - 1 = ", "(5 + 4) / 3 = 2 + 1 = "
+_PLAIN_CHAIN = re.compile(r"(?<![\w.])(?:[-+*/^().\d]+(?:[ \t]+[-+*/^().\d]+)*[ \t]*=[ \t]*)+$")
+# What comes after "so", "thus", "therefore", "hence" concludes: values stated before
+# them are premises ("There are $7$ sides, so the perimeter is $28$")
+_CONCLUDING = re.compile(r"(?i)\b(?:so|thus|therefore|hence)\b")
 _LEAD_STATES = re.compile(
     r"\b(?:is|are|was|were|equals?|be|has|have|had|needs?|gets?|makes?|costs?)\s+(?:\$|\\\(|-?\d)"
 )
