@@ -34,7 +34,15 @@ Each rule below is tried on it, first found wins; a truncated response
    math-verify's own extraction (the rightmost LaTeX or number, after its "answer"
    anchored patterns, as verl's ``math_verify`` scorer reads it) picks the answer in a
    worker. A final part that is only a number in a text wrapper (``\\text{4}``) is that
-   answer (``wrapped``): math-verify finds nothing outside math mode there.
+   answer (``wrapped``): math-verify finds nothing outside math mode there. Read inline
+   instead, as a tag holding the same value is, where math-verify's extraction has
+   only that value to read: a final part that is one value and nothing else
+   (``</think> 666``, ``$\\frac{7}{10}$``, ``108 degrees``: ``bare``), a passage whose
+   last line is one value after a finished sentence (``bare``), and a last sentence
+   stating its one value plainly ("Miss Maria has $30$ students.", "so the range is 7 -
+   1 = 6": ``stated``, see :func:`stated_value`; an answer tag holding such a sentence
+   too). A chain of ``=`` there is its last side only when every side is read exactly
+   and shown equal to the next (:func:`chain_value`).
 
 The response is read as a reader sees it rendered (:func:`~rewardkit.verifiers._common.visible`):
 HTML comments and struck-out text (``~~20~~``, ``<del>20</del>``) removed, zero-width and
