@@ -1210,8 +1210,11 @@ def stated_value(text: str, *, whole: bool = False) -> str | None:
     "at least", "not", "if", "or"...), words after the value that qualify it, a percent
     sign, a second value, a chain (``7^4 = 2401``), the word "answer" anywhere in the
     text (math-verify's extraction anchors on it, and may read another value). Where
-    this reads a value, math-verify's extraction reads the same one: the rightmost, no
-    anchored pattern applying; the verdict is then the inline comparison's."""
+    this reads a value in a passage, math-verify's extraction reads the same one: the
+    rightmost, no anchored pattern applying; the verdict is then the inline
+    comparison's. In an answer tag (``_TAG_PASSAGE``), math-verify's extraction, anchored
+    by the tag's "answer", may read an earlier value of the sentence ("There are 5 white
+    balls ... is 5/11" read as 5): the value the sentence states is the tag's answer."""
     if len(text) > EXPRESSION_CHARS or _ANSWER_WORD.search(text):
         return None
     body = text.rstrip()
