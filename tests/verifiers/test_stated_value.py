@@ -75,6 +75,14 @@ def test_a_stated_value_gets_its_boxed_verdict(gold, prediction, expected, reaso
         ("So we get 1,234 apples.", "1234", "expression", None),
         ("The count is 5 million.", "5", "expression", None),
         ("The side is $5$ squared.", "5", "expression", None),
+        ("The temperature is 5 degrees below zero.", "5", "expression", None),
+        ("The number is 101 in binary.", "101", "expression", None),
+        ("The number is 12 in base three.", "12", "expression", None),
+        ("The value is 5!", "5", "expression", None),  # a factorial, not an exclamation
+        ("The value is 5^2.", "5", "expression", None),
+        ("x is 5 and y is 6.", "6", "expression", None),
+        ("The area is 50 square units, but the perimeter is 30.", "30", "expression", None),
+        ("The value is 6, not 5.", "5", "expression", None),
         ("The sum is $2 + 2 = 5$.", "5", "expression", None),  # which side is meant?
         ("The sum is 2 + 2 = 5.", "5", "expression", None),
         ("Number = (85 - 27) + 27 + (73 - 27) = 68 + 27 + 46 = 141", "141", "expression", None),

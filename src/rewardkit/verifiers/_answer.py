@@ -1164,7 +1164,8 @@ _BARE_NUMBER = re.compile(r"-?\d{1,100}(?:,\d{3}){0,30}(?:\.\d{1,100})?(?:/\d{1,
 _VALUE_WORD = re.compile(
     r"(?i)\b(?:times|squared|cubed|plus|minus|over|divided|percent\w*|pct|half|halves|thirds?"
     r"|quarters?|fifths?|tenths?|dozens?|hundreds?|thousands?|lakhs?|crores?|[mbrtz]illions?"
-    r"|point|and|factorial|degrees?\s+(?:below|above)|to|by|from|cents?|pi|e|i|root|power)\b"
+    r"|point|and|factorial|below|above|negative|ago|less|more|fewer|off|short|base|binary"
+    r"|octal|hex\w*|mod|modulo|remainder|to|by|from|cents?|pi|e|i|root|power)\b"
 )
 _BARE_NUMBER_WORDS = re.compile(_BARE_NUMBER.pattern + r"(?P<words>(?:\s{1,3}[A-Za-z]{1,20}){1,3})")
 
