@@ -144,3 +144,21 @@ def test_an_answer_tag_stating_its_value(content, gold, answer, score):
 )
 def test_chain_values(chain, value):
     assert chain_value(chain) == value
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "quick"),
+    [
+        ("</think> <answer> 52 \\cdot 51 = 2652 </answer>", "2652", 1.0),
+        ("</think> <answer> 52 \\cdot 51 = 2652 </answer>", "2651", 0.0),
+        ("The answer is 2 * 10^5 = 200,000.", "200000", 1.0),
+        ("So \\boxed{r = -9/11}.", "-\\frac{9}{11}", 1.0),
+        ("So \\boxed{2 + 2 = 5}.", "5", None),  # not shown equal: math-verify decides
+        ("So \\boxed{2^{10} = 1025}.", "1025", None),
+        ("So \\boxed{x = 5}.", "x=5", 1.0),  # a named gold: compared as named values
+    ],
+)
+def test_an_answer_that_is_a_chain_is_its_last_side_when_every_side_is_equal(response, gold, quick):
+    extracted = V.extract(response)
+    decided = V.quick_check(extracted, gold)
+    assert (decided.score if decided is not None else None) == quick
