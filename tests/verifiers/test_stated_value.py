@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit.verifiers._answer import chain_value
+from rewardkit.verifiers._answer import chain_value, stated_value
 from rewardkit.verifiers.base import Extracted
 from rewardkit.verifiers.math import MathVerifier
 
@@ -162,3 +162,67 @@ def test_an_answer_that_is_a_chain_is_its_last_side_when_every_side_is_equal(res
     extracted = V.extract(response)
     decided = V.quick_check(extracted, gold)
     assert (decided.score if decided is not None else None) == quick
+
+
+# A generator of hostile variants: every head, value form and tail below, combined. A
+# sentence with a hostile head or tail is never read as stating its value; one with only
+# plain parts always is, as the value written.
+_PLAIN_HEADS = ["The area is", "So the total number of apples is", "Thus $x$ is", "It ="]
+_HOSTILE_HEADS = [
+    "The area is not",
+    "If n is odd, the area is",
+    "The area is at least",
+    "The area is about",
+    "Perhaps the area is",
+    "The area is more than",
+    "The first is 4 and the second is",
+    "The area could be",
+    "The answer is probably",
+    "Either way the area is",
+]
+_VALUES = ["12", "$12$", "\\(12\\)", "$-\\frac{3}{4}$", "2.5"]
+_PLAIN_TAILS = [".", " square units.", " apples in the basket."]
+_HOSTILE_TAILS = [
+    ", or 13.",
+    " or more.",
+    " million.",
+    "!",
+    "^2.",
+    "%.",
+    " if n is odd.",
+    " minus 1.",
+    " and 13.",
+    " squared.",
+    " (or 13).",
+    " in base 8.",
+    " degrees below zero.",
+    ", not 13.",
+]
+
+
+def _sentences(heads, tails):
+    for head in heads:
+        for value in _VALUES:
+            for tail in tails:
+                yield f"We computed it step by step.\n{head} {value}{tail}", value
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        *_sentences(_HOSTILE_HEADS, _PLAIN_TAILS + _HOSTILE_TAILS),
+        *_sentences(_PLAIN_HEADS, _HOSTILE_TAILS),
+    ],
+    ids=lambda row: row[0].split("\n")[1][:50],
+)
+def test_a_hostile_head_or_tail_is_never_a_stated_value(hostile):
+    sentence, _ = hostile
+    assert stated_value(sentence) is None
+
+
+@pytest.mark.parametrize(
+    "plain", list(_sentences(_PLAIN_HEADS, _PLAIN_TAILS)), ids=lambda row: row[0][-40:]
+)
+def test_a_plain_statement_is_its_value(plain):
+    sentence, value = plain
+    assert stated_value(sentence) == value.strip("$").removeprefix("\\(").removesuffix("\\)")
