@@ -127,3 +127,32 @@ def test_a_response_that_is_only_a_value_is_that_answer():
     extracted = V.extract("  42  ")
     assert (extracted.answer, extracted.extra["source"]) == ("42", "bare")
     assert V.quick_check(extracted, "42").score == 1.0
+
+
+_VALUES = ["12", "$12$", "\\(12\\)", "-2.5", "$\\frac{3}{4}$"]
+_HOSTILE_TAILS = [
+    " or 13",
+    ", 13",
+    " 13",
+    " or more",
+    " million",
+    "!",
+    "^2",
+    "%",
+    " if n is odd",
+    " minus 1",
+    " and 13",
+    " squared",
+    " (or 13)",
+    " in base 8",
+    " degrees below zero",
+    " = 13",
+    "\n13",
+]
+
+
+@pytest.mark.parametrize("value", _VALUES)
+@pytest.mark.parametrize("tail", _HOSTILE_TAILS)
+def test_a_value_with_a_hostile_tail_is_no_bare_conclusion(value, tail):
+    extracted = V.extract(f"Steps.\n</think> {value}{tail}")
+    assert extracted.extra.get("source") != "bare"
