@@ -24,7 +24,9 @@ Prints a markdown table and writes it to BENCHMARKS.md (section "Scoring engine"
 ``--real`` runs the same guarded contenders (verl Prime aside) on the corpus of published
 model outputs in ``tests/data/real_outputs`` instead, and reports, in one run: rows/s,
 agreement with math-verify, and false positives / negatives against the adjudicated
-truth (``benchmarks/real_outputs.py``); it writes its own BENCHMARKS.md section.
+truth (``benchmarks/real_outputs.py``); it writes its own BENCHMARKS.md section. It also
+scores the corpus's degenerate and prose slices and the corpus with the degenerate rows
+mixed in (``benchmarks/real_slices.py``), each in its own table rows (``--no-slices``: not).
 """
 
 from __future__ import annotations
@@ -591,6 +593,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         choices=["math-verify", "verl-naive", "verl-prime", "rewardkit", "rewardkit-slow"],
     )
     parser.add_argument("--no-verl", action="store_true", help="skip verl (no venv made)")
+    parser.add_argument(
+        "--no-slices",
+        action="store_true",
+        help="with --real: the corpus only (no degenerate or prose slice, no mixed run)",
+    )
     parser.add_argument("--set", action="append", default=[], help="rewardkit override key=value")
     parser.add_argument(
         "--write", action="store_true", help="update BENCHMARKS.md even with --quick/--only"
@@ -805,16 +812,20 @@ class RealLine:
     label: str
     rate: float | None = None
     agree: int = 0
+    rows: int = 0
     tally: dict[str, int] = field(default_factory=dict)
     note: str = ""
 
 
 def main_real(args: argparse.Namespace) -> None:
-    """Every contender on the published outputs, then rows/s and errors against the truth."""
+    """Every contender on the published outputs (and, unless ``--no-slices``, on their
+    degenerate and prose slices and the corpus with the degenerate rows mixed in), then
+    rows/s and errors against the truth."""
     import real_outputs as ro
 
     rows = ro.load_corpus()
-    paths = {"real": write_jsonl(rows, WORK / "real.jsonl")}
+    batches = {"real": rows, **({} if args.no_slices else real_slices(rows))}
+    paths = {name: write_jsonl(batch, WORK / f"{name}.jsonl") for name, batch in batches.items()}
     # The warm-up: a small generated batch (a fresh process), or the corpus itself (the
     # second epoch of a training job: parsers, caches and imports all warm)
     paths["warm"] = (
@@ -827,24 +838,66 @@ def main_real(args: argparse.Namespace) -> None:
     facts = {"date": dt.date.today().isoformat(), "machine": _machine()}
     facts["load_before"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{len(rows)} real rows; {facts['machine']}; files in {WORK}", flush=True)
-    mv = ro.math_verify_verdicts(rows)
-    adjudicated = ro.load_adjudicated()
-    truths = [ro.truth(r, m, adjudicated) for r, m in zip(rows, mv, strict=True)]
+    mv = {name: ro.math_verify_verdicts(batch) for name, batch in batches.items()}
+    truths = {name: real_truths(batch, mv[name]) for name, batch in batches.items()}
     everyone = [c for c in contenders(args, verl_python) if c.key != "verl-prime"]
-    runs: dict[str, list[Guarded]] = {c.key: [] for c in everyone}
+    runs: dict[str, dict[str, list[Guarded]]] = {
+        name: {c.key: [] for c in everyone} for name in batches
+    }
     for _ in range(args.repeats):
-        for c in everyone:
-            runs[c.key].append(run_one(c, "real", paths, args))
+        for name in batches:
+            for c in everyone:
+                runs[name][c.key].append(run_one(c, name, paths, args))
     facts["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    lines = {c.key: real_line(c, runs[c.key], mv, truths) for c in everyone}
-    text = real_report(args, rows, lines, facts, truths) + real_targets(lines, runs, mv, truths)
-    text += real_start(runs)
-    text += real_ceiling(runs, _deferred(rows), args.workers)
-    text += real_details(runs, rows, mv, truths)
+    lines = {
+        name: {c.key: real_line(c, runs[name][c.key], mv[name], truths[name]) for c in everyone}
+        for name in batches
+    }
+    text = real_report(args, rows, lines, facts, truths["real"])
+    text += real_targets(lines["real"], runs["real"], mv["real"], truths["real"])
+    text += real_start(runs["real"])
+    text += real_ceiling(runs["real"], _deferred(rows), args.workers)
+    if not args.no_slices:
+        text += slice_notes(batches, lines, runs, mv, truths, args.workers)
+    text += real_details(runs["real"], rows, mv["real"], truths["real"])
     print("\n" + text)
     if not (args.only or args.no_verl) or args.write:
         write_section(_real_section(args), text, ROOT / "BENCHMARKS.md")
         print(f"updated {ROOT / 'BENCHMARKS.md'}")
+
+
+SLICES = {
+    "real": "corpus",
+    "degenerate": "degenerate slice",
+    "prose": "prose slice",
+    "mixed": "corpus + degenerate",
+}
+"""Each batch of ``--real``, as its table rows name it."""
+
+
+def real_slices(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The slices of ``benchmarks/real_slices.py``, and the corpus with the degenerate
+    rows mixed in, each right after the row it was made from."""
+    import real_slices as rs
+
+    loops = rs.degenerate_rows(rows)
+    prose, _ = rs.prose_rows(rows, rs.corpus_truths(rows))
+    after: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in loops:
+        after[row["extra_info"]["from"]].append(row)
+    mixed = [out for row in rows for out in (row, *after[row["id"]])]
+    return {"degenerate": loops, "prose": prose, "mixed": mixed}
+
+
+def real_truths(rows: list[dict[str, Any]], mv: list[bool]) -> list[bool | None]:
+    """A slice row's truth is the one it carries; a corpus row's, ``real_outputs.truth``."""
+    import real_outputs as ro
+
+    adjudicated = ro.load_adjudicated()
+    return [
+        r["extra_info"]["truth"] if "slice" in r["extra_info"] else ro.truth(r, m, adjudicated)
+        for r, m in zip(rows, mv, strict=True)
+    ]
 
 
 def _real_section(args: argparse.Namespace) -> str:
@@ -869,6 +922,7 @@ def real_line(
     line.rate = statistics.median(len(g.figures["scores"]) / g.figures["seconds"] for g in done)
     said = _verdicts(done[0])
     line.agree = sum(a == b for a, b in zip(said, mv, strict=True))
+    line.rows = len(said)
     line.tally = dict(ro.tally(said, truths))
     bad = Counter(s for s in done[0].figures.get("statuses") or [] if s != "ok")
     line.note = ", ".join(f"{v} {k}" for k, v in sorted(bad.items()))
@@ -878,19 +932,31 @@ def real_line(
 def real_report(
     args: argparse.Namespace,
     rows: list[dict[str, Any]],
-    lines: dict[str, RealLine],
+    lines: dict[str, dict[str, RealLine]],
     facts: dict[str, Any],
     truths: list[bool | None],
 ) -> str:
     cmd = " ".join(["python benchmarks/bench_scoring.py", *sys.argv[1:]])
     known = sum(t is not None for t in truths)
     sources = Counter(r["data_source"] for r in rows)
-    naive = lines.get("verl-naive")
     warm_up = (
         "scores the whole corpus once (untimed: the first epoch), then the corpus again in "
         "one timed call"
         if args.second_epoch
-        else "scores a small generated warm-up batch (untimed), then the corpus in one timed call"
+        else "scores a small generated warm-up batch (untimed), then the rows in one timed call"
+    )
+    slices = (
+        ""
+        if args.no_slices
+        else " The slices (`benchmarks/real_slices.py`, deterministic): *degenerate*, rows "
+        "made the way a collapsing policy writes them (a corpus response cut in its second "
+        "half, then a loop of blank boxes, the gold boxed, a sentence, a LaTeX line or a "
+        "word for 5,000-15,000 characters, cut mid-repeat; truth: wrong, every row, also "
+        "the loops of the right answer: a response that ends in a loop is not credited); "
+        "*prose*, the corpus rows whose answer sits in a box or a tag, rewritten without "
+        "(`\\boxed{X}` to `X`, answer tags dropped; truth carried over; ambiguous rewrites "
+        "dropped: `python benchmarks/real_slices.py` counts them); *corpus + degenerate*, "
+        "the corpus with each degenerate row right after the row it was made from."
     )
     head = (
         f"{_real_section(args)}\n\n"
@@ -900,24 +966,28 @@ def real_report(
         f"({', '.join(f'{v} {k}' for k, v in sorted(sources.items()))}; sources and selection in "
         "its README). Truth: the hand verdict of `adjudicated.jsonl`, else the source's own "
         f"verdict where math-verify agrees with it; known for {known} rows, the others count "
-        f"as unknown. Each contender runs in a fresh guarded process, {warm_up}"
+        f"as unknown.{slices} Each contender runs in a fresh guarded process per batch, "
+        f"{warm_up}"
         f"{f'; rows/s is the median of {args.repeats} runs' if args.repeats > 1 else ''}. "
         f"rewardkit: `num_workers={args.workers}`, `timeout_s={args.timeout_s:g}`, otherwise "
         f"defaults{_overrides(args)}. Agreement: rows with the same verdict as math-verify "
         "called as verl's `math_verify` scorer calls it.\n\n"
-        "| contender | rows/s | vs verl Naive | agrees with math-verify | false positives "
-        "| false negatives | right | unknown | notes |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|\n"
+        "| rows | contender | rows/s | vs verl Naive | agrees with math-verify "
+        "| false positives | false negatives | right | unknown | notes |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n"
     )
     body = []
-    for ln in lines.values():
-        ratio = ln.rate / naive.rate if ln.rate and naive and naive.rate else None
-        t = ln.tally
-        body.append(
-            f"| {ln.label} | {_fmt(ln.rate, '.0f')} | {_fmt(ratio, '.2f', '')}"
-            f"{'x' if ratio else ''} | {ln.agree}/{len(rows)} | {t.get('fp', 0)} "
-            f"| {t.get('fn', 0)} | {t.get('right', 0)} | {t.get('unknown', 0)} | {ln.note} |"
-        )
+    for name, batch in lines.items():
+        naive = batch.get("verl-naive")
+        for ln in batch.values():
+            ratio = ln.rate / naive.rate if ln.rate and naive and naive.rate else None
+            t = ln.tally
+            body.append(
+                f"| {SLICES[name]} | {ln.label} | {_fmt(ln.rate, '.0f')} "
+                f"| {_fmt(ratio, '.2f', '')}{'x' if ratio else ''} | {ln.agree}/{ln.rows} "
+                f"| {t.get('fp', 0)} | {t.get('fn', 0)} | {t.get('right', 0)} "
+                f"| {t.get('unknown', 0)} | {ln.note} |"
+            )
     return head + "\n".join(body) + "\n\n"
 
 
@@ -1032,6 +1102,65 @@ def real_ceiling(runs: dict[str, list[Guarded]], deferred: list[bool], workers: 
         "that per row: they fork from a server that warmed the parser, and parse two-stage "
         "(`benchmarks/two_stage.py`, `benchmarks/worker_warmth.py`).\n"
     )
+
+
+def slice_notes(
+    batches: dict[str, list[dict[str, Any]]],
+    lines: dict[str, dict[str, RealLine]],
+    runs: dict[str, dict[str, list[Guarded]]],
+    mv: dict[str, list[bool]],
+    truths: dict[str, list[bool | None]],
+    workers: int,
+) -> str:
+    """Per slice: the ratio to verl Naive, false positives beyond math-verify's, the
+    rows left to math-verify, and every row rewardkit credits that the truth calls wrong."""
+    import real_slices as rs
+
+    _, fate = rs.prose_rows(batches["real"], truths["real"])
+    parts = [
+        "\nSlices (`python benchmarks/real_slices.py` prints them, with a sample of the prose "
+        f"rewrites): prose, of the corpus's {len(batches['real'])} rows: "
+        + ", ".join(f"{v} {k}" for k, v in sorted(fate.items()))
+        + ".\n"
+    ]
+    for name in ("degenerate", "prose", "mixed"):
+        rk, naive = lines[name].get("rewardkit"), lines[name].get("verl-naive")
+        done = [g for g in runs[name].get("rewardkit", []) if g.figures]
+        deferred = _deferred(batches[name])
+        facts = [f"{len(batches[name])} rows", f"{sum(deferred)} left to math-verify"]
+        if rk and naive and rk.rate and naive.rate:
+            facts.append(f"rewardkit {rk.rate / naive.rate:.1f}x verl Naive")
+        wrong = []
+        if done:
+            said = _verdicts(done[0])
+            rows, m, t = batches[name], mv[name], truths[name]
+            extra = [
+                r["id"]
+                for r, s_, m_, t_ in zip(rows, said, m, t, strict=True)
+                if s_ and t_ is False
+            ]
+            beyond = sum(
+                s_ and t_ is False and not m_ for s_, m_, t_ in zip(said, m, t, strict=True)
+            )
+            facts.append(f"false positives beyond math-verify's own: {beyond}")
+            stats = done[0].figures.get("engine_stats") or {}
+            if stats:
+                facts.append(f"engine: quick {stats.get('quick', 0)}, pool {stats.get('pool', 0)}")
+            wrong = extra
+        parts.append(f"- {SLICES[name]}: " + "; ".join(facts))
+        parts.append(
+            f"; rewardkit credits {len(wrong)} rows the truth calls wrong"
+            + (
+                f" ({', '.join(f'`{i}`' for i in wrong[:12])}{', ...' if len(wrong) > 12 else ''})"
+                if wrong
+                else ""
+            )
+            + "\n"
+        )
+    if "mixed" in batches:
+        ceiling = real_ceiling(runs["mixed"], _deferred(batches["mixed"]), workers)
+        parts.append(ceiling.replace("\nCeiling:", "\nCeiling on corpus + degenerate:", 1))
+    return "".join(parts)
 
 
 def real_details(

@@ -492,7 +492,14 @@ EXTRACTION_ROWS = [
         None,
         "an escaped dollar inside $...$ does not close it",
     ),
-    ("Hence the area is $12$.", "Hence the area is $12$.", "expression", None, "fallback"),
+    ("Hence the area is $12$.", "12", "stated", None, "a last sentence stating its value"),
+    (
+        "Hence the area is about $12$.",
+        "Hence the area is about $12$.",
+        "expression",
+        None,
+        "fallback",
+    ),
     (
         "<think>So \\boxed{3}</think>\nDone thinking.",
         None,
@@ -538,7 +545,7 @@ def test_a_ground_truth_with_several_boxes_is_one_multi_part_answer(
 
 
 def test_the_fallback_defers_to_math_verify_in_a_worker() -> None:
-    extracted = V.extract("After simplification we get 40 + 2 = 42 apples in total.")
+    extracted = V.extract("After simplification, 40 + 2 gives 42 apples in total.")
     assert extracted.extra["source"] == "expression"
     assert V.quick_check(extracted, "42") is None  # no main-process decision on a passage
     verdict = V.check(extracted, "42")
@@ -564,7 +571,7 @@ def test_a_4mb_response_is_bounded() -> None:
 
 def test_a_long_fallback_passage_is_read_by_math_verify_not_guarded() -> None:
     """A passage is longer than an answer may be: no length guard may decide it."""
-    response = "We keep adding the terms one by one and checking. " * 60 + "In total we get 42."
+    response = "We keep adding the terms one by one and checking. " * 60 + "In total, 42 it is."
     extracted = V.extract(response)
     assert extracted.extra["source"] == "expression" and len(extracted.answer or "") > 1000
     verdict = V.check(extracted, "42")

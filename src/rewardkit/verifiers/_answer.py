@@ -34,7 +34,15 @@ Each rule below is tried on it, first found wins; a truncated response
    math-verify's own extraction (the rightmost LaTeX or number, after its "answer"
    anchored patterns, as verl's ``math_verify`` scorer reads it) picks the answer in a
    worker. A final part that is only a number in a text wrapper (``\\text{4}``) is that
-   answer (``wrapped``): math-verify finds nothing outside math mode there.
+   answer (``wrapped``): math-verify finds nothing outside math mode there. Read inline
+   instead, as a tag holding the same value is, where math-verify's extraction has
+   only that value to read: a final part that is one value and nothing else
+   (``</think> 666``, ``$\\frac{7}{10}$``, ``108 degrees``: ``bare``), a passage whose
+   last line is one value after a finished sentence (``bare``), and a last sentence
+   stating its one value plainly ("Miss Maria has $30$ students.", "so the range is 7 -
+   1 = 6": ``stated``, see :func:`stated_value`; an answer tag holding such a sentence
+   too). A chain of ``=`` there is its last side only when every side is read exactly
+   and shown equal to the next (:func:`chain_value`).
 
 The response is read as a reader sees it rendered (:func:`~rewardkit.verifiers._common.visible`):
 HTML comments and struck-out text (``~~20~~``, ``<del>20</del>``) removed, zero-width and
@@ -126,6 +134,7 @@ without nested quantifiers (a 4 MB response extracts in milliseconds).
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -245,8 +254,11 @@ def find_answer(
         listed = ends_on_list(texts[0])
         if listed is not None:  # "So $a = 17, 16, 18$.": the candidates are what it gives
             return Found(listed, {"source": "listed"})
+        bare = _bare_value(texts[0])
+        if bare is not None:  # "</think> 666": the conclusion is the answer, as a tag's is
+            return Found(bare, {"source": "bare"})
         found = _unless_offered(_unless_corrected(_unless_alternatives(_expression(texts))))
-        return _unless_qualified(_unless_negated(found))
+        return _stated(_unless_qualified(_unless_negated(found)))
     return Found(None, {"source": None})
 
 
@@ -442,6 +454,9 @@ def _tagged(text: str) -> Found | None:
     passage = answer is None and _MATHY.search(content) is not None
     if alternatives := _tag_alternatives(content, plain=passage):
         return Found(None, {"source": "answer_tag", "hedged": True, "pred": alternatives}, open_)
+    if passage and (stated := stated_value(content)) is not None:
+        # "The area of the rectangle is $50$.": the tag's one value, stated
+        return Found(stated, {"source": "answer_tag", "stated": True}, open_, inside_tag(open_))
     if passage:
         # a sentence or a derivation: math-verify reads it, anchored by the word "answer"
         # (its place is kept: final answers offered after the tag must agree with it)
@@ -451,8 +466,13 @@ def _tagged(text: str) -> Found | None:
         # words and no value ("no solution", "cannot be determined"): the tag answers that
         # there is none, and no number elsewhere answers for it
         return Found(None, {"source": "answer_tag", "no_value": True, "pred": content[:200]})
-    inside = open_ + len("<answer>")  # words after the value, in the tag or after it, offer
+    inside = inside_tag(open_)  # words after the value, in the tag or after it, offer
     return Found(answer, {"source": "answer_tag"}, open_, inside) if answer else None
+
+
+def inside_tag(open_: int) -> int:
+    """Where the content of the ``<answer>`` tag opening at ``open_`` begins."""
+    return open_ + len("<answer>")
 
 
 # Several values with units or LaTeX, comma-separated: "108\\text{ degrees}, 109\\text{
@@ -694,7 +714,8 @@ def _leading_spans(line: str) -> tuple[str | None, int]:
         if joiner is None:
             break
         pos = joiner.end()
-    values = [value.strip(" .") for value in values if value.strip(" .")]
+    # a full stop ends a value ("$4.$"); a leading point is its decimal point ("$.4$")
+    values = [value.strip().rstrip(" .") for value in values if value.strip(" .")]
     return (", ".join(values), end) if values else (None, end)
 
 
@@ -1085,6 +1106,70 @@ _BOUNDED = re.compile(_NEGATION + r"\s{0,3}(?:\\[(\[])?\s{0,3}\$?\s{0,3}$")
 # --- 4. the fallback --------------------------------------------------------------------
 
 
+def _bare_value(text: str) -> str | None:
+    """The conclusion's value when the conclusion is that value and nothing else: one
+    plain number (``666``, ``-2.5``, ``1/256``), maybe with unit words (``108
+    degrees``: no word of doubt or bound, none that changes the value), or one math
+    span (``$\\frac{7}{10}$``, ``\\(2s\\)``), a final period at most. It states
+    what ``<answer> 666 </answer>`` states, so it is read as a tag holding it is
+    (:func:`clean_answer`), and compared inline as one; math-verify's extraction reads
+    the same value there (the rightmost).
+
+    A number with a second comma group that is no thousands group (``1,2``), a second
+    span, a second value, other words: a passage, as before; so is a span holding a
+    relation (``$\\text{Perimeter} = 80\\text{ cm}$``), which math-verify's extraction
+    reads differently from a tag's value (its right side)."""
+    body = text.strip()
+    return None if "\n" in body else _one_value(body)
+
+
+def _last_line_value(passage: str) -> str | None:
+    """The value of a passage's last line when that line is one value (see
+    :func:`_bare_value`), the line before it is none (``3\\n4``: a list), offers no
+    alternative nor doubt (``So 18 or\\n20``) and ends a sentence or a formula, and the
+    passage holds no "answer"."""
+    body = passage.strip()
+    head, _, last = body.rpartition("\n")
+    previous = head.rstrip().rpartition("\n")[2]
+    if not head or len(passage) > EXPRESSION_CHARS or _ANSWER_WORD.search(body):
+        return None
+    if _one_value(previous) is not None or _DOUBT.search(previous):
+        return None
+    if not previous.rstrip().endswith((".", "!", "?", ":", "$", "\\)", "\\]", "```")):
+        return None  # a sentence going on into the last line ("the total is\n12")
+    return _one_value(last)
+
+
+def _one_value(line: str) -> str | None:
+    """``line``'s value when it is one value and nothing else (see :func:`_bare_value`)."""
+    content = line.strip().rstrip(".").strip()
+    if not content or len(content) > MAX_ANSWER_CHARS or _BARE_RELATION.search(content):
+        return None
+    if _BARE_NUMBER.fullmatch(content):
+        return content
+    if words := _BARE_NUMBER_WORDS.fullmatch(content):
+        unit = words.group("words")
+        if _DOUBT.search(unit) or _VALUE_WORD.search(unit) or _latex.qualifying_words(unit):
+            return None
+        return clean_answer(content)
+    span = _span_at(content, 0)
+    if span is None or span[1] != len(content) or "$" in span[0].replace("\\$", ""):
+        return None
+    return clean_answer(content)
+
+
+_BARE_RELATION = re.compile(r"[=<>]|\\(?:[lg]eq?|neq?|approx|sim|equiv|to)(?![A-Za-z])")
+_BARE_NUMBER = re.compile(r"-?\d{1,100}(?:,\d{3}){0,30}(?:\.\d{1,100})?(?:/\d{1,100})?")
+# Words after a number that change its value: no unit ("3 times", "5 million", "20 percent")
+_VALUE_WORD = re.compile(
+    r"(?i)\b(?:times|squared|cubed|plus|minus|over|divided|percent\w*|pct|half|halves|thirds?"
+    r"|quarters?|fifths?|tenths?|dozens?|hundreds?|thousands?|lakhs?|crores?|[mbrtz]illions?"
+    r"|point|and|factorial|below|above|negative|ago|less|more|fewer|off|short|base|binary"
+    r"|octal|hex\w*|mod|modulo|remainder|to|by|from|cents?|pi|e|i|root|power)\b"
+)
+_BARE_NUMBER_WORDS = re.compile(_BARE_NUMBER.pattern + r"(?P<words>(?:\s{1,3}[A-Za-z]{1,20}){1,3})")
+
+
 def _expression(texts: Sequence[str]) -> Found:
     """Hand the end of the final part (else of the response) to math-verify's extraction,
     which reads it in a worker as verl's ``math_verify`` scorer reads a whole response."""
@@ -1096,6 +1181,135 @@ def _expression(texts: Sequence[str]) -> Found:
                 return Found(passage.strip("$").rstrip("."), {"source": "wrapped"})
             return Found(passage, {"source": "expression"})
     return Found(None, {"source": None})  # no digit and no LaTeX: math-verify finds nothing
+
+
+def _stated(found: Found) -> Found:
+    """A passage for math-verify whose last line is one value (:func:`_last_line_value`,
+    ``bare``) or whose last sentence states its one value (:func:`stated_value`,
+    ``stated``): that value, compared inline. Runs after the passage's hedging checks:
+    a passage they refuse stays refused."""
+    if found.answer is None or found.extra.get("source") != "expression":
+        return found
+    if (value := _last_line_value(found.answer)) is not None:
+        return Found(value, {"source": "bare"})
+    value = stated_value(found.answer)
+    return found if value is None else Found(value, {"source": "stated"})
+
+
+def stated_value(text: str, *, whole: bool = False) -> str | None:
+    """The value that the last sentence of ``text`` states, when it is the text's last
+    math, the sentence's only value, and stated plainly: words (and names in math mode,
+    ``$x$``, ``\\(\\angle B\\)``: no digit in them), a stating verb or ``=``
+    (``is``, ``are``, ``equals``, ``has``, ``needs``, ``of``...), then the value (one
+    number, or one math span holding no relation), then at most eight plain words
+    (units, "in the pond now") and a full stop: "Miss Maria has $30$ students.", "The
+    area is 50.".
+    ``whole``: the whole text is that sentence (a tag's content), no math before it.
+
+    None (math-verify's extraction reads the passage, as before) for anything else: a
+    word of doubt, bound, negation or condition anywhere in the sentence ("about",
+    "at least", "not", "if", "or"...), words after the value that qualify it, a percent
+    sign, a second value, a chain (``7^4 = 2401``), the word "answer" anywhere in the
+    text (math-verify's extraction anchors on it, and may read another value). Where
+    this reads a value in a passage, math-verify's extraction reads the same one: the
+    rightmost, no anchored pattern applying; the verdict is then the inline
+    comparison's. In an answer tag (``_TAG_PASSAGE``), math-verify's extraction, anchored
+    by the tag's "answer", may read an earlier value of the sentence ("There are 5 white
+    balls ... is 5/11" read as 5): the value the sentence states is the tag's answer."""
+    if len(text) > EXPRESSION_CHARS or _ANSWER_WORD.search(text):
+        return None
+    body = text.rstrip()
+    start = max(body.rfind("\n"), *(body.rfind(end) for end in (". ", "! ", "? ", ".\n")))
+    if whole and start >= 0 and _MATHY.search(body, 0, start + 1):
+        return None
+    sentence = body[start + 1 :].strip()
+    found = _STATED_TAIL.search(sentence)
+    if found is None or _DOUBT.search(sentence):
+        return None
+    lead = sentence[: found.start()]
+    value = next(v for v in found.group("span", "span2", "number") if v is not None)
+    value = value.strip().rstrip(".").rstrip()  # "$50.$": a full stop in the span
+    chain = _PLAIN_CHAIN.search(lead + "=") if found.group().startswith("=") else None
+    if chain is not None:  # "the range is 7 - 1 = 6": a chain in plain text, checked
+        if chain_value(chain.group() + value) is None:
+            return None
+        lead = lead[: chain.start()]
+    concluding = last_match(_CONCLUDING, lead)
+    stating = lead[concluding.end() :] if concluding else lead
+    if not (_PLAIN_LEAD if whole else _STATED_LEAD).fullmatch(lead) or _LEAD_STATES.search(stating):
+        return None  # "The first is $5$ and the second is $6$": two values stated
+    words = found.group("words")
+    if _latex.qualifying_words(words) or _VALUE_WORD.search(words) or not value:
+        return None  # "is $5$ squared", "is 5 million"
+    return chain_value(value) if _BARE_RELATION.search(value) else value
+
+
+def chain_value(value: str) -> str | None:
+    """The value a chain of ``=`` states: its last side, when every side is read exactly
+    and shown equal to the next (:func:`rewardkit.verifiers._numeric.compare`): ``1 + 7 +
+    49 = 57`` is 57, ``r = 2 + 3 = 5`` is 5 (a name first: the value it is set to), ``r
+    = -9/11`` is ``-9/11``. None for any other relation, a side not read, or two sides
+    not shown equal (``2 + 2 = 5``: which one is meant?)."""
+    if len(value) > _numeric.MAX_CHARS or _OTHER_RELATION.search(value):
+        return None
+    sides = [side.strip() for side in value.split("=")]
+    if len(sides) > 8 or not all(sides):
+        return None
+    if _NAME.fullmatch(sides[0]):
+        sides = sides[1:]  # "x = 5": the value x is set to, which must not name x again
+        if any(_LETTER.search(_COMMAND.sub("", side)) for side in sides):
+            return None
+    prepared = [_numeric.prepare(side) for side in sides]
+    if any(side is None or _NAME.fullmatch(side) for side in prepared):
+        return None
+    pairs = itertools.pairwise(prepared)
+    if not all(_numeric.compare(a or "", b or "") is True for a, b in pairs):
+        return None
+    return sides[-1]
+
+
+_OTHER_RELATION = re.compile(
+    r"[<>:]|\\(?![A-Za-z])|\\(?:[lg]eq?|neq?|approx|sim|equiv|to|Rightarrow|implies|iff|quad|qquad|text)(?![A-Za-z])"
+)
+_NAME = re.compile(r"[A-Za-z](?:_\{?[A-Za-z0-9]{1,3}\}?)?")
+_LETTER = re.compile(r"[A-Za-z]")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+
+
+# A name in math mode, before the value: "the value of $x$ is", "\\(\\angle B\\) is"
+_NAME_SPAN = r"\$[A-Za-z\\ {}_']{1,30}\$|\\\([A-Za-z\\ {}_']{1,30}\\\)"
+_STATED_TAIL = re.compile(
+    r"(?:\b(?:is|are|was|were|equals?|be|has|have|had|needs?|gets?|makes?|costs?|of)\s+|=\s*)"
+    r"(?:\$(?P<span>[^$\n]{1,200})\$|\\\((?P<span2>(?:[^\\\n]|\\[^()\n]){1,200})\\\)"
+    r"|(?P<number>-?\d{1,30}(?:\.\d{1,30})?(?:/\d{1,30})?)(?![\d,.]\d))"
+    r"(?P<words>(?:\s{1,3}[A-Za-z]{1,20}){0,8})\s*\.?$"
+)
+# What a sentence may say before its value. A tag's: words and names in math mode, no
+# value (math-verify's extraction, anchored by the tag's "answer", reads its first
+# value). A passage's last sentence: also numbers and math spans ("The product of
+# \(100\) and \(120\) is \(12000\)"), but no relation, percent or display math.
+# A chain of = in plain text before the value: "7 - 1 = ", "(5 + 4) / 3 = 2 + 1 = "
+_PLAIN_CHAIN = re.compile(r"(?<![\w.])(?:[-+*/^().\d]+(?:[ \t]+[-+*/^().\d]+)*[ \t]*=[ \t]*)+$")
+# What comes after "so", "thus", "therefore", "hence" concludes: values stated before
+# them are premises ("There are $7$ sides, so the perimeter is $28$")
+_CONCLUDING = re.compile(r"(?i)\b(?:so|thus|therefore|hence)\b")
+_LEAD_STATES = re.compile(
+    r"\b(?:is|are|was|were|equals?|be|has|have|had|needs?|gets?|makes?|costs?)\s+(?:\$|\\\(|-?\d)"
+)
+_PLAIN_LEAD = re.compile(r"(?:[^\d$\\\[\]{}=<>%\n]|" + _NAME_SPAN + r"){0,300}")
+_STATED_LEAD = re.compile(
+    r"(?:[^$\\=<>%\n]|\$[^$\n=<>%]{1,200}\$|\\\((?:[^\\\n=<>%]|\\[^()\n]){1,200}\\\)"
+    r"|\\[A-Za-z]{1,20}(?![({\[]))"
+    r"{0,300}"
+)
+_DOUBT = re.compile(
+    r"(?i)n't\b|\bat\s+(?:least|most)\b|\b(?:more|less|fewer|greater|smaller)\s+than\b"
+    r"|\b(?:not|no|never|cannot|neither|nor|unless|if|when|whether"
+    r"|about|approx\w*|around|roughly|nearly|almost|over|under|between|or|either"
+    r"|maybe|perhaps|possibl\w*|probabl\w*|might|could|would|should|may|assum\w*|suppos\w*"
+    r"|guess\w*|estimat\w*|wrong|incorrect|instead|rather|than|except|but|however|wait"
+    r"|check\w*|verif\w*|tr(?:y|ied|ying)|let|say|example|only|also|another|other)\b"
+)
 
 
 def _last_mathy_end(text: str) -> int | None:

@@ -137,6 +137,10 @@ class MathVerifier:
             return verdict(False, answer)  # "\neq 12", "< 12": math-verify reads the 12
         if _latex.value_qualifier(answer) and not any(map(_latex.value_qualifier, golds)):
             return verdict(False, answer)  # "5\text{ or more}": math-verify drops the words
+        if self.fast_paths and "=" in answer and not any("=" in gold for gold in golds):
+            value = _answer.chain_value(answer)  # "52 \cdot 51 = 2652": every side equal
+            if value is not None:
+                return self._quick_answer(Extracted(value, extracted.extra), ground_truth)
         if self.decimals == "exact" and not _exact_decimal(answer, golds):
             shown = _quick_verdict(answer, golds, _decide)  # a wrong value is wrong, not inexact
             inexact = shown is None or shown.score > 0  # "0.666667" for "\frac{2}{3}"

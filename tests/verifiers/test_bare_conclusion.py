@@ -1,0 +1,158 @@
+"""guards: a conclusion that is one value and nothing else is that answer, read and compared inline as a tag's value is.
+
+``</think> 666`` states what ``<answer> 666 </answer>`` states. The rows of
+``test_equivalence_tables.py`` (public equivalence tests and fast-path traps, written
+elsewhere) are rewritten into such conclusions: each gets the verdict its boxed form
+gets, and the inline phases never decide one wrongly. Near-misses (a second value, a
+relation, words, another line, a decimal point for a thousands comma) stay passages for
+math-verify's extraction, or get the verdict their value deserves. A value's leading
+decimal point (``$.4$``) is kept in every answer form read this way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from rewardkit.verifiers.base import Extracted
+from rewardkit.verifiers.math import MathVerifier
+
+V = MathVerifier()
+
+
+def _tables():
+    path = Path(__file__).with_name("test_equivalence_tables.py")
+    spec = importlib.util.spec_from_file_location("_equivalence_tables", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TABLES = _tables()
+ROWS = TABLES.ROWS
+
+
+def _conclusions(prediction: str) -> list[str]:
+    """The prediction as a whole conclusion: in a math span, and bare with a full stop."""
+    return [f"Working it out.\n</think> ${prediction}$", f"So:\n</think>\n{prediction}.\n"]
+
+
+@pytest.mark.parametrize(("gold", "prediction", "expected", "reason"), ROWS)
+def test_a_bare_conclusion_gets_its_boxed_verdict(gold, prediction, expected, reason):
+    boxed = V.check(Extracted(prediction, {"source": "boxed"}), gold).score
+    for response in _conclusions(prediction):
+        extracted = V.extract(response)
+        if extracted.extra.get("source") != "bare":
+            continue  # a passage for math-verify's extraction, as before
+        quick = V.quick_check(extracted, gold)
+        if (gold, prediction) not in TABLES.MATH_VERIFY_MISSES:
+            assert quick is None or quick.score == float(expected), reason
+        assert V.check(extracted, gold).score == boxed, reason
+
+
+def test_most_table_rows_read_as_a_bare_value():
+    read = sum(
+        V.extract(response).extra.get("source") == "bare"
+        for _, prediction, _, _ in ROWS
+        for response in _conclusions(prediction)
+    )
+    assert read >= len(ROWS)  # the span form of nearly every row, the plain form of numbers
+
+
+@pytest.mark.parametrize(
+    ("conclusion", "gold", "source", "score"),
+    [
+        ("1,000", "1000", "bare", 1.0),  # a thousands comma
+        ("1.000", "1000", "bare", 0.0),  # a decimal point: one, not a thousand
+        ("1,2", "12", "expression", 0.0),  # no thousands group: math-verify's
+        ("$1,2$", "12", "bare", 0.0),  # a list of two values, never 12
+        ("\u22125", "-5", "bare", 1.0),  # a Unicode minus is a minus
+        ("-5", "5", "bare", 0.0),
+        ("$x=2$", "2", "expression", 1.0),  # a relation: a passage, as before
+        ("$$\\text{Perimeter} =80 \\text{ cm}.$$", "80", "expression", 1.0),
+        ("$2x$", "2", "bare", 0.0),
+        ("$(1,2)$", "[1,2]", "bare", 0.0),  # open against closed
+        ("$(1,2]$", "(1,2]", "bare", 1.0),
+        ("$[1,2)$", "[1,2]", "bare", 0.0),
+        ("3 or 4", "3", "expression", 0.0),  # two values offered
+        ("$3$ $4$", "3", "expression", 0.0),  # two spans
+        ("3\n4", "3", "expression", 0.0),  # two lines
+        ("12 apples", "12", "bare", 1.0),  # a unit word
+        ("12 or 13 apples", "12", "expression", 0.0),  # two values offered
+        ("5 million", "5", "expression", None),  # a word that changes the value
+        ("3 times", "3", "expression", None),  # (math-verify's extraction reads 5 and 3)
+        ("0.333", "\\frac13", "bare", 0.0),  # a rounded decimal is no third
+        ("1/3", "\\frac{1}{3}", "bare", 1.0),
+        ("12.", "12", "bare", 1.0),
+        ("$\\frac{1}{2}$.", "0.5", "bare", 1.0),
+        ("\\(2s\\)", "2s", "bare", 1.0),
+        ("$$7$$", "7", "bare", 1.0),
+        ("$\\frac{11}{968}$", "\\dfrac{1}{88}", "bare", 1.0),  # the same value, unreduced
+        ("$\\frac{11}{969}$", "\\dfrac{1}{88}", "bare", 0.0),
+        ("$A,B,C,D$", "\\text{A,B,C,D}", "bare", 1.0),
+        ("$A,B,D$", "\\text{A,B,C,D}", "bare", 0.0),
+    ],
+)
+def test_near_misses(conclusion, gold, source, score):
+    extracted = V.extract("Some steps, 3 + 4 = 7.\n</think> " + conclusion)
+    assert extracted.extra.get("source") == source
+    if score is None:
+        return  # left to math-verify's extraction, whatever it reads
+    quick = V.quick_check(extracted, gold)
+    assert quick is None or quick.score == score
+    assert V.check(extracted, gold).score == score
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "</think> $.4$",
+        "</think> <answer>$.4$</answer>",
+        "The answer is $.4$.",
+        "Final Answer: $.4$",
+    ],
+)
+def test_a_leading_decimal_point_is_kept_in_every_answer_form(response):
+    """``$.4$`` is 0.4 wherever it answers: never 4 (a full stop is trimmed, a decimal
+    point is not)."""
+    extracted = V.extract(response)
+    assert extracted.answer == ".4"
+    assert V.check(extracted, "4").score == 0.0
+    assert V.check(extracted, "0.4").score == 1.0
+
+
+def test_a_response_that_is_only_a_value_is_that_answer():
+    extracted = V.extract("  42  ")
+    assert (extracted.answer, extracted.extra["source"]) == ("42", "bare")
+    assert V.quick_check(extracted, "42").score == 1.0
+
+
+_VALUES = ["12", "$12$", "\\(12\\)", "-2.5", "$\\frac{3}{4}$"]
+_HOSTILE_TAILS = [
+    " or 13",
+    ", 13",
+    " 13",
+    " or more",
+    " million",
+    "!",
+    "^2",
+    "%",
+    " if n is odd",
+    " minus 1",
+    " and 13",
+    " squared",
+    " (or 13)",
+    " in base 8",
+    " degrees below zero",
+    " = 13",
+    "\n13",
+]
+
+
+@pytest.mark.parametrize("value", _VALUES)
+@pytest.mark.parametrize("tail", _HOSTILE_TAILS)
+def test_a_value_with_a_hostile_tail_is_no_bare_conclusion(value, tail):
+    extracted = V.extract(f"Steps.\n</think> {value}{tail}")
+    assert extracted.extra.get("source") != "bare"

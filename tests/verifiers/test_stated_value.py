@@ -1,0 +1,228 @@
+"""guards: a last sentence stating its one value ("Miss Maria has $30$ students.") is that answer, and a chain of equal values is its last side.
+
+A passage for math-verify whose last sentence states one value plainly, or an answer
+tag holding such a sentence, is read inline: the value math-verify's extraction would
+read there too (the rightmost; no "answer" anchor in the text). Doubt, bounds,
+negations, conditions, a second stated value, percent signs, value-changing words and
+unreadable or unequal chains keep the passage for math-verify. The rows of
+``test_equivalence_tables.py`` (written elsewhere), stated in a sentence, get the
+verdict their boxed form gets.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from rewardkit.verifiers._answer import chain_value, stated_value
+from rewardkit.verifiers.base import Extracted
+from rewardkit.verifiers.math import MathVerifier
+
+V = MathVerifier()
+
+
+def _tables():
+    path = Path(__file__).with_name("test_equivalence_tables.py")
+    spec = importlib.util.spec_from_file_location("_equivalence_tables_stated", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TABLES = _tables()
+
+
+@pytest.mark.parametrize(("gold", "prediction", "expected", "reason"), TABLES.ROWS)
+def test_a_stated_value_gets_its_boxed_verdict(gold, prediction, expected, reason):
+    extracted = V.extract(f"We worked it out.\nSo the result is ${prediction}$.")
+    if extracted.extra.get("source") != "stated":
+        return  # a passage for math-verify, as before
+    quick = V.quick_check(extracted, gold)
+    if (gold, prediction) not in TABLES.MATH_VERIFY_MISSES:
+        assert quick is None or quick.score == float(expected), reason
+    if "=" not in prediction:  # a chain is read as its last side
+        boxed = V.check(Extracted(prediction, {"source": "boxed"}), gold).score
+        assert V.check(extracted, gold).score == boxed, reason
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "source", "score"),
+    [
+        ("```output\n30\n```\nMiss Maria has $30$ students.", "30", "stated", 1.0),
+        ("```output\n30\n```\nMiss Maria has $31$ students.", "30", "stated", 0.0),
+        ("The product of \\(100\\) and \\(120\\) is \\(12000\\).", "12000", "stated", 1.0),
+        ("Therefore, the value of \\(r\\) is \\(3\\).", "3", "stated", 1.0),
+        ("So the area is $16\\pi - \\pi = 15\\pi$ square units.", "15\\pi", "stated", 1.0),
+        ("18 children / 8 families = 2.25 children per family.", "2.5", "stated", 0.0),
+        ("The measure of $\\angle RPS$ is $66^\\circ$.", "27^\\circ", "stated", 0.0),
+        ("The probability is 5/11.", "\\dfrac{5}{11}", "stated", 1.0),
+        ("It is 1.000 apples.", "1000", "stated", 0.0),  # a decimal point, not a comma
+        ("Therefore, the range of the set is 7 - 1 = 6.", "6", "stated", 1.0),
+        ("So the total number of handshakes was 190 + 300 = 490.", "490", "stated", 1.0),
+        ("There are 7 sides, so the perimeter is $28$ units.", "28", "stated", 1.0),
+        ("The first is 5, so the second is 6.", "6", "stated", 1.0),  # premise, conclusion
+        # kept for math-verify's extraction
+        ("It is about $30$.", "30", "expression", None),
+        ("It is at least 5.", "5", "expression", None),
+        ("It is more than 5.", "5", "expression", None),
+        ("x is not 5.", "5", "expression", None),
+        ("If x is odd, the count is 5.", "5", "expression", None),
+        ("The count is 5 or 6.", "5", "expression", None),
+        ("The first is 5 and the second is 6.", "6", "expression", None),
+        ("The share is 25%.", "25", "expression", None),
+        ("So we get 1,234 apples.", "1234", "expression", None),
+        ("The count is 5 million.", "5", "expression", None),
+        ("The side is $5$ squared.", "5", "expression", None),
+        ("The temperature is 5 degrees below zero.", "5", "expression", None),
+        ("The number is 101 in binary.", "101", "expression", None),
+        ("The number is 12 in base three.", "12", "expression", None),
+        ("The value is 5!", "5", "expression", None),  # a factorial, not an exclamation
+        ("The value is 5^2.", "5", "expression", None),
+        ("x is 5 and y is 6.", "6", "expression", None),
+        ("The area is 50 square units, but the perimeter is 30.", "30", "expression", None),
+        ("The value is 6, not 5.", "5", "expression", None),
+        ("The sum is $2 + 2 = 5$.", "5", "expression", None),  # which side is meant?
+        ("The sum is 2 + 2 = 5.", "5", "expression", None),
+        ("Number = (85 - 27) + 27 + (73 - 27) = 68 + 27 + 46 = 141", "141", "expression", None),
+        ("It was 3 and the total is 1.5 + 2 = 3.5.", "3.5", "expression", None),
+        ("The sum: (10 × 86) = 860.", "860", "expression", None),  # a side not read
+        ("The value is $x = y$.", "5", "expression", None),
+        ("I checked the answer twice. The count is 7.", "7", "expression", None),
+        ("So the result is $$7$$.", "7", "expression", None),  # display math
+    ],
+)
+def test_stated_values_and_near_misses(response, gold, source, score):
+    extracted = V.extract(response)
+    assert extracted.extra.get("source") == source
+    if score is not None:
+        assert V.quick_check(extracted, gold).score == score
+
+
+@pytest.mark.parametrize(
+    ("content", "gold", "answer", "score"),
+    [
+        ("The area of the rectangle is $50$.", "50", "50", 1.0),
+        ("The length is $2 \\times 5 = 10$. The area is $10 \\times 5 = 50.$", "50", "50", 1.0),
+        ("The value of $6 \\div 3 - 2 - 8 + 2 \\cdot 8$ is $10$.", "8", "10", 0.0),
+        ("The solution is $r = -9/11$.", "-\\frac{9}{11}", "-9/11", 1.0),
+        ("The average number of cookies in a package is 15.", "14", "15", 0.0),
+    ],
+)
+def test_an_answer_tag_stating_its_value(content, gold, answer, score):
+    extracted = V.extract(f"Let me think.</think> <answer> {content} </answer>")
+    assert extracted.answer == answer and extracted.extra["source"] == "answer_tag"
+    assert V.check(extracted, gold).score == score
+
+
+@pytest.mark.parametrize(
+    ("chain", "value"),
+    [
+        ("1 + 7 + 49 = 57", "57"),
+        ("17 \\times 3 = 51", "51"),
+        ("4 \\cdot 9 \\cdot 11 = 396", "396"),
+        ("\\frac{72}{84}=\\frac{6}{7}", "\\frac{6}{7}"),
+        ("r = -9/11", "-9/11"),
+        ("x = 2 + 3 = 5", "5"),
+        ("2^{10} = 1024", "1024"),
+        ("2^{10} = 1025", None),  # same digits, another value: not shown equal
+        ("2 + 2 = 5", None),
+        ("0.333 = \\frac13", None),  # a rounded decimal is not exactly a third
+        ("x = y", None),
+        ("s^2 = 100", None),
+        ("a = 1, b = 2", None),
+        ("x = 1 = 2", None),
+        ("1 < 2 = 2", None),
+        ("6 : 3 = 2", None),
+        ("3 \\approx 3", None),
+        ("x = 2x", None),  # x=2 is no 2x
+        ("1,000 = 1.000", None),
+        ("-5 = \u22125", "\u22125"),  # a Unicode minus is a minus
+        ("5 = 5\\text{ cm}", None),
+    ],
+)
+def test_chain_values(chain, value):
+    assert chain_value(chain) == value
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "quick"),
+    [
+        ("</think> <answer> 52 \\cdot 51 = 2652 </answer>", "2652", 1.0),
+        ("</think> <answer> 52 \\cdot 51 = 2652 </answer>", "2651", 0.0),
+        ("The answer is 2 * 10^5 = 200,000.", "200000", 1.0),
+        ("So \\boxed{r = -9/11}.", "-\\frac{9}{11}", 1.0),
+        ("So \\boxed{2 + 2 = 5}.", "5", None),  # not shown equal: math-verify decides
+        ("So \\boxed{2^{10} = 1025}.", "1025", None),
+        ("So \\boxed{x = 5}.", "x=5", 1.0),  # a named gold: compared as named values
+    ],
+)
+def test_an_answer_that_is_a_chain_is_its_last_side_when_every_side_is_equal(response, gold, quick):
+    extracted = V.extract(response)
+    decided = V.quick_check(extracted, gold)
+    assert (decided.score if decided is not None else None) == quick
+
+
+# A generator of hostile variants: every head, value form and tail below, combined. A
+# sentence with a hostile head or tail is never read as stating its value; one with only
+# plain parts always is, as the value written.
+_PLAIN_HEADS = ["The area is", "So the total number of apples is", "Thus $x$ is", "It ="]
+_HOSTILE_HEADS = [
+    "The area is not",
+    "If n is odd, the area is",
+    "The area is at least",
+    "The area is about",
+    "Perhaps the area is",
+    "The area is more than",
+    "The first is 4 and the second is",
+    "The area could be",
+    "The answer is probably",
+    "Either way the area is",
+]
+_VALUES = ["12", "$12$", "\\(12\\)", "$-\\frac{3}{4}$", "2.5"]
+_PLAIN_TAILS = [".", " square units.", " apples in the basket."]
+_HOSTILE_TAILS = [
+    ", or 13.",
+    " or more.",
+    " million.",
+    "!",
+    "^2.",
+    "%.",
+    " if n is odd.",
+    " minus 1.",
+    " and 13.",
+    " squared.",
+    " (or 13).",
+    " in base 8.",
+    " degrees below zero.",
+    ", not 13.",
+]
+
+
+def _sentences(heads, tails):
+    for head in heads:
+        for value in _VALUES:
+            for tail in tails:
+                yield f"We computed it step by step.\n{head} {value}{tail}", value
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        *_sentences(_HOSTILE_HEADS, _PLAIN_TAILS + _HOSTILE_TAILS),
+        *_sentences(_PLAIN_HEADS, _HOSTILE_TAILS),
+    ],
+    ids=lambda row: row[0].split("\n")[1][:50],
+)
+def test_a_hostile_head_or_tail_is_never_a_stated_value(hostile):
+    sentence, _ = hostile
+    assert stated_value(sentence) is None
+
+
+@pytest.mark.parametrize(
+    "plain", list(_sentences(_PLAIN_HEADS, _PLAIN_TAILS)), ids=lambda row: row[0][-40:]
+)
+def test_a_plain_statement_is_its_value(plain):
+    sentence, value = plain
+    assert stated_value(sentence) == value.strip("$").removeprefix("\\(").removesuffix("\\)")
