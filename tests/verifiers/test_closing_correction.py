@@ -46,12 +46,16 @@ def score(verifier: Verifier, response: str, gold: Any) -> float:
         ("<answer>Paris</answer> Actually, I think it's $none of these$.", "$none of these$"),
         ("print(x)\n``` Actually, I think it's $19$.", "$19$"),
         ("x\n\n**Wait, it's 20.**", "20"),
+        # a cut-off sentence running into the cue: the capital opens a sentence
+        ("So 2009. The problem might be asking for Actually, I think it's $2010$.", "$2010$"),
         ("So 3.\n\nActually, on reflection, I get $x = 4$ in the end.", "$x = 4$"),
         # no value, or not a sentence opened by the cue: nothing is taken back
         ("So 3.\n\nActually, this checks out.", None),
         ("No correction here 3.", None),
         ("Hmm, so the answer is 3.", None),  # a sentence, not a value given
         ("I said 3 (actually 4).", None),
+        ("As Euler showed, 3.", None),  # a capital after a word, but no cue
+        ("So 2009, which is actually 2009 after all.", None),  # a lower-case cue mid-sentence
         ("So 3.\n\nActually, on reflection, the result follows from the lemma above.", None),
     ],
 )

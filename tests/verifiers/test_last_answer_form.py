@@ -95,4 +95,8 @@ def test_the_helpers() -> None:
     assert ends_on_list("So a = 7.") is None and ends_on_list("x = 3, y = 4") is None
     assert blank_answer("So 3.\n\nAnswer: ") and blank_answer("x <answer> </answer>")
     assert not blank_answer("End of <answer> </answer>")  # the tag named
+    # an empty tag after an answer form on its line: blank unless that form gave a value
+    assert not blank_answer("Answer: 120 <answer> </answer>")
+    assert blank_answer("So $2^{-2}$.\nAnswer: <answer></answer>")
+    assert blank_answer("so 2.5 per family. The answer is <answer></answer>")
     assert not blank_answer("So \\boxed{12}.")

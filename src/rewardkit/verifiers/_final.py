@@ -50,6 +50,7 @@ conclusion is a position in the text the verifiers read.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -448,10 +449,11 @@ def blank_answer(text: str) -> bool:
             return False
         content = text[last.end() : end - len("</answer>")]
         line = text[text.rfind("\n", 0, start) + 1 : start]
-        if not content.strip() and (_NAMES_FORMAT.search(line[-40:]) or _FORM.search(line)):
+        if not content.strip() and (_NAMES_FORMAT.search(line[-40:]) or _gives_value(line)):
             # the format named ("within <answer> </answer>", "End of <answer> </answer>"),
             # or an empty tag after the answer given on its line ("Answer: 120 <answer>
-            # </answer>", real output): no blank answer
+            # </answer>", real output): no blank answer. "Answer: <answer></answer>" and
+            # "The answer is <answer></answer>" give none: blank.
             return False
     else:  # "####", "Answer:", "the answer is": what follows it, to the end
         content = text[last.end() :]
@@ -459,6 +461,13 @@ def blank_answer(text: str) -> bool:
     if not content:
         return True
     return not any(c.isdigit() for c in content) and _NO_VALUE.search(content) is not None
+
+
+def _gives_value(line: str) -> bool:
+    """Whether the last answer form on ``line`` ("Answer:", "the answer is") has
+    something after it: a value given before an empty tag on the same line."""
+    forms = list(itertools.islice(_FORM.finditer(line), _MAX_FORMS))
+    return bool(forms) and bool(line[forms[-1].end() :].strip(" \t.:$*`\\(){}[]"))
 
 
 # A sentence opened by a word that offers an alternative ("Or", "Alternatively,",
@@ -528,8 +537,12 @@ def closing_correction(text: str, after: int = 0) -> str | None:
 
 
 # Where a sentence may open: the paragraph's start, or after a full stop, a closing tag,
-# bracket or math span, a code fence (then spaces and markdown marks)
-_SENTENCE_START = re.compile(r"(?:^|(?<=[.!?>`)\]}$])[ \t]+)[ \t*>_-]*")
+# bracket or math span, a code fence (then spaces and markdown marks); or a capital after
+# a word, where a cut-off sentence runs into the next ("might be asking for Actually, I
+# think it's $2010$.": the cue must still follow, and it is capitalised there)
+_SENTENCE_START = re.compile(
+    r"(?:^|(?<=[.!?>`)\]}$])[ \t]+|(?<=[A-Za-z,;:])[ \t]+(?=[A-Z]))[ \t*>_-]*"
+)
 _MATH_SPANS = re.compile(r"\$(?:[^$\\\n]|\\[^\n]){1,120}\$|\\\([^\n]{1,120}?\\\)")
 _MAX_VALUE_WORDS = 3  # "5 apples", "\\frac{3}{3}", "(D)"; more is a sentence, not a value
 
