@@ -546,12 +546,13 @@ class RewardModelConfig(_Section):
     before another forward pass is cheaper. auto: measured, as the fixed cost of a forward
     pass divided by its cost per token, from the model's own recent forwards (large on a
     GPU, so batches fill the budget; near 0 on a CPU, so rows of one length go together)."""
-    use_remove_padding: bool | Literal["auto"] = "auto"
+    use_remove_padding: bool | Literal["auto"] = False
     """Score a local causal decoder's rows packed end to end, several to a sequence, each
     with its own positions and attention (verl's name for it), instead of padded to the
-    longest row: padding is work thrown away (rewardkit.models.packing). auto: packed on
-    CUDA, if the model's packed forward matches its padded one at start; true: packed on
-    any device, and an error at start when the model cannot be; false: padded."""
+    longest row (rewardkit.models.packing). true: packed on any device, and an error at
+    start when the model fails the packing check; auto: packed on CUDA where it passes,
+    else padded; false (default until a GPU measures it faster: on a CPU it is slower,
+    docs/models.md): padded."""
     num_threads: int | None = Field(default=None, ge=1)
     """CPU threads for a local model's forwards (torch.set_num_threads on the model thread);
     null: torch's default. On a busy CPU the default (one per core) can collapse throughput

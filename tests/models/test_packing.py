@@ -186,13 +186,17 @@ async def test_a_model_whose_attention_cannot_keep_packed_rows_apart_is_refused(
     decoders: dict[str, str], bert_rm: str
 ) -> None:
     """Asked for (true), packing is checked on the model at start: OPT (positions from its
-    mask) scores packed rows wrongly, BERT is no decoder. auto leaves them padded."""
+    mask) scores packed rows wrongly, BERT is no decoder. auto (on a CPU) and the default
+    leave every model padded."""
     for path, why in ((decoders["opt"], "differ"), (bert_rm, "not a causal decoder")):
         with pytest.raises(ConfigError, match="use_remove_padding=True") as err:
             await started(on_device(path, "cpu", "float32", use_remove_padding=True))
         assert why in str(err.value)
-    for path in (decoders["opt"], decoders["llama"]):
-        scorer = await started(on_device(path, "cpu", "float32"))  # auto: packs on CUDA only
+    for path, packing in [
+        (p, v) for p in (decoders["opt"], decoders["llama"]) for v in ("auto", False)
+    ]:
+        # auto packs on CUDA only; off by default
+        scorer = await started(on_device(path, "cpu", "float32", use_remove_padding=packing))
         try:
             assert not scorer._packed
             assert (await scorer.score(Sample("rm", prompt="two", response="four"))).score

@@ -169,7 +169,7 @@ class LocalRewardModel(ModelThread):
         of architectures, the model is asked: a few rows scored packed must score as they
         do padded. auto packs on CUDA only: on a CPU, padded batches already hold rows of
         one length (a forward's fixed cost is small there), and packed ones would trade
-        that for attention over a whole bin."""
+        that for attention over a whole bin (measured slower: docs/models.md)."""
         wanted = self.cfg.use_remove_padding
         if wanted is False or (wanted == "auto" and self._device.type != "cuda"):
             return False
