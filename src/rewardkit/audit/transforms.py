@@ -327,7 +327,12 @@ def prompt_echo(r: _Row) -> list[Variant]:
 
 @_needs_span
 def blank_box(r: _Row) -> list[Variant]:
-    """The answer form left empty; the reasoning (with the gold in it) kept."""
+    """The answer form left empty; the reasoning (with the gold in it) kept. None where
+    the form is empty already: emptying it rewrites nothing, and the row's own score
+    stands for it."""
+    assert r.span is not None
+    if not r.span.content(r.response).strip():
+        return []
     return [
         Variant("blank_box", True, "the final answer form emptied", r.with_answer("")),
         Variant("blank_box", True, "an empty box after the reasoning",

@@ -689,8 +689,12 @@ def _qualified(value: str, words: str) -> str:
 
 def _is_prose(value: str) -> bool:
     """A sentence, not a value: two plain words or more ("He scored $5$ points",
-    "enclosed within"); ``\\text{...}`` answers and single words are values."""
-    return len(_WORD.findall(value)) >= 2
+    "enclosed within"); ``\\text{...}`` answers (``428\\text{ square centimeters}``, its
+    words a unit) and single words are values."""
+    return len(_WORD.findall(_TEXT_GROUP.sub(" ", value) if "\\text" in value else value)) >= 2
+
+
+_TEXT_GROUP = re.compile(r"\\text\{[^{}]{0,40}\}")
 
 
 def _strip_tags(line: str) -> str:

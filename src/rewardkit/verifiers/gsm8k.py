@@ -79,6 +79,7 @@ from rewardkit.verifiers._final import (
     ascii_number_text,
     blank_answer,
     closing_correction,
+    ends_on_list,
     no_fallback,
     offered_alternative,
     without_code,
@@ -232,7 +233,20 @@ def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, boo
     answer, hedged = _auto_read(texts, context)
     if answer is not None and not hedged and _taken_back(texts[0], answer):
         return answer, True  # "#### 18 ... Actually, on reflection, $19$."
+    if answer is not None and not hedged and _listed_after(texts[0], answer):
+        return answer, True  # "The answer is 50.\n\nSo $a = 51, 50, 52$.": candidates
     return answer, hedged
+
+
+def _listed_after(conclusion: str, answer: str) -> bool:
+    """Whether the conclusion ends on a list of values (:func:`_final.ends_on_list`) that
+    is not the answer alone: its last words offer several candidates, whatever it
+    answered before."""
+    listed = ends_on_list(conclusion)
+    if listed is None:
+        return False
+    value = plain_number(answer)
+    return value is None or any(plain_number(item) != value for item in listed.split(","))
 
 
 def _taken_back(conclusion: str, answer: str) -> bool:
