@@ -155,6 +155,46 @@ MATH: list[tuple[str, str, float, str]] = [
     ("3", "<answer>3</answer> <answer>4", 0.0, "a second answer, left open"),
     ("3", "<answer>3</answer>\n<answer>", 1.0, "an empty open tag offers nothing"),
     ("4", "<answer>3</answer>\n<answer>4</answer>", 0.0, "two closed tags, two values"),
+    # a value with a unit of words is a value: two tags with different ones are two answers
+    *(
+        (gold, response, 0.0, why)
+        for response, why in (
+            (
+                "is\n\n<answer>429\\text{ square centimeters}</answer>\n\n"
+                "<answer>428\\text{ square centimeters}</answer>",
+                "two unit tags, the gold last",
+            ),
+            (
+                "is\n\n<answer>428\\text{ square centimeters}</answer>\n\n"
+                "<answer>429\\text{ square centimeters}</answer>",
+                "two unit tags, the gold first",
+            ),
+            (
+                "<answer>428\\text{ square cm}</answer> <answer>429\\text{ cm}^2</answer>",
+                "two tags, other units",
+            ),
+        )
+        for gold in ("428\\text{ square centimeters}", "428")
+    ),
+    (
+        "428\\text{ square centimeters}",
+        "is\n\n<answer>428\\text{ square centimeters}</answer>"
+        "\n\n<answer>428\\text{ square centimeters}</answer>",
+        1.0,
+        "the same unit value twice",
+    ),
+    (
+        "428",
+        "So 427.68 rounds to 428.\n\n<answer>428\\text{ square centimeters}</answer>",
+        1.0,
+        "one unit tag",
+    ),
+    (
+        "428",
+        "<answer>428\\text{ square centimeters}</answer>\n\n<answer>428</answer>",
+        1.0,
+        "the value with and without its unit",
+    ),
     ("4", "<answer>3<answer>4</answer>", 0.0, "a tag inside an open one holding 3"),
     ("4", "<answer><answer>4</answer></answer>", 1.0, "a tag around a tag"),
     (
