@@ -377,6 +377,8 @@ def answer_prefix(r: _Row) -> list[Variant]:
     """'The answer is' written before (or inside) the answer form."""
     assert r.span is not None
     content = r.span.content(r.response).strip()
+    if not content:
+        return []  # an empty form: nothing to rewrite
     if r.kind == "boxed" or (r.kind == "tag" and re.search(r"[A-Za-z]{2,}", r.gold)):
         # before the form: a word answer (exact-match QA) is the tag's whole content
         response = (
@@ -392,8 +394,8 @@ def dollar_wrap(r: _Row) -> list[Variant]:
     """The answer wrapped in ``$...$``."""
     assert r.span is not None
     content = r.span.content(r.response).strip()
-    if "$" in content or "\\(" in content or "\\[" in content:  # already in math mode
-        return []
+    if not content or "$" in content or "\\(" in content or "\\[" in content:
+        return []  # an empty form (nothing to wrap), or already in math mode
     if r.kind == "boxed":
         before = r.response[: r.span.form_start]
         if before.count("$") % 2:  # already inside math

@@ -652,7 +652,7 @@ def clean_answer(line: str) -> str | None:
     line = _BOLD.sub(r"\1", line).strip(_OUTER_NOISE)  # "**18** or **20**": both values
     spans, end = _leading_spans(line)
     if spans:
-        return _qualified(spans, _first_sentence(line[end:]))[:MAX_ANSWER_CHARS]
+        return _qualified(_span_value(spans), _first_sentence(line[end:]))[:MAX_ANSWER_CHARS]
     line = _INLINE_DELIMITER.sub("", line).strip(_OUTER_NOISE + "$")
     value = _first_sentence(line)
     if number := _NUMBER_THEN_WORDS.fullmatch(value):
@@ -670,6 +670,23 @@ def clean_answer(line: str) -> str | None:
     elif not value or _is_prose(value):
         return None
     return value[:MAX_ANSWER_CHARS]
+
+
+def _span_value(value: str) -> str:
+    """The value of a math span as it reads outside one: a number then words ("$96
+    combinations$", "$16pairings$", "$80살$": a unit, as "96 combinations" is) is the
+    number, qualified as there ("$5 or more$"); a stray delimiter ("$28\\)$") is
+    dropped. Words are a run of 4 letters or more, or letters beyond ASCII: "$2xy$" and
+    "$5 cm$" stay as written."""
+    if _INLINE_DELIMITER.search(value) and _is_number(bare := _INLINE_DELIMITER.sub("", value)):
+        return bare.strip()
+    number = _NUMBER_THEN_WORDS.fullmatch(value)
+    if number is None or not _UNIT_WORDS.search(value, number.end(1)):
+        return value
+    return _qualified(number.group(1).rstrip(","), value[number.end(1) :])
+
+
+_UNIT_WORDS = re.compile(r"[A-Za-z]{4}|[^\W\d_A-Za-z]")
 
 
 def _first_sentence(text: str) -> str:
