@@ -621,6 +621,8 @@ def _markers(tail: str) -> Iterator[re.Match[str]]:
 
 def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
     line, _, after = tail[marker.end() :].partition("\n")
+    if _RESTATED_MARKER.match(line):
+        return None  # "The answer is Answer: 720": the later marker reads the value
     if value := clean_answer(line):
         usable = marker.group("sep") or marker.group("bold")
         return (value, line) if usable else None
@@ -637,6 +639,9 @@ def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
     return value, lines[at]
 
 
+_RESTATED_MARKER = re.compile(
+    r"[ \t*]{0,4}(?i:(?:the[ \t]+)?(?:final[ \t]+)?answer)[ \t*]{0,3}(?:[:：]|(?i:is\b))"
+)
 _HEADING_LINES = 8
 """The lines after a heading (``**Final Answer**``) searched for its value: bounded, so a
 tail of 4000 headings costs 4000 short reads, not 4000 reads of the tail."""
