@@ -328,10 +328,15 @@ def prompt_echo(r: _Row) -> list[Variant]:
 @_needs_span
 def blank_box(r: _Row) -> list[Variant]:
     """The answer form left empty; the reasoning (with the gold in it) kept. None where
-    the form is empty already: emptying it rewrites nothing, and the row's own score
-    stands for it."""
+    that form is not the response's answer (so emptying it leaves the answer given):
+    it is empty already (the row's own score stands for it), an answer form follows it
+    ("\\boxed{160}. Answer: $160$"), or it is in the thinking and a conclusion follows
+    (``\\boxed{60}</think><answer> $60$``)."""
     assert r.span is not None
-    if not r.span.content(r.response).strip():
+    if not r.span.content(r.response).strip() or holds_form(r.response[r.span.form_end :]):
+        return []
+    closed = r.response.rfind("</think>")
+    if closed >= r.span.form_end and r.response[closed + len("</think>") :].strip():
         return []
     return [
         Variant("blank_box", True, "the final answer form emptied", r.with_answer("")),
