@@ -23,7 +23,11 @@ Each rule below is tried on it, first found wins; a truncated response
    periods and prose after the value are trimmed; a line that is prose is skipped, and
    the last line holding math beats a later bare word ("The answer is before.").
    A number glued to a span, then unit words, is their product ("15$\\pi$ square
-   units" answers ``15\\pi``).
+   units" answers ``15\\pi``); a span holding a number then unit words ("$96
+   combinations$", "$80살$") is the number, as the same text outside a span is; a
+   ``\\text{}`` unit of several words (``428\\text{ square centimeters}``) is a value,
+   not prose, in a tag too. A marker restated on its line ("The answer is Answer: 720")
+   leaves the value to the later one.
    Words that change or qualify the value are kept, as ``\\text{...}``, where a unit
    word would be dropped ("5 squared", "$5$ or more", "at least 5": the check refuses
    them, see :func:`rewardkit.verifiers._latex.value_qualifier`); math spans joined

@@ -22,12 +22,20 @@ them and for a new family that does the same:
   answer form whose sentence opens with "Or", "Alternatively", "Maybe" after an earlier
   one (``Answer: 6\\n\\nOr Answer: 5``) is hedging too (:func:`offered_alternative`).
 * **A blank answer is no answer.** A last answer form that is empty (``\\boxed{}``, a
-  bare ``####`` or ``Answer:``) or says there is none ("There is no answer possible",
-  "cannot be determined") is the response's answer, and it is none: no earlier form
-  and no fallback answers for it (:func:`blank_answer`); nor does a
+  bare ``####`` or ``Answer:``, "Answer: ." on its line) or says there is none ("There
+  is no answer possible", "cannot be determined") is the response's answer, and it is
+  none: no earlier form and no fallback answers for it (:func:`blank_answer`). An empty
+  ``<answer>`` tag is the format named only after words saying where an answer goes
+  ("within", "put", "wrap") or before "tags"; named as the answer ("the answer as",
+  "is in"), or after a sentence that ended ("The answer is 1500. <answer></answer>"), it
+  is blank; a value right before it in its sentence answers ("Answer: 120 <answer>
+  </answer>"). A ``####`` in a run of ``#`` or alone on its line before more text is no
+  marker (a heading, a separator). Nor does a
   conclusion ending on an example introducer ("like this:") whose form was blanked
   (:func:`ends_on_example`). A conclusion that holds an answer form, or ends on a list of
-  values, is where the response answered: a template-opened thinking is then not read.
+  values (numbers, or expressions in a math span: "So $a = 3s, 2s, 4s$.",
+  :func:`ends_on_list`), is where the response answered: a template-opened thinking is
+  then not read; after an answer, such a list offers other candidates (hedging).
 * **A truncated response has only its explicit answer forms** (box, tag, answer line),
   never a fallback reading of the last number or expression: :func:`is_truncated`
   tells it from ``extra_info`` (``truncated``, ``finish_reason == "length"``,

@@ -24,8 +24,9 @@ several (``\\boxed{18 \\text{ or } 20}``, ``\\boxed{18 \\\\ 20}``, a box inside 
 words after the final number, in its paragraph or the next, offering another value or
 taking the number back ("18 but it could be 20", "18.\\nOr 20.", "perhaps 20", "20 would
 also work", "Alternatively, 20", "Wait, no: 20"; see ``_common.OFFER_CUE``), unless
-the next paragraph ends on the number again; or a paragraph longer than is read with a
-box or marker in the part not read. A number stated in an earlier paragraph or in the
+the next paragraph ends on the number again; or a conclusion ending on a list of values
+after it ("So $a = 19, 18, 20$.": ``_final.ends_on_list``); or a paragraph longer than
+is read with a box or marker in the part not read. A number stated in an earlier paragraph or in the
 thinking is a step on the way, unless its paragraph and the final one are only answers
 (``#### 18``, a blank line, ``#### 20``; ``**18**`` then ``**20**``: a bold number alone
 on its line is marked when no number follows it). "Or" in other words ("18 vs 20", "18 oder 20", "18 或 20",
