@@ -292,3 +292,35 @@ def test_the_bundled_sample_gives_every_family() -> None:
     assert sources[0] == "rewardkit/audit/data/sample.jsonl"
     made = {v.family for row in rows for v in variants(row) + code_variants(row)}
     assert made == set(all_families())
+
+
+@pytest.mark.parametrize(
+    ("response", "made"),
+    [
+        ("Each angle is 120 degrees.\nAnswer: 120 degrees <answer> </answer>", 0),
+        ("So \\boxed{}.", 0),
+        ("So \\boxed{ }.", 0),
+        ("So 16 pairings. <answer>16</answer>", 2),
+        ("So \\boxed{16}.", 2),
+    ],
+)
+def test_blank_box_empties_only_a_form_that_holds_something(response: str, made: int) -> None:
+    """Emptying a form that is empty already rewrites nothing: no hack to score."""
+    row = {"response": response, "ground_truth": "16", "data_source": "lighteval/MATH"}
+    assert len(variants(row, {"blank_box"})) == made
+
+
+@pytest.mark.parametrize(
+    ("response", "made"),
+    [
+        ("So $3360-3200=\\boxed{160}$. Answer: $160$\n\nUser: next question", 0),
+        ("making $\\angle P=\\boxed{60}$\n</think>\n<answer> \n$60$", 0),
+        ("<think>so \\boxed{16}</think>", 2),  # nothing after the thinking: its box answers
+        ("<think>so 16</think> So \\boxed{16}.", 2),
+    ],
+)
+def test_blank_box_empties_only_the_answer_given(response: str, made: int) -> None:
+    """A form that another form follows, or that a conclusion follows out of the
+    thinking, is not the answer: emptying it leaves the answer given, no hack."""
+    row = {"response": response, "ground_truth": "16", "data_source": "lighteval/MATH"}
+    assert len(variants(row, {"blank_box"})) == made

@@ -48,6 +48,10 @@ def score(verifier: Verifier, response: str, gold: Any) -> float:
         ("x\n\n**Wait, it's 20.**", "20"),
         # a cut-off sentence running into the cue: the capital opens a sentence
         ("So 2009. The problem might be asking for Actually, I think it's $2010$.", "$2010$"),
+        ("Since \\(\\tan 80^\\circ = \\cot 10 Actually, I think it's $19$.", "$19$"),  # a number
+        ("So we have 18 Actually, on reflection, 19.", "19"),
+        ("So 18 Actually here is why it holds.", None),  # no value after the cue
+        ("So it is 18 Wait.", None),
         ("So 3.\n\nActually, on reflection, I get $x = 4$ in the end.", "$x = 4$"),
         # no value, or not a sentence opened by the cue: nothing is taken back
         ("So 3.\n\nActually, this checks out.", None),
@@ -62,6 +66,8 @@ def score(verifier: Verifier, response: str, gold: Any) -> float:
 def test_closing_correction_reads_the_value_given(text: str, value: str | None) -> None:
     assert closing_correction(text) == value
 
+
+FAR = "Simplify the next expression. " * 20 + "\n\n"  # the answer far above the end
 
 MATH_ROWS = [
     # (response, gold, score): hacks first, then restatements that keep their credit
@@ -123,6 +129,26 @@ def test_math(verifier: MathVerifier, response: str, gold: str, expected: float)
         ),  # no number: fail closed
         ("#### 18\n\nActually, on reflection, 18 is right.", "18", 1.0),
         ("#### 18\n\nActually, this checks out.", "18", 1.0),
+        # a cut-off sentence, ending on a number, running into the correction
+        (
+            "It is \\(\\boxed{18}\\).\n\n"
+            + FAR
+            + "Since \\(\\tan 80^\\circ = \\cot 10 Actually, I think it's $19$.",
+            "18",
+            0.0,
+        ),
+        (
+            "It is \\(\\boxed{18}\\).\n\n"
+            + FAR
+            + "Since \\(\\tan 80^\\circ = \\cot 10 Actually, I think it's $18$.",
+            "18",
+            1.0,
+        ),
+        (
+            "It is \\(\\boxed{18}\\).\n\n" + FAR + "It is 10 Actually, it checks out.",
+            "18",
+            1.0,
+        ),
     ],
 )
 def test_gsm8k(response: str, gold: str, expected: float) -> None:

@@ -249,7 +249,23 @@ ROWS = [
         "cs336: answers, then writes a 'User:' turn of its own with another answer: graded"
         " as written (a response that goes on offering answers is not rewarded), as math-verify",
     ),
-]
+    # a math span reads as the same text outside one: a number then unit words is the number
+    ("so 8 x 3 x 4 = 96</think>\n <answer>$96 combinations$</answer>", "96", 1.0, 1.0,
+     "shape, an ei answer in a span: a unit word"),
+    ("4 * 4 = 16 pairings</think> <answer>$16pairings$</answer>", "16", 1.0, 1.0,
+     "shape, an ei answer in a span: a glued unit word"),
+    ("the perimeter is 80 cm. </think> <answer>$80살$</answer>", "80", 1.0, 1.0,
+     "shape, an ei answer in a span: a unit in another script"),
+    ("3w = 60 cm. </think>\nAssistant: <answer>$1200 square centimeters.$</answer>", "1200",
+     1.0, 1.0, "shape, an ei answer in a span: two unit words and a full stop"),
+    ("the average age is 28 years.</think> <answer>$28\\)$</answer>", "28", 1.0, 1.0,
+     "shape, an ei answer in a span: a stray \\)"),
+    ("</think> <answer>$97 combinations$</answer>", "96", 0.0, 0.0, "in a span: another number"),
+    ("</think> <answer>$96 or more$</answer>", "96", 0.0, 0.0, "in a span: qualifying words kept"),
+    ("</think> <answer>$2xy$</answer>", "2xy", 1.0, 1.0, "in a span: letters of a product"),
+    ("</think> <answer>$2xy$</answer>", "2", 0.0, 0.0, "in a span: no unit, not the 2"),
+    ("</think> <answer>$5 cm$</answer>", "5", 1.0, 1.0, "in a span: a short unit stays"),
+]  # fmt: skip
 
 
 def _ids(rows: list[tuple[object, ...]]) -> list[str]:

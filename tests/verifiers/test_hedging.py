@@ -155,6 +155,46 @@ MATH: list[tuple[str, str, float, str]] = [
     ("3", "<answer>3</answer> <answer>4", 0.0, "a second answer, left open"),
     ("3", "<answer>3</answer>\n<answer>", 1.0, "an empty open tag offers nothing"),
     ("4", "<answer>3</answer>\n<answer>4</answer>", 0.0, "two closed tags, two values"),
+    # a value with a unit of words is a value: two tags with different ones are two answers
+    *(
+        (gold, response, 0.0, why)
+        for response, why in (
+            (
+                "is\n\n<answer>429\\text{ square centimeters}</answer>\n\n"
+                "<answer>428\\text{ square centimeters}</answer>",
+                "two unit tags, the gold last",
+            ),
+            (
+                "is\n\n<answer>428\\text{ square centimeters}</answer>\n\n"
+                "<answer>429\\text{ square centimeters}</answer>",
+                "two unit tags, the gold first",
+            ),
+            (
+                "<answer>428\\text{ square cm}</answer> <answer>429\\text{ cm}^2</answer>",
+                "two tags, other units",
+            ),
+        )
+        for gold in ("428\\text{ square centimeters}", "428")
+    ),
+    (
+        "428\\text{ square centimeters}",
+        "is\n\n<answer>428\\text{ square centimeters}</answer>"
+        "\n\n<answer>428\\text{ square centimeters}</answer>",
+        1.0,
+        "the same unit value twice",
+    ),
+    (
+        "428",
+        "So 427.68 rounds to 428.\n\n<answer>428\\text{ square centimeters}</answer>",
+        1.0,
+        "one unit tag",
+    ),
+    (
+        "428",
+        "<answer>428\\text{ square centimeters}</answer>\n\n<answer>428</answer>",
+        1.0,
+        "the value with and without its unit",
+    ),
     ("4", "<answer>3<answer>4</answer>", 0.0, "a tag inside an open one holding 3"),
     ("4", "<answer><answer>4</answer></answer>", 1.0, "a tag around a tag"),
     (
@@ -508,6 +548,44 @@ CHOICE_ROWS: list[tuple[str, str, float, str]] = [
 _FENCED = "The answer is $\\boxed{18}$.\n\n```\n\\boxed{20}\n```"
 # checked on math and on GSM8K ``auto``
 MATH_AND_GSM8K: list[tuple[str, str, float, str]] = [
+    # tags no marker reads (a \\text{} unit): the earlier tags of the section are read as the last
+    *(
+        (gold, response, 0.0, why)
+        for response, why in (
+            (
+                "<answer>5\\text{ apples}</answer> <answer>6\\text{ apples}</answer>",
+                "two unit tags",
+            ),
+            (
+                "is\n\n<answer>6\\text{ apples}</answer>\n\n<answer>5\\text{ apples}</answer>",
+                "two unit tags, bare paragraphs",
+            ),
+            (
+                "<answer>5 apples</answer> <answer>6\\text{ apples}</answer>",
+                "a plain tag, a unit tag",
+            ),
+        )
+        for gold in ("5", "6")
+    ),
+    ("5", "<answer>5\\text{ apples}</answer> <answer>5 apples</answer>", 1.0, "the value restated"),
+    (
+        "5",
+        "<answer>5\\text{ apples}</answer> <answer>$5$ apples</answer>",
+        1.0,
+        "restated in a span",
+    ),
+    (
+        "5",
+        "<answer>4\\text{ apples}</answer>\n\nSo one more.\n\n<answer>5\\text{ apples}</answer>",
+        1.0,
+        "an earlier paragraph of words is a step",
+    ),
+    (
+        "5",
+        "<think><answer>4\\text{ x}</answer></think> <answer>5\\text{ apples}</answer>",
+        1.0,
+        "a tag in the thinking",
+    ),
     # markup, scripts and corrections around two values
     ("20", "The answer is **18** or **20**", 0.0, "bold around two values"),
     ("18", "The answer is **18** or **20**", 0.0, "nor the first"),

@@ -180,6 +180,28 @@ ROWS = [
     ("34", "Adding up, we get 34.\n\nAnswer: 34", 1.0, "quick", "an answer line after the work"),
     ("34", "**Final Answer**\n\n$34$", 1.0, "quick", "a Final Answer heading"),
     ("34", "**Answer:** 35", 0.0, "quick", "another number on a bold answer line"),
+    # an answer marker restated on its line: the later one reads the value
+    (
+        "720",
+        "6! ways. </think> <answer>The answer is Answer: 720</answer>",
+        1.0,
+        "quick",
+        "'The answer is Answer: 720'",
+    ),
+    (
+        "720",
+        "6! ways. </think> <answer>The answer is Answer: 721</answer>",
+        0.0,
+        "quick",
+        "'The answer is Answer: 721'",
+    ),
+    (
+        "720",
+        "6! ways.\n\nAnswer: The final answer is 720.",
+        1.0,
+        "quick",
+        "'Answer: The final answer is'",
+    ),
     # no answer at all, a truncated box
     (
         "34",

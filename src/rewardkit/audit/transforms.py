@@ -327,7 +327,17 @@ def prompt_echo(r: _Row) -> list[Variant]:
 
 @_needs_span
 def blank_box(r: _Row) -> list[Variant]:
-    """The answer form left empty; the reasoning (with the gold in it) kept."""
+    """The answer form left empty; the reasoning (with the gold in it) kept. None where
+    that form is not the response's answer (so emptying it leaves the answer given):
+    it is empty already (the row's own score stands for it), an answer form follows it
+    ("\\boxed{160}. Answer: $160$"), or it is in the thinking and a conclusion follows
+    (``\\boxed{60}</think><answer> $60$``)."""
+    assert r.span is not None
+    if not r.span.content(r.response).strip() or holds_form(r.response[r.span.form_end :]):
+        return []
+    closed = r.response.rfind("</think>")
+    if closed >= r.span.form_end and r.response[closed + len("</think>") :].strip():
+        return []
     return [
         Variant("blank_box", True, "the final answer form emptied", r.with_answer("")),
         Variant("blank_box", True, "an empty box after the reasoning",
@@ -372,6 +382,8 @@ def answer_prefix(r: _Row) -> list[Variant]:
     """'The answer is' written before (or inside) the answer form."""
     assert r.span is not None
     content = r.span.content(r.response).strip()
+    if not content:
+        return []  # an empty form: nothing to rewrite
     if r.kind == "boxed" or (r.kind == "tag" and re.search(r"[A-Za-z]{2,}", r.gold)):
         # before the form: a word answer (exact-match QA) is the tag's whole content
         response = (
@@ -387,8 +399,8 @@ def dollar_wrap(r: _Row) -> list[Variant]:
     """The answer wrapped in ``$...$``."""
     assert r.span is not None
     content = r.span.content(r.response).strip()
-    if "$" in content or "\\(" in content or "\\[" in content:  # already in math mode
-        return []
+    if not content or "$" in content or "\\(" in content or "\\[" in content:
+        return []  # an empty form (nothing to wrap), or already in math mode
     if r.kind == "boxed":
         before = r.response[: r.span.form_start]
         if before.count("$") % 2:  # already inside math

@@ -23,7 +23,11 @@ Each rule below is tried on it, first found wins; a truncated response
    periods and prose after the value are trimmed; a line that is prose is skipped, and
    the last line holding math beats a later bare word ("The answer is before.").
    A number glued to a span, then unit words, is their product ("15$\\pi$ square
-   units" answers ``15\\pi``).
+   units" answers ``15\\pi``); a span holding a number then unit words ("$96
+   combinations$", "$80살$") is the number, as the same text outside a span is; a
+   ``\\text{}`` unit of several words (``428\\text{ square centimeters}``) is a value,
+   not prose, in a tag too. A marker restated on its line ("The answer is Answer: 720")
+   leaves the value to the later one.
    Words that change or qualify the value are kept, as ``\\text{...}``, where a unit
    word would be dropped ("5 squared", "$5$ or more", "at least 5": the check refuses
    them, see :func:`rewardkit.verifiers._latex.value_qualifier`); math spans joined
@@ -621,6 +625,8 @@ def _markers(tail: str) -> Iterator[re.Match[str]]:
 
 def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
     line, _, after = tail[marker.end() :].partition("\n")
+    if _RESTATED_MARKER.match(line):
+        return None  # "The answer is Answer: 720": the later marker reads the value
     if value := clean_answer(line):
         usable = marker.group("sep") or marker.group("bold")
         return (value, line) if usable else None
@@ -637,6 +643,9 @@ def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
     return value, lines[at]
 
 
+_RESTATED_MARKER = re.compile(
+    r"[ \t*]{0,4}(?i:(?:the[ \t]+)?(?:final[ \t]+)?answer)[ \t*]{0,3}(?:[:：]|(?i:is\b))"
+)
 _HEADING_LINES = 8
 """The lines after a heading (``**Final Answer**``) searched for its value: bounded, so a
 tail of 4000 headings costs 4000 short reads, not 4000 reads of the tail."""
@@ -652,7 +661,7 @@ def clean_answer(line: str) -> str | None:
     line = _BOLD.sub(r"\1", line).strip(_OUTER_NOISE)  # "**18** or **20**": both values
     spans, end = _leading_spans(line)
     if spans:
-        return _qualified(spans, _first_sentence(line[end:]))[:MAX_ANSWER_CHARS]
+        return _qualified(_span_value(spans), _first_sentence(line[end:]))[:MAX_ANSWER_CHARS]
     line = _INLINE_DELIMITER.sub("", line).strip(_OUTER_NOISE + "$")
     value = _first_sentence(line)
     if number := _NUMBER_THEN_WORDS.fullmatch(value):
@@ -672,6 +681,23 @@ def clean_answer(line: str) -> str | None:
     return value[:MAX_ANSWER_CHARS]
 
 
+def _span_value(value: str) -> str:
+    """The value of a math span as it reads outside one: a number then words ("$96
+    combinations$", "$16pairings$", "$80살$": a unit, as "96 combinations" is) is the
+    number, qualified as there ("$5 or more$"); a stray delimiter ("$28\\)$") is
+    dropped. Words are a run of 4 letters or more, or letters beyond ASCII: "$2xy$" and
+    "$5 cm$" stay as written."""
+    if _INLINE_DELIMITER.search(value) and _is_number(bare := _INLINE_DELIMITER.sub("", value)):
+        return bare.strip()
+    number = _NUMBER_THEN_WORDS.fullmatch(value)
+    if number is None or not _UNIT_WORDS.search(value, number.end(1)):
+        return value
+    return _qualified(number.group(1).rstrip(","), value[number.end(1) :])
+
+
+_UNIT_WORDS = re.compile(r"[A-Za-z]{4}|[^\W\d_A-Za-z]")
+
+
 def _first_sentence(text: str) -> str:
     sentence = _SENTENCE_END.search(text)
     return (text[: sentence.start()] if sentence else text).strip(_OUTER_NOISE)
@@ -689,8 +715,12 @@ def _qualified(value: str, words: str) -> str:
 
 def _is_prose(value: str) -> bool:
     """A sentence, not a value: two plain words or more ("He scored $5$ points",
-    "enclosed within"); ``\\text{...}`` answers and single words are values."""
-    return len(_WORD.findall(value)) >= 2
+    "enclosed within"); ``\\text{...}`` answers (``428\\text{ square centimeters}``, its
+    words a unit) and single words are values."""
+    return len(_WORD.findall(_TEXT_GROUP.sub(" ", value) if "\\text" in value else value)) >= 2
+
+
+_TEXT_GROUP = re.compile(r"\\text\{[^{}]{0,40}\}")
 
 
 def _strip_tags(line: str) -> str:

@@ -22,12 +22,20 @@ them and for a new family that does the same:
   answer form whose sentence opens with "Or", "Alternatively", "Maybe" after an earlier
   one (``Answer: 6\\n\\nOr Answer: 5``) is hedging too (:func:`offered_alternative`).
 * **A blank answer is no answer.** A last answer form that is empty (``\\boxed{}``, a
-  bare ``####`` or ``Answer:``) or says there is none ("There is no answer possible",
-  "cannot be determined") is the response's answer, and it is none: no earlier form
-  and no fallback answers for it (:func:`blank_answer`); nor does a
+  bare ``####`` or ``Answer:``, "Answer: ." on its line) or says there is none ("There
+  is no answer possible", "cannot be determined") is the response's answer, and it is
+  none: no earlier form and no fallback answers for it (:func:`blank_answer`). An empty
+  ``<answer>`` tag is the format named only after words saying where an answer goes
+  ("within", "put", "wrap") or before "tags"; named as the answer ("the answer as",
+  "is in"), or after a sentence that ended ("The answer is 1500. <answer></answer>"), it
+  is blank; a value right before it in its sentence answers ("Answer: 120 <answer>
+  </answer>"). A ``####`` in a run of ``#`` or alone on its line before more text is no
+  marker (a heading, a separator). Nor does a
   conclusion ending on an example introducer ("like this:") whose form was blanked
   (:func:`ends_on_example`). A conclusion that holds an answer form, or ends on a list of
-  values, is where the response answered: a template-opened thinking is then not read.
+  values (numbers, or expressions in a math span: "So $a = 3s, 2s, 4s$.",
+  :func:`ends_on_list`), is where the response answered: a template-opened thinking is
+  then not read; after an answer, such a list offers other candidates (hedging).
 * **A truncated response has only its explicit answer forms** (box, tag, answer line),
   never a fallback reading of the last number or expression: :func:`is_truncated`
   tells it from ``extra_info`` (``truncated``, ``finish_reason == "length"``,
@@ -53,7 +61,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import overload
 
 from rewardkit.verifiers._common import (
@@ -120,7 +128,7 @@ def answering_texts(
         "<think>" not in text[:cut]
         and not cut_off(final)
         and not holds_form(final)
-        and _LISTED.search(final[-300:]) is None
+        and ends_on_list(final) is None
     )
     return AnsweringTexts(text if whole else None, final, context.prompt)
 
@@ -135,18 +143,40 @@ _LISTED = re.compile(
     r"[A-Za-z][ \t]*=[ \t]*" + _LISTED_VALUE + r"(?:[ \t]*,[ \t]*" + _LISTED_VALUE + r"){1,8}"
     r"[ \t]*\$?[ \t]*\.?[ \t]*$"
 )
+# ... or, in a math span, to several expressions: "So $a = 3s, 2s, 4s$.", "$r = 5\sqrt{30},
+# 4\sqrt{30}$", "$a = 2 : 2, 1 : 2$" (each item short, no relation, no plain word in it)
+_SPAN_ITEM = r"[^\s,$=<>;](?:[^,$=<>;\n]{0,30}[^\s,$=<>;])?"
+_LISTED_SPAN = re.compile(
+    r"(?:\$|\\\()[ \t]*[A-Za-z](?:_\{?\w{1,4}\}?)?[ \t]*=[ \t]*"
+    r"(?P<items>" + _SPAN_ITEM + r"(?:[ \t]*,[ \t]*" + _SPAN_ITEM + r"){1,8})"
+    r"[ \t]*(?:\$|\\\))[ \t]*\.?[ \t]*$"
+)
+_NOT_AN_ITEM = re.compile(
+    r"(?<![\\A-Za-z])[A-Za-z]{2,}|\\(?:n?eq|neq?|leq?|geq?|l?e?q?slant|in|notin|approx|sim|quad"
+    r"|qquad|text|mbox|mathrm|to|implies|iff|[lL]eftrightarrow|[rR]ightarrow|cdots|ldots|dots)"
+    r"(?![A-Za-z])"
+)
+_GROUPED_NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")  # "1,200": one number
 
 
 def ends_on_list(text: str) -> str | None:
     """The values a conclusion's last line sets a name to, when it lists several ("So $a =
-    376, 375, 377$." gives ``376, 375, 377``): candidates offered, not one answer."""
+    376, 375, 377$." gives ``376, 375, 377``; "So $a = 3s, 2s, 4s$." gives ``3s, 2s,
+    4s``): candidates offered, not one answer. A number whose commas group thousands
+    (``x = 1,200``) is one value, no list."""
     tail = text.rstrip()[-300:]
     found = _LISTED.search(tail)
-    if found is None:
+    if found is not None:
+        values = found.group()
+        values = values[values.index("=") + 1 :]
+        values = values.strip().rstrip(".").strip().rstrip("$").strip()
+    elif (spanned := _LISTED_SPAN.search(tail)) is not None:
+        values = spanned.group("items").strip()
+        if _NOT_AN_ITEM.search(values):
+            return None  # "$x = 2, \text{ so } y = 3$", "$f = g, x \neq 0$": no list
+    else:
         return None
-    values = found.group()
-    values = values[values.index("=") + 1 :]
-    return values.strip().rstrip(".").strip().rstrip("$").strip()
+    return None if _GROUPED_NUMBER.fullmatch(values) else values
 
 
 def holds_form(text: str) -> bool:
@@ -415,11 +445,14 @@ _NO_VALUE = re.compile(
 _FORM_TAIL = 4000  # the last answer form is looked for in this many characters at the end
 
 
-# Words right before an empty tag that name the format rather than answer in it
+# Words right before an empty tag that name the format rather than answer in it: where
+# an answer goes ("within", "inside", "put", "wrap"), not what it is ("the answer as",
+# "the answer is in": the tag is then that answer, and it is empty)
 _NAMES_FORMAT = re.compile(
-    r"(?i:\b(?:within|in|inside|between|using|with|as|into|use|put|wrap|enclosed?|format|of"
+    r"(?i:\b(?:within|inside|between|using|with|into|use|put|wrap|enclosed?|format|of"
     r"|tags?|like|e\.g\.|example:?))[ \t]*[:(\"'`]?[ \t]*$"
 )
+_TAG_NAMED_AFTER = re.compile(r"[ \t]*(?i:tags?|format)\b")  # "<answer> </answer> tags"
 
 
 def blank_answer(text: str) -> bool:
@@ -428,11 +461,8 @@ def blank_answer(text: str) -> bool:
     after it, or one that says there is none ("There is no answer possible", "cannot be
     determined"). The response gave its answer there, and it is none: a number met on
     the way is no answer it gives."""
-    floor = max(0, len(text) - _FORM_TAIL)
     last = None
-    for seen, found in enumerate(_FORM.finditer(text, floor)):
-        if seen >= _MAX_FORMS:
-            break
+    for found in _forms(text, max(0, len(text) - _FORM_TAIL)):
         last = found
     if last is None:
         return False
@@ -449,14 +479,19 @@ def blank_answer(text: str) -> bool:
             return False
         content = text[last.end() : end - len("</answer>")]
         line = text[text.rfind("\n", 0, start) + 1 : start]
-        if not content.strip() and (_NAMES_FORMAT.search(line[-40:]) or _gives_value(line)):
+        named = _NAMES_FORMAT.search(line[-40:]) or _TAG_NAMED_AFTER.match(text, end)
+        if not content.strip() and (named or _gives_value(line)):
             # the format named ("within <answer> </answer>", "End of <answer> </answer>"),
-            # or an empty tag after the answer given on its line ("Answer: 120 <answer>
-            # </answer>", real output): no blank answer. "Answer: <answer></answer>" and
-            # "The answer is <answer></answer>" give none: blank.
+            # or an empty tag after the answer given in its sentence ("Answer: 120 <answer>
+            # </answer>", real output): no blank answer. "Answer: <answer></answer>", "The
+            # answer is <answer></answer>", "The answer is 1500. <answer></answer>" (a new
+            # sentence) and "Giving the answer as <answer></answer>" give none: blank.
             return False
-    else:  # "####", "Answer:", "the answer is": what follows it, to the end
-        content = text[last.end() :]
+    else:  # "####", "Answer:", "the answer is": what follows it on its line ("Answer: ."
+        # is blank), or, when its line ends there, what follows it to the end
+        line_end = text.find("\n", last.end())
+        rest = text[last.end() : len(text) if line_end < 0 else line_end]
+        content = rest if rest.strip(" \t:$*`\\([{") else text[last.end() :]
     content = content.strip(" \t\n.:$*`\\(){}[]")
     if not content:
         return True
@@ -464,10 +499,37 @@ def blank_answer(text: str) -> bool:
 
 
 def _gives_value(line: str) -> bool:
-    """Whether the last answer form on ``line`` ("Answer:", "the answer is") has
-    something after it: a value given before an empty tag on the same line."""
-    forms = list(itertools.islice(_FORM.finditer(line), _MAX_FORMS))
-    return bool(forms) and bool(line[forms[-1].end() :].strip(" \t.:$*`\\(){}[]"))
+    """Whether the last answer form on ``line`` ("Answer:", "the answer is") has a value
+    after it, in the sentence the empty tag ending ``line`` is in: "Answer: 120 " does;
+    "The answer is 1500. " (the sentence ended), "the answer is <think> " (a tag, no
+    value), "The answer is in " (no value) and "Answer: " do not."""
+    forms = list(_forms(line, 0))
+    if not forms:
+        return False
+    after = _ANY_TAG.sub(" ", line[forms[-1].end() :]).rstrip()
+    if _SENTENCE_ENDED.search(after):
+        return False
+    return _VALUE_MARK.search(after) is not None  # a digit, math, a label ("The answer is in")
+
+
+_ANY_TAG = re.compile(r"</?[A-Za-z][\w|-]{0,30}[^<>\n]{0,80}>")  # "<think>", "<think####...>"
+_SENTENCE_ENDED = re.compile(r"[.!?](?:\$|\*\*|\\\)|[ \t])*$")  # "1500. ", "$2^{-2}$."
+
+
+def _forms(text: str, floor: int) -> Iterator[re.Match[str]]:
+    """The answer forms of ``text`` from ``floor`` (at most _MAX_FORMS), less a ``####``
+    that is no answer marker: one in a longer run of ``#`` ("########", "##### Step 2"),
+    or alone on its line with more text after it (an empty heading, a separator: its
+    answer would be on its own line, ``#### 18``)."""
+    for found in itertools.islice(_FORM.finditer(text, floor), _MAX_FORMS):
+        at, end = found.start(), found.end()
+        if text.startswith("####", at):
+            if text[at - 1 : at] == "#" or text[end : end + 1] == "#":
+                continue
+            line_end = text.find("\n", end)
+            if line_end >= 0 and not text[end:line_end].strip() and text[line_end:].strip():
+                continue
+        yield found
 
 
 # A sentence opened by a word that offers an alternative ("Or", "Alternatively,",
@@ -538,10 +600,11 @@ def closing_correction(text: str, after: int = 0) -> str | None:
 
 # Where a sentence may open: the paragraph's start, or after a full stop, a closing tag,
 # bracket or math span, a code fence (then spaces and markdown marks); or a capital after
-# a word, where a cut-off sentence runs into the next ("might be asking for Actually, I
-# think it's $2010$.": the cue must still follow, and it is capitalised there)
+# a word or a number, where a cut-off sentence runs into the next ("might be asking for
+# Actually, I think it's $2010$.", "\\cot 10 Actually, I think it's $19$.": the cue must
+# still follow, and it is capitalised there)
 _SENTENCE_START = re.compile(
-    r"(?:^|(?<=[.!?>`)\]}$])[ \t]+|(?<=[A-Za-z,;:])[ \t]+(?=[A-Z]))[ \t*>_-]*"
+    r"(?:^|(?<=[.!?>`)\]}$])[ \t]+|(?<=[A-Za-z0-9,;:])[ \t]+(?=[A-Z]))[ \t*>_-]*"
 )
 _MATH_SPANS = re.compile(r"\$(?:[^$\\\n]|\\[^\n]){1,120}\$|\\\([^\n]{1,120}?\\\)")
 _MAX_VALUE_WORDS = 3  # "5 apples", "\\frac{3}{3}", "(D)"; more is a sentence, not a value

@@ -24,8 +24,11 @@ several (``\\boxed{18 \\text{ or } 20}``, ``\\boxed{18 \\\\ 20}``, a box inside 
 words after the final number, in its paragraph or the next, offering another value or
 taking the number back ("18 but it could be 20", "18.\\nOr 20.", "perhaps 20", "20 would
 also work", "Alternatively, 20", "Wait, no: 20"; see ``_common.OFFER_CUE``), unless
-the next paragraph ends on the number again; or a paragraph longer than is read with a
-box or marker in the part not read. A number stated in an earlier paragraph or in the
+the next paragraph ends on the number again; or a conclusion ending on a list of values
+after it ("So $a = 19, 18, 20$.": ``_final.ends_on_list``); or, for a last ``<answer>``
+tag no marker reads (``6\\text{ apples}``), an earlier tag of its section read the same
+way holding another number; or a paragraph longer than is read with a box or marker in
+the part not read. A number stated in an earlier paragraph or in the
 thinking is a step on the way, unless its paragraph and the final one are only answers
 (``#### 18``, a blank line, ``#### 20``; ``**18**`` then ``**20**``: a bold number alone
 on its line is marked when no number follows it). "Or" in other words ("18 vs 20", "18 oder 20", "18 或 20",
@@ -44,6 +47,7 @@ Everything is decided in the main process; there is no slow path.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -79,6 +83,7 @@ from rewardkit.verifiers._final import (
     ascii_number_text,
     blank_answer,
     closing_correction,
+    ends_on_list,
     no_fallback,
     offered_alternative,
     without_code,
@@ -232,7 +237,20 @@ def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, boo
     answer, hedged = _auto_read(texts, context)
     if answer is not None and not hedged and _taken_back(texts[0], answer):
         return answer, True  # "#### 18 ... Actually, on reflection, $19$."
+    if answer is not None and not hedged and _listed_after(texts[0], answer):
+        return answer, True  # "The answer is 50.\n\nSo $a = 51, 50, 52$.": candidates
     return answer, hedged
+
+
+def _listed_after(conclusion: str, answer: str) -> bool:
+    """Whether the conclusion ends on a list of values (:func:`_final.ends_on_list`) that
+    is not the answer alone: its last words offer several candidates, whatever it
+    answered before."""
+    listed = ends_on_list(conclusion)
+    if listed is None:
+        return False
+    value = plain_number(answer)
+    return value is None or any(plain_number(item) != value for item in listed.split(","))
 
 
 def _taken_back(conclusion: str, answer: str) -> bool:
@@ -298,7 +316,7 @@ def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]
         return answer, hedged or _offered_after(response, boxes[0].end, answer)
     tag = _last_tag(response, max(marked_at, boxes[0].start if boxes else -1))
     if tag is not None:  # a tag holding no one number ("3, 6, 12", "no solution"): no number
-        return tag, False
+        return tag, _other_tag(response, tag)
     if marked is not None:
         answer = _qualified(marked.string, marked.start(), marked.end(), _group(marked) or "")
         hedged = _offered_other(response, marked_at, answer, (boxes, read_from))
@@ -321,7 +339,11 @@ def _last_tag(response: str, after: int) -> str | None:
     open_ = response.rfind("<answer>", max(0, close - 4000), close) if close >= 0 else -1
     if open_ < 0 or open_ <= after:
         return None
-    content = response[open_ + len("<answer>") : close]
+    return _tag_reading(response[open_ + len("<answer>") : close])
+
+
+def _tag_reading(content: str) -> str | None:
+    """What a tag holding ``content`` answers, read as :func:`_last_tag` reads it."""
     if _PLACEHOLDER_TAG.fullmatch(content):
         return None
     content = content[:MAX_ANSWER_CHARS]
@@ -330,6 +352,29 @@ def _last_tag(response: str, after: int) -> str | None:
     if _LAST_NUMBER.search(content) is None or _NUMBER_LIST.fullmatch(content):
         return content.strip()  # words ("no solution") or a list ("3, 6, 12"): no number
     return _last_number(content) or content.strip()  # a sentence, a derivation: its result
+
+
+_CLOSED_TAG = re.compile(r"<answer>([^<]{0,400})</answer>")
+_MAX_TAGS = 32  # earlier tags compared with the last: bounded work on a section of them
+
+
+def _other_tag(response: str, answer: str) -> bool:
+    """Whether a closed ``<answer>`` tag before the last one, in its section (after the
+    last ``</think>`` before it), answers another number, read as the last one is
+    (``<answer>5\\text{ apples}</answer> <answer>6\\text{ apples}</answer>``: two answers)."""
+    value = _number(answer)
+    open_ = response.rfind("<answer>", 0, response.rfind("</answer>"))
+    if value is None or open_ < 0:
+        return False
+    start = section_start(response, open_)
+    start = max(start, response.rfind("</think>", start, open_))
+    tags = itertools.islice(_CLOSED_TAG.finditer(response, start, open_), _MAX_TAGS)
+    for found in tags:
+        other = _tag_reading(found.group(1))
+        number = _number(other) if other is not None else None
+        if number is not None and number != value:
+            return True
+    return False
 
 
 _GLUED_UNIT = re.compile(
