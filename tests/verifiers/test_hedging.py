@@ -548,6 +548,18 @@ CHOICE_ROWS: list[tuple[str, str, float, str]] = [
 _FENCED = "The answer is $\\boxed{18}$.\n\n```\n\\boxed{20}\n```"
 # checked on math and on GSM8K ``auto``
 MATH_AND_GSM8K: list[tuple[str, str, float, str]] = [
+    # a tag's value taken back or doubled by the words after it, however they are spelled
+    ("5", "<answer>5 isn't right</answer>", 0.0, "negation with an apostrophe"),
+    ("5", "<answer>5 isnt right</answer>", 0.0, "negation without one"),
+    ("5", "<answer>5 is wrong</answer>", 0.0, "ruled out in the tag"),
+    ("5", "<answer>5 aint it</answer>", 0.0, "ain't, unspelled"),
+    ("5", "<answer>5 cannot be right</answer>", 0.0, "cannot"),
+    ("6", "<answer>$5 \\) or 6$</answer>", 0.0, "a stray delimiter between two values"),
+    ("5", "<answer>$5 \\) or 6$</answer>", 0.0, "a stray delimiter, the other value"),
+    # near misses: the value stands
+    ("5", "<answer>5 apples</answer>", 1.0, "a unit word"),
+    ("5", "<answer>$5$ dollars</answer>", 1.0, "a span then a unit"),
+    ("5", "<answer>5 is right</answer>", 1.0, "affirmed"),
     # tags no marker reads (a \\text{} unit): the earlier tags of the section are read as the last
     *(
         (gold, response, 0.0, why)

@@ -458,6 +458,8 @@ def _tagged(text: str) -> Found | None:
     passage = answer is None and _MATHY.search(content) is not None
     if alternatives := _tag_alternatives(content, plain=passage):
         return Found(None, {"source": "answer_tag", "hedged": True, "pred": alternatives}, open_)
+    if _qualified_value(content):  # "<answer>5 isn't right</answer>", "$5 \) or 6$"
+        return Found(None, {"source": "answer_tag", "qualified": True, "pred": content[:200]})
     if passage and (stated := stated_value(content)) is not None:
         # "The area of the rectangle is $50$.": the tag's one value, stated
         return Found(stated, {"source": "answer_tag", "stated": True}, open_, inside_tag(open_))
@@ -1084,6 +1086,25 @@ _NEGATION = (
     r"|n't(?:\s{1,3}be)?)\s{0,3}(?i:(?:equal|equals|equivalent)\s{1,3}to\s{0,3})?"
 )
 _NEGATED = re.compile(_NEGATION + r"(?=\$|\\[(\[]|\\(?:boxed|fbox)(?![A-Za-z])|-?\d)")
+
+
+def _qualified_value(content: str) -> bool:
+    """Whether a tag's content is a value followed by words that take it back or offer
+    another ("5 isn't right", "5 or 6", "$5 \\) or 6$"), read as a reader sees it, math
+    delimiters dropped: whatever a parser would make of it, the tag states no one value."""
+    plain = _MATH_DELIMITERS.sub(" ", content[:MAX_ANSWER_CHARS])
+    lead = _LEADING_NUMBER.match(plain)
+    if lead is None:
+        return False
+    rest = plain[lead.end() :]
+    if _OR_VALUE.fullmatch(rest) and plain == content:
+        return False  # "-5 or 4": two values, which a list gold may ask for (read later)
+    return _latex.qualifying_words(rest)
+
+
+_MATH_DELIMITERS = re.compile(r"\\[()\[\]]|\$")
+_OR_VALUE = re.compile(r"\s{1,3}or\s{1,3}-?\d[\d,]{0,30}(?:\.\d{1,30})?\s{0,3}")
+_LEADING_NUMBER = re.compile(r"\s{0,8}-?\d[\d,]{0,30}(?:\.\d{1,30})?(?![\d.,/^_]|\s{0,3}[-+*/^=])")
 # before a box, a negation only: "at least $\boxed{9}$ points" answers "the minimum number"
 _NEGATED_BOX = re.compile(
     r"(?i:\b(?:not|never|cannot\s{1,3}be|anything\s{1,3}but|other\s{1,3}than)\b|n't(?:\s{1,3}be)?)"

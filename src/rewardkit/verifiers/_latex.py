@@ -488,6 +488,9 @@ _MODULUS = re.compile(r"\bmod(?:ulo)?\s*\d+", re.IGNORECASE)
 _QUALIFYING = re.compile(  # a hedge, a negation or a bound ("not 6" rules 6 out: kept)
     r"\b(?:or|nor|either|maybe|perhaps|possibly|probably|not(?!\s{1,3}\$?-?\d)|never|wrong"
     r"|incorrect|false|except|excluding|least|most|than)\b"
+    # a negation however it is spelled: "isn't right", "isnt it", "ain't", "cannot be"
+    r"|\b(?:is|are|was|were|ai|do|does|did|ca|wo|could|should|would|must|has|have)n['’]?t\b"
+    r"|\b(?:cannot|nope)\b"
     r"|\band\s+(?:up|above|below|over|more|less|(?:a|one)\s+(?:half|third|quarter))\b",
     re.IGNORECASE,
 )

@@ -213,6 +213,12 @@ class GSM8KVerifier:
         return self.quick_check(extracted, ground_truth)
 
 
+def _number_end(found: re.Match[str]) -> int:
+    """Where the number that :func:`_group` reads ends in ``found``."""
+    index = next((i for i, group in enumerate(found.groups(), 1) if group is not None), 0)
+    return found.end(index)
+
+
 def _group(found: re.Match[str] | None) -> str | None:
     if found is None:
         return None
@@ -318,7 +324,10 @@ def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]
     if tag is not None:  # a tag holding no one number ("3, 6, 12", "no solution"): no number
         return tag, _other_tag(response, tag)
     if marked is not None:
-        answer = _qualified(marked.string, marked.start(), marked.end(), _group(marked) or "")
+        # read what follows the number itself: in "<answer>5 is wrong</answer>" the tag's
+        # words are part of the match, and they take the 5 back
+        end = _number_end(marked)
+        answer = _qualified(marked.string, marked.start(), end, _group(marked) or "")
         hedged = _offered_other(response, marked_at, answer, (boxes, read_from))
         return answer, hedged or _offered_after(response, tail + marked.end(), answer)
     return (_last_number(response) if fallback else None), False
