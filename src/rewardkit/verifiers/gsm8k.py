@@ -326,8 +326,8 @@ def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]
     if marked is not None:
         # read what follows the number itself: in "<answer>5 is wrong</answer>" the tag's
         # words are part of the match, and they take the 5 back
-        end = _number_end(marked)
-        answer = _qualified(marked.string, marked.start(), end, _group(marked) or "")
+        number_end = _number_end(marked)
+        answer = _qualified(marked.string, marked.start(), number_end, _group(marked) or "")
         hedged = _offered_other(response, marked_at, answer, (boxes, read_from))
         return answer, hedged or _offered_after(response, tail + marked.end(), answer)
     return (_last_number(response) if fallback else None), False
