@@ -1,7 +1,7 @@
 """guards: a conclusion that is one value and nothing else is that answer, read and compared inline as a tag's value is.
 
 ``</think> 666`` states what ``<answer> 666 </answer>`` states. The rows of
-``test_equivalence_tables.py`` (public equivalence tests and fast-path traps, written
+``_support/equivalence_rows.py`` (public equivalence tests and fast-path traps, written
 elsewhere) are rewritten into such conclusions: each gets the verdict its boxed form
 gets, and the inline phases never decide one wrongly. Near-misses (a second value, a
 relation, words, another line, a decimal point for a thousands comma) stay passages for
@@ -11,27 +11,13 @@ decimal point (``$.4$``) is kept in every answer form read this way.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
+from _support.equivalence_rows import MATH_VERIFY_MISSES, ROWS
 from rewardkit.verifiers.base import Extracted
 from rewardkit.verifiers.math import MathVerifier
 
 V = MathVerifier()
-
-
-def _tables():
-    path = Path(__file__).with_name("test_equivalence_tables.py")
-    spec = importlib.util.spec_from_file_location("_equivalence_tables", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-TABLES = _tables()
-ROWS = TABLES.ROWS
 
 
 def _conclusions(prediction: str) -> list[str]:
@@ -47,7 +33,7 @@ def test_a_bare_conclusion_gets_its_boxed_verdict(gold, prediction, expected, re
         if extracted.extra.get("source") != "bare":
             continue  # a passage for math-verify's extraction, as before
         quick = V.quick_check(extracted, gold)
-        if (gold, prediction) not in TABLES.MATH_VERIFY_MISSES:
+        if (gold, prediction) not in MATH_VERIFY_MISSES:
             assert quick is None or quick.score == float(expected), reason
         assert V.check(extracted, gold).score == boxed, reason
 

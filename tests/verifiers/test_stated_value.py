@@ -5,17 +5,15 @@ tag holding such a sentence, is read inline: the value math-verify's extraction 
 read there too (the rightmost; no "answer" anchor in the text). Doubt, bounds,
 negations, conditions, a second stated value, percent signs, value-changing words and
 unreadable or unequal chains keep the passage for math-verify. The rows of
-``test_equivalence_tables.py`` (written elsewhere), stated in a sentence, get the
+``_support/equivalence_rows.py`` (written elsewhere), stated in a sentence, get the
 verdict their boxed form gets.
 """
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
+from _support.equivalence_rows import MATH_VERIFY_MISSES, ROWS
 from rewardkit.verifiers._answer import chain_value, stated_value
 from rewardkit.verifiers.base import Extracted
 from rewardkit.verifiers.math import MathVerifier
@@ -23,24 +21,13 @@ from rewardkit.verifiers.math import MathVerifier
 V = MathVerifier()
 
 
-def _tables():
-    path = Path(__file__).with_name("test_equivalence_tables.py")
-    spec = importlib.util.spec_from_file_location("_equivalence_tables_stated", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-TABLES = _tables()
-
-
-@pytest.mark.parametrize(("gold", "prediction", "expected", "reason"), TABLES.ROWS)
+@pytest.mark.parametrize(("gold", "prediction", "expected", "reason"), ROWS)
 def test_a_stated_value_gets_its_boxed_verdict(gold, prediction, expected, reason):
     extracted = V.extract(f"We worked it out.\nSo the result is ${prediction}$.")
     if extracted.extra.get("source") != "stated":
         return  # a passage for math-verify, as before
     quick = V.quick_check(extracted, gold)
-    if (gold, prediction) not in TABLES.MATH_VERIFY_MISSES:
+    if (gold, prediction) not in MATH_VERIFY_MISSES:
         assert quick is None or quick.score == float(expected), reason
     if "=" not in prediction:  # a chain is read as its last side
         boxed = V.check(Extracted(prediction, {"source": "boxed"}), gold).score
