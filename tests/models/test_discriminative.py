@@ -473,3 +473,32 @@ async def test_only_a_causal_decoder_skips_the_padding_mask(llama_rm: str, bert_
     finally:
         await decoder.close()
         await encoder.close()
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "bert"])
+async def test_a_row_past_a_learned_position_table_is_invalid(tmp_path: Any, kind: str) -> None:
+    """GPT-2 and BERT read positions from a table: a row longer than it cannot be scored
+    (on CUDA its forward would poison the process's CUDA context). It is invalid before
+    any forward, with the keys that fit it; a row that fits is scored beside it."""
+    from _support.model_fakes import bert_config, build_tokenizer, save_model
+
+    tok = build_tokenizer("bert" if kind == "bert" else "llama")
+    common = {"num_labels": 1, "pad_token_id": tok.pad_token_id}
+    if kind == "gpt2":
+        shape = transformers.GPT2Config(
+            vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=16, **common
+        )
+    else:
+        shape = bert_config(len(tok), max_position_embeddings=16, **common)
+    torch.manual_seed(0)
+    model = transformers.AutoModelForSequenceClassification.from_config(shape)
+    scorer = await started(config(save_model(tmp_path / kind, model, tok)))
+    try:
+        results = await asyncio.gather(
+            scorer.score(SHORT), scorer.score(LONG), return_exceptions=True
+        )
+    finally:
+        await scorer.close()
+    assert isinstance(results[1], InvalidSampleError)
+    assert "16 positions" in str(results[1]) and "prompt_length/response_length" in str(results[1])
+    assert isinstance(results[0].score, float)

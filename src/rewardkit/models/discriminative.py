@@ -74,6 +74,7 @@ class LocalRewardModel(ModelThread):
         self._head: Any = None
         self._mask_free = False  # see _load
         self._packed = False  # see _packing
+        self._max_positions: int | None = None  # see _learned_positions
         self._rope: _LengthRope | None = None  # see _LengthRope
         self._forward_kwargs: dict[str, Any] = {}
         # Read by the server's /metrics: mean batch = rows / batches, tokens/s = tokens /
@@ -158,6 +159,7 @@ class LocalRewardModel(ModelThread):
             self._forward_kwargs["use_cache"] = False
         self._model = model
         self._rope = _LengthRope.of(model)
+        self._max_positions = _learned_positions(model)
         self._packed = self._packing()
 
     def _packing(self) -> bool:
@@ -344,6 +346,16 @@ class LocalRewardModel(ModelThread):
             raise InvalidSampleError(
                 "the row renders to no tokens for the reward model (an empty prompt and "
                 "response, and a tokenizer that adds no special tokens): nothing to score"
+            )
+        limit = self._max_positions
+        if limit is not None and len(encoded.ids) > limit:
+            # A learned position table has no row for a later position: on a CPU the
+            # forward raises, on CUDA the out-of-range index is a device-side assert that
+            # poisons the process's CUDA context, and every later forward fails with it.
+            raise InvalidSampleError(
+                f"the row has {len(encoded.ids)} tokens, more than the reward model's "
+                f"{limit} positions: lower reward_model.prompt_length/response_length "
+                f"(now {self.cfg.prompt_length}/{self.cfg.response_length}) to fit them"
             )
         return encoded
 
@@ -553,6 +565,25 @@ def _is_causal(model: Any) -> bool:
         m.is_causal for m in model.modules() if isinstance(getattr(m, "is_causal", None), bool)
     ]
     return bool(flags) and all(flags)
+
+
+def _learned_positions(model: Any) -> int | None:
+    """How many positions a model with a learned position table can read (BERT, GPT-2,
+    OPT: an embedding named for positions), else None (rotary or relative positions run
+    past ``max_position_embeddings``, if less well)."""
+    import torch
+
+    tables = [
+        module.num_embeddings
+        for name, module in model.named_modules()
+        if isinstance(module, torch.nn.Embedding)
+        and ("position" in name.rsplit(".", 1)[-1] or name.endswith(("wpe", "embed_positions")))
+    ]
+    if not tables:
+        return None
+    declared = getattr(model.config, "max_position_embeddings", None)
+    # OPT's table holds 2 more rows than it reads (an offset): the config says what it reads
+    return min(tables[0], declared) if isinstance(declared, int) and declared > 0 else tables[0]
 
 
 def _token_head(model: Any) -> Any:
