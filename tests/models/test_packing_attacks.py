@@ -84,6 +84,13 @@ _HEADS = {"num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8}
 
 def _configs(vocab: int, pad: int) -> dict[str, Callable[[], Any]]:
     base = {**_SIZE, **_HEADS, "vocab_size": vocab, "num_labels": 1, "pad_token_id": pad}
+
+    def gpt2(positions: int) -> Any:  # a learned position table of this size
+        return transformers.GPT2Config(
+            n_embd=32, n_layer=2, n_head=4, n_positions=positions,
+            vocab_size=vocab, num_labels=1, pad_token_id=pad,
+        )  # fmt: skip
+
     return {
         # Leaky when packed: attention or state crosses row bounds.
         "opt": lambda: transformers.OPTConfig(  # positions and mask from the attention mask
@@ -135,24 +142,8 @@ def _configs(vocab: int, pad: int) -> dict[str, Callable[[], Any]]:
         # A decoder made bidirectional by its config (embedding and reward models built on
         # decoders): the layers still say is_causal, transformers builds a two-way mask.
         "llama-bidirectional": lambda: transformers.LlamaConfig(**base, is_causal=False),
-        "gpt2-16positions": lambda: transformers.GPT2Config(
-            n_embd=32,
-            n_layer=2,
-            n_head=4,
-            n_positions=16,
-            vocab_size=vocab,
-            num_labels=1,
-            pad_token_id=pad,
-        ),
-        "gpt2-8positions": lambda: transformers.GPT2Config(
-            n_embd=32,
-            n_layer=2,
-            n_head=4,
-            n_positions=8,
-            vocab_size=vocab,
-            num_labels=1,
-            pad_token_id=pad,
-        ),
+        "gpt2-16positions": lambda: gpt2(16),
+        "gpt2-8positions": lambda: gpt2(8),
     }
 
 
