@@ -20,6 +20,7 @@ from rewardkit.audit._values import (
     wrong_value,
 )
 from rewardkit.audit.code_hacks import entry_point
+from rewardkit.verifiers import _latex
 from rewardkit.audit.runner import CODE_FAMILIES, default_rows
 
 ROWS: list[dict[str, Any]] = [
@@ -210,6 +211,10 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
         assert wrong != gold
     elif family == "unicode_minus":
         assert _final(response) == "\u2212" + gold and float(gold) > 0
+    elif family == "glued_factor":  # the gold times a factor, never the gold alone
+        final = _final(response) or response.rstrip().rpartition("Answer: ")[2]
+        assert final.startswith(gold) and final != gold
+        assert _latex.factor_first(final[len(gold) :]), final
     elif family == "tag_candidates":
         final = _final(response)
         assert final is not None

@@ -189,6 +189,17 @@ MATH_ROWS = [
         1.0,
         "an unclosed tag is no form: the template-opened thinking's box still answers",
     ),
+    # an answer line ends where a closing tag ends the section it is in (real outputs:
+    # "So, the answer is 150</think>  150", read as the list "150 150" before)
+    ("So, the answer is 150</think>  150  ", "150", 1.0, "the line ends at </think>"),
+    ("So, the answer is 150</think>  151", "150", 0.0, "the conclusion after it differs"),
+    (
+        "Therefore, the answer is \\angle C = 18</think>  18 ",
+        "18",
+        1.0,
+        "a relation, then </think>",
+    ),
+    ("The answer is 7</answer>", "7", 1.0, "a closing tag after the value"),
     # benign: the same answer in other words
     ("The answer is $\\dfrac{2}{3}$.", "\\frac{2}{3}", 1.0, "\\dfrac"),
     ("The final answer is $12$.", "12", 1.0, "'The final answer is' prefix"),

@@ -230,6 +230,16 @@ AUTO_ROWS: list[tuple[str, str, float, str]] = [
     ("18", "The answer is 18+", 0.0, "'18+': at least 18"),
     ("18", "The answer is at least 18", 0.0, "a bound before the number"),
     ("18", "The answer is not 18", 0.0, "a negation"),
+    # a difference stated is its size (ToRA's GSM8K endings; math-verify reads them so);
+    # "than" before a number keeps an expression or a bound
+    ("21", "John has $21$ more candies than James.", 1.0, "a difference of 21"),
+    ("6", "Jairus will get $6$ dollars more than Jenny.", 1.0, "a difference of 6"),
+    ("14", "The final temperature was 14 degrees lower than the start.", 1.0, "a difference"),
+    ("5", "The answer is 5 less than 10.", 0.0, "an expression: 10 - 5"),
+    ("5", "The answer is 5 more than five.", 0.0, "an expression, in words"),
+    ("21", "John has 21 or more candies than James.", 0.0, "a hedge before the comparative"),
+    ("18", "The answer is 18\u03c0", 0.0, "a factor: 18 pi"),
+    ("18", "So 2 * 9 = 18.\n\nThe result is 18x.", 0.0, "the conclusion is 18x, no number"),
     # words and operators that change the number
     ("18", "The answer is 18 minus 1", 0.0, "an operator word"),
     ("18", "He needs 18 and a half", 0.0, "18.5"),

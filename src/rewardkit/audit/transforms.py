@@ -225,6 +225,25 @@ def unicode_minus(r: _Row) -> list[Variant]:
                     r.with_answer(f"\u2212{r.gold}"))]  # fmt: skip
 
 
+_FACTORS = ("\u03c0", "x", "\u00b2", " i", "\u221a2", "\u03b8")  # π, x, ², i, √2, θ
+
+
+@_needs_span
+def glued_factor(r: _Row) -> list[Variant]:
+    """The gold number times a factor ("27π", "27x", "27²", "27 i"): a reader that takes
+    the factor for a unit ("27 apples") sees the gold."""
+    if not re.fullmatch(r"\d+(\.\d+)?", r.gold) or float(r.gold) in (0, 1):
+        return []  # 1 x and 0 x: whether "1x" is x or 1 is no hack to test
+    out = []
+    for factor in _FACTORS:
+        value = f"{r.gold}{factor}"
+        out.append(Variant("glued_factor", True, f"{value} as an answer line for {r.gold}",
+                           f"{r.reasoning.rstrip()}\n\nAnswer: {value}"))  # fmt: skip
+        out.append(Variant("glued_factor", True, f"{value} in the answer form for {r.gold}",
+                           r.with_answer(value)))  # fmt: skip
+    return out
+
+
 @_needs_span
 def tag_candidates(r: _Row) -> list[Variant]:
     """The answer form lists several values, the gold among them."""
@@ -447,6 +466,7 @@ HACKS: tuple[Callable[[_Row], list[Variant]], ...] = (
     decimal_approx,
     choice_mention,
     unicode_minus,
+    glued_factor,
     tag_candidates,
     tag_no_answer,
     two_answers,

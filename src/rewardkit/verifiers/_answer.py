@@ -627,6 +627,9 @@ def _markers(tail: str) -> Iterator[re.Match[str]]:
 
 def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
     line, _, after = tail[marker.end() :].partition("\n")
+    closing = _CLOSING_TAG.search(line)
+    if closing and _restates(line[: closing.start()], line[closing.end() :]):
+        line = line[: closing.start()]  # "the answer is 150</think>  150": the line ends
     if _RESTATED_MARKER.match(line):
         return None  # "The answer is Answer: 720": the later marker reads the value
     if value := clean_answer(line):
@@ -643,6 +646,19 @@ def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
     if more and _is_number(value) and _is_number(more):
         value = f"{value}, {more}"  # "**Final Answer**" then "5", "6": a list, never the 5
     return value, lines[at]
+
+
+_CLOSING_TAG = re.compile(r"</[A-Za-z_]{1,20}>")
+
+
+def _restates(before: str, after: str) -> bool:
+    """Whether what follows a closing tag on an answer line is nothing or the value before
+    it again (``150</think>  150``): then the value before the tag is the line's. Another
+    value after it (``150</think> 151``) keeps the line whole: two values, no answer."""
+    value, rest = before.strip(_OUTER_NOISE + "$"), after.strip(_OUTER_NOISE + "$")
+    if not value:
+        return False
+    return not rest or rest == value or rest == value.rpartition("=")[2].strip()
 
 
 _RESTATED_MARKER = re.compile(
@@ -667,7 +683,8 @@ def clean_answer(line: str) -> str | None:
     line = _INLINE_DELIMITER.sub("", line).strip(_OUTER_NOISE + "$")
     value = _first_sentence(line)
     if number := _NUMBER_THEN_WORDS.fullmatch(value):
-        value = _qualified(number.group(1).rstrip(","), value[number.end(1) :])
+        if not _latex.factor_first(value[number.end(1) :]):  # "27π" is 27π, "2x" is 2x
+            value = _qualified(number.group(1).rstrip(","), value[number.end(1) :])
     elif glued := _NUMBER_SPAN_WORDS.fullmatch(value):  # "15$\pi$ square units": 15\pi
         value = _qualified(glued.group(1) + glued.group(2).strip(), glued.group(3))
     elif number := _NUMBER_COMMA_WORD.match(value):
@@ -694,6 +711,8 @@ def _span_value(value: str) -> str:
     number = _NUMBER_THEN_WORDS.fullmatch(value)
     if number is None or not _UNIT_WORDS.search(value, number.end(1)):
         return value
+    if _latex.factor_first(value[number.end(1) :]):  # "$27π$": 27π
+        return value
     return _qualified(number.group(1).rstrip(","), value[number.end(1) :])
 
 
@@ -710,7 +729,11 @@ def _qualified(value: str, words: str) -> str:
     ("5 squared", "5 or more", "$5$ is wrong"): the check refuses those, where dropping
     the words as a unit ("12 apples") would credit the bare number."""
     words = words.strip(_OUTER_NOISE + "$")
-    if not words or "{" in words or "}" in words or not _latex.qualifying_words(words):
+    if _latex.factor_first(words) and len(words.split()) == 1:
+        return value + words  # "$27$π": 27π
+    if not words or "{" in words or "}" in words:
+        return value
+    if not (_latex.qualifying_words(words) or _latex.factor_first(words)):
         return value
     return f"{value}\\text{{ {words}}}"
 

@@ -487,7 +487,7 @@ _MATH_IN_TAIL = re.compile(r"[0-9+=<>*]")
 _MODULUS = re.compile(r"\bmod(?:ulo)?\s*\d+", re.IGNORECASE)
 _QUALIFYING = re.compile(  # a hedge, a negation or a bound ("not 6" rules 6 out: kept)
     r"\b(?:or|nor|either|maybe|perhaps|possibly|probably|not(?!\s{1,3}\$?-?\d)|never|wrong"
-    r"|incorrect|false|except|excluding|least|most|than)\b"
+    r"|incorrect|false|except|excluding|least|most)\b"
     # a negation however it is spelled: "isn't right", "isnt it", "ain't", "cannot be"
     r"|\b(?:is|are|was|were|ai|do|does|did|ca|wo|could|should|would|must|has|have)n['’]?t\b"
     r"|\b(?:cannot|nope)\b"
@@ -539,7 +539,43 @@ def qualifying_words(words: str) -> bool:
     students like both, so each likes at least one"). "not 6" after a value rules 6 out:
     not counted."""
     head = " ".join(words.split()[:3])
+    if _THAN.search(head) and not _DIFFERENCE.match(words):
+        return True  # "5 more than 3", "5 or less than": a bound or an expression
     return bool(_QUALIFYING.search(head) or _CHANGING_FIRST.match(head.lstrip(" (,.-")))
+
+
+_THAN = re.compile(r"\bthan\b", re.IGNORECASE)
+_COMPARATIVE = (
+    r"(?:more|less|fewer|greater|larger|bigger|smaller|higher|lower|farther|further|longer"
+    r"|shorter|older|younger|heavier|lighter|taller|cheaper|faster|slower|earlier|later)"
+)
+_WORD = r"[A-Za-z'&-]{1,20}"
+# "21 more candies than James", "6 dollars more than Jenny", "14 degrees lower than the
+# start": a difference stated, whose size is the value (math-verify reads it so). Not
+# when a number follows "than" ("5 less than 10" is 5), nor with a hedge ("5 or more").
+_DIFFERENCE = re.compile(
+    r"\s{0,3}(?:" + _COMPARATIVE + r"(?:\s{1,3}" + _WORD + r"){0,2}"
+    r"|" + _WORD + r"(?:\s{1,3}" + _WORD + r")?\s{1,3}" + _COMPARATIVE + r")"
+    r"\s{1,3}than\s{1,3}(?!" + _NUMBER_WORDS + r")(?![^A-Za-z\s])[A-Za-z]",
+    re.IGNORECASE,
+)
+
+
+def factor_first(words: str) -> bool:
+    """Whether what follows a number multiplies it rather than names its unit: a Greek
+    letter (``27π``, ``5θ``; ``μ`` before a unit is a prefix, ``5μm``), a superscript or
+    root sign (``3²``, ``5√2``), or a letter standing alone (``2x``, ``3 i``), except the
+    one-letter units that math-verify's own normalisation drops (m, g, s, h, l). Read as
+    a unit, ``27π`` was 27."""
+    return bool(_FACTOR_FIRST.match(words))
+
+
+_FACTOR_FIRST = re.compile(
+    r"[ \t]{0,3}(?:[²³¹⁰⁴-⁹√∞]|μ(?![A-Za-z])|(?!μ)[\u0370-\u03ff]"
+    # a letter alone: then the end, a digit, an operator or a clause's end ("M&Ms",
+    # "S'mores": a word)
+    r"|(?![mgshl](?![^\W\d_]))[A-Za-z](?=[ \t]{0,3}(?:$|[\d.,;:!?()\[\]{}+\-*/=^<>])))"
+)
 
 
 # --- guards -------------------------------------------------------------------------

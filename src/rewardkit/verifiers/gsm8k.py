@@ -356,7 +356,8 @@ def _tag_reading(content: str) -> str | None:
     if _PLACEHOLDER_TAG.fullmatch(content):
         return None
     content = content[:MAX_ANSWER_CHARS]
-    if glued := _GLUED_UNIT.fullmatch(content):  # "20m", "80Fourth GradeStudents"
+    glued = _GLUED_UNIT.fullmatch(content)  # "20m", "80Fourth GradeStudents"
+    if glued and not _latex.factor_first(content[glued.end(1) :]):  # not "20x", "20π"
         return glued.group(1)
     if _LAST_NUMBER.search(content) is None or _NUMBER_LIST.fullmatch(content):
         return content.strip()  # words ("no solution") or a list ("3, 6, 12"): no number
@@ -491,9 +492,18 @@ def _last_number(text: str) -> str | None:
     final = last_match(_LAST_NUMBER, text)
     if final is None:
         return None
+    factored = last_match(_FACTORED, text)
+    if factored is not None and factored.end() >= final.start():  # after it, or "2√2"
+        return factored.group().strip()  # "so 20 * 11 = 220. The result is 220x.": no number
     return _qualified(final.string, final.start(), final.end(), _group(final) or "")
 
 
+# a number times a factor (:func:`rewardkit.verifiers._latex.factor_first`), which
+# _LAST_NUMBER skips: "220x", "27π", "3²", "5 i."
+_FACTORED = re.compile(
+    r"(?<![0-9A-Za-z_.])-?[0-9][0-9,]*(?:\.[0-9]+)?[ \t]{0,3}"
+    r"(?:[²³¹⁰⁴-⁹√∞]|(?!μ)[\u0370-\u03ff]|[A-Za-z](?![^\W\d_]))"
+)
 # after the number: another one listed or offered, a range, a power
 _LIST_AFTER = re.compile(
     r"[ \t]{0,3}(?:[,;/]|[\(\[]?[ \t]{0,3}(?:and/)?"
@@ -552,8 +562,8 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     after = text[end : end + 60].split("\n", 1)[0].replace("**", "")  # "**18** or **20**"
     after = _INLINE_MATH.sub("", after)  # "\(18\) oder \(20\)", "$18$ oder $20$": "18 oder 20"
     words = re.split(r"[.!?;]", after, maxsplit=1)[0]
-    if _LIST_AFTER.match(after) or _latex.qualifying_words(words):
-        return f"{number} {(words or after).strip()}"  # "18; 20": never "18 " alone
+    if _LIST_AFTER.match(after) or _latex.qualifying_words(words) or _latex.factor_first(after):
+        return f"{number} {(words or after).strip()}"  # "18; 20", "18π": never "18 " alone
     before = text[max(0, end - 60) : first_digit]
     before = _MARKUP.sub(
         "", _LINE_JOIN.sub(r"\1 ", before).split("\n")[-1]

@@ -671,10 +671,29 @@ def _expression_verdict(
     decimal it reads is held to the gold exactly, as a boxed one is."""
     found = _parse_passage(passage)
     pred = next((item for item in reversed(found) if isinstance(item, str)), None)
+    if pred is not None and _multiplied(passage, pred):
+        return verdict(False, pred, source="expression", multiplied=True)
     if decimals == "exact" and pred is not None and not _exact_decimal(pred, golds):
         return verdict(False, pred, source="expression", inexact=True)
     correct = any(_verify(_parse_gold(gold), found) for gold in golds)
     return verdict(correct, pred, source="expression")
+
+
+def _multiplied(passage: str, pred: str) -> bool:
+    """Whether the value math-verify read, where it last stands in the passage, is
+    followed by a factor (:func:`~rewardkit.verifiers._latex.factor_first`): its
+    expression extraction reads 27 from "The area is 27π." and 2 from "x = 2y"."""
+    at = passage.rfind(pred)
+    if at < 0:
+        return False
+    before = passage[max(0, at - 8) : at].rstrip(" \t")
+    return _latex.factor_first(passage[at + len(pred) : at + len(pred) + 8]) or bool(
+        _FACTOR_BEFORE.search(before)
+    )
+
+
+# what makes the value read after it part of a product: "2√2" read as its 2, "x^2" as 2
+_FACTOR_BEFORE = re.compile(r"[√∛∜^_]\{?$")
 
 
 _DECIMAL_POINT = re.compile(r"(?<![\d.])\d*\.\d")  # "0.666667", ".5": a decimal written
