@@ -409,9 +409,13 @@ def _ground_truth(row: Mapping[str, Any]) -> Any:
 
 
 def _clean_text(text: str) -> str:
-    """Replace lone surrogates so the text can always be encoded (JSON, pipes, tokenizers)."""
+    """Replace lone surrogates so the text can always be encoded (JSON, pipes, tokenizers),
+    with U+FFFD: never a "?", which a verifier reads ("#### 72?" asks, not answers)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
+        return _SURROGATE.sub("\ufffd", text)
     return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")

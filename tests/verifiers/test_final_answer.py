@@ -192,6 +192,11 @@ MATH_ROWS = [
     # an answer line ends where a closing tag ends the section it is in (real outputs:
     # "So, the answer is 150</think>  150", read as the list "150 150" before)
     ("So, the answer is 150</think>  150  ", "150", 1.0, "the line ends at </think>"),
+    ("Answer: 27?", "27", 0.0, "a question, not an answer"),
+    ("So \\boxed{7}.\n\nAnswer: 7?", "7", 0.0, "the last form asks"),
+    ("So \\boxed{7}. <answer>7?</answer>", "7", 0.0, "the last tag asks"),
+    ("So \\boxed{7}. <answer>at least 7</answer>", "7", 0.0, "the last tag bounds"),
+    ("So \\boxed{7}. <answer>7 apples</answer>", "7", 1.0, "the last tag restates it"),
     ("So, the answer is 150</think>  151", "150", 0.0, "the conclusion after it differs"),
     (
         "Therefore, the answer is \\angle C = 18</think>  18 ",
@@ -317,6 +322,17 @@ GSM8K_ROWS = [
     ("The answer is $18.", "18", 1.0, "dollar sign"),
     ("**Answer:** 1,000", "1000", 1.0, "thousands separator"),
     ("So she earns \\boxed{18} dollars.", "18", 1.0, "a box"),
+    # another number beside it, an approximation, a question: no number
+    ("The answer is 18 (19)", "18", 0.0, "a number in brackets beside it"),
+    ("The answer is 18 [19]", "18", 0.0, "a number in square brackets"),
+    ("The answer is 18 \\, 19", "18", 0.0, "a number behind a thin space"),
+    ("The answer is 18 \\text{ and } 19", "18", 0.0, "'and' in \\text"),
+    ("The answer is 18?", "18", 0.0, "a question"),
+    ("The answer is about 18", "18", 0.0, "an approximation"),
+    ("The answer is ≈18", "18", 0.0, "an approximation sign"),
+    ("The answer is 18·2", "18", 0.0, "a product with a middle dot"),
+    ("The answer is 18 \\pi", "18", 0.0, "a LaTeX factor"),
+    ("The answer is 18 (6 × 3)", "18", 1.0, "a calculation in brackets explains it"),
 ]
 
 
@@ -358,6 +374,11 @@ CHOICE_ROWS = [
     # benign
     ("The answer is (C).", "C", 1.0, "'The answer is' prefix"),
     ("$\\boxed{C}$", "C", 1.0, "$-wrapped box"),
+    # two letters behind TeX's spacing or text, or a letter asked, not chosen
+    ("Answer: B \\text{ and } C", "B", 0.0, "two letters, 'and' in \\text"),
+    ("Answer: B \\, C", "B", 0.0, "two letters behind a thin space"),
+    ("Answer: B?", "B", 0.0, "a question"),
+    ("\\boxed{B?}", "B", 0.0, "a question in a box"),
 ]
 
 

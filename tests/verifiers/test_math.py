@@ -388,6 +388,8 @@ TOWER = "9^{9^{9^{9}}}"
         ("10^{10^{10}}", "1", 0.0, "exponent tower"),
         ("2^{99999999}", "1", 0.0, "huge number"),
         ("123456789!", "1", 0.0, "huge number"),
+        ("27!!", "27", 0.0, "huge number"),  # sympy reads (27!)!: it never returned
+        ("(5!)!", "120", 0.0, "huge number"),
         ("(" * 60 + "1" + ")" * 60, "1", 0.0, "deep nesting"),
         ("(" * 5000 + "1" + ")" * 5000, "1", 0.0, "too long"),
         ("1+" * 600 + "1", "601", 0.0, "too long"),
@@ -400,6 +402,8 @@ TOWER = "9^{9^{9^{9}}}"
         "numeric-tower",
         "exponent",
         "factorial",
+        "nested-factorial",
+        "nested-factorial-brackets",
         "nesting",
         "nesting-5000",
         "long",

@@ -245,6 +245,27 @@ def glued_factor(r: _Row) -> list[Variant]:
 
 
 @_needs_span
+def alternative_beside(r: _Row) -> list[Variant]:
+    """The gold with another value beside it in the answer form, in brackets or behind TeX
+    spacing or text ("18 (19)", "18 [19]", "18 \\, 19", "18 \\text{ and } 19"), or
+    asked rather than answered ("18?"): a reader that takes the first number sees the
+    gold."""
+    g, w = r.gold, r.wrong
+    if choice_letter(g) is not None:  # "B \\text{ and } C", "B?": two options, or a doubt
+        return [
+            Variant("alternative_beside", True, f"{form!r} for {g}", r.with_answer(form))
+            for form in (f"{g} \\text{{ and }} {w}", f"{g} \\, {w}", f"{g}?")
+        ]
+    if not re.fullmatch(r"-?\d+(\.\d+)?", g):
+        return []  # "\\frac{2}{3} (\\frac{3}{3})" is a product, equal to the gold
+    forms = (f"{g} ({w})", f"{g} [{w}]", f"{g} \\, {w}", f"{g} \\text{{ and }} {w}", f"{g}?")
+    return [
+        Variant("alternative_beside", True, f"{form!r} for {g}", r.with_answer(form))
+        for form in forms
+    ]
+
+
+@_needs_span
 def tag_candidates(r: _Row) -> list[Variant]:
     """The answer form lists several values, the gold among them."""
     if "," in r.gold or choice_letter(r.gold):
@@ -467,6 +488,7 @@ HACKS: tuple[Callable[[_Row], list[Variant]], ...] = (
     choice_mention,
     unicode_minus,
     glued_factor,
+    alternative_beside,
     tag_candidates,
     tag_no_answer,
     two_answers,

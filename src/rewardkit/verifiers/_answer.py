@@ -677,6 +677,14 @@ def clean_answer(line: str) -> str | None:
     """
     line = _strip_tags(_HOPE.sub("", line[: MAX_ANSWER_CHARS + 100]))
     line = _BOLD.sub(r"\1", line).strip(_OUTER_NOISE)  # "**18** or **20**": both values
+    asked = _SENTENCE_END.search(line)
+    if asked and asked.group().startswith("?"):  # "Answer: 27?": a question, not an answer
+        value = _value_on(line[: asked.start()])
+        return f"{value}\\text{{ ?}}" if value else None
+    return _value_on(line)
+
+
+def _value_on(line: str) -> str | None:
     spans, end = _leading_spans(line)
     if spans:
         return _qualified(_span_value(spans), _first_sentence(line[end:]))[:MAX_ANSWER_CHARS]
@@ -955,6 +963,10 @@ def _tag_values(window: str) -> list[str]:
             break
         if tag.answer is not None and tag.extra["source"] == "answer_tag":
             values.append(tag.answer)
+        elif tag.extra.get("qualified") or tag.extra.get("negated"):
+            # "<answer>7?</answer>", "<answer>at least 7</answer>": a last form that
+            # answers nothing plainly, never an earlier box's support
+            values.append(f"{tag.extra.get('pred', '')}\\text{{ ?}}")
         end = window.rfind("</answer>", 0, end)
     return values
 

@@ -490,7 +490,7 @@ _QUALIFYING = re.compile(  # a hedge, a negation or a bound ("not 6" rules 6 out
     r"|incorrect|false|except|excluding|least|most)\b"
     # a negation however it is spelled: "isn't right", "isnt it", "ain't", "cannot be"
     r"|\b(?:is|are|was|were|ai|do|does|did|ca|wo|could|should|would|must|has|have)n['’]?t\b"
-    r"|\b(?:cannot|nope)\b"
+    r"|\b(?:cannot|nope)\b|\?"  # "27?": asked, not answered
     r"|\band\s+(?:up|above|below|over|more|less|(?:a|one)\s+(?:half|third|quarter))\b",
     re.IGNORECASE,
 )
@@ -572,6 +572,9 @@ def factor_first(words: str) -> bool:
 
 _FACTOR_FIRST = re.compile(
     r"[ \t]{0,3}(?:[²³¹⁰⁴-⁹√∞]|μ(?![A-Za-z])|(?!μ)[\u0370-\u03ff]"
+    # the same in LaTeX: "27\pi", "5 \sqrt{2}", "3\theta", "2\infty"
+    r"|\\(?:pi|sqrt|infty|theta|alpha|beta|gamma|delta|phi|varphi|omega|lambda|mu|sigma|tau)"
+    r"(?![A-Za-z])"
     # a letter alone: then the end, a digit, an operator or a clause's end ("M&Ms",
     # "S'mores": a word)
     r"|(?![mgshl](?![^\W\d_]))[A-Za-z](?=[ \t]{0,3}(?:$|[\d.,;:!?()\[\]{}+\-*/=^<>])))"
@@ -583,6 +586,7 @@ _FACTOR_FIRST = re.compile(
 _NUMERIC_TOWER = re.compile(r"\^\{?\d+\^")
 _BIG_EXPONENT = re.compile(r"\^\{?(\d{5,})")
 _BIG_FACTORIAL = re.compile(r"\d{5,}!")
+_NESTED_FACTORIAL = re.compile(r"!\s{0,3}(?:[)}\]]\s{0,3}){0,4}!")
 
 
 def guard_reason(norm: str) -> str | None:
@@ -595,6 +599,8 @@ def guard_reason(norm: str) -> str | None:
         return "exponent tower"
     big = _BIG_EXPONENT.search(norm)
     if (big and int(big.group(1)) > MAX_EXPONENT) or _BIG_FACTORIAL.search(norm):
+        return "huge number"
+    if _NESTED_FACTORIAL.search(norm):  # "27!!", "(5!)!": sympy computes (27!)!
         return "huge number"
     return None
 

@@ -104,12 +104,18 @@ _STATED_FORMS = (_STATED, _BOXED, _TAGGED)
 _LONE_LINE = re.compile(r"[\(\[]?(?P<letter>[A-Ja-j])[\)\]]?\.?")  # "c" too
 # another letter listed after the one read: "A, B", "C or D", "C (or D)", "(C)(D)", "**C** or **D**"
 # (not a word: "C. A photon...", "C I think" are prose)
+_TEX_GAP = r"(?:[ \t]|~|\\[,;:!> ]|\\q?quad(?![A-Za-z]))"  # TeX's spaces: "C \, D"
 _LISTED_AFTER = re.compile(  # "C vs D", "C oder D", "C 或 D": "or" in any language too
-    r"(?:\*\*|[}$])?[ \t]{0,3}\(?[ \t]{0,3}(?:[,;/&|+]|\\&|\b(?:and/or|and)\b|(?<![^\W\d_])"
+    r"(?:\*\*|[}$])?"
+    + _TEX_GAP
+    + r"{0,6}\(?[ \t]{0,3}(?:[,;/&|+]|\\&|\b(?:and/or|and)\b|(?<![^\W\d_])"
     + OR_WORD
-    + r")?[ \t]{0,3}"
-    r"(?:\*\*|\$|\\boxed\{|\\text(?:bf)?\{)?[ \t]{0,2}[\(\[]?[A-J][\)\]]?"
+    # "C \text{ and } D": the word in TeX's text
+    + r"|\\text(?:rm)?\{[ \t]{0,3}(?:and/or|and|or)[ \t]{0,3}\})?"
+    + _TEX_GAP
+    + r"{0,6}(?:\*\*|\$|\\boxed\{|\\text(?:bf)?\{)?[ \t]{0,2}[\(\[]?[A-J][\)\]]?"
     r"(?![A-Za-z0-9])(?![ \t]{1,3}[a-z])"
+    r"|[ \t]{0,3}\?"  # "C?": asked, not chosen
 )
 # a marked letter listed just before the one read: "(A) (B) (C)", "**A**, **B**"
 _LISTED_BEFORE = re.compile(

@@ -103,7 +103,7 @@ _VERL_FLEXIBLE = re.compile(r"(\-[0-9.,]+|[0-9,][0-9.,]*|\.[0-9.,]+)")
 # The number is atomic and must not start a calculation ("answer is 5 * 2 = 10").
 _NUMBER = (
     r"((?>-?[ \t]{0,3}(?:\\\$|\$)?[ \t]{0,3}-?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)(?:/[1-9][0-9]*(?![0-9.]))?))"
-    r"(?![ \t]{0,2}(?:[-+/×÷=^]|\*(?!\*(?![ \t]{0,2}[0-9]))))"  # "**18**": bold, "2**3": a power
+    r"(?![ \t]{0,2}(?:[-+/×÷·⋅∙=^]|\*(?!\*(?![ \t]{0,2}[0-9]))))"  # "**18**": bold, "2**3": a power
 )
 # The lookahead first: re tries the lookbehind only where a number can start (4x faster
 # over a tail of braces with no number)
@@ -510,8 +510,13 @@ _LIST_AFTER = re.compile(
     + OR_WORD
     + r"|and\b|to\b|through\b|[-–—~]|&(?:amp;)?)"
     r"[ \t]{0,3}(?:(?:maybe|perhaps|possibly|else)[ \t]{1,3})?(?:\\?\$|\\\()?-?\d"  # any script's digits
-    r"|[ \t]{0,2}(?:[²³+‰‱]|[xX][ \t]{0,2}[0-9])"
+    r"|[ \t]{0,2}(?:[²³+‰‱]|[xX·⋅∙][ \t]{0,2}[0-9])"
     r"|[ \t]{0,3}\([ \t]{0,3}(?:or[ \t]{1,3})?-?\d[\d.,]*[ \t]{0,3}\?"  # "18 (20?)": a doubt
+    # "18 (20)", "18 [20]": another number offered beside it; "18?": a question, no answer
+    r"|[ \t]{0,3}[(\[][ \t]{0,2}(?:\\?\$)?-?\d[\d.,]*(?:\\?\$)?[ \t]{0,2}[)\]]|[ \t]{0,3}\?"
+    # "18 \, 20", "18~20": another number behind TeX's spacing
+    r"|[ \t]{0,3}(?:\\[,;:!> ]|\\q?quad(?![A-Za-z]))(?:[ \t]|\\[,;:!> ]|\\q?quad(?![A-Za-z])){0,5}"
+    r"(?:\\?\$)?-?[0-9][0-9.,/]*(?![0-9.,/]|[-‑]?[A-Za-z])"
     # "18 | 20", "18 \lor 20", "18 \pm 2", "18 ± 2": two values offered, or a range
     r"|[ \t]{0,2}(?:[|±∓]|\\(?:lor|vee|mid|vert|pm|mp)(?![A-Za-z]))"
     # "18 (alt. 20)", "18 (sic: 20)": a word and another number in parentheses after it
@@ -529,8 +534,9 @@ _LIST_AFTER = re.compile(
 # before the number: a bound, a negation, or another value offered as an alternative
 _QUALIFIED_BEFORE = re.compile(
     r"(?:\b(?:not|never)|n[’']t(?:[ \t]+be)?|\b(?:at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
-    r"|between|maybe|perhaps|possibly))"
+    r"|between|maybe|perhaps|possibly|about|approximately|approx\.?|roughly|around|nearly|almost))"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
+    r"|(?:≈|\\approx(?![A-Za-z])|\\sim(?![A-Za-z]))[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"  # "≈27"
     # "18 and 19", "18, to 19"
     r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|to|&(?:amp;)?)[ \t]{1,3}(?:\\?\$)?$"
     # "18/19", "18-19", "18~20", "18 ± 2": in an expression or a range
@@ -561,6 +567,7 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
         return f"{text[max(0, first_digit - 20) : end + 20].strip()}"
     after = text[end : end + 60].split("\n", 1)[0].replace("**", "")  # "**18** or **20**"
     after = _INLINE_MATH.sub("", after)  # "\(18\) oder \(20\)", "$18$ oder $20$": "18 oder 20"
+    after = _TEXT_WORDS.sub(r" \1 ", after)  # "18 \text{ and } 20": "18 and 20"
     words = re.split(r"[.!?;]", after, maxsplit=1)[0]
     if _LIST_AFTER.match(after) or _latex.qualifying_words(words) or _latex.factor_first(after):
         return f"{number} {(words or after).strip()}"  # "18; 20", "18π": never "18 " alone
@@ -611,6 +618,7 @@ def _restated(offered: str | None, number: str) -> bool:
 
 
 _INLINE_MATH = re.compile(r"^[ \t]{0,3}(?:\\\)|\$)")  # the span the number ends
+_TEXT_WORDS = re.compile(r"\\(?:text|mathrm|textrm|mbox)\{([^{}]{0,30})\}")
 # Markup around a number hides nothing: "<b>18</b> or <b>20</b>", "\textbf{18} or
 # \textbf{20}", "*18* or `20`" offer two numbers as plainly as "18 or 20" does
 _MARKUP = re.compile(

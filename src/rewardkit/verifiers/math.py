@@ -113,7 +113,10 @@ class MathVerifier:
         also = extracted.extra.get(ALSO_OFFERED)
         if not also or quick is None or not quick.score:
             return quick
-        # the answer is right: so must be every other final answer offered beside it
+        # the answer is right: so must be every other final answer offered beside it,
+        # plainly ("\\boxed{7} ... Answer: 7?" asks, "at least 7" bounds: no answer)
+        if any(_latex.value_qualifier(value) for value in also):
+            return verdict(False, extracted.answer, hedged=True)
         golds = _gold_answers(ground_truth)
         others = [_quick_verdict(value, golds, _decide) for value in also]
         if any(other is not None and not other.score for other in others):
@@ -160,7 +163,7 @@ class MathVerifier:
             golds = _gold_answers(ground_truth)
             read = _expression_verdict(extracted.answer or "", golds, self.decimals)
             also = extracted.extra.get(ALSO_OFFERED) or ()
-            if read.score and not all(_right(value, golds) for value in also):
+            if read.score and not all(_offered_right(value, golds) for value in also):
                 return verdict(False, read.extra.get("pred"), source="expression", hedged=True)
             return read
         quick = self.quick_check(extracted, ground_truth)
@@ -174,9 +177,15 @@ class MathVerifier:
         if not _right(answer, golds):
             return verdict(False, answer)
         also = extracted.extra.get(ALSO_OFFERED) or ()
-        if not all(_right(value, golds) for value in also):
+        if not all(_offered_right(value, golds) for value in also):
             return verdict(False, answer, hedged=True)  # two final answers, one of them wrong
         return verdict(True, answer)
+
+
+def _offered_right(value: str, golds: tuple[str, ...]) -> bool:
+    """An answer offered beside the final one: right, and plainly stated (not "7?", not
+    "at least 7": math-verify drops such words as a unit)."""
+    return _latex.value_qualifier(value) is None and _right(value, golds)
 
 
 def _right(answer: str, golds: tuple[str, ...]) -> bool:
