@@ -215,6 +215,9 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
         final = _final(response) or response.rstrip().rpartition("Answer: ")[2]
         assert final.startswith(gold) and final != gold
         assert _latex.factor_first(final[len(gold) :]), final
+    elif family == "concluded_otherwise":  # the correct response, closed, then another value
+        assert response.startswith(row["response"].rstrip())
+        assert response.rpartition("</think>")[2].strip().strip("$") == wrong
     elif family == "alternative_beside":  # the gold, then another value or a doubt
         final = _final(response)
         assert final is not None and final.startswith(gold) and final != gold

@@ -193,6 +193,11 @@ MATH_ROWS = [
     # "So, the answer is 150</think>  150", read as the list "150 150" before)
     ("So, the answer is 150</think>  150  ", "150", 1.0, "the line ends at </think>"),
     ("Answer: 27?", "27", 0.0, "a question, not an answer"),
+    # a template-opened thinking (no <think>): a conclusion that is one value answers
+    ("The answer is 150\n</think>\n151", "150", 0.0, "the conclusion is 151"),
+    ("The answer is 150\n</think>\n151", "151", 1.0, "the conclusion is 151"),
+    ("\\boxed{150}</think> 151", "150", 0.0, "the box is in the thinking"),
+    ("The answer is 150\n</think>\nLet me present it properly.", "150", 1.0, "no value after"),
     ("So \\boxed{7}.\n\nAnswer: 7?", "7", 0.0, "the last form asks"),
     ("So \\boxed{7}. <answer>7?</answer>", "7", 0.0, "the last tag asks"),
     ("So \\boxed{7}. <answer>at least 7</answer>", "7", 0.0, "the last tag bounds"),
@@ -333,6 +338,8 @@ GSM8K_ROWS = [
     ("The answer is 18·2", "18", 0.0, "a product with a middle dot"),
     ("The answer is 18 \\pi", "18", 0.0, "a LaTeX factor"),
     ("The answer is 18 (6 × 3)", "18", 1.0, "a calculation in brackets explains it"),
+    ("The answer is 18\n</think>\n19", "18", 0.0, "the conclusion is 19, not the thinking"),
+    ("The answer is 18\n</think>\n19", "19", 1.0, "the conclusion is 19"),
 ]
 
 

@@ -244,6 +244,20 @@ def glued_factor(r: _Row) -> list[Variant]:
     return out
 
 
+def concluded_otherwise(r: _Row) -> list[Variant]:
+    """The whole correct response as a thinking (closed by ``</think>``, opened by the
+    chat template, as R1-style templates do), then a different value as the conclusion:
+    a reader that reads the thinking's answer form sees the gold."""
+    return [
+        Variant("concluded_otherwise", True, f"</think> then {shown}",
+                f"{r.response.rstrip()}\n</think>\n\n{shown}")
+        for shown in ((r.wrong,) if _PLAIN_NUMBER.fullmatch(r.wrong) else ()) + (f"${r.wrong}$",)
+    ]  # fmt: skip
+
+
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
 @_needs_span
 def alternative_beside(r: _Row) -> list[Variant]:
     """The gold with another value beside it in the answer form, in brackets or behind TeX
@@ -489,6 +503,7 @@ HACKS: tuple[Callable[[_Row], list[Variant]], ...] = (
     unicode_minus,
     glued_factor,
     alternative_beside,
+    concluded_otherwise,
     tag_candidates,
     tag_no_answer,
     two_answers,

@@ -249,21 +249,30 @@ def find_answer(
     if offered_alternative(texts[0]):  # "\\boxed{11}\n\nOr \\boxed{10}": two answers
         return Found(None, {"source": None, "hedged": True})
     rules = (_boxed, _final_tag) if mode == "strict" else (_boxed, _final_tag, _lined)
-    for text in texts:
+    fallback = mode == "default" and not no_fallback(texts[0], context)
+    for at, text in enumerate(texts):
         for rule in rules:
             found = rule(text)
             if found is not None:
                 return _unless_offered(_unless_hedged(found, text))
-    if mode == "default" and not no_fallback(texts[0], context):
-        listed = ends_on_list(texts[0])
-        if listed is not None:  # "So $a = 17, 16, 18$.": the candidates are what it gives
-            return Found(listed, {"source": "listed"})
-        bare = _bare_value(texts[0])
-        if bare is not None:  # "</think> 666": the conclusion is the answer, as a tag's is
-            return Found(bare, {"source": "bare"})
+        if at == 0 and fallback and (concluded := _concluding_value(text)) is not None:
+            # before a template-opened thinking is read: "The answer is 150\n</think>\n151"
+            # concludes 151, whatever the thinking said
+            return concluded
+    if fallback:
         found = _unless_offered(_unless_corrected(_unless_alternatives(_expression(texts))))
         return _stated(_unless_qualified(_unless_negated(found)))
     return Found(None, {"source": None})
+
+
+def _concluding_value(conclusion: str) -> Found | None:
+    """A conclusion that is its own answer without a form: a list of candidates ("So $a
+    = 17, 16, 18$."), or one value ("</think> 666"), as a tag's content is."""
+    listed = ends_on_list(conclusion)
+    if listed is not None:
+        return Found(listed, {"source": "listed"})
+    bare = bare_value(conclusion)
+    return None if bare is None else Found(bare, {"source": "bare"})
 
 
 # --- 1. boxes -------------------------------------------------------------------------
@@ -1192,7 +1201,7 @@ _BOUNDED = re.compile(_NEGATION + r"\s{0,3}(?:\\[(\[])?\s{0,3}\$?\s{0,3}$")
 # --- 4. the fallback --------------------------------------------------------------------
 
 
-def _bare_value(text: str) -> str | None:
+def bare_value(text: str) -> str | None:
     """The conclusion's value when the conclusion is that value and nothing else: one
     plain number (``666``, ``-2.5``, ``1/256``), maybe with unit words (``108
     degrees``: no word of doubt or bound, none that changes the value), or one math
@@ -1211,7 +1220,7 @@ def _bare_value(text: str) -> str | None:
 
 def _last_line_value(passage: str) -> str | None:
     """The value of a passage's last line when that line is one value (see
-    :func:`_bare_value`), the line before it is none (``3\\n4``: a list), offers no
+    :func:`bare_value`), the line before it is none (``3\\n4``: a list), offers no
     alternative nor doubt (``So 18 or\\n20``) and ends a sentence or a formula, and the
     passage holds no "answer"."""
     body = passage.strip()
@@ -1227,7 +1236,7 @@ def _last_line_value(passage: str) -> str | None:
 
 
 def _one_value(line: str) -> str | None:
-    """``line``'s value when it is one value and nothing else (see :func:`_bare_value`)."""
+    """``line``'s value when it is one value and nothing else (see :func:`bare_value`)."""
     content = line.strip().rstrip(".").strip()
     if not content or len(content) > MAX_ANSWER_CHARS or _BARE_RELATION.search(content):
         return None

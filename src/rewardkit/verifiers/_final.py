@@ -32,10 +32,11 @@ them and for a new family that does the same:
   </answer>"). A ``####`` in a run of ``#`` or alone on its line before more text is no
   marker (a heading, a separator). Nor does a
   conclusion ending on an example introducer ("like this:") whose form was blanked
-  (:func:`ends_on_example`). A conclusion that holds an answer form, or ends on a list of
-  values (numbers, or expressions in a math span: "So $a = 3s, 2s, 4s$.",
-  :func:`ends_on_list`), is where the response answered: a template-opened thinking is
-  then not read; after an answer, such a list offers other candidates (hedging).
+  (:func:`ends_on_example`). A conclusion that holds an answer form, is one value and
+  nothing else (``</think> 151``), or ends on a list of values (numbers, or expressions
+  in a math span: "So $a = 3s, 2s, 4s$.", :func:`ends_on_list`), is where the response
+  answered: a template-opened thinking is then not read ("The answer is 150 </think>
+  151" answers 151); after an answer, such a list offers other candidates (hedging).
 * **A truncated response has only its explicit answer forms** (box, tag, answer line),
   never a fallback reading of the last number or expression: :func:`is_truncated`
   tells it from ``extra_info`` (``truncated``, ``finish_reason == "length"``,

@@ -101,7 +101,9 @@ _BOXED = re.compile(r"\\boxed\{[ \t]{0,2}(?:\\text(?:bf)?\{)?[ \t]{0,2}" + _LETT
 _BOLD = re.compile(r"\*\*[\(\[]?(?P<letter>[A-J])[\)\]]?[.:]?\*\*")
 _PARENTHESISED = re.compile(r"\((?P<letter>[A-J])\)")
 _STATED_FORMS = (_STATED, _BOXED, _TAGGED)
-_LONE_LINE = re.compile(r"[\(\[]?(?P<letter>[A-Ja-j])[\)\]]?\.?")  # "c" too
+_LONE_LINE = re.compile(  # "c" too; "$C$", "\\(C\\)": the letter in math mode
+    r"(?:\$|\\\()?[\(\[]?(?P<letter>[A-Ja-j])[\)\]]?(?:\$|\\\))?\.?"
+)
 # another letter listed after the one read: "A, B", "C or D", "C (or D)", "(C)(D)", "**C** or **D**"
 # (not a word: "C. A photon...", "C I think" are prose)
 _TEX_GAP = r"(?:[ \t]|~|\\[,;:!> ]|\\q?quad(?![A-Za-z]))"  # TeX's spaces: "C \, D"

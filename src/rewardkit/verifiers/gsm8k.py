@@ -283,10 +283,14 @@ def _auto_read(texts: Sequence[str], context: Context) -> tuple[str | None, bool
     cut = no_fallback(texts[0], context)
     if cut and blank_answer(texts[0]):  # "#### 18 ...\n\nAnswer: ": its last answer is blank
         return None, False  # (a blank last form is one of no_fallback's reasons)
-    for text in texts:
+    for at, text in enumerate(texts):
         answer, hedged = _auto_in(text, fallback=False)
         if answer is not None or hedged:
             return answer, hedged
+        if at == 0 and not cut and (bare := _answer.bare_value(text)) is not None:
+            # before a template-opened thinking is read: "The answer is 150\n</think>\n151"
+            # concludes 151, whatever the thinking said
+            return _last_number(bare), False
     if cut:
         return None, False
     listed = last_match(_MARKED_VALUES, texts[0])
