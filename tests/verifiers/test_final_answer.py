@@ -339,6 +339,9 @@ GSM8K_ROWS = [
     ("The answer is 18 \\pi", "18", 0.0, "a LaTeX factor"),
     ("The answer is 18 (6 × 3)", "18", 1.0, "a calculation in brackets explains it"),
     ("The answer is 18\n</think>\n19", "18", 0.0, "the conclusion is 19, not the thinking"),
+    # a condition makes the answer no plain one
+    ("The answer is 18 if it rains, else 20.", "18", 0.0, "a conditional answer"),
+    ("The answer is 18 unless it rains.", "18", 0.0, "a conditional answer"),
     ("The answer is 18\n</think>\n19", "19", 1.0, "the conclusion is 19"),
 ]
 
@@ -386,6 +389,7 @@ CHOICE_ROWS = [
     ("Answer: B \\, C", "B", 0.0, "two letters behind a thin space"),
     ("Answer: B?", "B", 0.0, "a question"),
     ("\\boxed{B?}", "B", 0.0, "a question in a box"),
+    ("Answer: B\n</think>\n\n$C$", "B", 0.0, "the conclusion after </think> is C"),
 ]
 
 

@@ -487,7 +487,7 @@ _MATH_IN_TAIL = re.compile(r"[0-9+=<>*]")
 _MODULUS = re.compile(r"\bmod(?:ulo)?\s*\d+", re.IGNORECASE)
 _QUALIFYING = re.compile(  # a hedge, a negation or a bound ("not 6" rules 6 out: kept)
     r"\b(?:or|nor|either|maybe|perhaps|possibly|probably|not(?!\s{1,3}\$?-?\d)|never|wrong"
-    r"|incorrect|false|except|excluding|least|most)\b"
+    r"|incorrect|false|except|excluding|least|most|if|unless|otherwise|else)\b"
     # a negation however it is spelled: "isn't right", "isnt it", "ain't", "cannot be"
     r"|\b(?:is|are|was|were|ai|do|does|did|ca|wo|could|should|would|must|has|have)n['’]?t\b"
     r"|\b(?:cannot|nope)\b|\?"  # "27?": asked, not answered
