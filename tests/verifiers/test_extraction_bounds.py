@@ -195,3 +195,20 @@ def test_qualifier_reading_is_bounded(response: str) -> None:
     V.quick_check(V.extract(response), "5")
     GSM8K.check(GSM8K.extract(response), "18")
     assert time.perf_counter() - started < 2.0  # milliseconds here; generous for loaded CI
+
+
+def test_the_passage_math_verify_reads_is_short_and_its_check_fast() -> None:
+    """A collapsing policy that counts: 28,000 characters of numbers, then "so 27". The
+    passage math-verify's extraction reads is the last EXPRESSION_CHARS (its extraction
+    grows faster than the text: 270 ms at 16,000 characters on an idle core)."""
+    from rewardkit.verifiers._answer import EXPRESSION_CHARS
+
+    MATH.check(MATH.extract("So it is $\\frac{1}{2}$."), "\\frac12")  # math-verify loaded
+    response = " ".join(str(i) for i in range(6000)) + " so 27"
+    started = time.perf_counter()
+    extracted = MATH.extract(response)
+    verdict = MATH.check(extracted, "27")
+    assert time.perf_counter() - started < 1.0
+    assert extracted.extra["source"] == "expression"
+    assert extracted.answer is not None and len(extracted.answer) <= EXPRESSION_CHARS
+    assert extracted.answer.endswith("so 27") and verdict.score == 1.0

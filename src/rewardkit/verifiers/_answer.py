@@ -182,9 +182,12 @@ ExtractionMode = Literal["default", "strict"]
 
 LINE_TAIL_CHARS = 4000
 """Answer lines are looked for in this many characters at the end of the final part."""
-EXPRESSION_CHARS = 16_000
+EXPRESSION_CHARS = 4_000
 """The fallback hands math-verify at most this many characters (the end of the final part):
-a whole response, as verl's scorer gives it, for all but the longest."""
+a whole response, as verl's scorer gives it, for all but the longest. Its extraction costs
+more than linear time in the text (a list of 3,000 numbers: 25 ms at 4,000 characters,
+270 ms at 16,000), and on the real-output corpus and its prose slice no verdict differs
+between the two bounds."""
 
 # "Answer: X", "answer is X", "**Answer:** X", "**Final Answer**" (then X on a later line)
 _ANSWER_MARKER = re.compile(
