@@ -193,6 +193,10 @@ MATH_ROWS = [
     # "So, the answer is 150</think>  150", read as the list "150 150" before)
     ("So, the answer is 150</think>  150  ", "150", 1.0, "the line ends at </think>"),
     ("Answer: 27?", "27", 0.0, "a question, not an answer"),
+    ("Answer: half of 27", "27", 0.0, "a fraction of it"),
+    ("Answer: up to 27", "27", 0.0, "a bound"),
+    ("Answer: 27 max", "27", 0.0, "a bound after it"),
+    ("Answer: 27ish", "27", 0.0, "an approximation"),
     # a template-opened thinking (no <think>): a conclusion that is one value answers
     ("The answer is 150\n</think>\n151", "150", 0.0, "the conclusion is 151"),
     ("The answer is 150\n</think>\n151", "151", 1.0, "the conclusion is 151"),
@@ -339,6 +343,17 @@ GSM8K_ROWS = [
     ("The answer is 18 \\pi", "18", 0.0, "a LaTeX factor"),
     ("The answer is 18 (6 × 3)", "18", 1.0, "a calculation in brackets explains it"),
     ("The answer is 18\n</think>\n19", "18", 0.0, "the conclusion is 19, not the thinking"),
+    # a sign, a multiple, a bound or an approximation in words; "left over" is no bound
+    ("The answer is negative 18", "18", 0.0, "a sign in words"),
+    ("The answer is minus 18", "18", 0.0, "a sign in words"),
+    ("The answer is twice 18", "18", 0.0, "a multiple"),
+    ("The answer is half of 18", "18", 0.0, "a fraction of it"),
+    ("The answer is under 18", "18", 0.0, "a bound"),
+    ("The answer is 18 max", "18", 0.0, "a bound after it"),
+    ("The answer is 18ish", "18", 0.0, "an approximation"),
+    ("The answer is 18 (approximately)", "18", 0.0, "an approximation"),
+    ("The answer is 18 \\bmod 5", "18", 0.0, "an expression"),
+    ("Greta has $18$ brownies left over from the day.", "18", 1.0, "'over' after a unit"),
     # a condition makes the answer no plain one
     ("The answer is 18 if it rains, else 20.", "18", 0.0, "a conditional answer"),
     ("The answer is 18 unless it rains.", "18", 0.0, "a conditional answer"),

@@ -711,7 +711,11 @@ def _value_on(line: str) -> str | None:
         value = number.group(1).rstrip(",")
     elif bound := _WORDS_THEN_NUMBER.fullmatch(value):
         words = bound.group(1)
-        if _latex.qualifying_words(words) or words.lower().endswith("between"):  # "at least 5"
+        if (
+            _latex.qualifying_words(words)
+            or _latex.changes_before(words)  # "half of 27", "negative 27"
+            or words.lower().endswith("between")  # "at least 5"
+        ):
             value = f"\\text{{{words} }}{bound.group(2)}"
         elif _is_prose(value):
             return None

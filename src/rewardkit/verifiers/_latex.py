@@ -487,7 +487,9 @@ _MATH_IN_TAIL = re.compile(r"[0-9+=<>*]")
 _MODULUS = re.compile(r"\bmod(?:ulo)?\s*\d+", re.IGNORECASE)
 _QUALIFYING = re.compile(  # a hedge, a negation or a bound ("not 6" rules 6 out: kept)
     r"\b(?:or|nor|either|maybe|perhaps|possibly|probably|not(?!\s{1,3}\$?-?\d)|never|wrong"
-    r"|incorrect|false|except|excluding|least|most|if|unless|otherwise|else)\b"
+    r"|incorrect|false|except|excluding|least|most|if|unless|otherwise|else"
+    # a bound or an approximation after it ("27 max", "27ish", "27 (approximately)")
+    r"|max|min|maximum|minimum|tops|-?ish|approx\w*)\b"
     # a negation however it is spelled: "isn't right", "isnt it", "ain't", "cannot be"
     r"|\b(?:is|are|was|were|ai|do|does|did|ca|wo|could|should|would|must|has|have)n['’]?t\b"
     r"|\b(?:cannot|nope)\b|\?"  # "27?": asked, not answered
@@ -558,6 +560,18 @@ _DIFFERENCE = re.compile(
     r"|" + _WORD + r"(?:\s{1,3}" + _WORD + r")?\s{1,3}" + _COMPARATIVE + r")"
     r"\s{1,3}than\s{1,3}(?!" + _NUMBER_WORDS + r")(?![^A-Za-z\s])[A-Za-z]",
     re.IGNORECASE,
+)
+
+
+def changes_before(words: str) -> bool:
+    """Whether the words right before a value change it or bound it: a sign, a multiple,
+    a bound ("negative 27", "half of 27", "twice 27", "under 27", "up to 27")."""
+    return bool(_CHANGING_BEFORE.search(words))
+
+
+_CHANGING_BEFORE = re.compile(
+    r"(?i)\b(?:negative|minus|twice|double|triple|thrice|half(?:\s+of)?|under|over|below"
+    r"|above|up\s+to)\s*$"
 )
 
 

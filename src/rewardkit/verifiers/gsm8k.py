@@ -538,7 +538,8 @@ _LIST_AFTER = re.compile(
 # before the number: a bound, a negation, or another value offered as an alternative
 _QUALIFIED_BEFORE = re.compile(
     r"(?:\b(?:not|never)|n[’']t(?:[ \t]+be)?|\b(?:at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
-    r"|between|maybe|perhaps|possibly|about|approximately|approx\.?|roughly|around|nearly|almost))"
+    r"|between|maybe|perhaps|possibly|about|approximately|approx\.?|roughly|around|nearly|almost"
+    r"|negative|minus|twice|double|triple|thrice|half[ \t]+of|under|over|below|above))"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
     r"|(?:≈|\\approx(?![A-Za-z])|\\sim(?![A-Za-z]))[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"  # "≈27"
     # "18 and 19", "18, to 19"
@@ -596,7 +597,7 @@ _EXPRESSION_BEFORE = re.compile(
     r"[ \t]{0,3}-?[ \t]{0,3}$"
 )
 _EXPRESSION_AFTER = re.compile(
-    r"[ \t]{0,3}(?:\}[ \t]{0,3}\{|[\^_]|\\(?:times|div|cdot|pm|mp|over)(?![A-Za-z]))"
+    r"[ \t]{0,3}(?:\}[ \t]{0,3}\{|[\^_]|\\(?:times|div|cdot|pm|mp|over|bmod|pmod|mod)(?![A-Za-z]))"
 )
 
 
