@@ -14,19 +14,8 @@ from __future__ import annotations
 
 import pytest
 
+from _support.verifier_rows import check_gsm8k_row, check_math_row
 from rewardkit.verifiers._latex import factor_first
-from rewardkit.verifiers.base import NO_CONTEXT, extract_with
-from rewardkit.verifiers.gsm8k import GSM8KVerifier
-from rewardkit.verifiers.math import MathVerifier
-
-MATH, GSM8K = MathVerifier(), GSM8KVerifier()
-
-
-def _score(verifier, response: str, gold: str) -> float:
-    extracted = extract_with(verifier, response, NO_CONTEXT)
-    quick = verifier.quick_check(extracted, gold)
-    return (quick if quick is not None else verifier.check(extracted, gold)).score
-
 
 # (response, gold, score): the factor keeps the value from being the bare number
 MATH_ROWS = [
@@ -60,7 +49,7 @@ MATH_ROWS = [
 
 @pytest.mark.parametrize(("response", "gold", "score"), MATH_ROWS)
 def test_math_reads_a_factor_as_part_of_the_value(response: str, gold: str, score: float):
-    assert _score(MATH, response, gold) == score
+    check_math_row(gold, response, score, response)
 
 
 @pytest.mark.parametrize(
@@ -76,7 +65,7 @@ def test_math_reads_a_factor_as_part_of_the_value(response: str, gold: str, scor
     ],
 )
 def test_gsm8k_reads_a_factor_as_no_number(response: str, gold: str, score: float):
-    assert _score(GSM8K, response, gold) == score
+    check_gsm8k_row(gold, response, score, response)
 
 
 @pytest.mark.parametrize(
