@@ -115,38 +115,45 @@ async def test_tasks_waiting_together_share_calls_and_each_keeps_its_own_outcome
     assert stats["peak_outstanding"] <= 16
 
 
-async def test_a_linked_task_reports_across_the_network_and_can_be_cut(
+async def test_a_linked_task_reports_with_its_answer_or_early_when_it_stalls(
     write_module: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A linked task's parts cross the network with its answer, every one, in order; a
+    task quiet for its link's ``stall_s`` after a report answers early with its parts so
+    far (no polling), its later parts follow as they come, and a cut reaches it."""
     module, folder = _importable(write_module, monkeypatch, "ray_stepper", STEPPER)
     pool = RayWorkerPool(2, options=_reaching(folder))
     await pool.start()
     try:
         whole: list[Any] = []
-        answer = await pool.run(module.steps, 5, 0.01, timeout=10, link=TaskLink(whole.append))
+        steady = TaskLink(whole.append, stall_s=5.0)
+        answer = await pool.run(module.steps, 5, 0.01, timeout=10, link=steady)
         assert answer == ("done", 5)
         assert whole == [("step", i) for i in range(5)]  # every part, once, in order
 
         parts: list[Any] = []
-        link = TaskLink(parts.append)
-        running = asyncio.ensure_future(pool.run(module.steps, 400, 0.02, timeout=30, link=link))
+        link = TaskLink(parts.append, stall_s=0.1)
+        running = asyncio.ensure_future(pool.run(module.steps, 400, 0.3, timeout=60, link=link))
         started = time.perf_counter()
-        while len(parts) < 3 and time.perf_counter() - started < 10:
-            await asyncio.sleep(0.01)  # the polls bring the parts while the task runs
-        assert parts and not running.done()
+        while len(parts) < 2 and time.perf_counter() - started < 10:
+            await asyncio.sleep(0.01)  # the early answer, then what the follow-up brings
+        assert len(parts) >= 2 and not running.done()
+        assert link.last_part_at is not None
         link.cut()
         kind, step = await asyncio.wait_for(running, 10)
+        stats = dict(pool.stats)
     finally:
         await pool.close()
     assert kind == "cut" and step < 399
     assert parts == [("step", i) for i in range(step + 1)]
+    assert stats["calls"] == 2  # one call each: the stalled task's parts came without polls
 
 
-async def test_a_linked_task_waiting_behind_a_cut_one_is_recalled_and_runs_after(
+async def test_a_linked_task_waiting_behind_a_stalled_one_is_recalled_and_runs_after(
     write_module: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One actor, two linked tasks: the second waits there behind the first. When the
-    first is cut (its check runs long), the second is given back untouched, and runs once
+    first stalls (its check runs long), the second is given back untouched, and runs once
     the actor is free again: every part of it once, its answer whole."""
     module, folder = _importable(write_module, monkeypatch, "ray_stepper_two", STEPPER)
     pool = RayWorkerPool(1, options=_reaching(folder))
@@ -154,10 +161,12 @@ async def test_a_linked_task_waiting_behind_a_cut_one_is_recalled_and_runs_after
     try:
         first_parts: list[Any] = []
         second_parts: list[Any] = []
-        first_link = TaskLink(first_parts.append)
+        first_link = TaskLink(first_parts.append, stall_s=0.1)
         first = asyncio.ensure_future(pool.run(module.steps, 20, 0.5, timeout=30, link=first_link))
         second = asyncio.ensure_future(
-            pool.run(module.steps, 3, 0.01, timeout=30, link=TaskLink(second_parts.append))
+            pool.run(
+                module.steps, 3, 0.01, timeout=30, link=TaskLink(second_parts.append, stall_s=0.1)
+            )
         )
         started = time.perf_counter()
         while not first_parts and time.perf_counter() - started < 10:

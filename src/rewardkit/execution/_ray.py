@@ -412,7 +412,7 @@ class ActorGroup:
         members, self.members = self.members, []
         if polite is not None:
             await asyncio.gather(
-                *(_bounded(_send(polite, m.handle), _CLOSE_WAIT_S) for m in members),
+                *(bounded(_send(polite, m.handle), _CLOSE_WAIT_S) for m in members),
                 return_exceptions=True,
             )
         for member in members:
@@ -548,7 +548,7 @@ class ActorGroup:
         ray = import_ray()
         handle = self._spawn_handle()
         try:
-            info = await _bounded(_send(self._ready, handle), self._start_timeout)
+            info = await bounded(_send(self._ready, handle), self._start_timeout)
         except TimeoutError:
             _kill(handle)
             raise RewardkitError(
@@ -658,7 +658,7 @@ class ActorGroup:
         time (one slow answer proves nothing: a loaded node)."""
         ray = import_ray()
         try:
-            await _bounded(handle.__ray_ready__.remote(), _PROBE_EVERY_S * 5)
+            await bounded(handle.__ray_ready__.remote(), _PROBE_EVERY_S * 5)
         except TimeoutError:
             return False
         except ray.exceptions.RayError as exc:
@@ -668,7 +668,7 @@ class ActorGroup:
     async def _await(self, ref: Any, guard: float | None) -> Any:
         ray = import_ray()
         try:
-            return await _bounded(ref, guard)
+            return await bounded(ref, guard)
         except ray.exceptions.RayActorError as exc:
             raise _Lost(one_line(exc)) from None
         except ray.exceptions.RayTaskError as exc:  # the actor's method raised: not the row's fault
@@ -694,7 +694,7 @@ def _send(send: Callable[[Any], Any], handle: Any) -> Any:
         ) from exc
 
 
-async def _bounded(ref: Any, limit: float | None) -> Any:
+async def bounded(ref: Any, limit: float | None) -> Any:
     async def wait() -> Any:
         return await ref
 

@@ -24,20 +24,29 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+from rewardkit.execution._board import Board
+
 CUT = "rewardkit: cut"
 """What the pool sends a running task to ask it to stop early (``pool.TaskLink.cut``):
 read by :func:`cut_asked`, or, when the task had already finished, skipped."""
 
 _current: Connection | None = None  # the pipe of the task running now (report, cut_asked)
+_board: Board | None = None  # where report pins its parts (the pool sends it first thing)
 _stopping = False  # the pool's stop arrived while a task asked for a cut: end after it
 
 
 def report(part: Any) -> bool:
-    """Send ``part`` to the running task's caller now (``pool.TaskLink.on_part``), ahead
-    of its reply; whether it was sent (not outside a worker: a task called in-process)."""
+    """Hand ``part`` to the running task's caller (``pool.TaskLink.on_part``), ahead of
+    its reply; whether it was handed (not outside a worker: a task called in-process).
+
+    It is pinned on the worker's board (:mod:`rewardkit.execution._board`), where the
+    caller reads it when it looks: no message, no wake-up. A board that is full sends it
+    through the pipe instead (the pool reads the board first: the order stands)."""
     if _current is None:
         return False
-    _current.send_bytes(bytes(ForkingPickler.dumps((None, part))))
+    payload = bytes(ForkingPickler.dumps(part))
+    if _board is None or not _board.pin(payload):
+        _current.send_bytes(bytes(ForkingPickler.dumps((None, part))))
     return True
 
 
@@ -69,6 +78,7 @@ def worker_main(conn: Connection, memory_mb: int | None) -> None:
     # Ctrl-C reaches the whole process group; the parent decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _stdout_to_stderr()
+    _take_board(conn)
     if memory_mb:
         limit = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -144,8 +154,19 @@ def exit_status(pid: int) -> int | None:
         return None
 
 
+def _take_board(conn: Connection) -> None:
+    """Map the board the pool sends before any task (its descriptor, over the socket)."""
+    global _board
+    fd = reduction.recv_handle(conn)
+    try:
+        _board = Board(fd)
+    finally:
+        os.close(fd)
+
+
 def _serve(conn: Connection) -> None:
     global _current
+    serial = 0  # the pool counts the tasks it sends this worker the same way
     while not _stopping:
         try:
             task = conn.recv()
@@ -155,6 +176,9 @@ def _serve(conn: Connection) -> None:
             return
         if isinstance(task, str) and task == CUT:
             continue  # for a task that finished before the cut arrived
+        serial += 1
+        if _board is not None:
+            _board.begin(serial)
         _current = conn
         try:
             reply = _reply(task)

@@ -40,6 +40,7 @@ import signal
 import struct
 import sys
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from multiprocessing import reduction, spawn
@@ -49,6 +50,7 @@ from typing import Any
 
 from rewardkit._fair import fair_share, requester
 from rewardkit.errors import ScorerError, ScorerTimeout, WorkerCrashed
+from rewardkit.execution._board import Board
 from rewardkit.execution._worker import (
     CUT,
     exit_status,
@@ -157,17 +159,34 @@ class _Frames:
 class TaskLink:
     """A running task's line to its caller (``pool.run(..., link=TaskLink(on_part))``).
 
-    What the task sends with :func:`rewardkit.execution._worker.report` reaches
-    ``on_part`` as it is sent, on the event loop, before the task's reply; :meth:`cut`
-    asks the task to stop early, which it sees when it calls
-    :func:`rewardkit.execution._worker.cut_asked` (a task that never asks finishes as
-    usual). A spread task reports each row it finishes, so that a slow check holds no
-    other row (:mod:`rewardkit.scoring.spread`).
+    What the task reports with :func:`rewardkit.execution._worker.report` reaches
+    ``on_part``, in order, every part before the task's reply: the worker pins its parts
+    on a board the pool reads when someone looks (:mod:`rewardkit.execution._board`),
+    that is when the caller calls :meth:`collect` (on its own timer) and, at the latest,
+    just before the reply is handed on. ``last_part_at`` tells when the latest part handed
+    on was written (``time.monotonic()`` of this process), so that the caller knows how
+    long the task has been quiet. :meth:`cut` asks the task to stop early, which it sees
+    when it calls :func:`rewardkit.execution._worker.cut_asked` (a task that never asks
+    finishes as usual). A spread task reports before each check, so that a slow check
+    holds no other row (:mod:`rewardkit.scoring.spread`).
+
+    ``stall_s``: for a task on Ray, whose parts only cross the network when they are
+    needed: its actor answers the call early, with the parts so far, once the task has
+    reported and then been quiet this long (:class:`~rewardkit.execution.ray_pool.RayWorkerPool`).
+    A local pool ignores it (its caller looks itself). ``raw``: each part is handed on
+    pickled (bytes), as the actor passes them on to its driver.
     """
 
-    def __init__(self, on_part: Callable[[Any], None]) -> None:
+    def __init__(
+        self, on_part: Callable[[Any], None], *, stall_s: float | None = None, raw: bool = False
+    ) -> None:
         self.on_part = on_part
+        self.stall_s = stall_s
+        self.raw = raw
+        self.last_part_at: float | None = None
         self._conn: Connection | None = None  # set while a worker runs the task
+        self._board: tuple[Board, int] | None = None  # that worker's board, the task's serial
+        self._read_at = 0  # where the board's next record starts
         # set while a remote actor runs the task (RayWorkerPool): how to reach it
         self.cut_by: Callable[[], None] | None = None
         self.cut_sent = False
@@ -176,6 +195,21 @@ class TaskLink:
     def running(self) -> bool:
         """Whether a worker of this process's pool runs the task now."""
         return self._conn is not None
+
+    def collect(self) -> int:
+        """Hand on the parts the task wrote since the last look; how many."""
+        if self._board is None:
+            return 0
+        board, serial = self._board
+        records, self._read_at = board.read(serial, self._read_at)
+        for payload, written_at in records:
+            self.hand_on(payload if self.raw else pickle.loads(payload), written_at)
+        return len(records)
+
+    def hand_on(self, part: Any, written_at: float) -> None:
+        """Give ``part`` (written at ``written_at``, this process's monotonic clock) to ``on_part``."""
+        self.last_part_at = written_at
+        self.on_part(part)
 
     def cut(self) -> None:
         """Ask the task to stop at its next :func:`~rewardkit.execution._worker.cut_asked`
@@ -375,10 +409,23 @@ class _Worker:
                 self.process.start()
             child.close()  # so that the worker's death reads as EOF on our end
             self.conn = parent
+        self.board = self._hand_board()
+        self.serial = 0  # tasks sent: the worker counts them too (its board's records)
         self.tasks_done = 0
         self.cold = False  # forked without the warm-ups while a zygote runs them
         self.retire = False  # cold, and the zygote is ready: swap it when it is free
         self.reply: asyncio.Future[tuple[bool, Any]] | None = None  # the task in flight
+
+    def _hand_board(self) -> Board:
+        """A board for the worker's reports, its descriptor sent before any task."""
+        board, fd = Board.create()
+        try:
+            reduction.send_handle(self.conn, fd, self.process.pid)
+        except OSError:  # it died at once: the first task finds out
+            pass
+        finally:
+            os.close(fd)
+        return board
 
     def kill(self) -> None:
         """SIGKILL the worker and every process below it: a user function's children, and
@@ -727,6 +774,7 @@ class WorkerPool:
         # larger than its buffer fails with EAGAIN: send blocking, off the loop when large
         # (the worker is idle, so it reads at once).
         os.set_blocking(fd, True)
+        worker.serial += 1
         try:
             if len(payload) <= _INLINE_SEND_BYTES:
                 worker.conn.send_bytes(payload)
@@ -755,12 +803,17 @@ class WorkerPool:
             for message in frames.feed(data):
                 try:
                     answer = pickle.loads(message)
+                    if link is not None:  # its reports first, in the order written
+                        link.collect()
+                        if answer[0] is None:  # one its board had no room for: (None, part)
+                            part = answer[1]
+                            link.hand_on(
+                                ForkingPickler.dumps(part) if link.raw else part, time.monotonic()
+                            )
                 except Exception as exc:
                     reply.set_exception(WorkerCrashed(f"unreadable reply from a worker: {exc}"))
                     return
-                if answer[0] is None:  # a progress report: (None, part)
-                    if link is not None:
-                        link.on_part(answer[1])
+                if answer[0] is None:
                     continue
                 reply.set_result(answer)
                 return
@@ -783,14 +836,16 @@ class WorkerPool:
         loop.add_reader(fd, on_readable)
         loop.add_reader(worker.process.sentinel, on_exit)
         if link is not None:
-            link._conn = worker.conn
+            link._conn, link._board, link._read_at = worker.conn, (worker.board, worker.serial), 0
         try:
             return await asyncio.wait_for(reply, timeout)
         except TimeoutError:
             raise ScorerTimeout(f"timed out after {timeout:g}s") from None
         finally:
             if link is not None:
-                link._conn = None
+                with contextlib.suppress(Exception):  # a failed task: what it reported first
+                    link.collect()
+                link._conn = link._board = None
             loop.remove_reader(fd)
             loop.remove_reader(worker.process.sentinel)
 

@@ -13,9 +13,13 @@ to one actor: back-pressure, and an actor that never idles waiting for its next 
 A remote call costs the driver several times a small task's work, so the tasks waiting
 for room go together, up to ``reward.ray.max_tasks_per_call`` in one call (``run_many``);
 each keeps its own timeout, failure and answer. A task with a
-:class:`~rewardkit.execution.pool.TaskLink` (a spread task) rides alone, has its actor to
-itself, and its parts are polled from the actor while it runs, all of them handed on
-before its answer.
+:class:`~rewardkit.execution.pool.TaskLink` (a spread task) rides alone and has half its
+actor's room (one runs, the next waits there). Its parts stay on the actor until they are
+needed: they come with its answer, or, once the task has reported and then been quiet
+for the link's ``stall_s`` (a check runs long), the actor answers early with the parts so
+far, gives back the linked tasks waiting behind it, and the driver follows the task up
+(``follow``) while the actor takes no new work. No polling: a spread task that ends in
+time costs one call.
 
 An actor that dies (its node lost, killed for memory, ``ray.kill``) costs time, not
 rows: its in-flight tasks are retried once on another actor (``stats["retried"]``) and
@@ -40,6 +44,7 @@ import itertools
 import os
 import pickle
 import signal
+import time
 from collections import deque
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,8 +57,10 @@ from rewardkit.execution._ray import (
     ActorSpec,
     acquire_ray,
     actor_runtime_env,
+    bounded,
     check_capacity,
     import_ray,
+    one_line,
     release_ray,
     start_actors,
     stop_actors,
@@ -81,14 +88,40 @@ event loop answers at once, however long its tasks run)."""
 # is the transfer, and a few large rows would otherwise ride in one call, on one actor.
 _CALL_BYTES = 1 << 20
 
-# How often the driver asks actors for the progress of the linked tasks they run.
-_POLL_S = 0.04
+# How often an actor looks at a stalled linked task's board while the driver follows it.
+_LOOK_S = 0.02
+# A link without ``stall_s``: its task never answers early.
+_NEVER_S = 1e9
+# How long an actor keeps the answer of a stalled task nobody followed (its caller left).
+_FORGET_S = 600.0
 
-_Wire = tuple[bytes, float, "Hashable | None", "int | None"]
-"""A task as a call carries it: (pickled ``(fn, args)``, its timeout, its affinity, the
-key of its link or None)."""
-_Answer = tuple[str, Any, "list[Any] | None"]
-"""A task's answer: (kind, value, every part its link received, or None without a link)."""
+_LinkWire = tuple[int, float] | None
+"""A linked task's key and ``TaskLink.stall_s``, or None for a task without a link."""
+_Wire = tuple[bytes, float, "Hashable | None", _LinkWire]
+"""A task as a call carries it: (pickled ``(fn, args)``, its timeout, its affinity, its link)."""
+_Answer = tuple[str, Any, "list[bytes] | None"]
+"""A task's answer: (kind, value, the parts its link received, pickled, or None without a
+link). A linked task may answer ``("stalled", quiet for, parts so far)`` first: it
+reported, then was quiet for its ``stall_s``; the driver follows it up (``follow``)."""
+
+
+@dataclass(eq=False, slots=True)
+class _Linked:
+    """A linked task on its actor: its link, the parts it reported (pickled), its run."""
+
+    link: TaskLink
+    parts: list[bytes]
+    job: asyncio.Future[tuple[str, Any]]
+    stalled: bool = False  # answered "stalled": the driver follows it up
+    ended: float | None = None  # when its run ended (time.monotonic)
+
+    def __post_init__(self) -> None:
+        self.job.add_done_callback(lambda _: setattr(self, "ended", time.monotonic()))
+
+    def quiet(self) -> float | None:
+        """Seconds since its latest part was written; None before its first."""
+        last = self.link.last_part_at
+        return None if last is None else time.monotonic() - last
 
 
 # ---------------------------------------------------------------------- scoring actors
@@ -104,9 +137,7 @@ class _ScoringActor:
         self._preload = preload
         self._warm = warm
         self._pool: WorkerPool | None = None
-        self._links: dict[int, tuple[TaskLink, list[Any]]] = {}  # running linked tasks
-        self._waiting: dict[int, asyncio.Task[Any]] = {}  # linked tasks' own asyncio tasks
-        self._recalled: set[int] = set()
+        self._linked: dict[int, _Linked] = {}  # linked tasks here: waiting, running, stalled
 
     async def start(self) -> dict[str, Any]:
         import ray
@@ -125,59 +156,89 @@ class _ScoringActor:
         RayTaskErrors, so one task's failure is that task's alone."""
         return list(await asyncio.gather(*(self._one(*task) for task in tasks)))
 
-    async def progress(self, since: dict[int, int], cuts: list[int]) -> dict[int, list[Any]]:
-        """Cut the linked tasks keyed in ``cuts``; the parts each task keyed in ``since``
-        received past the count given (the driver's :meth:`RayWorkerPool._feed`)."""
-        for key in cuts:
-            if key in self._links:
-                self._links[key][0].cut()
-        return {key: self._links[key][1][n:] for key, n in since.items() if key in self._links}
+    async def follow(self, key: int, seen: int) -> _Answer:
+        """The rest of a linked task answered ``"stalled"``: ``("more", quiet for, parts
+        past the ``seen`` first)`` as soon as it reports again (its check ended), else its
+        answer once it ends, with the parts past ``seen``."""
+        linked = self._linked.get(key)
+        if linked is None:
+            return "crashed", "the actor no longer knows this task", []
+        while not linked.job.done():
+            await asyncio.wait({linked.job}, timeout=_LOOK_S)
+            linked.link.collect()
+            if len(linked.parts) > seen:
+                return "more", linked.quiet(), linked.parts[seen:]
+        self._linked.pop(key, None)
+        kind, value = linked.job.result()
+        return kind, value, linked.parts[seen:]
 
-    async def recall(self, keys: list[int]) -> None:
-        """Give back the linked tasks keyed in ``keys`` that have not started: each answers
-        ("recalled", ...) and the driver sends it to another actor."""
-        for key in keys:
-            waiting, (link, parts) = self._waiting.get(key), self._links.get(key, (None, None))
-            if waiting is None or link is None or link.running or parts or key in self._recalled:
-                continue
-            self._recalled.add(key)
-            waiting.cancel()
+    async def cut(self, key: int) -> None:
+        """Ask the linked task keyed ``key`` to stop at its next check (``TaskLink.cut``)."""
+        linked = self._linked.get(key)
+        if linked is not None:
+            linked.link.cut()
 
     async def _one(
-        self, blob: bytes, timeout: float, affinity: Hashable | None, key: int | None
+        self, blob: bytes, timeout: float, affinity: Hashable | None, link: _LinkWire
     ) -> _Answer:
-        assert self._pool is not None
-        parts: list[Any] | None = None
-        link = None
-        if key is not None:
-            parts = []
-            link = TaskLink(parts.append)
-            self._links[key] = (link, parts)
-            current = asyncio.current_task()
-            assert current is not None
-            self._waiting[key] = current
+        if link is None:
+            return (*await self._answer(blob, timeout, affinity, None), None)
+        key, stall_s = link
+        self._forget_finished()
+        parts: list[bytes] = []
+        task_link = TaskLink(parts.append, raw=True)  # the driver unpickles them
+        job = asyncio.ensure_future(self._answer(blob, timeout, affinity, task_link))
+        linked = self._linked[key] = _Linked(task_link, parts, job)
         try:
-            value = await self._pool.run(
+            while not job.done():  # its reports stay on the board until it is quiet too long
+                quiet = linked.quiet()
+                wait = stall_s if quiet is None else stall_s - quiet
+                await asyncio.wait({job}, timeout=max(wait, _LOOK_S))
+                task_link.collect()
+                quiet = linked.quiet()
+                if not job.done() and quiet is not None and quiet >= stall_s:
+                    linked.stalled = True  # the driver follows it up (follow)
+                    self._recall_waiting()
+                    return "stalled", quiet, parts[:]
+        except asyncio.CancelledError:  # the call was cancelled: so is the task
+            job.cancel()
+            self._linked.pop(key, None)
+            raise
+        self._linked.pop(key, None)
+        if job.cancelled():  # recalled: it waited behind a stalled task
+            return "recalled", None, None
+        kind, value = job.result()
+        return kind, value, parts
+
+    async def _answer(
+        self, blob: bytes, timeout: float, affinity: Hashable | None, link: TaskLink | None
+    ) -> tuple[str, Any]:
+        assert self._pool is not None
+        try:
+            return "ok", await self._pool.run(
                 _in_worker, blob, timeout=timeout, affinity=affinity, link=link
             )
-            return "ok", value, parts
-        except asyncio.CancelledError:
-            if key is None or key not in self._recalled:
-                raise
-            if parts:  # it had started after all: its reported rows stand, the rest fails
-                return "crashed", "recalled from a stalled actor after it started", parts
-            return "recalled", None, None
         except ScorerTimeout as exc:
-            return "timeout", str(exc), parts
+            return "timeout", str(exc)
         except WorkerCrashed as exc:
-            return "crashed", str(exc), parts
+            return "crashed", str(exc)
         except ScorerError as exc:
-            return "error", str(exc), parts
-        finally:
-            if key is not None:
-                self._links.pop(key, None)
-                self._waiting.pop(key, None)
-                self._recalled.discard(key)
+            return "error", str(exc)
+
+    def _recall_waiting(self) -> None:
+        """A linked task's check runs long: give back the linked tasks waiting behind it
+        that have not started (each answers "recalled"; the driver sends it elsewhere)."""
+        for linked in self._linked.values():
+            if not (linked.stalled or linked.link.running or linked.parts or linked.job.done()):
+                linked.job.cancel()
+
+    def _forget_finished(self) -> None:
+        """Drop stalled tasks that ended long ago and were never followed (their caller
+        went away)."""
+        now = time.monotonic()
+        for key, linked in list(self._linked.items()):
+            if linked.ended is not None and now - linked.ended > _FORGET_S:
+                del self._linked[key]
 
     def warming(self) -> bool:
         """Whether this actor's process still starts or waits for its warm-ups."""
@@ -218,7 +279,6 @@ class _Call:
     member: Any  # the actor it went to first (ActorGroup's member)
     sent: asyncio.Future[None] | None = None
     handle: Any = None  # the actor it went to (the last, when retried)
-    blocked: bool = False  # its actor takes no new work while a check of it runs long
 
 
 @dataclass(eq=False, slots=True)
@@ -230,7 +290,6 @@ class _Task:
     call: _Call | None = field(default=None)
     link: TaskLink | None = None
     fed: int = 0  # parts handed to ``link.on_part`` so far
-    cuts: bool = False  # its link asked for a cut the actor has not been told of
 
 
 def _weight(tasks: list[_Task], cap: int) -> int:
@@ -248,6 +307,13 @@ async def _quietly(ref: Any) -> None:
     """Await a call whose answer nobody needs (a dead actor's call tells the same)."""
     with contextlib.suppress(Exception):
         await asyncio.wait_for(_awaited(ref), _SLACK_S)
+
+
+def _lost_after_parts(exc: BaseException) -> str:
+    return (
+        f"the actor died or stopped answering ({one_line(exc)}) after the task had reported "
+        "progress (not run again)"
+    )
 
 
 def _settle(answer: asyncio.Future[Any], exc: BaseException) -> None:
@@ -295,9 +361,8 @@ class RayWorkerPool:
         self._pump: asyncio.Future[None] | None = None
         self._gather = asyncio.Event()  # wakes a pump that lets tasks gather
         self._keys = itertools.count()  # linked tasks' keys
-        self._linked: set[_Task] = set()  # linked tasks in flight
-        self._poller: asyncio.Future[None] | None = None
-        self._asking: set[asyncio.Future[None]] = set()  # progress calls carrying a cut
+        self._following: set[asyncio.Future[None]] = set()  # stalled linked tasks, followed
+        self._asking: set[asyncio.Future[None]] = set()  # cut calls on their way
         # calls: remote calls sent (each carries one or more tasks); recalled: linked tasks
         # given back by an actor whose running task's check ran long, and sent elsewhere.
         self.stats: dict[str, int] = {
@@ -338,6 +403,8 @@ class RayWorkerPool:
         """Stop the actors (their scoring processes first); disconnect from a Ray we started."""
         self._closed = True
         self._gather.set()  # a pump letting tasks gather finds the group closed
+        for following in list(self._following):
+            following.cancel()
         group, self._group = self._group, None
         leased, self._leased = self._leased, False
         await stop_actors(group, leased=leased)
@@ -354,10 +421,10 @@ class RayWorkerPool:
 
         ``affinity`` reaches the actor's own process pool (Ray picks the actor).
         ``link``: as for WorkerPool.run, across the network: its parts reach ``on_part``
-        (polled every few hundredths of a second, all of them before the task's answer)
-        and ``cut`` reaches the task. A linked task rides in a call of its own, has its
-        actor to itself, and is not retried on another actor once a part of it has been
-        handed on."""
+        with the task's answer, or earlier once it has been quiet for ``link.stall_s``
+        after a report (see the module), and ``cut`` reaches the task. A linked task
+        rides in a call of its own and is not retried on another actor once a part of it
+        has been handed on."""
         if self._closed or self._group is None:
             raise ScorerError(
                 "the worker pool is closed" if self._closed else "the worker pool is not started"
@@ -369,9 +436,9 @@ class RayWorkerPool:
             raise ScorerError(
                 f"cannot send the task to a Ray actor: {type(exc).__name__}: {exc}"
             ) from exc
-        key = None if link is None else next(self._keys)
+        wired = None if link is None else (next(self._keys), link.stall_s or _NEVER_S)
         task = _Task(
-            (blob, timeout, affinity, key), asyncio.get_running_loop().create_future(), link=link
+            (blob, timeout, affinity, wired), asyncio.get_running_loop().create_future(), link=link
         )
         task.answer.add_done_callback(lambda _: self._dropped(task))
         self._queue.append(task)
@@ -476,11 +543,8 @@ class RayWorkerPool:
             return handle.run_many.remote(wire)
 
         for task in linked:
-            self._linked.add(task)
             assert task.link is not None
             task.link.cut_by = functools.partial(self._cut, task)
-        if linked and self._poller is None:
-            self._poller = asyncio.ensure_future(self._polling())
         try:
             answers = await group.call(
                 send,
@@ -498,12 +562,6 @@ class RayWorkerPool:
                 raise
             return
         finally:
-            for task in linked:
-                self._linked.discard(task)
-                assert task.link is not None
-                task.link.cut_by = None
-            if call.blocked:
-                group.block(call.member, False)
             self._gather.set()  # its actor has room again: the pump looks
         for task, (kind, value, parts) in zip(call.tasks, answers, strict=True):
             if task.answer.done():
@@ -516,69 +574,64 @@ class RayWorkerPool:
                     self._pump = asyncio.ensure_future(self._pumping(group))
                 continue
             if parts is not None:
-                self._feed(task, 0, parts)  # whatever the polls had not brought
-            task.answer.set_result((kind, value))
+                self._feed(task, parts, quiet=value if kind == "stalled" else 0.0)
+            if kind == "stalled":  # its check runs long: its actor takes no work meanwhile
+                following = asyncio.ensure_future(self._follow(group, call, task))
+                self._following.add(following)
+                following.add_done_callback(self._following.discard)
+                continue
+            self._settled(task, kind, value)
 
     # ------------------------------------------------------------------ links
 
-    def _feed(self, task: _Task, start: int, parts: list[Any]) -> None:
-        """Hand ``task``'s parts ``start``... to its link, each once, in order."""
+    def _settled(self, task: _Task, kind: str, value: Any) -> None:
+        if task.link is not None:
+            task.link.cut_by = None
+        if not task.answer.done():
+            task.answer.set_result((kind, value))
+
+    def _feed(self, task: _Task, parts: list[bytes], quiet: float) -> None:
+        """Hand ``task``'s new parts to its link, in order; the last was written ``quiet``
+        seconds ago (on the actor's clock, whose time is not ours)."""
         if task.link is None or task.answer.done():
             return
-        for part in parts[max(0, task.fed - start) :]:
+        written_at = time.monotonic() - quiet
+        for part in parts:
             task.fed += 1
-            task.link.on_part(part)
+            task.link.hand_on(pickle.loads(part), written_at)
+
+    async def _follow(self, group: ActorGroup, call: _Call, task: _Task) -> None:
+        """A linked task answered "stalled": until it ends, its actor takes no new work,
+        and each part it reports meanwhile is handed on as it comes (``follow``)."""
+        handle = call.handle
+        member = next((m for m in group.members if m.handle is handle), None)
+        if member is not None:
+            group.block(member, True)
+        assert task.wire[3] is not None
+        key, limit = task.wire[3][0], task.wire[1] + _SLACK_S
+        try:
+            while True:
+                try:
+                    kind, value, parts = await bounded(handle.follow.remote(key, task.fed), limit)
+                except Exception as exc:  # the actor died or hangs: its rows reported stand
+                    kind, value, parts = "crashed", _lost_after_parts(exc), []
+                self._feed(task, parts or [], quiet=value if kind == "more" else 0.0)
+                if kind != "more":
+                    self._settled(task, kind, value)
+                    return
+        finally:
+            if member is not None:
+                group.block(member, False)
+            self._gather.set()
 
     def _cut(self, task: _Task) -> None:
-        """``task.link.cut()`` (a check of it runs long): tell its actor now (with a poll of
-        the task's progress); until the task answers, that actor takes no more work, and
-        the linked tasks waiting there that have not started are recalled."""
-        task.cuts = True
+        """``task.link.cut()`` (a check of it runs long): tell its actor."""
         call = task.call
-        if call is None or call.handle is None:
-            return
-        handle = call.handle
-        waiting = [
-            t.wire[3]
-            for t in self._linked
-            if t is not task and t.call is not None and t.call.handle is handle and t.fed == 0
-        ]
-        group = self._group
-        if group is not None and not call.blocked:
-            call.blocked = True
-            group.block(call.member, True)
-        for ask in (self._ask(handle, [task]), _quietly(handle.recall.remote(waiting))):
-            pending = asyncio.ensure_future(ask)
-            self._asking.add(pending)
-            pending.add_done_callback(self._asking.discard)
-
-    async def _polling(self) -> None:
-        """While linked tasks run: ask their actors for the parts not yet handed on."""
-        try:
-            while self._linked:
-                await asyncio.sleep(_POLL_S)
-                by_actor: dict[Any, list[_Task]] = {}
-                for task in self._linked:
-                    if task.call is not None and task.call.handle is not None:
-                        by_actor.setdefault(task.call.handle, []).append(task)
-                await asyncio.gather(*(self._ask(h, ts) for h, ts in by_actor.items()))
-        finally:
-            self._poller = None
-
-    async def _ask(self, handle: Any, tasks: list[_Task]) -> None:
-        """One progress call to ``handle`` for ``tasks`` (and the cuts asked of them)."""
-        keys = {task.wire[3]: task for task in tasks if task.wire[3] is not None}
-        since = {key: task.fed for key, task in keys.items()}
-        cuts = [key for key, task in keys.items() if task.cuts]
-        for task in tasks:
-            task.cuts = False
-        try:
-            ref = handle.progress.remote(since, cuts)
-            parts = await asyncio.wait_for(_awaited(ref), 10 * _POLL_S + 5)
-        except Exception:  # a dead or slow actor: its call's own answer (or failure) tells
-            return
-        for key, new in parts.items():
-            self._feed(keys[key], since[key], new)
+        if call is None or call.handle is None or task.wire[3] is None:
+            return  # not sent yet: it runs whole, and its caller takes what it still owns
+        asking = asyncio.ensure_future(_quietly(call.handle.cut.remote(task.wire[3][0])))
+        self._asking.add(asking)
+        asking.add_done_callback(self._asking.discard)
 
     def _dropped(self, task: _Task) -> None:
         """A task's caller went away: once no caller of its call is left, cancel the call."""

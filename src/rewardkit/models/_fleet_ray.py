@@ -17,7 +17,6 @@ Imported only when a Ray fleet starts; it imports ray lazily itself.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import sys
@@ -28,7 +27,13 @@ from typing import Any
 
 from rewardkit.config import RayOptions, RewardModelConfig
 from rewardkit.errors import ConfigError
-from rewardkit.execution._ray import actor_runtime_env, check_capacity, import_ray, one_line
+from rewardkit.execution._ray import (
+    actor_runtime_env,
+    bounded,
+    check_capacity,
+    import_ray,
+    one_line,
+)
 from rewardkit.models._engine_process import EngineProcess, SlotError, free_port, log_tail
 
 __all__ = [
@@ -202,7 +207,7 @@ class RaySlot:
             )
         limit = self._options.start_timeout_s
         try:
-            self.info = await _bounded(self.handle.place.remote(self._driver_ip), limit)
+            self.info = await bounded(self.handle.place.remote(self._driver_ip), limit)
         except TimeoutError:
             self.kill_actor()
             raise SlotError(
@@ -220,7 +225,7 @@ class RaySlot:
     async def launch(self, argv: list[str], extra_env: dict[str, str]) -> None:
         ray = import_ray()
         try:
-            self._pid = await _bounded(
+            self._pid = await bounded(
                 self.handle.launch.remote(argv, extra_env, sys.executable), _CALL_TIMEOUT_S
             )
         except (TimeoutError, ray.exceptions.RayError) as exc:
@@ -233,7 +238,7 @@ class RaySlot:
         if self.handle is None:
             return "has no Ray actor"
         try:
-            code = await _bounded(self.handle.poll.remote(), _POLL_TIMEOUT_S)
+            code = await bounded(self.handle.poll.remote(), _POLL_TIMEOUT_S)
         except TimeoutError:
             return None  # a loaded node proves nothing; the health check judges the server
         except ray.exceptions.RayError as exc:
@@ -245,21 +250,21 @@ class RaySlot:
         if self.handle is None:
             return "(its actor is gone, and with it the way to its log)"
         try:
-            return str(await _bounded(self.handle.tail.remote(), _CALL_TIMEOUT_S))
+            return str(await bounded(self.handle.tail.remote(), _CALL_TIMEOUT_S))
         except Exception as exc:
             return f"(cannot read the log: {one_line(exc)})"
 
     async def signal(self, sig: int) -> None:
         if self.handle is not None:
             with contextlib.suppress(Exception):
-                await _bounded(self.handle.signal.remote(sig), _CALL_TIMEOUT_S)
+                await bounded(self.handle.signal.remote(sig), _CALL_TIMEOUT_S)
 
     async def stop(self, grace_s: float) -> None:
         """Stop the engine on its node (SIGTERM, then SIGKILL), then kill the actor."""
         if self.handle is None:
             return
         with contextlib.suppress(Exception):
-            await _bounded(self.handle.stop.remote(grace_s), grace_s + _STOP_EXTRA_S)
+            await bounded(self.handle.stop.remote(grace_s), grace_s + _STOP_EXTRA_S)
         self.kill_actor()  # and were the engine still there, its supervisor takes it down
 
     def pids(self) -> list[int]:
@@ -291,10 +296,3 @@ def _remote_class(ray: Any) -> Any:
     if _REMOTE is None:
         _REMOTE = ray.remote(EngineHost)
     return _REMOTE
-
-
-async def _bounded(ref: Any, limit: float) -> Any:
-    async def wait() -> Any:
-        return await ref
-
-    return await asyncio.wait_for(wait(), limit)

@@ -68,6 +68,7 @@ SPREAD_STALL_S = 0.1
 """A check in a spread task running this long (a math row's takes about 3 ms) hands the
 task's remaining rows to another task at once: a row waits for its own work, never for a
 neighbour's slow check or its timeout."""
+_LOOK_S = 0.02  # how often a cut task's progress is read while it finishes its check
 SPREAD_CHECK_S = 0.25
 """A spread task starts checks only this long (a check of a math row takes about 3 ms):
 past it, the rows it has not checked go to the pool one by one, where requesters share
@@ -88,34 +89,55 @@ class SpreadRow:
 
 class _Progress:
     """What a running spread task has reported (:data:`rewardkit.scoring.tasks.SpreadProgress`):
-    the outcomes of its first rows, the row it checks now, since when."""
+    the outcomes of its first rows, the row it checks now, since when. Its reports wait on
+    the worker's board until it looks (:meth:`look`): a task that ends in time is never
+    looked at before its reply."""
 
     def __init__(self) -> None:
         self.outcomes: list[tasks.SpreadOutcome] = []
         self.checking: int | None = None
         self.first: tuple[Extracted, Verdict | None] | None = None  # that row's first phases
-        self.since = time.perf_counter()
-        self.fed = asyncio.Event()  # set by each report (read once the task is cut)
+        self.link = TaskLink(self.feed, stall_s=SPREAD_STALL_S)
+        self.fed = asyncio.Event()  # set by each report handed on
 
     def feed(self, part: tasks.SpreadProgress) -> None:
         index, outcomes, first = part
         self.outcomes.extend(outcomes)
-        self.checking, self.first, self.since = index, first, time.perf_counter()
+        self.checking, self.first = index, first
         self.fed.set()
+
+    async def wait(self, run: asyncio.Future[Any], timeout: float) -> None:
+        """Wait for the task to end, for a report handed on (on Ray, the actor's early
+        answer brings them) or for ``timeout``; then read the reports written since the
+        last look (a local worker's board)."""
+        self.fed.clear()
+        fed = asyncio.ensure_future(self.fed.wait())
+        try:
+            await asyncio.wait({run, fed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            fed.cancel()
+        if not run.done():
+            self.link.collect()
 
     def stalled(self) -> bool:
         """Whether the check it runs has run :data:`SPREAD_STALL_S` or more."""
-        return self.checking is not None and time.perf_counter() - self.since >= SPREAD_STALL_S
+        since = self.link.last_part_at
+        return (
+            self.checking is not None
+            and since is not None
+            and time.monotonic() - since >= SPREAD_STALL_S
+        )
 
     def wake_in(self) -> float:
         """How long to wait for the task, not cut yet, before looking at its progress again."""
-        if self.checking is None:
+        since = self.link.last_part_at
+        if self.checking is None or since is None:
             return SPREAD_STALL_S  # no check yet: look again (a report may come meanwhile)
-        return max(0.0, self.since + SPREAD_STALL_S - time.perf_counter())
+        return max(0.0, since + SPREAD_STALL_S - time.monotonic())
 
 
 async def _ran_past(run: asyncio.Future[Any], progress: _Progress, owned: int) -> bool:
-    """Wait for a cut task to end or report; True (and its run cancelled: the pool replaces
+    """Wait a moment (:data:`_LOOK_S`) for a cut task to end or report; True (and its run cancelled: the pool replaces
     its worker) when it started a check on a row it no longer owns. A check that ends just
     as the task is cut lets the task, not yet told, go on to the next row, which another
     task now has: its rows are all reported, and waiting for that check (up to
@@ -125,12 +147,7 @@ async def _ran_past(run: asyncio.Future[Any], progress: _Progress, owned: int) -
         return progress.checking is not None and progress.checking >= owned
 
     if not went_past():
-        progress.fed.clear()
-        fed = asyncio.ensure_future(progress.fed.wait())
-        try:
-            await asyncio.wait({run, fed}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            fed.cancel()
+        await progress.wait(run, _LOOK_S)
     if run.done() or not went_past():
         return False
     run.cancel()
@@ -255,7 +272,7 @@ class Spreader:
         check_for_s = min(SPREAD_CHECK_S, self.section.timeout_s / 2)
         fast_paths = self.section.verifiers.fast_paths
         progress = _Progress()
-        link = TaskLink(progress.feed)
+        link = progress.link
         run = asyncio.ensure_future(
             pool.run(
                 tasks.spread_rows,
@@ -283,7 +300,7 @@ class Spreader:
                     if abandoned:
                         break
                     continue
-                await asyncio.wait({run}, timeout=progress.wake_in())
+                await progress.wait(run, progress.wake_in())
                 if run.done() or not progress.stalled():
                     continue
                 # A check runs long: the rows before it are done, the rows after it go on

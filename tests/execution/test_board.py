@@ -1,0 +1,106 @@
+"""guards: a task's progress reports (rewardkit.execution._board and TaskLink): pinned in
+memory the worker and its pool share, read when the caller looks, every one handed on,
+in order, before the task's answer; a record half written is never read."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from rewardkit.execution._board import BOARD_BYTES, Board
+from rewardkit.execution._worker import report
+from rewardkit.execution.pool import TaskLink, WorkerPool
+
+
+def _steps(count: int, pause: float, size: int = 10) -> str:
+    for step in range(count):
+        report((step, "x" * size))
+        time.sleep(pause)
+    return "done"
+
+
+def _board() -> Board:
+    board, fd = Board.create()
+    os.close(fd)  # the worker's copy: the mapping stays
+    return board
+
+
+def test_records_are_read_in_order_and_only_the_current_tasks() -> None:
+    board = _board()
+    try:
+        board.begin(1)
+        assert board.pin(b"old")
+        board.begin(2)
+        assert board.pin(b"first") and board.pin(b"second")
+        records, at = board.read(2, 0)
+        assert [payload for payload, _ in records] == [b"first", b"second"]
+        assert board.read(2, at) == ([], at)  # nothing new since
+        assert board.read(1, 0) == ([], 0)  # task 1's record was written over
+        assert all(abs(written - time.monotonic()) < 5 for _, written in records)
+    finally:
+        board.close()
+
+
+def test_a_record_being_written_is_not_read_until_it_is_whole() -> None:
+    board = _board()
+    try:
+        board.begin(7)
+        assert board.pin(b"whole") and board.pin(b"torn")
+        view = board._map
+        end = view.find(b"torn")
+        view[end : end + 4] = b"TORN"  # the payload no longer matches its header's CRC
+        assert [p for p, _ in board.read(7, 0)[0]] == [b"whole"]
+        view[end : end + 4] = b"torn"
+        assert [p for p, _ in board.read(7, 0)[0]] == [b"whole", b"torn"]
+    finally:
+        board.close()
+
+
+def test_a_full_board_refuses_a_record() -> None:
+    board = _board()
+    try:
+        board.begin(1)
+        assert not board.pin(b"x" * BOARD_BYTES)
+        assert board.pin(b"fits")
+    finally:
+        board.close()
+
+
+async def test_reports_wait_on_the_board_until_the_caller_looks() -> None:
+    """No message per report: the caller sees nothing until it looks (collect), then
+    every part so far, with when the last was written; the rest before the answer."""
+    pool = WorkerPool(1)
+    await pool.start()
+    try:
+        parts: list[Any] = []
+        link = TaskLink(parts.append)
+        running = asyncio.ensure_future(pool.run(_steps, 3, 0.3, timeout=30, link=link))
+        await asyncio.sleep(0.45)  # two reports written by now
+        assert parts == [] and link.last_part_at is None
+        assert link.collect() == 2
+        assert [step for step, _ in parts] == [0, 1]
+        assert link.last_part_at is not None and time.monotonic() - link.last_part_at < 0.3
+        assert await running == "done"
+    finally:
+        await pool.close()
+    assert [step for step, _ in parts] == [0, 1, 2]
+
+
+async def test_reports_past_a_full_board_cross_the_pipe_in_order() -> None:
+    """20 reports of 100 KB: the first ten fill the board, the rest go through the pipe;
+    the caller gets all twenty, in order, before the answer."""
+    pool = WorkerPool(1)
+    await pool.start()
+    try:
+        parts: list[Any] = []
+        answer = await pool.run(_steps, 20, 0.0, 100_000, timeout=30, link=TaskLink(parts.append))
+        again: list[Any] = []  # the next task starts its board over
+        assert await pool.run(_steps, 2, 0.0, timeout=30, link=TaskLink(again.append)) == "done"
+    finally:
+        await pool.close()
+    assert answer == "done"
+    assert [step for step, _ in parts] == list(range(20))
+    assert all(len(text) == 100_000 for _, text in parts)
+    assert [step for step, _ in again] == [0, 1]
