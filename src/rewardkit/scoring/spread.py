@@ -49,6 +49,8 @@ __all__ = [
     "SPREAD_CHECK_S",
     "SPREAD_KNOWN_MAX",
     "SPREAD_MIN_ROWS",
+    "SPREAD_RAY_CHARS",
+    "SPREAD_RAY_ROWS",
     "SPREAD_ROWS",
     "SPREAD_STALL_S",
     "Batch",
@@ -62,6 +64,10 @@ SPREAD_MIN_ROWS = 64
 SPREAD_ROWS = 32
 """Rows per spread task: a few milliseconds of extraction, one pipe write."""
 SPREAD_CHARS = 48_000  # responses per task: below the pool's inline send size, with room
+SPREAD_RAY_ROWS = 64
+"""Rows per spread task on Ray: a remote call costs the driver and the actor about a
+millisecond of CPU each, a pipe write a tenth of that (benchmarks/bench_ray.py)."""
+SPREAD_RAY_CHARS = 96_000  # (no inline send there: a call's arguments travel as one)
 SPREAD_KNOWN_MAX = 256
 """Cached answers a spread task carries at most (see :meth:`Spreader.work`)."""
 SPREAD_STALL_S = 0.1
@@ -181,8 +187,9 @@ class Batch:
     affinity), so that the rows of a prompt, checked in their task, meet a parser that
     has read its reference, as they would in the pool."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, rows: int = SPREAD_ROWS, chars: int = SPREAD_CHARS) -> None:
         self.workers = workers
+        self.rows, self.most_chars = rows, chars  # a task's size: whichever comes first
         self.open: list[list[SpreadRow]] = [[] for _ in range(workers)]
         self.chars = [0] * workers
 
@@ -191,7 +198,7 @@ class Batch:
         slot = hash(row.gold) % self.workers
         self.open[slot].append(row)
         self.chars[slot] += row.sample.response_chars
-        if len(self.open[slot]) < SPREAD_ROWS and self.chars[slot] < SPREAD_CHARS:
+        if len(self.open[slot]) < self.rows and self.chars[slot] < self.most_chars:
             return None
         full, self.open[slot], self.chars[slot] = self.open[slot], [], 0
         return full
@@ -226,13 +233,13 @@ class Spreader:
         ``rule_only``) a user function or a reward model scores the rows."""
         pool = self.guard.pool
         if isinstance(pool, WorkerPool):
-            workers = pool.size
+            workers, size = pool.size, (SPREAD_ROWS, SPREAD_CHARS)
         elif isinstance(pool, RayWorkerPool):  # links reach its actors' processes too
-            workers = pool.health().desired
+            workers, size = pool.health().desired, (SPREAD_RAY_ROWS, SPREAD_RAY_CHARS)
         else:
             return None
         if rows >= SPREAD_MIN_ROWS and workers >= 2 and rule_only:
-            return Batch(workers)
+            return Batch(workers, *size)
         return None
 
     def spreadable(
