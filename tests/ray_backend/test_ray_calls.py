@@ -181,6 +181,32 @@ async def test_a_linked_task_waiting_behind_a_stalled_one_is_recalled_and_runs_a
     assert second_parts == [("step", i) for i in range(3)]
 
 
+async def test_a_stalled_task_whose_caller_left_frees_its_actor(
+    write_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stalled linked task's caller is cancelled (its batch was): the actor stops the
+    task at once and takes work again, as a local pool replaces a worker whose task was
+    cancelled, instead of running the slow check out."""
+    module, folder = _importable(write_module, monkeypatch, "ray_stepper_left", STEPPER)
+    pool = RayWorkerPool(1, options=_reaching(folder))
+    await pool.start()
+    try:
+        parts: list[Any] = []
+        link = TaskLink(parts.append, stall_s=0.1)
+        running = asyncio.ensure_future(pool.run(module.steps, 10, 5.0, timeout=60, link=link))
+        started = time.perf_counter()
+        while not parts and time.perf_counter() - started < 10:
+            await asyncio.sleep(0.01)
+        assert parts  # it stalled: its first report came early
+        running.cancel()
+        started = time.perf_counter()
+        assert await asyncio.wait_for(pool.run(divmod, 7, 2, timeout=30), 30) == (3, 1)
+        waited = time.perf_counter() - started
+    finally:
+        await pool.close()
+    assert waited < 4.5  # not the 5 s the stalled step had left, nor the 50 s of the task
+
+
 @pytest.mark.slow  # ~11 s, most of it starting the engine's actors; the link's cheap twin above
 async def test_ordinary_rows_on_ray_do_not_wait_for_a_hanging_neighbour(
     write_module: Any, monkeypatch: pytest.MonkeyPatch

@@ -178,6 +178,13 @@ class _ScoringActor:
         if linked is not None:
             linked.link.cut()
 
+    async def drop(self, key: int) -> None:
+        """Stop the stalled task keyed ``key`` now: its caller went away (its process is
+        replaced, as a local pool replaces a worker whose task was cancelled)."""
+        linked = self._linked.pop(key, None)
+        if linked is not None:
+            linked.job.cancel()
+
     async def _one(
         self, blob: bytes, timeout: float, affinity: Hashable | None, link: _LinkWire
     ) -> _Answer:
@@ -565,6 +572,8 @@ class RayWorkerPool:
             self._gather.set()  # its actor has room again: the pump looks
         for task, (kind, value, parts) in zip(call.tasks, answers, strict=True):
             if task.answer.done():
+                if kind == "stalled" and task.wire[3] is not None:  # nobody follows it up
+                    self._fire(call.handle.drop.remote(task.wire[3][0]))
                 continue
             if kind == "recalled":  # it waited behind a stalled check: another actor runs it
                 self.stats["recalled"] += 1
@@ -611,8 +620,14 @@ class RayWorkerPool:
         key, limit = task.wire[3][0], task.wire[1] + _SLACK_S
         try:
             while True:
+                asked = asyncio.ensure_future(bounded(handle.follow.remote(key, task.fed), limit))
+                await asyncio.wait({asked, task.answer}, return_when=asyncio.FIRST_COMPLETED)
+                if not asked.done():  # its caller went away: the actor stops the task
+                    asked.cancel()
+                    self._fire(handle.drop.remote(key))
+                    return
                 try:
-                    kind, value, parts = await bounded(handle.follow.remote(key, task.fed), limit)
+                    kind, value, parts = asked.result()
                 except Exception as exc:  # the actor died or hangs: its rows reported stand
                     kind, value, parts = "crashed", _lost_after_parts(exc), []
                 self._feed(task, parts or [], quiet=value if kind == "more" else 0.0)
@@ -629,7 +644,11 @@ class RayWorkerPool:
         call = task.call
         if call is None or call.handle is None or task.wire[3] is None:
             return  # not sent yet: it runs whole, and its caller takes what it still owns
-        asking = asyncio.ensure_future(_quietly(call.handle.cut.remote(task.wire[3][0])))
+        self._fire(call.handle.cut.remote(task.wire[3][0]))
+
+    def _fire(self, ref: Any) -> None:
+        """Send a call whose answer nobody waits for (kept until it lands)."""
+        asking = asyncio.ensure_future(_quietly(ref))
         self._asking.add(asking)
         asking.add_done_callback(self._asking.discard)
 
