@@ -58,11 +58,15 @@ def test_a_record_being_written_is_not_read_until_it_is_whole() -> None:
         board.close()
 
 
-def test_a_full_board_refuses_a_record() -> None:
+def test_a_full_board_refuses_every_later_record_of_the_task() -> None:
+    """Once a report does not fit, a smaller one after it must not either: it would
+    overtake the one sent another way (the board holds a prefix of the reports)."""
     board = _board()
     try:
         board.begin(1)
         assert not board.pin(b"x" * BOARD_BYTES)
+        assert not board.pin(b"would fit")
+        board.begin(2)
         assert board.pin(b"fits")
     finally:
         board.close()

@@ -2,7 +2,8 @@
 
 Tasks waiting together go in one remote call per actor, each keeping its own timeout,
 failure and answer; a task with a progress link (a spread task) reports across the
-network, all of its parts before its answer, and a check that hangs in one holds no
+network, every part once and in order, with its answer or, once it stalls, early; what
+waits behind a stalled task on its actor is given back, and a check that hangs holds no
 other row.
 """
 
@@ -45,6 +46,28 @@ def steps(count, pause):
         if cut_asked():
             return ("cut", step)
     return ("done", count)
+"""
+
+PAUSER = """
+import time
+
+from rewardkit.execution._worker import cut_asked, report
+
+
+def pauses(plan, size=0):
+    # one report before each pause (a check), as a spread task reports before each check
+    for step, pause in enumerate(plan):
+        report(("step", step, "x" * size))
+        time.sleep(pause)
+        if cut_asked():
+            return ("cut", step)
+    return ("done", len(plan))
+
+
+def sized(sizes):
+    for step, size in enumerate(sizes):
+        report(("step", step, "x" * size))
+    return ("done", len(sizes))
 """
 
 # A verifier whose check hangs on "hang" and takes 3 ms otherwise (the engine's
@@ -205,6 +228,89 @@ async def test_a_stalled_task_whose_caller_left_frees_its_actor(
     finally:
         await pool.close()
     assert waited < 4.5  # not the 5 s the stalled step had left, nor the 50 s of the task
+
+
+def _steps(parts: list[Any]) -> list[int]:
+    return [step for _, step, _ in parts]
+
+
+async def _until(predicate: Any, limit: float = 10.0) -> None:
+    started = time.perf_counter()
+    while not predicate() and time.perf_counter() - started < limit:
+        await asyncio.sleep(0.01)
+
+
+async def test_stalls_that_end_by_themselves_and_a_board_overflow_lose_no_part(
+    write_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One pool, three linked tasks:
+
+    * two long checks in one task, neither cut: it answers "stalled" once, the follow-up
+      brings the rest; every part once, in order, and its own answer;
+    * reports past the actor's board (1 MiB): the pipe's parts cross Ray too, in order;
+    * a stalled task past its time limit: ScorerTimeout, its parts all handed on, and
+      the actor takes work again."""
+    module, folder = _importable(write_module, monkeypatch, "ray_pauser", PAUSER)
+    pool = RayWorkerPool(1, options=_reaching(folder))
+    await pool.start()
+    try:
+        stalled: list[Any] = []
+        plan = [0.01, 0.6, 0.01, 0.01, 0.6, 0.01, 0.01]
+        link = TaskLink(stalled.append, stall_s=0.1)
+        running = asyncio.ensure_future(pool.run(module.pauses, plan, timeout=20, link=link))
+        await _until(lambda: len(stalled) >= 2)
+        assert _steps(stalled) == [0, 1] and not running.done()  # the first stall's early answer
+        assert await asyncio.wait_for(running, 15) == ("done", len(plan))
+        assert _steps(stalled) == list(range(len(plan)))
+
+        big: list[Any] = []
+        sizes = [100_000] * 10 + [80_000, 10, 10, 10, 100_000]
+        answer = await pool.run(
+            module.sized, sizes, timeout=20, link=TaskLink(big.append, stall_s=5.0)
+        )
+        assert answer == ("done", len(sizes))
+        assert _steps(big) == list(range(len(sizes)))
+        assert [len(text) for _, _, text in big] == sizes
+
+        late: list[Any] = []
+        with pytest.raises(ScorerTimeout):
+            await pool.run(
+                module.pauses,
+                [0.01, 0.01, 60],
+                timeout=1.5,
+                link=TaskLink(late.append, stall_s=0.1),
+            )
+        assert _steps(late) == [0, 1, 2]
+        assert await asyncio.wait_for(pool.run(divmod, 7, 2, timeout=10), 10) == (3, 1)
+    finally:
+        await pool.close()
+
+
+async def test_plain_tasks_queued_behind_a_stalled_linked_task_are_not_held(
+    write_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two actors. A linked task stalls on a 6 s check; sixteen plain tasks sent right
+    after it are spread over both actors, half of them queued on the stalled one's actor
+    behind it. The stalled actor gives back the linked tasks waiting there, but what of
+    the plain ones? A row waits for its own work, never for a neighbour's slow check."""
+    module, folder = _importable(write_module, monkeypatch, "ray_pauser_plain", PAUSER)
+    pool = RayWorkerPool(2, options=_reaching(folder))
+    await pool.start()
+    try:
+        parts: list[Any] = []
+        link = TaskLink(parts.append, stall_s=0.1)
+        slow = asyncio.ensure_future(pool.run(module.pauses, [0.01, 6.0], timeout=30, link=link))
+        await asyncio.sleep(0)  # the linked task goes first
+        started = time.perf_counter()
+        plain = await asyncio.wait_for(
+            asyncio.gather(*(pool.run(divmod, i, 7, timeout=10) for i in range(16))), 20
+        )
+        waited = time.perf_counter() - started
+        assert plain == [divmod(i, 7) for i in range(16)]
+        assert await asyncio.wait_for(slow, 20) == ("done", 2)
+    finally:
+        await pool.close()
+    assert waited < 3.0, f"plain tasks waited {waited:.1f}s behind the stalled check"
 
 
 @pytest.mark.slow  # ~11 s, most of it starting the engine's actors; the link's cheap twin above

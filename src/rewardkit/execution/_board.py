@@ -42,6 +42,7 @@ class Board:
         self._map = mmap.mmap(fd, BOARD_BYTES)
         self._serial = 0
         self._end = 0  # the writer's next offset
+        self._full = False  # a report did not fit: this task's later ones go elsewhere too
 
     @classmethod
     def create(cls) -> tuple[Board, int]:
@@ -61,13 +62,16 @@ class Board:
 
     def begin(self, serial: int) -> None:
         """A new task: its records start over at offset 0."""
-        self._serial, self._end = serial & 0xFFFFFFFF, 0
+        self._serial, self._end, self._full = serial & 0xFFFFFFFF, 0, False
 
     def pin(self, payload: bytes) -> bool:
-        """Write one report; False when the board has no room left for it."""
+        """Write one report; False when the board has no room left for it, and for every
+        later report of the task (the board holds a prefix of them: the rest, sent
+        another way, follow it in order)."""
         start = self._end + _HEADER.size
         end = start + len(payload)
-        if end > BOARD_BYTES:
+        if self._full or end > BOARD_BYTES:
+            self._full = True
             return False
         now = time.monotonic()
         crc = zlib.crc32(_TIME.pack(now), zlib.crc32(payload))

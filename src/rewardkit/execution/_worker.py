@@ -17,6 +17,7 @@ import resource
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from multiprocessing import reduction
@@ -32,6 +33,7 @@ read by :func:`cut_asked`, or, when the task had already finished, skipped."""
 
 _current: Connection | None = None  # the pipe of the task running now (report, cut_asked)
 _board: Board | None = None  # where report pins its parts (the pool sends it first thing)
+_reporting = threading.Lock()
 _stopping = False  # the pool's stop arrived while a task asked for a cut: end after it
 
 
@@ -45,8 +47,9 @@ def report(part: Any) -> bool:
     if _current is None:
         return False
     payload = bytes(ForkingPickler.dumps(part))
-    if _board is None or not _board.pin(payload):
-        _current.send_bytes(bytes(ForkingPickler.dumps((None, part))))
+    with _reporting:  # a task's threads may report at once: one record at a time
+        if _board is None or not _board.pin(payload):
+            _current.send_bytes(bytes(ForkingPickler.dumps((None, part))))
     return True
 
 

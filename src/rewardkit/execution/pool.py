@@ -184,6 +184,7 @@ class TaskLink:
         self.stall_s = stall_s
         self.raw = raw
         self.last_part_at: float | None = None
+        self.handed = False  # the task went to a worker (it may have started)
         self._conn: Connection | None = None  # set while a worker runs the task
         self._board: tuple[Board, int] | None = None  # that worker's board, the task's serial
         self._read_at = 0  # where the board's next record starts
@@ -205,6 +206,10 @@ class TaskLink:
         for payload, written_at in records:
             self.hand_on(payload if self.raw else pickle.loads(payload), written_at)
         return len(records)
+
+    def quiet(self) -> float | None:
+        """Seconds since the latest part handed on was written; None before the first."""
+        return None if self.last_part_at is None else time.monotonic() - self.last_part_at
 
     def hand_on(self, part: Any, written_at: float) -> None:
         """Give ``part`` (written at ``written_at``, this process's monotonic clock) to ``on_part``."""
@@ -441,6 +446,8 @@ class _Worker:
                 os.kill(pid, signal.SIGKILL)
         self.process.join(timeout=5)
         self.conn.close()
+        with contextlib.suppress(BufferError, ValueError):  # (a reader's slice: GC frees it)
+            self.board.close()
         if isinstance(self.process, _Forked):
             self.process.close()
 
@@ -766,6 +773,8 @@ class WorkerPool:
     ) -> tuple[bool, Any]:
         loop = asyncio.get_running_loop()
         fd = worker.conn.fileno()
+        if link is not None:
+            link.handed = True
         try:
             payload = bytes(ForkingPickler.dumps(task))
         except Exception as exc:
@@ -808,7 +817,8 @@ class WorkerPool:
                         if answer[0] is None:  # one its board had no room for: (None, part)
                             part = answer[1]
                             link.hand_on(
-                                ForkingPickler.dumps(part) if link.raw else part, time.monotonic()
+                                bytes(ForkingPickler.dumps(part)) if link.raw else part,
+                                time.monotonic(),
                             )
                 except Exception as exc:
                     reply.set_exception(WorkerCrashed(f"unreadable reply from a worker: {exc}"))

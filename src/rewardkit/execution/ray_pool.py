@@ -17,9 +17,9 @@ each keeps its own timeout, failure and answer. A task with a
 actor's room (one runs, the next waits there). Its parts stay on the actor until they are
 needed: they come with its answer, or, once the task has reported and then been quiet
 for the link's ``stall_s`` (a check runs long), the actor answers early with the parts so
-far, gives back the linked tasks waiting behind it, and the driver follows the task up
-(``follow``) while the actor takes no new work. No polling: a spread task that ends in
-time costs one call.
+far, gives back the tasks waiting behind it (not started), and the driver follows the
+task up (``follow``) while the actor takes no new work. No polling: a spread task that
+ends in time costs one call.
 
 An actor that dies (its node lost, killed for memory, ``ray.kill``) costs time, not
 rows: its in-flight tasks are retried once on another actor (``stats["retried"]``) and
@@ -118,11 +118,6 @@ class _Linked:
     def __post_init__(self) -> None:
         self.job.add_done_callback(lambda _: setattr(self, "ended", time.monotonic()))
 
-    def quiet(self) -> float | None:
-        """Seconds since its latest part was written; None before its first."""
-        last = self.link.last_part_at
-        return None if last is None else time.monotonic() - last
-
 
 # ---------------------------------------------------------------------- scoring actors
 
@@ -138,6 +133,7 @@ class _ScoringActor:
         self._warm = warm
         self._pool: WorkerPool | None = None
         self._linked: dict[int, _Linked] = {}  # linked tasks here: waiting, running, stalled
+        self._jobs: dict[asyncio.Future[tuple[str, Any]], TaskLink] = {}  # every task here
 
     async def start(self) -> dict[str, Any]:
         import ray
@@ -167,7 +163,7 @@ class _ScoringActor:
             await asyncio.wait({linked.job}, timeout=_LOOK_S)
             linked.link.collect()
             if len(linked.parts) > seen:
-                return "more", linked.quiet(), linked.parts[seen:]
+                return "more", linked.link.quiet(), linked.parts[seen:]
         self._linked.pop(key, None)
         kind, value = linked.job.result()
         return kind, value, linked.parts[seen:]
@@ -188,34 +184,39 @@ class _ScoringActor:
     async def _one(
         self, blob: bytes, timeout: float, affinity: Hashable | None, link: _LinkWire
     ) -> _Answer:
-        if link is None:
-            return (*await self._answer(blob, timeout, affinity, None), None)
-        key, stall_s = link
-        self._forget_finished()
+        key, stall_s = link if link is not None else (None, _NEVER_S)
         parts: list[bytes] = []
         task_link = TaskLink(parts.append, raw=True)  # the driver unpickles them
         job = asyncio.ensure_future(self._answer(blob, timeout, affinity, task_link))
-        linked = self._linked[key] = _Linked(task_link, parts, job)
+        self._jobs[job] = task_link  # until it ends: a stalled task gives back the waiting
+        job.add_done_callback(self._jobs.pop)
+        linked = None
+        if key is not None:
+            self._forget_finished()
+            linked = self._linked[key] = _Linked(task_link, parts, job)
         try:
             while not job.done():  # its reports stay on the board until it is quiet too long
-                quiet = linked.quiet()
+                quiet = task_link.quiet()
                 wait = stall_s if quiet is None else stall_s - quiet
                 await asyncio.wait({job}, timeout=max(wait, _LOOK_S))
+                if linked is None:
+                    continue
                 task_link.collect()
-                quiet = linked.quiet()
+                quiet = task_link.quiet()
                 if not job.done() and quiet is not None and quiet >= stall_s:
                     linked.stalled = True  # the driver follows it up (follow)
                     self._recall_waiting()
                     return "stalled", quiet, parts[:]
         except asyncio.CancelledError:  # the call was cancelled: so is the task
             job.cancel()
-            self._linked.pop(key, None)
             raise
-        self._linked.pop(key, None)
+        finally:
+            if key is not None and not (linked is not None and linked.stalled):
+                self._linked.pop(key, None)
         if job.cancelled():  # recalled: it waited behind a stalled task
             return "recalled", None, None
         kind, value = job.result()
-        return kind, value, parts
+        return kind, value, None if linked is None else parts
 
     async def _answer(
         self, blob: bytes, timeout: float, affinity: Hashable | None, link: TaskLink | None
@@ -233,11 +234,12 @@ class _ScoringActor:
             return "error", str(exc)
 
     def _recall_waiting(self) -> None:
-        """A linked task's check runs long: give back the linked tasks waiting behind it
-        that have not started (each answers "recalled"; the driver sends it elsewhere)."""
-        for linked in self._linked.values():
-            if not (linked.stalled or linked.link.running or linked.parts or linked.job.done()):
-                linked.job.cancel()
+        """A linked task's check runs long: give back every task waiting behind it that
+        has not been handed to the process (each answers "recalled"; the driver sends it
+        to another actor)."""
+        for job, task_link in list(self._jobs.items()):
+            if not (task_link.handed or job.done()):
+                job.cancel()
 
     def _forget_finished(self) -> None:
         """Drop stalled tasks that ended long ago and were never followed (their caller
@@ -370,7 +372,7 @@ class RayWorkerPool:
         self._keys = itertools.count()  # linked tasks' keys
         self._following: set[asyncio.Future[None]] = set()  # stalled linked tasks, followed
         self._asking: set[asyncio.Future[None]] = set()  # cut calls on their way
-        # calls: remote calls sent (each carries one or more tasks); recalled: linked tasks
+        # calls: remote calls sent (each carries one or more tasks); recalled: tasks
         # given back by an actor whose running task's check ran long, and sent elsewhere.
         self.stats: dict[str, int] = {
             "tasks": 0,
@@ -570,6 +572,7 @@ class RayWorkerPool:
             return
         finally:
             self._gather.set()  # its actor has room again: the pump looks
+        recalled: list[_Task] = []
         for task, (kind, value, parts) in zip(call.tasks, answers, strict=True):
             if task.answer.done():
                 if kind == "stalled" and task.wire[3] is not None:  # nobody follows it up
@@ -578,9 +581,7 @@ class RayWorkerPool:
             if kind == "recalled":  # it waited behind a stalled check: another actor runs it
                 self.stats["recalled"] += 1
                 task.call = None
-                self._queue.appendleft(task)
-                if self._pump is None:
-                    self._pump = asyncio.ensure_future(self._pumping(group))
+                recalled.append(task)
                 continue
             if parts is not None:
                 self._feed(task, parts, quiet=value if kind == "stalled" else 0.0)
@@ -590,6 +591,10 @@ class RayWorkerPool:
                 following.add_done_callback(self._following.discard)
                 continue
             self._settled(task, kind, value)
+        if recalled:  # first in line again, in their order
+            self._queue.extendleft(reversed(recalled))
+            if self._pump is None:
+                self._pump = asyncio.ensure_future(self._pumping(group))
 
     # ------------------------------------------------------------------ links
 

@@ -96,7 +96,7 @@ class SpreadRow:
 class _Progress:
     """What a running spread task has reported (:data:`rewardkit.scoring.tasks.SpreadProgress`):
     the outcomes of its first rows, the row it checks now, since when. Its reports wait on
-    the worker's board until it looks (:meth:`look`): a task that ends in time is never
+    the worker's board until it looks (:meth:`wait`): a task that ends in time is never
     looked at before its reply."""
 
     def __init__(self) -> None:
@@ -143,11 +143,11 @@ class _Progress:
 
 
 async def _ran_past(run: asyncio.Future[Any], progress: _Progress, owned: int) -> bool:
-    """Wait a moment (:data:`_LOOK_S`) for a cut task to end or report; True (and its run cancelled: the pool replaces
-    its worker) when it started a check on a row it no longer owns. A check that ends just
-    as the task is cut lets the task, not yet told, go on to the next row, which another
-    task now has: its rows are all reported, and waiting for that check (up to
-    ``reward.timeout_s``) would hold the batch for nothing."""
+    """Wait a moment (:data:`_LOOK_S`) for a cut task to end or report; True (and its run
+    cancelled: the pool replaces its worker) when it started a check on a row it no longer
+    owns. A check that ends just as the task is cut lets the task, not yet told, go on to
+    the next row, which another task now has: its rows are all reported, and waiting for
+    that check (up to ``reward.timeout_s``) would hold the batch for nothing."""
 
     def went_past() -> bool:
         return progress.checking is not None and progress.checking >= owned
