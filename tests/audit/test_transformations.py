@@ -215,6 +215,10 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
         final = _final(response) or response.rstrip().rpartition("Answer: ")[2]
         assert final.startswith(gold) and final != gold
         assert _latex.factor_first(final[len(gold) :]), final
+    elif family == "changed_in_words":  # the gold, then words that make it another value
+        final = _final(response) or response.rstrip().rpartition("The answer is ")[2]
+        assert final.startswith(gold + " ") and final.rstrip(".") != gold
+        assert _latex.qualifying_words(final[len(gold) :]), final
     elif family == "concluded_otherwise":  # the correct response, closed, then another value
         assert response.startswith(row["response"].rstrip())
         assert response.rpartition("</think>")[2].strip().strip("$") == wrong

@@ -244,6 +244,34 @@ def glued_factor(r: _Row) -> list[Variant]:
     return out
 
 
+# Words after the gold that make it another value: a power, a share, an error bar, a sign.
+_CHANGING_WORDS = (
+    "{g} to the power 2",
+    "{g} percent of {w}",
+    "{g} plus or minus 1",
+    "{g} give or take 1",
+    "{g} below zero",
+    "{g} times 2",
+)
+
+
+def changed_in_words(r: _Row) -> list[Variant]:
+    """The gold followed by words that change its value ("27 to the power 2", "27 percent
+    of 50", "27 plus or minus 1", "27 below zero"): a reader that stops at the number, or
+    takes the words for a unit, sees the gold."""
+    if not re.fullmatch(r"\d+(\.\d+)?", r.gold) or float(r.gold) in (0, 1):
+        return []  # "1 to the power 2" is 1
+    out = []
+    for form in _CHANGING_WORDS:
+        value = form.format(g=r.gold, w=r.wrong)
+        out.append(Variant("changed_in_words", True, f"{value!r} as an answer line for {r.gold}",
+                           f"{r.reasoning.rstrip()}\n\nThe answer is {value}."))  # fmt: skip
+        if r.span is not None:
+            out.append(Variant("changed_in_words", True, f"{value!r} in the answer form",
+                               r.with_answer(value)))  # fmt: skip
+    return out
+
+
 def concluded_otherwise(r: _Row) -> list[Variant]:
     """The whole correct response as a thinking (closed by ``</think>``, opened by the
     chat template, as R1-style templates do), then a different value as the conclusion:
@@ -502,6 +530,7 @@ HACKS: tuple[Callable[[_Row], list[Variant]], ...] = (
     choice_mention,
     unicode_minus,
     glued_factor,
+    changed_in_words,
     alternative_beside,
     concluded_otherwise,
     tag_candidates,

@@ -222,6 +222,10 @@ _NUMBER_COMMA_WORD = re.compile(  # "2/16, which can be simplified", "2009, but 
 _NUMBER_SPAN_WORDS = re.compile(  # "15$\pi$ square units": a number and a span glued, words
     r"(-?\d[\d,]*(?:\.\d+)?)\$([^$\n]{1,40})\$((?:\s+[^\W\d_]{1,20}){0,4})"
 )
+_NUMBER_LEAD = re.compile(r"(-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?)\s+(?=[^\W\d_])")
+_JOINED = re.compile(r"(?:or|and|nor)\b", re.IGNORECASE)  # "5 or 6": a list, read as one
+
+
 _WORDS_THEN_NUMBER = re.compile(  # "at least 5", "between 5 and 6": words, then the value
     r"([^\W\d_]{1,20}(?: [^\W\d_]{1,20}){0,3}) (-?\d[\d,]*(?:\.\d+)?(?: and -?\d+)?)"
 )
@@ -709,6 +713,10 @@ def _value_on(line: str) -> str | None:
         value = _qualified(glued.group(1) + glued.group(2).strip(), glued.group(3))
     elif number := _NUMBER_COMMA_WORD.match(value):
         value = number.group(1).rstrip(",")
+    elif (lead := _NUMBER_LEAD.match(value)) and _changes(value[lead.end() :]):
+        # "7 to the power 2", "7 plus or minus 1", "7 percent of 8": another value, not a
+        # sentence to skip past (an earlier box would be read instead)
+        value = _qualified(lead.group(1).rstrip(","), value[lead.end() :])
     elif bound := _WORDS_THEN_NUMBER.fullmatch(value):
         words = bound.group(1)
         if (
@@ -722,6 +730,12 @@ def _value_on(line: str) -> str | None:
     elif not value or _is_prose(value):
         return None
     return value[:MAX_ANSWER_CHARS]
+
+
+def _changes(words: str) -> bool:
+    """Words after a value that make it another value or qualify it ("to the power 2",
+    "plus or minus 1"), not a list going on ("or 6", "and 7")."""
+    return not _JOINED.match(words) and _latex.qualifying_words(words)
 
 
 def _span_value(value: str) -> str:
@@ -876,6 +890,8 @@ _MAX_ALSO = 4  # other answers the check compares with the gold: each may cost m
 def _same_or_noted(value: str, answer: str, undecided: list[str]) -> bool:
     """False when ``value`` is surely another value than ``answer``; True otherwise,
     noting it in ``undecided`` when that cannot be told inline."""
+    if value != answer and _latex.value_qualifier(value) is not None:
+        return False  # "7\text{ below zero}", "7\text{ ?}" after a box of 7: not its support
     same = same_value(value, answer)
     if same is None and value.strip() and value not in undecided:
         undecided.append(value)

@@ -493,7 +493,9 @@ _QUALIFYING = re.compile(  # a hedge, a negation or a bound ("not 6" rules 6 out
     # a negation however it is spelled: "isn't right", "isnt it", "ain't", "cannot be"
     r"|\b(?:is|are|was|were|ai|do|does|did|ca|wo|could|should|would|must|has|have)n['’]?t\b"
     r"|\b(?:cannot|nope)\b|\?"  # "27?": asked, not answered
-    r"|\band\s+(?:up|above|below|over|more|less|(?:a|one)\s+(?:half|third|quarter))\b",
+    r"|\band\s+(?:up|above|below|over|more|less|(?:a|one)\s+(?:half|third|quarter))\b"
+    # a sign in words: "27 below zero" is -27 (not "27 in base 8": a gold may be 27_8)
+    r"|\b(?:below|under)\s+zero\b",
     re.IGNORECASE,
 )
 _NUMBER_WORDS = (
@@ -504,9 +506,10 @@ _NUMBER_WORDS = (
 # "5 thousand", "5 dozen", "5 halves" answer "how many thousand (dozen, halves)", a unit as
 # math-verify reads it.
 _CHANGING_FIRST = re.compile(
-    r"(?:(?:plus|minus|over|divided|times)\s+(?:by\s+)?(?:\$?\d|"
+    r"(?:(?:plus|minus|over|divided|times|percent\s+of|%\s*of)\s+(?:by\s+)?(?:\$?\d|"
     + _NUMBER_WORDS
-    + r")|(?:squared|cubed|factorial|sqrt|doubled|tripled|twice|reciprocal|inverse|pi)\b)",
+    + r")|(?:squared|cubed|factorial|sqrt|doubled|tripled|twice|reciprocal|inverse|pi)\b"
+    r"|(?:to\s+the\s+(?:\w+\s+)?power|raised\s+to)\b)",  # "27 to the power 2": 729
     re.IGNORECASE,
 )
 

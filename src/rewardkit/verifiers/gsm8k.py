@@ -545,7 +545,11 @@ _QUALIFIED_BEFORE = re.compile(
     # "18 and 19", "18, to 19"
     r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|to|&(?:amp;)?)[ \t]{1,3}(?:\\?\$)?$"
     # "18/19", "18-19", "18~20", "18 ± 2": in an expression or a range
-    r"|[0-9]+[ \t]{0,2}(?:[-–—/^*×÷+~±∓]|\|\|?|\\(?:pm|mp)(?![A-Za-z]))[ \t]{0,2}(?:\\?\$)?$",
+    r"|[0-9]+[ \t]{0,2}(?:[-–—/^*×÷+~±∓]|\|\|?|\\(?:pm|mp)(?![A-Za-z]))[ \t]{0,2}(?:\\?\$)?$"
+    # "2 times 2", "3 to the power 2", "5 percent of 40": an operand, in words
+    r"|[0-9][ \t]{1,3}(?:times|plus|(?:divided|multiplied)[ \t]+by|percent[ \t]+of|%[ \t]*of"
+    r"|(?:to|raised[ \t]+to)[ \t]+the[ \t]+(?:[a-z]+[ \t]+)?power(?:[ \t]+of)?|raised[ \t]+to)"
+    r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$",
     re.IGNORECASE,
 )
 # "or" in any language before the number: "or 20", "18 oder 20", "18 或 20", "18 of 20" (not

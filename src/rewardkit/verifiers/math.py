@@ -680,7 +680,7 @@ def _expression_verdict(
     decimal it reads is held to the gold exactly, as a boxed one is."""
     found = _parse_passage(passage)
     pred = next((item for item in reversed(found) if isinstance(item, str)), None)
-    if pred is not None and _multiplied(passage, pred):
+    if pred is not None and _changed(passage, pred):
         return verdict(False, pred, source="expression", multiplied=True)
     if decimals == "exact" and pred is not None and not _exact_decimal(pred, golds):
         return verdict(False, pred, source="expression", inexact=True)
@@ -688,16 +688,21 @@ def _expression_verdict(
     return verdict(correct, pred, source="expression")
 
 
-def _multiplied(passage: str, pred: str) -> bool:
+def _changed(passage: str, pred: str) -> bool:
     """Whether the value math-verify read, where it last stands in the passage, is
-    followed by a factor (:func:`~rewardkit.verifiers._latex.factor_first`): its
-    expression extraction reads 27 from "The area is 27π." and 2 from "x = 2y"."""
+    followed by a factor (:func:`~rewardkit.verifiers._latex.factor_first`) or by words
+    that change or qualify it (:func:`~rewardkit.verifiers._latex.qualifying_words`): its
+    expression extraction reads 27 from "The area is 27π.", 2 from "x = 2y", 27 from
+    "27 to the power 2" and from "27 plus or minus 1"."""
     at = passage.rfind(pred)
     if at < 0:
         return False
     before = passage[max(0, at - 8) : at].rstrip(" \t")
-    return _latex.factor_first(passage[at + len(pred) : at + len(pred) + 8]) or bool(
-        _FACTOR_BEFORE.search(before)
+    after = passage[at + len(pred) : at + len(pred) + 40]
+    return (
+        _latex.factor_first(after[:8])
+        or bool(_FACTOR_BEFORE.search(before))
+        or _latex.qualifying_words(after.split(".")[0].split("\n")[0])
     )
 
 
