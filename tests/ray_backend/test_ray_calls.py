@@ -108,6 +108,13 @@ def _reaching(folder: str) -> RayOptions:
     return OPTIONS.model_copy(update={"runtime_env": {"env_vars": {"PYTHONPATH": path}}})
 
 
+async def _until(predicate: Any, limit: float = 10.0) -> None:
+    """Wait (at most ``limit`` seconds) until ``predicate()`` holds."""
+    started = time.perf_counter()
+    while not predicate() and time.perf_counter() - started < limit:
+        await asyncio.sleep(0.01)
+
+
 async def test_tasks_waiting_together_share_calls_and_each_keeps_its_own_outcome() -> None:
     pool = RayWorkerPool(2, options=OPTIONS)
     await pool.start()
@@ -157,9 +164,7 @@ async def test_a_linked_task_reports_with_its_answer_or_early_when_it_stalls(
         parts: list[Any] = []
         link = TaskLink(parts.append, stall_s=0.1)
         running = asyncio.ensure_future(pool.run(module.steps, 400, 0.3, timeout=60, link=link))
-        started = time.perf_counter()
-        while len(parts) < 2 and time.perf_counter() - started < 10:
-            await asyncio.sleep(0.01)  # the early answer, then what the follow-up brings
+        await _until(lambda: len(parts) >= 2)  # the early answer, then what the follow-up brings
         assert len(parts) >= 2 and not running.done()
         assert link.last_part_at is not None
         link.cut()
@@ -191,9 +196,7 @@ async def test_a_linked_task_waiting_behind_a_stalled_one_is_recalled_and_runs_a
                 module.steps, 3, 0.01, timeout=30, link=TaskLink(second_parts.append, stall_s=0.1)
             )
         )
-        started = time.perf_counter()
-        while not first_parts and time.perf_counter() - started < 10:
-            await asyncio.sleep(0.01)
+        await _until(lambda: bool(first_parts))
         first_link.cut()
         assert (await asyncio.wait_for(first, 10))[0] == "cut"
         assert await asyncio.wait_for(second, 10) == ("done", 3)
@@ -217,9 +220,7 @@ async def test_a_stalled_task_whose_caller_left_frees_its_actor(
         parts: list[Any] = []
         link = TaskLink(parts.append, stall_s=0.1)
         running = asyncio.ensure_future(pool.run(module.steps, 10, 5.0, timeout=60, link=link))
-        started = time.perf_counter()
-        while not parts and time.perf_counter() - started < 10:
-            await asyncio.sleep(0.01)
+        await _until(lambda: bool(parts))
         assert parts  # it stalled: its first report came early
         running.cancel()
         started = time.perf_counter()
@@ -232,12 +233,6 @@ async def test_a_stalled_task_whose_caller_left_frees_its_actor(
 
 def _steps(parts: list[Any]) -> list[int]:
     return [step for _, step, _ in parts]
-
-
-async def _until(predicate: Any, limit: float = 10.0) -> None:
-    started = time.perf_counter()
-    while not predicate() and time.perf_counter() - started < limit:
-        await asyncio.sleep(0.01)
 
 
 async def test_stalls_that_end_by_themselves_and_a_board_overflow_lose_no_part(

@@ -71,6 +71,15 @@ def _answer(sock: socket.socket) -> bytes | None:
         sock.setblocking(True)
 
 
+def _send_buffer_max() -> int:
+    """The most a TCP send buffer grows to on this machine (tcp_wmem's third field)."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_wmem") as handle:
+            return int(handle.read().split()[2])
+    except (OSError, IndexError, ValueError):
+        return 4 * MIB  # Linux's default
+
+
 def test_300_mib_of_headers_are_refused_at_the_header_cap(served: Served) -> None:
     # They were all accepted in 0.9 s, taking the server from 58 to 372 MiB.
     before = served.process.memory_info().rss
@@ -98,7 +107,9 @@ def test_300_mib_of_headers_are_refused_at_the_header_cap(served: Served) -> Non
     elapsed = time.monotonic() - started
     grown = served.process.memory_info().rss - before
     assert answer.startswith(b"HTTP/1.1 431 "), answer
-    assert sent < 4 * MIB, f"{sent / MIB:.0f} MiB of headers read"
+    # What the client sent, not what the server read: a loaded server answers late, and
+    # meanwhile the kernel's send buffer takes up to tcp_wmem's maximum (4 MiB here).
+    assert sent < _send_buffer_max() + 2 * MIB, f"{sent / MIB:.1f} MiB of headers sent"
     assert elapsed < 2.0
     assert grown < 16 * MIB, f"the server grew {grown / MIB:.0f} MiB"
     assert _ping(served) == 200
