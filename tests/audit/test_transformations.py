@@ -20,8 +20,8 @@ from rewardkit.audit._values import (
     wrong_value,
 )
 from rewardkit.audit.code_hacks import entry_point
-from rewardkit.verifiers import _latex
 from rewardkit.audit.runner import CODE_FAMILIES, default_rows
+from rewardkit.verifiers import _latex
 
 ROWS: list[dict[str, Any]] = [
     {"id": "gsm8k", "data_source": "openai/gsm8k", "prompt": "How many? Answer after '####'.",
@@ -215,10 +215,11 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
         final = _final(response) or response.rstrip().rpartition("Answer: ")[2]
         assert final.startswith(gold) and final != gold
         assert _latex.factor_first(final[len(gold) :]), final
-    elif family == "changed_in_words":  # the gold, then words that make it another value
-        final = _final(response) or response.rstrip().rpartition("The answer is ")[2]
-        assert final.startswith(gold + " ") and final.rstrip(".") != gold
-        assert _latex.qualifying_words(final[len(gold) :]), final
+    elif family == "changed_in_words":  # the gold with words that make it another value
+        final = (_final(response) or response.rstrip().rpartition("The answer is ")[2]).rstrip(".")
+        before, _, after = final.partition(gold)
+        assert final != gold and (before or after), final
+        assert _latex.qualifying_words(after) or _latex.changes_before(before), final
     elif family == "concluded_otherwise":  # the correct response, closed, then another value
         assert response.startswith(row["response"].rstrip())
         assert response.rpartition("</think>")[2].strip().strip("$") == wrong

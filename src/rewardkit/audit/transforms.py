@@ -244,7 +244,8 @@ def glued_factor(r: _Row) -> list[Variant]:
     return out
 
 
-# Words after the gold that make it another value: a power, a share, an error bar, a sign.
+# Words around the gold that make it another value: a power, a share, an error bar, a
+# sign, a function of it.
 _CHANGING_WORDS = (
     "{g} to the power 2",
     "{g} percent of {w}",
@@ -252,13 +253,17 @@ _CHANGING_WORDS = (
     "{g} give or take 1",
     "{g} below zero",
     "{g} times 2",
+    "{g} halved",
+    "{g} with a remainder of 1",
+    "the square of {g}",
+    "the reciprocal of {g}",
 )
 
 
 def changed_in_words(r: _Row) -> list[Variant]:
-    """The gold followed by words that change its value ("27 to the power 2", "27 percent
-    of 50", "27 plus or minus 1", "27 below zero"): a reader that stops at the number, or
-    takes the words for a unit, sees the gold."""
+    """The gold with words that change its value ("27 to the power 2", "27 percent of 50",
+    "27 plus or minus 1", "27 below zero", "the square of 27"): a reader that stops at
+    the number, or takes the words for a unit, sees the gold."""
     if not re.fullmatch(r"\d+(\.\d+)?", r.gold) or float(r.gold) in (0, 1):
         return []  # "1 to the power 2" is 1
     out = []

@@ -495,7 +495,8 @@ _QUALIFYING = re.compile(  # a hedge, a negation or a bound ("not 6" rules 6 out
     r"|\b(?:cannot|nope)\b|\?"  # "27?": asked, not answered
     r"|\band\s+(?:up|above|below|over|more|less|(?:a|one)\s+(?:half|third|quarter))\b"
     # a sign in words: "27 below zero" is -27 (not "27 in base 8": a gold may be 27_8)
-    r"|\b(?:below|under)\s+zero\b",
+    r"|\b(?:below|under)\s+zero\b"
+    r"|\bI\s+(?:think|guess|believe|suppose)\b",  # "27, I guess": a doubt
     re.IGNORECASE,
 )
 _NUMBER_WORDS = (
@@ -506,10 +507,10 @@ _NUMBER_WORDS = (
 # "5 thousand", "5 dozen", "5 halves" answer "how many thousand (dozen, halves)", a unit as
 # math-verify reads it.
 _CHANGING_FIRST = re.compile(
-    r"(?:(?:plus|minus|over|divided|times|percent\s+of|%\s*of)\s+(?:by\s+)?(?:\$?\d|"
+    r"(?:(?:plus|minus|less|over|divided|times|per\s*cent\s+of|%\s*of)\s+(?:by\s+)?(?:\$?\d|"
     + _NUMBER_WORDS
-    + r")|(?:squared|cubed|factorial|sqrt|doubled|tripled|twice|reciprocal|inverse|pi)\b"
-    r"|(?:to\s+the\s+(?:\w+\s+)?power|raised\s+to)\b)",  # "27 to the power 2": 729
+    + r")|(?:squared|cubed|factorial|sqrt|doubled|tripled|halved|twice|reciprocal|inverse|pi)\b"
+    r"|(?:to\s+the\s+(?:\w+\s+)?power|raised\s+to|with\s+(?:a\s+)?remainder)\b)",
     re.IGNORECASE,
 )
 
@@ -537,13 +538,16 @@ def value_qualifier(answer: str) -> str | None:
     return words if math or qualifying_words(words) else None
 
 
+_PER_CENT = re.compile(r"\bper\s+cent\b", re.IGNORECASE)  # "per cent of 40": 3 words
+
+
 def qualifying_words(words: str) -> bool:
     """Whether words written after a value change or qualify it: a hedge, a negation or
     a bound ("or more", "is wrong", "at least", "and a half"), or an operator first
     ("squared", "minus one"). Only the first three words count: later ones describe ("5
     students like both, so each likes at least one"). "not 6" after a value rules 6 out:
     not counted."""
-    head = " ".join(words.split()[:3])
+    head = " ".join(_PER_CENT.sub("percent", words).split()[:3])
     if _THAN.search(head) and not _DIFFERENCE.match(words):
         return True  # "5 more than 3", "5 or less than": a bound or an expression
     return bool(_QUALIFYING.search(head) or _CHANGING_FIRST.match(head.lstrip(" (,.-")))
@@ -574,7 +578,10 @@ def changes_before(words: str) -> bool:
 
 _CHANGING_BEFORE = re.compile(
     r"(?i)\b(?:negative|minus|twice|double|triple|thrice|half(?:\s+of)?|under|over|below"
-    r"|above|up\s+to)\s*$"
+    r"|above|up\s+to"
+    # "the square of 27", "the reciprocal of 27", "the square root of 27": a function of it
+    r"|(?:square|cube|reciprocal|inverse|opposite|factorial|log(?:arithm)?|sqrt"
+    r"|(?:square|cube)\s+root)\s+of)\s*$"
 )
 
 

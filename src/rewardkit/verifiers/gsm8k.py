@@ -323,6 +323,7 @@ def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]
     if boxes and boxes[0].content is not None and boxes[0].start > marked_at:
         answer = _box_number(boxes[0].content)
         hedged = _offered_other(response, boxes[0].start, answer, (boxes, read_from))
+        hedged = hedged or _qualified_later(response, boxes[0].end)
         return answer, hedged or _offered_after(response, boxes[0].end, answer)
     tag = _last_tag(response, max(marked_at, boxes[0].start if boxes else -1))
     if tag is not None:  # a tag holding no one number ("3, 6, 12", "no solution"): no number
@@ -333,7 +334,10 @@ def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]
         number_end = _number_end(marked)
         answer = _qualified(marked.string, marked.start(), number_end, _group(marked) or "")
         hedged = _offered_other(response, marked_at, answer, (boxes, read_from))
+        hedged = hedged or _qualified_later(response, tail + marked.end())
         return answer, hedged or _offered_after(response, tail + marked.end(), answer)
+    if _qualified_later(response, tail):  # "Answer: the square of 3": no later number reads
+        return None, True
     return (_last_number(response) if fallback else None), False
 
 
@@ -472,6 +476,21 @@ _CORRECTED = re.compile(
 )
 
 
+# "The answer is the square of 18", "Answer: negative 18": words, then the number
+_ANSWER_IN_WORDS = re.compile(
+    r"(?i:\banswer\b(?:[ \t]{1,3}is\b)?)[ \t]{0,3}[:：]?[ \t]{0,3}"
+    r"(?P<words>(?:[A-Za-z]{1,20}[ \t]{1,3}){1,4})" + _LEAD + _NUMBER
+)
+
+
+def _qualified_later(response: str, end: int) -> bool:
+    """Whether an answer line after the box or marked number (ending at ``end``) gives a
+    number with words before it that change or bound it ("The answer is the square of
+    18", "... about 18"): the response's last word on its answer is then not that one."""
+    found = last_match(_ANSWER_IN_WORDS, response[end : end + MARKER_TAIL_CHARS])
+    return found is not None and _QUALIFIED_BEFORE.search(found.group("words")) is not None
+
+
 def _offered_after(response: str, end: int, answer: str | None) -> bool:
     """Whether the paragraph after the final number (ending at ``end``) offers another
     value in words: "The answer is 18 but it could be 20" is a hedge, not 18."""
@@ -539,7 +558,10 @@ _LIST_AFTER = re.compile(
 _QUALIFIED_BEFORE = re.compile(
     r"(?:\b(?:not|never)|n[’']t(?:[ \t]+be)?|\b(?:at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
     r"|between|maybe|perhaps|possibly|about|approximately|approx\.?|roughly|around|nearly|almost"
-    r"|negative|minus|twice|double|triple|thrice|half[ \t]+of|under|over|below|above))"
+    r"|negative|minus|twice|double|triple|thrice|half[ \t]+of|under|over|below|above"
+    # "the square of 27", "the square root of 27": a function of it
+    r"|(?:square|cube|reciprocal|inverse|opposite|factorial|log(?:arithm)?|sqrt"
+    r"|(?:square|cube)[ \t]+root)[ \t]+of))"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
     r"|(?:≈|\\approx(?![A-Za-z])|\\sim(?![A-Za-z]))[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"  # "≈27"
     # "18 and 19", "18, to 19"

@@ -690,18 +690,20 @@ def _expression_verdict(
 
 def _changed(passage: str, pred: str) -> bool:
     """Whether the value math-verify read, where it last stands in the passage, is
-    followed by a factor (:func:`~rewardkit.verifiers._latex.factor_first`) or by words
-    that change or qualify it (:func:`~rewardkit.verifiers._latex.qualifying_words`): its
+    followed by a factor (:func:`~rewardkit.verifiers._latex.factor_first`), or by words
+    that change or qualify it (:func:`~rewardkit.verifiers._latex.qualifying_words`), or
+    preceded by words that do (:func:`~rewardkit.verifiers._latex.changes_before`): its
     expression extraction reads 27 from "The area is 27π.", 2 from "x = 2y", 27 from
-    "27 to the power 2" and from "27 plus or minus 1"."""
+    "27 to the power 2", "27 plus or minus 1" and "the square of 27"."""
     at = passage.rfind(pred)
     if at < 0:
         return False
-    before = passage[max(0, at - 8) : at].rstrip(" \t")
+    before = passage[max(0, at - 30) : at].rstrip(" \t$")
     after = passage[at + len(pred) : at + len(pred) + 40]
     return (
         _latex.factor_first(after[:8])
-        or bool(_FACTOR_BEFORE.search(before))
+        or bool(_FACTOR_BEFORE.search(before[-8:]))
+        or _latex.changes_before(before)  # "the square of 27", "negative 27"
         or _latex.qualifying_words(after.split(".")[0].split("\n")[0])
     )
 
