@@ -212,7 +212,6 @@ MATH_ROWS = [
     ("The answer is 27 halved.", "27", 0.0, "a change in one word"),
     ("The answer is 27 per cent of 40.", "27", 0.0, "a share, in two words"),
     ("The answer is 27 with a remainder of 3.", "27", 0.0, "a quotient and a remainder"),
-    ("The answer is 27, I guess.", "27", 0.0, "a doubt"),
     ("The answer is 27 percent of the class.", "27", 1.0, "a share named, no number after"),
     # a template-opened thinking (no <think>): a conclusion that is one value answers
     ("The answer is 150\n</think>\n151", "150", 0.0, "the conclusion is 151"),
@@ -376,7 +375,6 @@ GSM8K_ROWS = [
     ("<answer>2 times 2</answer>", "2", 0.0, "the gold times itself"),
     ("The answer is the square of 18.", "18", 0.0, "a function of it, before it"),
     ("The answer is 18 less 2.", "18", 0.0, "an operand"),
-    ("The answer is 18 (I think).", "18", 0.0, "a doubt"),
     ("So \\boxed{18}.\n\nThe answer is the square of 18.", "18", 0.0, "the last line changes it"),
     ("So \\boxed{18}.\n\nThe answer is about 18.", "18", 0.0, "the last line bounds it"),
     ("The answer is 18.\n\nThe answer is negative 18.", "18", 0.0, "the last line changes it"),
@@ -404,6 +402,14 @@ CHOICE_ROWS = [
     ("Answer: B\n\nActually, C.", "B", 0.0, "retracted next paragraph"),
     ("Answer: B. Actually, I think it's C.", "B", 0.0, "retracted same paragraph"),
     ("Answer: B\n\nActually, on reflection, B.", "B", 1.0, "a restatement"),
+    # another option offered, or a doubt, in the words after the letter
+    ("The correct option is B (or possibly D).", "B", 0.0, "another option in brackets"),
+    ("The answer is B (probably).", "B", 0.0, "a doubt"),
+    ("The answer is B if x>0 else C.", "B", 0.0, "a conditional answer"),
+    ("The answer is B-C.", "B", 0.0, "two options joined"),
+    ("The answer is B, not C.", "B", 1.0, "an option ruled out"),
+    ("The answer is B, which is the largest.", "B", 1.0, "a reason"),
+    ("Answer: B - 42", "B", 1.0, "the option's content"),
     # 2. thinking
     ("<think>Answer: B</think>\nI am not sure.", "B", 0.0, "stated only in the thinking"),
     ("<think>Maybe A.</think>\nAnswer: B", "B", 1.0, "the conclusion states B"),

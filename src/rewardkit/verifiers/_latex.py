@@ -495,8 +495,7 @@ _QUALIFYING = re.compile(  # a hedge, a negation or a bound ("not 6" rules 6 out
     r"|\b(?:cannot|nope)\b|\?"  # "27?": asked, not answered
     r"|\band\s+(?:up|above|below|over|more|less|(?:a|one)\s+(?:half|third|quarter))\b"
     # a sign in words: "27 below zero" is -27 (not "27 in base 8": a gold may be 27_8)
-    r"|\b(?:below|under)\s+zero\b"
-    r"|\bI\s+(?:think|guess|believe|suppose)\b",  # "27, I guess": a doubt
+    r"|\b(?:below|under)\s+zero\b",
     re.IGNORECASE,
 )
 _NUMBER_WORDS = (

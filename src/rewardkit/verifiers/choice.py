@@ -110,7 +110,7 @@ _TEX_GAP = r"(?:[ \t]|~|\\[,;:!> ]|\\q?quad(?![A-Za-z]))"  # TeX's spaces: "C \,
 _LISTED_AFTER = re.compile(  # "C vs D", "C oder D", "C 或 D": "or" in any language too
     r"(?:\*\*|[}$])?"
     + _TEX_GAP
-    + r"{0,6}\(?[ \t]{0,3}(?:[,;/&|+]|\\&|\b(?:and/or|and)\b|(?<![^\W\d_])"
+    + r"{0,6}\(?[ \t]{0,3}(?:[,;/&|+]|(?<![ \t])[-–](?=[A-J]\b)|\\&|\b(?:and/or|and)\b|(?<![^\W\d_])"
     + OR_WORD
     # "C \text{ and } D": the word in TeX's text
     + r"|\\text(?:rm)?\{[ \t]{0,3}(?:and/or|and|or)[ \t]{0,3}\})?"
@@ -215,7 +215,24 @@ def _unless_hedged(found: re.Match[str], pattern: str, hedged: bool) -> Extracte
     after = _LISTED_AFTER.match(found.string, found.end())
     if hedged or (after is not None and after.group().strip(" \t*$}([])") != letter):
         return Extracted(None, {"pattern": pattern, "hedged": True, "pred": letter})
+    if _doubted(found.string[found.end() : found.end() + 80]):
+        return Extracted(None, {"pattern": pattern, "hedged": True, "pred": letter})
     return Extracted(letter, {"pattern": pattern})
+
+
+def _doubted(after: str) -> bool:
+    """Whether the words right after the letter offer another option or doubt it: "B (or
+    possibly D)", "B (probably)", "B if x > 0, else C", "B unless ...". Not "B, not C"
+    (an option ruled out), nor "B or I think so" ("I" before a word is a pronoun)."""
+    return _DOUBT_AFTER.match(after) is not None
+
+
+_DOUBT_AFTER = re.compile(
+    r"[ \t,]{0,3}[(\[]?[ \t]{0,2}(?:or[ \t]+(?:(?:possibly|maybe|perhaps)[ \t]+)?(?:option[ \t]+)?"
+    r"[(\[]?[A-J]\b(?![ \t]{1,3}[a-z])|(?:probably|possibly|maybe|perhaps|likely)\b"
+    r"|(?:if|unless)\b)",
+    re.IGNORECASE,
+)
 
 
 def _other_stated(text: str, offset: int, final: re.Match[str]) -> bool:
