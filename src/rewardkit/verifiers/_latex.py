@@ -575,12 +575,13 @@ def changes_before(words: str) -> bool:
     return bool(_CHANGING_BEFORE.search(words))
 
 
+FUNCTION_OF = (  # "the square of 27", "the square root of 27": a function of the value
+    r"(?:square|cube|reciprocal|inverse|opposite|factorial|log(?:arithm)?|sqrt"
+    r"|(?:square|cube)\s+root)\s+of"
+)
 _CHANGING_BEFORE = re.compile(
     r"(?i)\b(?:negative|minus|twice|double|triple|thrice|half(?:\s+of)?|under|over|below"
-    r"|above|up\s+to"
-    # "the square of 27", "the reciprocal of 27", "the square root of 27": a function of it
-    r"|(?:square|cube|reciprocal|inverse|opposite|factorial|log(?:arithm)?|sqrt"
-    r"|(?:square|cube)\s+root)\s+of)\s*$"
+    r"|above|up\s+to|" + FUNCTION_OF + r")\s*$"
 )
 
 

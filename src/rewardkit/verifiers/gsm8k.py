@@ -558,10 +558,9 @@ _LIST_AFTER = re.compile(
 _QUALIFIED_BEFORE = re.compile(
     r"(?:\b(?:not|never)|n[’']t(?:[ \t]+be)?|\b(?:at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
     r"|between|maybe|perhaps|possibly|about|approximately|approx\.?|roughly|around|nearly|almost"
-    r"|negative|minus|twice|double|triple|thrice|half[ \t]+of|under|over|below|above"
-    # "the square of 27", "the square root of 27": a function of it
-    r"|(?:square|cube|reciprocal|inverse|opposite|factorial|log(?:arithm)?|sqrt"
-    r"|(?:square|cube)[ \t]+root)[ \t]+of))"
+    r"|negative|minus|twice|double|triple|thrice|half[ \t]+of|under|over|below|above|"
+    + _latex.FUNCTION_OF  # "the square of 27"
+    + r"))"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
     r"|(?:≈|\\approx(?![A-Za-z])|\\sim(?![A-Za-z]))[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"  # "≈27"
     # "18 and 19", "18, to 19"
