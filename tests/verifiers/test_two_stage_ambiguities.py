@@ -54,11 +54,23 @@ def test_two_stage_lets_a_callers_time_limit_through() -> None:
     # parser's tables warm (1,500 terms: about 0.1 s), so the alarm fires inside it.
     text = "+".join(f"x_{{{i}}}^{{2}}" for i in range(1500)) + "+"
 
+    rung: list[str] = []
+
     def ring(signum: int, frame: Any) -> None:
-        raise _Alarm("time is up")
+        # Once, and only inside the parser's own code: the timer ticks every 5 ms, since
+        # an alarm that lands while the garbage collector runs some other object's
+        # finalizer (a __del__) is swallowed there (Python ignores exceptions raised in
+        # finalizers; seen once in CI, the parse then ran on to its syntax error). One
+        # alarm in all, so a stage that retried on it would run LL to the syntax error.
+        in_parser = frame is not None and any(
+            part in frame.f_code.co_filename for part in ("antlr4", "latex2sympy")
+        )
+        if in_parser and not rung:
+            rung.append(frame.f_code.co_name)
+            raise _Alarm("time is up")
 
     previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, 0.005)
+    signal.setitimer(signal.ITIMER_REAL, 0.005, 0.005)
     started = time.perf_counter()
     try:
         with pytest.raises(_Alarm):
