@@ -23,6 +23,12 @@ halves (even and odd positions) and measures one worker's CPU on the second half
 fork server's warm-up, then after also checking the first half (a corpus drawn from the
 very same outputs, the best a corpus written apart could hope for), then after checking
 the second half itself (a parser that has seen these exact rows: the floor).
+
+``--decisions`` asks where a first pass spends its prediction time. One worker (forked
+after the fork server's whole warm-up) checks the rows twice while every ANTLR prediction
+(``adaptivePredict``, one per decision point the parser meets) is timed by decision; it
+prints the CPU of each pass, the share spent predicting, and the decisions that cost most
+with the grammar rule each belongs to.
 """
 
 from __future__ import annotations
@@ -112,6 +118,59 @@ def transfer(rows: list[dict[str, Any]]) -> dict[str, float]:
     return figures
 
 
+def decisions(rows: list[dict[str, Any]], top: int = 6) -> list[str]:
+    """One warmed worker's two passes over ``rows``, with ANTLR's predictions timed by decision."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        os.write(write, json.dumps(_timed_passes(rows, top)).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as fh:
+        lines: list[str] = json.loads(fh.read())
+    os.waitpid(pid, 0)
+    return lines
+
+
+def _timed_passes(rows: list[dict[str, Any]], top: int) -> list[str]:
+    from antlr4.atn.ParserATNSimulator import ParserATNSimulator
+    from latex2sympy2_extended.latex2sympy2 import PSParser
+
+    table = VerifierTable(load_config({}).reward)
+    math_verifier.warm_up()
+    gc.freeze()
+    spent: dict[int, list[float]] = {}
+    predict = ParserATNSimulator.adaptivePredict
+
+    def timed(self: Any, stream: Any, decision: int, outer: Any) -> int:
+        started = time.thread_time()
+        try:
+            return predict(self, stream, decision, outer)
+        finally:
+            entry = spent.setdefault(decision, [0, 0.0])
+            entry[0] += 1
+            entry[1] += time.thread_time() - started
+
+    ParserATNSimulator.adaptivePredict = timed
+    lines = []
+    for name in ("first pass", "second pass"):
+        spent.clear()
+        started = time.thread_time()
+        _check(table, rows)
+        cpu = time.thread_time() - started
+        predicting = sum(seconds for _, seconds in spent.values())
+        lines.append(
+            f"{name}: {cpu:.2f} s CPU, {predicting:.2f} s ({predicting / cpu:.0%}) in ANTLR's "
+            "predictions; by decision (calls, seconds, rule):"
+        )
+        ranked = sorted(spent.items(), key=lambda item: -item[1][1])[:top]
+        for decision, (calls, seconds) in ranked:
+            rule = PSParser.ruleNames[PSParser.atn.decisionToState[decision].ruleIndex]
+            lines.append(f"  decision {decision}: {int(calls)} calls, {seconds:.3f} s, rule {rule}")
+    return lines
+
+
 def _check(table: VerifierTable, rows: list[dict[str, Any]]) -> None:
     for row in rows:
         verifier = table.pick(row["data_source"])
@@ -122,9 +181,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     parser.add_argument("--transfer", action="store_true", help="see the module docstring")
+    parser.add_argument("--decisions", action="store_true", help="see the module docstring")
     args = parser.parse_args(argv)
     corpus = real_outputs.load_corpus()
     rows = [row for row, left in zip(corpus, _deferred(corpus), strict=True) if left]
+    if args.decisions:
+        print(f"One warmed worker checking the {len(rows)} rows left to math-verify, twice:")
+        print("\n".join(decisions(rows)))
+        return
     if args.transfer:
         figures = transfer(rows)
         print(f"CPU seconds of one worker on {len(rows) // 2} of the {len(rows)} rows, warmed on:")
