@@ -516,7 +516,23 @@ def _same_outputs(tmp_path: Path, every: int) -> None:
     # extraction, a verdict decided inline
     stated += [d for d in differ if d not in stated and _same_extraction_of_a_chain(d[1], d[2])]
     assert len(stated) <= len(old) // 100
-    assert [d for d in differ if d not in looped + stated] == [], differ[:3]
+    # a GSM8K answer that is a false chain of "=" ("135 + 67.5 + 270 = 442.5") is read as no
+    # number now, where its last side was read: scored 0 both times
+    # (tests/verifiers/test_answer_in_a_statement.py)
+    false = [
+        d for d in differ if d not in looped + stated and _a_false_chain_kept_wrong(d[1], d[2])
+    ]
+    assert len(false) <= len(old) // 100
+    assert [d for d in differ if d not in looped + stated + false] == [], differ[:3]
+
+
+def _a_false_chain_kept_wrong(old: str, new: str) -> bool:
+    """Both outputs score 0, and the new answer is a chain of "=" shown false."""
+    score = r"Verdict\(score=([-\d.]+)"
+    if re.findall(score, old) != ["0.0"] or re.findall(score, new) != ["0.0"]:
+        return False
+    found = re.match(r"\(Extracted\(answer='([^']*)'", new)
+    return found is not None and _answer.false_chain(found.group(1).replace("\\\\", "\\"))
 
 
 def _same_extraction_of_a_chain(old: str, new: str) -> bool:

@@ -140,8 +140,9 @@ def test_chain_values(chain, value):
         ("</think> <answer> 52 \\cdot 51 = 2652 </answer>", "2651", 0.0),
         ("The answer is 2 * 10^5 = 200,000.", "200000", 1.0),
         ("So \\boxed{r = -9/11}.", "-\\frac{9}{11}", 1.0),
-        ("So \\boxed{2 + 2 = 5}.", "5", None),  # not shown equal: math-verify decides
-        ("So \\boxed{2^{10} = 1025}.", "1025", None),
+        ("So \\boxed{2 + 2 = 5}.", "5", 0.0),  # shown unequal: a false statement, no answer
+        ("So \\boxed{2^{10} = 1025}.", "1025", 0.0),  # (math-verify reads the last side)
+        ("So \\boxed{x^2 = 25}.", "25", None),  # a side not read: math-verify decides
         ("So \\boxed{x = 5}.", "x=5", 1.0),  # a named gold: compared as named values
     ],
 )

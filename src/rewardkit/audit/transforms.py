@@ -277,6 +277,37 @@ def changed_in_words(r: _Row) -> list[Variant]:
     return out
 
 
+# The gold's box as an operand of an expression: the response answers the expression.
+_AROUND_BOX = ("-{box}", "{box}^2", "2{box}", "\\frac{{1}}{{{box}}}", "{box} + 1")
+# The gold at the end of a false statement, or after a relation other than "=".
+_IN_A_STATEMENT = ("{w} = {g}", "x = {w} = {g}", "\\approx {g}", "x \\to {g}", "n \\not= {g}")
+
+
+@_needs_span
+def answer_in_a_statement(r: _Row) -> list[Variant]:
+    """The gold inside a statement that is not the gold: its box as an operand
+    (``$-\\boxed{27}$``, ``$\\boxed{27}^2$``, ``$2\\boxed{27}$``), or in the answer form at
+    the end of a false equation (``28 = 27``) or after an approximation, a limit or a
+    negated equals sign (``\\approx 27``, ``x \\to 27``, ``n \\not= 27``): a reader that
+    takes the box or the last side alone sees the gold."""
+    if not re.fullmatch(r"\d+(\.\d+)?", r.gold):
+        return []
+    out = []
+    assert r.span is not None
+    if r.span.kind == "boxed":
+        box = r.response[r.span.form_start : r.span.form_end]
+        inside = r.response[r.span.form_start - 1 : r.span.form_start] == "$"
+        for form in _AROUND_BOX:
+            written = form.format(box=box)
+            out.append(Variant("answer_in_a_statement", True, f"{written} (the box in an expression)",
+                               r.with_form(written if inside else f"${written}$")))  # fmt: skip
+    for form in _IN_A_STATEMENT:
+        value = form.format(g=r.gold, w=r.wrong)
+        out.append(Variant("answer_in_a_statement", True, f"{value} in the answer form",
+                           r.with_answer(value)))  # fmt: skip
+    return out
+
+
 def concluded_otherwise(r: _Row) -> list[Variant]:
     """The whole correct response as a thinking (closed by ``</think>``, opened by the
     chat template, as R1-style templates do), then a different value as the conclusion:
@@ -536,6 +567,7 @@ HACKS: tuple[Callable[[_Row], list[Variant]], ...] = (
     unicode_minus,
     glued_factor,
     changed_in_words,
+    answer_in_a_statement,
     alternative_beside,
     concluded_otherwise,
     tag_candidates,

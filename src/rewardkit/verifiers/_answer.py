@@ -294,6 +294,8 @@ def _boxed(text: str) -> Found | None:
     if _NEGATED_BOX.search(text, max(0, boxes[0].start - 40), boxes[0].start):
         return Found(None, {"source": "boxed", "negated": True})  # "is not $\boxed{3}$"
     run, with_or = _final_run(boxes, text)
+    if any(_latex.box_operand(text, box) for box in boxes[:run]):
+        return Found(None, {"source": "boxed", "hedged": True, "operand": True})  # "$-\boxed{3}$"
     parts = {canonical(box.content or ""): box.content or "" for box in reversed(boxes[:run])}
     final = ", ".join(parts.values())
     start = boxes[run - 1].start
@@ -1368,6 +1370,30 @@ def chain_value(value: str) -> str | None:
     49 = 57`` is 57, ``r = 2 + 3 = 5`` is 5 (a name first: the value it is set to), ``r
     = -9/11`` is ``-9/11``. None for any other relation, a side not read, or two sides
     not shown equal (``2 + 2 = 5``: which one is meant?)."""
+    read = _chain_sides(value)
+    if read is None:
+        return None
+    sides, prepared = read
+    if not all(_numeric.compare(a, b) is True for a, b in itertools.pairwise(prepared)):
+        return None
+    return sides[-1]
+
+
+def false_chain(value: str) -> bool:
+    """Whether ``value`` is a chain of ``=`` whose first side is read exactly and shown
+    unequal to its last (``19 = 18``, ``20 - 1 = 18``, ``x = 19 = 18``): a false statement
+    answers nothing, whatever its last side (math-verify reads that side alone). A slip
+    between two true ends (``\\frac{4}{16} = \\frac{1}{22} = \\frac{1}{4}``, a typo on
+    the way, in a real output) is left to math-verify."""
+    read = _chain_sides(value) if "=" in value else None
+    if read is None or not read[1]:
+        return False
+    return _numeric.compare(read[1][0], read[1][-1]) is False
+
+
+def _chain_sides(value: str) -> tuple[list[str], list[str]] | None:
+    """The sides of a chain of ``=`` (a name first dropped) and each read by
+    :func:`rewardkit.verifiers._numeric.prepare`; None when not every side is read."""
     if len(value) > _numeric.MAX_CHARS or _OTHER_RELATION.search(value):
         return None
     sides = [side.strip() for side in value.split("=")]
@@ -1380,10 +1406,7 @@ def chain_value(value: str) -> str | None:
     prepared = [_numeric.prepare(side) for side in sides]
     if any(side is None or _NAME.fullmatch(side) for side in prepared):
         return None
-    pairs = itertools.pairwise(prepared)
-    if not all(_numeric.compare(a or "", b or "") is True for a, b in pairs):
-        return None
-    return sides[-1]
+    return sides, [side or "" for side in prepared]
 
 
 _OTHER_RELATION = re.compile(

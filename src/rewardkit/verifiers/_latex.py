@@ -108,6 +108,34 @@ def _braced(text: str, start: int, brace: int, limit: int) -> Box:
     return Box(start, limit, None)
 
 
+# What makes a box an operand of a larger expression, read right before or after it (a
+# few characters; spaces and a "$" between are skipped before it): a sign or operator
+# ("$-\boxed{18}$", "-$\boxed{18}$", "2 \cdot \boxed{18}"), a digit or letter glued to it
+# ("1\boxed{18}" shows 118), an argument of a fraction, root, power or index
+# ("\frac{1}{\boxed{18}}"); after it, a power, index, prime or digit ("\boxed{18}^2",
+# "\boxed{18}0"), or an operator with an operand in the same math span ("\boxed{18} + 1$").
+# A markdown bullet ("- $\boxed{18}$" at a line's start), "=" and words are not.
+_OPERAND_BEFORE = re.compile(
+    r"(?:[-+/]|(?<!\*)\*|\\(?:cdot|times|div|pm|mp|neg|lnot)|[\^_]\{?"
+    r"|\\(?:sqrt(?:\[[^\]]{0,8}\])?|[dt]?frac|binom)\{|\}\{)[ \t$]{0,3}$"
+    r"|(?<![A-Za-z])[A-Za-z]$|[0-9]$"
+)
+_BULLET = re.compile(r"(?:^|\n)[ \t]{0,8}[-+*][ \t]{1,3}\$?[ \t]{0,3}$")
+_OPERAND_AFTER = re.compile(
+    r"(?!\^\s?\{?\s?\\circ)(?:[\^_'0-9]"
+    r"|[ \t]{0,3}(?:[-+*/]|\\(?:cdot|times|div|pm|mp))[ \t]{0,3}[\\\w(][^$\n]{0,40}(?:\$|\\\)|\\\]))"
+)
+
+
+def box_operand(text: str, box: Box) -> bool:
+    """Whether ``box`` is an operand of an expression written around it (see
+    :data:`_OPERAND_BEFORE`): the response answers that expression, not the box's value."""
+    before = text[max(0, box.start - 24) : box.start]
+    if _OPERAND_BEFORE.search(before) and not _BULLET.search(before):
+        return True
+    return _OPERAND_AFTER.match(text, box.end) is not None
+
+
 def _find(text: str, sub: str, pos: int) -> int:
     found = text.find(sub, pos, pos + MAX_BOX_CHARS)
     return len(text) if found < 0 else found

@@ -324,6 +324,7 @@ def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]
         answer = _box_number(boxes[0].content)
         hedged = _offered_other(response, boxes[0].start, answer, (boxes, read_from))
         hedged = hedged or _qualified_later(response, boxes[0].end)
+        hedged = hedged or _latex.box_operand(response, boxes[0])  # "$-\boxed{18}$"
         return answer, hedged or _offered_after(response, boxes[0].end, answer)
     tag = _last_tag(response, max(marked_at, boxes[0].start if boxes else -1))
     if tag is not None:  # a tag holding no one number ("3, 6, 12", "no solution"): no number
@@ -408,6 +409,11 @@ _NUMBER_LIST = re.compile(  # numbers and separators only: "3, 6, 12", "3 and 6"
 )
 
 
+_NOT_EQUAL_IN_BOX = re.compile(
+    r"[≈≠∼→↦]|\\(?:approx|sim|simeq|to|rightarrow|mapsto|neq?|not\s{0,3}=)(?![A-Za-z])"
+)
+
+
 def _box_number(content: str) -> str:
     """The number a box holds (``\\$18``, ``18 \\text{ dollars}``, ``x = 18``), or the
     box as written when it holds another shape or several numbers (``18 \\text{ or }
@@ -415,6 +421,8 @@ def _box_number(content: str) -> str:
     norm = _latex.normalise(content)
     if plain_number(norm) is not None:
         return norm
+    if _answer.false_chain(content) or _NOT_EQUAL_IN_BOX.search(content):
+        return content  # "19 = 18", "n \not= 18", "x \to 18": no number
     words = _BOX_WORDS.sub(r" \1 ", content).rpartition("=")[2]
     numbers = list(_LAST_NUMBER.finditer(words))
     if len(numbers) != 1:
@@ -562,7 +570,8 @@ _QUALIFIED_BEFORE = re.compile(
     + _latex.FUNCTION_OF  # "the square of 27"
     + r"))"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
-    r"|(?:≈|\\approx(?![A-Za-z])|\\sim(?![A-Za-z]))[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"  # "≈27"
+    r"|(?:[≈≠∼→↦]|\\(?:approx|sim|simeq|to|rightarrow|mapsto|neq?|not[ \t]{0,3}=)(?![A-Za-z]))"
+    r"[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"  # "≈27", "x \to 27", "n \not= 27"
     # "18 and 19", "18, to 19"
     r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|to|&(?:amp;)?)[ \t]{1,3}(?:\\?\$)?$"
     # "18/19", "18-19", "18~20", "18 ± 2": in an expression or a range
@@ -572,6 +581,11 @@ _QUALIFIED_BEFORE = re.compile(
     r"|(?:to|raised[ \t]+to)[ \t]+the[ \t]+(?:[a-z]+[ \t]+)?power(?:[ \t]+of)?|raised[ \t]+to)"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$",
     re.IGNORECASE,
+)
+# The sides of a chain of "=" before the number ("20 - 1 = ", "x = 19 = "): with the number,
+# a statement that may be false (_answer.false_chain)
+_CHAIN_BEFORE = re.compile(
+    r"(?:[A-Za-z][ \t]{0,3}=[ \t]{0,3})?[-\d($\\][^=\n]{0,40}(?:=[^=\n]{1,40}){0,3}=[ \t]{0,3}\$?[ \t]{0,2}$"
 )
 # "or" in any language before the number: "or 20", "18 oder 20", "18 或 20", "18 of 20" (not
 # "2/5 of 60": a fraction of it). Read in the last _ALTERNATIVE_CHARS before it only: an
@@ -605,6 +619,9 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     before = _MARKUP.sub(
         "", _LINE_JOIN.sub(r"\1 ", before).split("\n")[-1]
     )  # "18 or\n20": one line
+    chain = _CHAIN_BEFORE.search(before)
+    if chain is not None and _answer.false_chain(chain.group().replace("$", "") + number):
+        return f"{chain.group().strip()} {number}"  # "19 = 18", "20 - 1 = 18": a false statement
     qualifier = _QUALIFIED_BEFORE.search(before)
     qualifier = qualifier or _ALTERNATIVE_BEFORE.search(before[-_ALTERNATIVE_CHARS:])
     if qualifier is None or _restated(qualifier.group("offered"), number):

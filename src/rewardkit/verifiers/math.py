@@ -138,8 +138,14 @@ class MathVerifier:
             return verdict(False, answer)  # "2\,3": two numbers shown; math-verify read 5
         if _RELATION_FIRST.match(answer) and not any(map(_RELATION.search, golds)):
             return verdict(False, answer)  # "\neq 12", "< 12": math-verify reads the 12
+        if _NOT_EQUAL.match(answer) and not any(
+            _NOT_EQUAL.match(g) or _RELATION.search(g) for g in golds
+        ):
+            return verdict(False, answer)  # "\approx 18", "n \not= 18", "x \to 18": not 18
         if _latex.value_qualifier(answer) and not any(map(_latex.value_qualifier, golds)):
             return verdict(False, answer)  # "5\text{ or more}": math-verify drops the words
+        if "=" in answer and _answer.false_chain(answer):
+            return verdict(False, answer)  # "19 = 18": a false statement answers nothing
         if self.fast_paths and "=" in answer and not any("=" in gold for gold in golds):
             value = _answer.chain_value(answer)  # "52 \cdot 51 = 2652": every side equal
             if value is not None:
@@ -161,6 +167,8 @@ class MathVerifier:
         """
         if _is_passage(extracted):  # before any comparison: a passage is not an answer
             golds = _gold_answers(ground_truth)
+            if _answer.false_chain(_TAGS_AND_DELIMITERS.sub("", extracted.answer or "").strip()):
+                return verdict(False, None, source="expression")  # "<answer>x = 19 = 18</answer>"
             read = _expression_verdict(extracted.answer or "", golds, self.decimals)
             also = extracted.extra.get(ALSO_OFFERED) or ()
             if read.score and not all(_offered_right(value, golds) for value in also):
@@ -180,6 +188,9 @@ class MathVerifier:
         if not all(_offered_right(value, golds) for value in also):
             return verdict(False, answer, hedged=True)  # two final answers, one of them wrong
         return verdict(True, answer)
+
+
+_TAGS_AND_DELIMITERS = re.compile(r"</?answer>|\$|\\[()\[\]]")
 
 
 def _offered_right(value: str, golds: tuple[str, ...]) -> bool:
@@ -419,6 +430,19 @@ _RELATION_FIRST = re.compile(r"\s*(?:" + _RELATION.pattern + ")")
 """An answer opening with a relation or a negation, no left side: ``\\neq 12``, ``< 12``
 and ``\\neg 12`` say "not 12" or "less than 12"; math-verify reads them as 12. Refused
 only against a gold holding no relation (``\\geq 2`` against ``x \\ge 2`` is math-verify's)."""
+
+
+_NOT_EQUAL = re.compile(
+    r"\s*(?:[A-Za-z](?:_\{?[A-Za-z0-9]{1,3}\}?)?\s*)?"
+    r"(?:\\(?:approx|sim|simeq|cong|propto|to|rightarrow|longrightarrow|mapsto|ne|neq|nleq|ngeq"
+    r"|nleqslant|ngeqslant|nless|ngtr|nsim|ncong)(?![A-Za-z])|\\not\s{0,3}=|[≈≠∼≃≅→↦])"
+    r"|.*(?:\\(?:ldots|cdots|dots)|\.\.\.|…)\s*$",
+    re.DOTALL,
+)
+"""An answer that opens with a relation other than "=" (a name may come first) or ends
+in "...": ``\\approx 18``, ``x \\to 18``, ``n \\not= 18``, ``18\\ldots``. Each says the
+value is not (exactly) what follows; math-verify reads the number. Refused against a gold
+holding no relation (``3.14 \\approx 3.1``, the value first, is the 3.14)."""
 
 
 def _offers_alternatives(answer: str) -> bool:

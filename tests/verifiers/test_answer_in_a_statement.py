@@ -1,0 +1,99 @@
+"""guards: an answer form read with the statement around it or inside it: a box that is an
+operand of a larger expression, a chain of "=" whose ends differ, a relation other than
+"=" before the value. Each gives no credit, where math-verify reads the value alone.
+
+Found by an attack from outside the verifiers (a probe of several thousand written
+shapes): math-verify credits ``$-\\boxed{18}$``, ``$\\boxed{18}^2$``, ``\\boxed{19 = 18}``
+and ``\\boxed{\\approx 18}`` against 18; so did rewardkit. Rows are ``(gold, response,
+expected, reason)`` as in ``test_hedging.py``; a row expected 0 also scores 0 with fast
+paths off.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from _support.verifier_rows import check_gsm8k_row, check_math_row, table_params
+from rewardkit.verifiers import _answer, _latex
+
+OPERAND = [
+    ("18", "The answer is $-\\boxed{18}$.", 0.0, "a minus before the box"),
+    ("18", "The answer is -$\\boxed{18}$.", 0.0, "a minus before the math span"),
+    ("-4", "The answer is $-\\boxed{-4}$.", 0.0, "a minus before a negative box"),
+    ("18", "$\\boxed{18}^2$", 0.0, "a power after the box"),
+    ("18", "$\\frac{1}{\\boxed{18}}$", 0.0, "the box as a denominator"),
+    ("18", "$\\sqrt{\\boxed{18}}$", 0.0, "the box under a root"),
+    ("18", "$2\\boxed{18}$", 0.0, "a factor glued before"),
+    ("18", "$1\\boxed{18}$", 0.0, "a digit glued before: 118 shown"),
+    ("18", "$\\boxed{18}0$", 0.0, "a digit glued after: 180 shown"),
+    ("18", "$\\boxed{18} + 1$", 0.0, "a sum in the same math span"),
+    ("18", "$2 \\cdot \\boxed{18}$", 0.0, "a product"),
+    ("\\frac{2}{3}", "So $x = -\\boxed{\\frac{2}{3}}$.", 0.0, "a minus after the equals sign"),
+    # what stays an answer
+    ("18", "The answer is $\\boxed{18}$.", 1.0, "a plain box"),
+    ("18", "- $\\boxed{18}$", 1.0, "a markdown bullet, not a minus"),
+    ("18", "* The answer: \\boxed{18}", 1.0, "a markdown bullet"),
+    ("18", "**Final answer:** $\\boxed{18}$", 1.0, "bold markers before"),
+    ("18", "So $x = \\boxed{18}$.", 1.0, "a name set to the box"),
+    ("45^\\circ", "$\\boxed{45}^\\circ$", 1.0, "degrees after the box"),
+    ("18", "\\[\\boxed{18}\\]", 1.0, "display math"),
+    ("18", "The answer is\\boxed{18}", 1.0, "a word glued before: text, not a product"),
+    ("18", "$\\mathbf{\\boxed{18}}$", 1.0, "a bold box"),
+    ("18", "\\boxed{18} - that is the answer", 1.0, "a dash in text after the box"),
+]
+
+STATEMENT = [
+    ("18", "So $\\boxed{19 = 18}$.", 0.0, "a false equation ending in the gold"),
+    ("18", "So $\\boxed{20 - 1 = 18}$.", 0.0, "a false computation ending in the gold"),
+    ("18", "So $\\boxed{x = 19 = 18}$.", 0.0, "a name, then a false equation"),
+    ("18", "<answer>19 = 18</answer>", 0.0, "in an answer tag"),
+    ("18", "So $\\boxed{9 + 9 = 18}$.", 1.0, "a true computation"),
+    (
+        "\\frac{1}{4}",
+        "So the answer is $\\boxed{\\frac{2^2 \\cdot 2^{-3}}{2^3 \\cdot 2^{-2}} = \\frac{1}{22}"
+        " = \\frac{1}{4}}$.",
+        1.0,
+        "a slip on the way between two true ends (a real output's)",
+    ),
+    ("18", "The answer is $\\boxed{\\approx 18}$.", 0.0, "an approximation"),
+    ("18", "$\\boxed{x \\approx 18}$", 0.0, "a name, then an approximation"),
+    ("18", "$\\boxed{n \\not= 18}$", 0.0, "a negated equals sign"),
+    ("18", "$\\boxed{x \\to 18}$", 0.0, "a limit point, not a value"),
+    ("18", "$\\boxed{\\sim 18}$", 0.0, "of the order of"),
+    ("18", "$\\boxed{18\\ldots}$", 0.0, "a value trailing off"),
+    ("3.14", "$\\boxed{3.14 \\approx 3.1}$", 1.0, "the value first, then its rounding"),
+    ("x \\approx 18", "$\\boxed{x \\approx 18}$", 1.0, "a gold that is itself approximate"),
+]
+
+GSM8K = [
+    ("18", "The answer is $-\\boxed{18}$.", 0.0, "a minus before the box"),
+    ("18", "So the total is $\\boxed{18}^2$.", 0.0, "a power after the box"),
+    ("18", "So the total is $\\boxed{18}$.", 1.0, "a plain box"),
+]
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "expected", "reason"),
+    table_params({"operand": OPERAND, "statement": STATEMENT}),
+)
+def test_math_row(gold: str, response: str, expected: float, reason: str) -> None:
+    check_math_row(gold, response, expected, reason)
+
+
+@pytest.mark.parametrize(("gold", "response", "expected", "reason"), table_params({"gsm8k": GSM8K}))
+def test_gsm8k_row(gold: str, response: str, expected: float, reason: str) -> None:
+    check_gsm8k_row(gold, response, expected, reason)
+
+
+def test_a_box_in_an_expression_says_why() -> None:
+    text = "The answer is $-\\boxed{18}$."
+    assert _latex.box_operand(text, _latex.find_boxes(text)[0])
+    assert _answer.find_answer(text).extra == {"source": "boxed", "hedged": True, "operand": True}
+
+
+@pytest.mark.parametrize(
+    ("chain", "false"),
+    [("19 = 18", True), ("20 - 1 = 18", True), ("9 + 9 = 18", False), ("x^2 = 4", False)],
+)
+def test_a_chain_is_false_when_its_ends_are_shown_unequal(chain: str, false: bool) -> None:
+    assert _answer.false_chain(chain) is false
