@@ -145,8 +145,9 @@ def test_a_variant_that_errors_is_not_credited(
     sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     summary = tmp_path / "audit.json"
-    raising = GREEDY.replace('return 1.0 if', 'if "Actually" in solution_str:\n        raise '
-                             'ValueError("boom")\n    return 1.0 if')  # fmt: skip
+    cues = ("Actually", "Never mind", "Edit:", "Hmm", "Therefore", "\u2192", "\u7b49", "en fait")
+    raising = GREEDY.replace('return 1.0 if', f'if any(c in solution_str for c in {cues!r}):\n'
+                             '        raise ValueError("boom")\n    return 1.0 if')  # fmt: skip
     overrides = _reward(tmp_path, raising)
     args = [str(sample), *overrides, "--families", "retraction", "--summary-json", str(summary)]
     assert _audit(*args) == 0

@@ -194,7 +194,9 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
     if family == "retraction":
         assert response.startswith(row["response"])
         tail = response[len(row["response"]) :]
-        assert wrong in tail and "Actually" in tail and gold not in tail.replace(wrong, "")
+        assert wrong in tail and gold not in tail.replace(wrong, "")
+        assert any(cue in tail for cue in ("Actually", "Never mind", "Edit", "Hmm", "Therefore",
+                                           "\u2192", "\u7b49\u7b49", "en fait"))  # fmt: skip
     elif family == "think_only":
         assert "<think>" in response and gold not in conclusion and answer_span(conclusion) is None
     elif family == "format_example":

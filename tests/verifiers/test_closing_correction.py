@@ -194,3 +194,43 @@ def test_a_check_is_not_shared_between_rows_that_offer_different_answers() -> No
         results = loop.score(rows)
     assert [r.score for r in results] == [1.0, 0.0, 1.0, 0.0]
     assert results[1].extra["hedged"] is True
+
+
+# Taken back in other words, or in another language (a red-team probe found each of these
+# credited: the cue list held English words only), and a last sentence that is a value
+# alone after the answer, whatever opens it ("Therefore 19.", "Hmm... 19.", "→ 19").
+OTHER_WORDS = [
+    "Never mind, 19.", "Edit: 19.", "Erratum: 19.", "Update: 19.", "My bad, 19.",
+    "Whoops, 19.", "Err, 19.", "Strike that: 19.", "Disregard that, 19.", "I was wrong; 19.",
+    "That was a mistake; 19.", "Rechecking gives 19.", "(Typo: should read 19.)",
+    "等等，其实是19。", "不对，应该是19。", "Attendez, en fait c'est 19.", "Non, c'est 19.",
+    "Espera, en realidad es 19.", "Warte, eigentlich 19.", "Nein, es ist 19.", "Нет, 19.",
+    "Подождите, на самом деле 19.", "いいえ、19です。", "잠깐, 사실 19입니다.",
+    "Therefore 19.", "Hence 19.", "So really 19.", "Hmm... 19.", "Eh, 19.", "→ 19", "=> 19",
+    "❌ → 19", "Incorrect. 19.", "Second attempt: 19.",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("taken_back", OTHER_WORDS)
+@pytest.mark.parametrize("paragraph", [" ", "\n\n"])
+def test_an_answer_taken_back_in_other_words_is_no_answer(taken_back: str, paragraph: str) -> None:
+    assert score(MATH, f"The answer is $\\boxed{{18}}$.{paragraph}{taken_back}", "18") == 0.0
+    assert score(GSM8K, f"#### 18{paragraph}{taken_back}", "18") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "expected"),
+    [
+        ("The answer is $\\boxed{18}$. Therefore 18.", "18", 1.0),  # the same value again
+        ("The answer is $\\boxed{18}$.\n\n等等，其实是18。", "18", 1.0),
+        ("Answer: B) 18", "B", 1.0),  # an option's text after its letter, not a sentence
+        ("So \\boxed{x+1}.\n\nThat is $f = x+1, x \\neq 0$.", "x+1", 1.0),  # a condition
+        ("Total: $3 \\times 6 = 18$", "18", 1.0),  # a computation, not a value alone
+        ("So there are only two numbers (35 and 70).\n  2  ", "2", 1.0),  # a real output's
+        ("Answer: B. Therefore C.", "B", 0.0),
+        ("<answer>Paris</answer> 等等，其实是$London$。", "Paris", 0.0),
+    ],
+)
+def test_a_value_alone_after_the_answer(response: str, gold: str, expected: float) -> None:
+    verifier = {"B": CHOICE, "Paris": SEARCH}.get(gold, MATH)
+    assert score(verifier, response, gold) == expected

@@ -49,7 +49,8 @@ BASE_COMMIT = "9203e68d3bfb9d5baf3dbcfcd730781a643905c4"
 BASE_SRC = Path("/work/wt/base/src")  # a checkout of it, where there is one
 
 # The patterns without their lookaheads, exactly as they compile (pattern, flags); the
-# correction and offer cues as the final-answer rule (issue 26) extended them
+# correction and offer cues as the final-answer rule (issue 26) extended them, with the
+# correction words of other phrasings and languages added since
 OLD: dict[str, tuple[str, int]] = {
     "_answer._CUED": (
         "(?:\\b(?i:could|might|may)(?:[ \\t]+(?i:also|even|well|actually|instead|equally|poss"
@@ -69,22 +70,38 @@ OLD: dict[str, tuple[str, int]] = {
         "?[A-J]\\)?)\\$?[ \\t]*(?:[.!?)]|$))|(?:^|(?<=[\\n.!?;]))[ \\t*>]{0,3}(?=[aAoOrRsSvVc"
         "CjJоОвВαΑתاउ答解정đĐ])(?:\\b(?i:antwort|réponse|respuesta|risposta|resposta|antwoord|sv"
         "ar|vastaus|odpowiedź|odpověď|válasz|răspuns|cevap|jawaban|ответ|відповідь|απάντηση|ת"
-        "שובה|الإجابة|الجواب|उत्तर)\\b|答案|答え|解答|정답|(?i:đáp án))[ \\t]{0,3}(?=:)|\\b(?i:actual"
+        "שובה|الإجابة|الجواب|उत्तर)\\b|答案|答え|解答|정답|(?i:đáp án))[ \\t]{0,3}(?=:)|\\b(?:(?i:act"
+        "ually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+mean|i[ \\t]+m"
+        "eant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought|(?:up)?on[ \\t"
+        "]+(?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ \\t]+on|let[ \\t]+me[ \\t]+"
+        "(?:re-?check|reconsider|correct[ \\t]+(?:that|myself))|never[ \\t]*mind|(?:edit|upda"
+        "te|erratum|typo)(?=[ \\t]*[:,.)])|my[ \\t]+bad|whoops|err(?=[ \\t]*[,.])|(?:strike|d"
+        "isregard|ignore)[ \\t]+(?:that|this|the[ \\t]+above)|i[ \\t]+was[ \\t]+wrong|(?:that"
+        "|this)[ \\t]+was[ \\t]+(?:a[ \\t]+)?(?:mistake|wrong|an[ \\t]+error)|re-?checking(?:"
+        "[ \\t]+(?:gives|shows|yields))?|attendez|attends|en[ \\t]+fait|non(?=[ \\t]*[,:;!.])"
+        "|oups|espera|en[ \\t]+realidad|perd[oó]n|warte|eigentlich|nein(?=[ \\t]*[,:;!.])|kor"
+        "rektur|na[ \\t]+verdade|aspetta|in[ \\t]+realt[àa]|подожди(?:те)?|на[ \\t]+самом[ \\"
+        "t]+деле|нет(?=[ \\t]*[,:;!.])|исправление)|等等|等一下|其实是?|其實是?|不对|不對|更正|应该是|應該是|而是|待って|"
+        "いいえ|実は|訂正|잠깐|사실은?)(?:[ \\t]*[,:;!.\\u2014\\uff0c\\u3001-]?[ \\t]*\\b(?:(?:(?i:actual"
         "ly|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+mean|i[ \\t]+mean"
         "t|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought|(?:up)?on[ \\t]+("
         "?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ \\t]+on|let[ \\t]+me[ \\t]+(?:"
-        "re-?check|reconsider|correct[ \\t]+(?:that|myself)))(?:[ \\t]*[,:;!.\\u2014-]?[ \\t]"
-        "*\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+"
-        "mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought|"
-        "(?:up)?on[ \\t]+(?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ \\t]+on|let[ "
-        "\\t]+me[ \\t]+(?:re-?check|reconsider|correct[ \\t]+(?:that|myself)))|(?i:it(?:'s|[ "
-        "\\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that[ \\t]+is|the[ \\t]+(?:final[ \\"
-        "t]+|correct[ \\t]+|right[ \\t]+|real[ \\t]+|actual[ \\t]+)?answer[ \\t]+(?:is|should"
-        "[ \\t]+be)|i[ \\t]+get|we[ \\t]+get|i[ \\t]+(?:think|believe|guess|suppose)|it[ \\t]"
-        "+must[ \\t]+be|it[ \\t]+(?:'s|is)[ \\t]+(?:actually|really)))){0,3})[ \\t,:]{1,3}(?P"
-        "<value>\\$[^$\\n]{1,80}\\$|\\\\\\([^\\n]{1,80}?\\\\\\)|-?(?:\\d[\\d,]*(?:\\.\\d+)?|"
-        "\\.\\d+)(?:/\\d+)?(?![\\d.]*\\d))(?![ \\t]{0,2}(?:[-+*/×÷=^]|\\\\(?:times|cdot|div)("
-        "?![A-Za-z])))",
+        "re-?check|reconsider|correct[ \\t]+(?:that|myself))|never[ \\t]*mind|(?:edit|update|"
+        "erratum|typo)(?=[ \\t]*[:,.)])|my[ \\t]+bad|whoops|err(?=[ \\t]*[,.])|(?:strike|disr"
+        "egard|ignore)[ \\t]+(?:that|this|the[ \\t]+above)|i[ \\t]+was[ \\t]+wrong|(?:that|th"
+        "is)[ \\t]+was[ \\t]+(?:a[ \\t]+)?(?:mistake|wrong|an[ \\t]+error)|re-?checking(?:[ "
+        "\\t]+(?:gives|shows|yields))?|attendez|attends|en[ \\t]+fait|non(?=[ \\t]*[,:;!.])|o"
+        "ups|espera|en[ \\t]+realidad|perd[oó]n|warte|eigentlich|nein(?=[ \\t]*[,:;!.])|korre"
+        "ktur|na[ \\t]+verdade|aspetta|in[ \\t]+realt[àa]|подожди(?:те)?|на[ \\t]+самом[ \\t]"
+        "+деле|нет(?=[ \\t]*[,:;!.])|исправление)|等等|等一下|其实是?|其實是?|不对|不對|更正|应该是|應該是|而是|待って|いい"
+        "え|実は|訂正|잠깐|사실은?)|(?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that["
+        " \\t]+is|the[ \\t]+(?:final[ \\t]+|correct[ \\t]+|right[ \\t]+|real[ \\t]+|actual[ "
+        "\\t]+)?answer[ \\t]+(?:is|should[ \\t]+be)|i[ \\t]+get|we[ \\t]+get|i[ \\t]+(?:think"
+        "|believe|guess|suppose)|it[ \\t]+must[ \\t]+be|it[ \\t]+(?:'s|is)[ \\t]+(?:actually|"
+        "really)|should[ \\t]+read|c'est|es[ \\t]+ist|es))){0,3})[ \\t,:]{1,3}(?P<value>\\$[^"
+        "$\\n]{1,80}\\$|\\\\\\([^\\n]{1,80}?\\\\\\)|-?(?:\\d[\\d,]*(?:\\.\\d+)?|\\.\\d+)(?:/"
+        "\\d+)?(?![\\d.]*\\d))(?![ \\t]{0,2}(?:[-+*/×÷=^]|\\\\(?:times|cdot|div)(?![A-Za-z]))"
+        ")",
         0,
     ),
     "_answer._PREDICATED": (
@@ -100,21 +117,38 @@ OLD: dict[str, tuple[str, int]] = {
         0,
     ),
     "_answer._CORRECTED": (
-        "\\b(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+mean"
-        "|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought|(?:u"
-        "p)?on[ \\t]+(?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ \\t]+on|let[ \\t]"
-        "+me[ \\t]+(?:re-?check|reconsider|correct[ \\t]+(?:that|myself)))(?:[ \\t]*[,:;!.\\u"
-        "2014-]?[ \\t]*\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correc"
-        "tion|i[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ "
-        "\\t]+thought|(?:up)?on[ \\t]+(?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ "
-        "\\t]+on|let[ \\t]+me[ \\t]+(?:re-?check|reconsider|correct[ \\t]+(?:that|myself)))|("
-        "?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that[ \\t]+is|the[ \\t]"
-        "+(?:final[ \\t]+|correct[ \\t]+|right[ \\t]+|real[ \\t]+|actual[ \\t]+)?answer[ \\t]"
-        "+(?:is|should[ \\t]+be)|i[ \\t]+get|we[ \\t]+get|i[ \\t]+(?:think|believe|guess|supp"
-        "ose)|it[ \\t]+must[ \\t]+be|it[ \\t]+(?:'s|is)[ \\t]+(?:actually|really)))){0,3}(?:["
-        " \\t,:;\\u2013\\u2014]|-(?![\\d.])){1,4}(?:\\*\\*)?(?P<value>\\$[^$\\n]{1,80}\\$|\\"
-        "\\\\([^\\n]{1,80}?\\\\\\)|-?(?:\\d[\\d,]*(?:\\.\\d+)?|\\.\\d+)(?:/\\d+)?(?![\\d.]*\\"
-        "d))(?![ \\t]{0,2}(?:[-+*/×÷=^]|\\\\(?:times|cdot|div)(?![A-Za-z])))",
+        "\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+m"
+        "ean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought|("
+        "?:up)?on[ \\t]+(?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ \\t]+on|let[ "
+        "\\t]+me[ \\t]+(?:re-?check|reconsider|correct[ \\t]+(?:that|myself))|never[ \\t]*min"
+        "d|(?:edit|update|erratum|typo)(?=[ \\t]*[:,.)])|my[ \\t]+bad|whoops|err(?=[ \\t]*[,."
+        "])|(?:strike|disregard|ignore)[ \\t]+(?:that|this|the[ \\t]+above)|i[ \\t]+was[ \\t]"
+        "+wrong|(?:that|this)[ \\t]+was[ \\t]+(?:a[ \\t]+)?(?:mistake|wrong|an[ \\t]+error)|r"
+        "e-?checking(?:[ \\t]+(?:gives|shows|yields))?|attendez|attends|en[ \\t]+fait|non(?=["
+        " \\t]*[,:;!.])|oups|espera|en[ \\t]+realidad|perd[oó]n|warte|eigentlich|nein(?=[ \\t"
+        "]*[,:;!.])|korrektur|na[ \\t]+verdade|aspetta|in[ \\t]+realt[àa]|подожди(?:те)?|на[ "
+        "\\t]+самом[ \\t]+деле|нет(?=[ \\t]*[,:;!.])|исправление)|等等|等一下|其实是?|其實是?|不对|不對|更正|应"
+        "该是|應該是|而是|待って|いいえ|実は|訂正|잠깐|사실은?)(?:[ \\t]*[,:;!.\\u2014\\uff0c\\u3001-]?[ \\t]*\\b(?"
+        ":(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+mea"
+        "n|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought|(?:"
+        "up)?on[ \\t]+(?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ \\t]+on|let[ \\t"
+        "]+me[ \\t]+(?:re-?check|reconsider|correct[ \\t]+(?:that|myself))|never[ \\t]*mind|("
+        "?:edit|update|erratum|typo)(?=[ \\t]*[:,.)])|my[ \\t]+bad|whoops|err(?=[ \\t]*[,.])|"
+        "(?:strike|disregard|ignore)[ \\t]+(?:that|this|the[ \\t]+above)|i[ \\t]+was[ \\t]+wr"
+        "ong|(?:that|this)[ \\t]+was[ \\t]+(?:a[ \\t]+)?(?:mistake|wrong|an[ \\t]+error)|re-?"
+        "checking(?:[ \\t]+(?:gives|shows|yields))?|attendez|attends|en[ \\t]+fait|non(?=[ \\"
+        "t]*[,:;!.])|oups|espera|en[ \\t]+realidad|perd[oó]n|warte|eigentlich|nein(?=[ \\t]*["
+        ",:;!.])|korrektur|na[ \\t]+verdade|aspetta|in[ \\t]+realt[àa]|подожди(?:те)?|на[ \\t"
+        "]+самом[ \\t]+деле|нет(?=[ \\t]*[,:;!.])|исправление)|等等|等一下|其实是?|其實是?|不对|不對|更正|应该是|"
+        "應該是|而是|待って|いいえ|実は|訂正|잠깐|사실은?)|(?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ "
+        "\\t]+be|that[ \\t]+is|the[ \\t]+(?:final[ \\t]+|correct[ \\t]+|right[ \\t]+|real[ \\"
+        "t]+|actual[ \\t]+)?answer[ \\t]+(?:is|should[ \\t]+be)|i[ \\t]+get|we[ \\t]+get|i[ "
+        "\\t]+(?:think|believe|guess|suppose)|it[ \\t]+must[ \\t]+be|it[ \\t]+(?:'s|is)[ \\t]"
+        "+(?:actually|really)|should[ \\t]+read|c'est|es[ \\t]+ist|es))){0,3}(?:(?:[ \\t,:;\\"
+        "u2013\\u2014\\uff0c\\uff1a\\uff1b\\u3001]|-(?![\\d.])){1,4}|(?<=[\\u3040-\\u30ff\\u3"
+        "400-\\u9fff\\uac00-\\ud7af]))(?:\\*\\*)?(?P<value>\\$[^$\\n]{1,80}\\$|\\\\\\([^\\n]{"
+        "1,80}?\\\\\\)|-?(?:\\d[\\d,]*(?:\\.\\d+)?|\\.\\d+)(?:/\\d+)?(?![\\d.]*\\d))(?![ \\t]"
+        "{0,2}(?:[-+*/×÷=^]|\\\\(?:times|cdot|div)(?![A-Za-z])))",
         0,
     ),
     "_answer._TWO_VALUES": (
@@ -179,45 +213,78 @@ OLD: dict[str, tuple[str, int]] = {
         "?[A-J]\\)?)\\$?[ \\t]*(?:[.!?)]|$))|(?:^|(?<=[\\n.!?;]))[ \\t*>]{0,3}(?=[aAoOrRsSvVc"
         "CjJоОвВαΑתاउ答解정đĐ])(?:\\b(?i:antwort|réponse|respuesta|risposta|resposta|antwoord|sv"
         "ar|vastaus|odpowiedź|odpověď|válasz|răspuns|cevap|jawaban|ответ|відповідь|απάντηση|ת"
-        "שובה|الإجابة|الجواب|उत्तर)\\b|答案|答え|解答|정답|(?i:đáp án))[ \\t]{0,3}(?=:)|\\b(?i:actual"
+        "שובה|الإجابة|الجواب|उत्तर)\\b|答案|答え|解答|정답|(?i:đáp án))[ \\t]{0,3}(?=:)|\\b(?:(?i:act"
+        "ually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+mean|i[ \\t]+m"
+        "eant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought|(?:up)?on[ \\t"
+        "]+(?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ \\t]+on|let[ \\t]+me[ \\t]+"
+        "(?:re-?check|reconsider|correct[ \\t]+(?:that|myself))|never[ \\t]*mind|(?:edit|upda"
+        "te|erratum|typo)(?=[ \\t]*[:,.)])|my[ \\t]+bad|whoops|err(?=[ \\t]*[,.])|(?:strike|d"
+        "isregard|ignore)[ \\t]+(?:that|this|the[ \\t]+above)|i[ \\t]+was[ \\t]+wrong|(?:that"
+        "|this)[ \\t]+was[ \\t]+(?:a[ \\t]+)?(?:mistake|wrong|an[ \\t]+error)|re-?checking(?:"
+        "[ \\t]+(?:gives|shows|yields))?|attendez|attends|en[ \\t]+fait|non(?=[ \\t]*[,:;!.])"
+        "|oups|espera|en[ \\t]+realidad|perd[oó]n|warte|eigentlich|nein(?=[ \\t]*[,:;!.])|kor"
+        "rektur|na[ \\t]+verdade|aspetta|in[ \\t]+realt[àa]|подожди(?:те)?|на[ \\t]+самом[ \\"
+        "t]+деле|нет(?=[ \\t]*[,:;!.])|исправление)|等等|等一下|其实是?|其實是?|不对|不對|更正|应该是|應該是|而是|待って|"
+        "いいえ|実は|訂正|잠깐|사실은?)(?:[ \\t]*[,:;!.\\u2014\\uff0c\\u3001-]?[ \\t]*\\b(?:(?:(?i:actual"
         "ly|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+mean|i[ \\t]+mean"
         "t|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought|(?:up)?on[ \\t]+("
         "?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ \\t]+on|let[ \\t]+me[ \\t]+(?:"
-        "re-?check|reconsider|correct[ \\t]+(?:that|myself)))(?:[ \\t]*[,:;!.\\u2014-]?[ \\t]"
-        "*\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+"
-        "mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought|"
-        "(?:up)?on[ \\t]+(?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ \\t]+on|let[ "
-        "\\t]+me[ \\t]+(?:re-?check|reconsider|correct[ \\t]+(?:that|myself)))|(?i:it(?:'s|[ "
-        "\\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that[ \\t]+is|the[ \\t]+(?:final[ \\"
-        "t]+|correct[ \\t]+|right[ \\t]+|real[ \\t]+|actual[ \\t]+)?answer[ \\t]+(?:is|should"
-        "[ \\t]+be)|i[ \\t]+get|we[ \\t]+get|i[ \\t]+(?:think|believe|guess|suppose)|it[ \\t]"
-        "+must[ \\t]+be|it[ \\t]+(?:'s|is)[ \\t]+(?:actually|really)))){0,3})[ \\t,:]{1,3}(?:"
-        "\\\\?\\$)?[ \\t]{0,2}(-?\\d[\\d,]*(?:\\.\\d+)?)(?!\\d)(?![ \\t]{0,2}[-+*/×÷=^x])|(?<"
-        "![\\w.=+*/×÷^-])(?<![=+*/×÷^-][ \\t])\\$?(-?\\d[\\d,]*(?:\\.\\d+)?)\\$?(?:[ \\t]+(?:"
-        "(?i:is|are|seems|looks|would|could|might|may|can|be)[ \\t]+){0,2}(?:(?i:possible|pla"
-        "usible|likely)|(?i:also|too|equally)[ \\t]+(?:(?i:be|is)[ \\t]+)?(?:(?i:an?)[ \\t]+)"
-        "?(?i:possible|plausible|likely|correct|right|valid|acceptable|works?|answer|solution"
-        ")|(?i:works?|correct|right|valid|acceptable)[ \\t]*,?[ \\t]+(?i:too|also|as[ \\t]+we"
-        "ll)|(?:(?i:an?)[ \\t]+)?(?i:another|alternative|other|second|possible|plausible)[ \\"
-        "t]+(?:(?i:valid|possible|plausible|correct)[ \\t]+)?(?i:answer|solution|option|choic"
-        "e))\\b|[ \\t]+(?i:if|when|assuming)\\b[^()\\n]{0,40}\\))",
+        "re-?check|reconsider|correct[ \\t]+(?:that|myself))|never[ \\t]*mind|(?:edit|update|"
+        "erratum|typo)(?=[ \\t]*[:,.)])|my[ \\t]+bad|whoops|err(?=[ \\t]*[,.])|(?:strike|disr"
+        "egard|ignore)[ \\t]+(?:that|this|the[ \\t]+above)|i[ \\t]+was[ \\t]+wrong|(?:that|th"
+        "is)[ \\t]+was[ \\t]+(?:a[ \\t]+)?(?:mistake|wrong|an[ \\t]+error)|re-?checking(?:[ "
+        "\\t]+(?:gives|shows|yields))?|attendez|attends|en[ \\t]+fait|non(?=[ \\t]*[,:;!.])|o"
+        "ups|espera|en[ \\t]+realidad|perd[oó]n|warte|eigentlich|nein(?=[ \\t]*[,:;!.])|korre"
+        "ktur|na[ \\t]+verdade|aspetta|in[ \\t]+realt[àa]|подожди(?:те)?|на[ \\t]+самом[ \\t]"
+        "+деле|нет(?=[ \\t]*[,:;!.])|исправление)|等等|等一下|其实是?|其實是?|不对|不對|更正|应该是|應該是|而是|待って|いい"
+        "え|実は|訂正|잠깐|사실은?)|(?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that["
+        " \\t]+is|the[ \\t]+(?:final[ \\t]+|correct[ \\t]+|right[ \\t]+|real[ \\t]+|actual[ "
+        "\\t]+)?answer[ \\t]+(?:is|should[ \\t]+be)|i[ \\t]+get|we[ \\t]+get|i[ \\t]+(?:think"
+        "|believe|guess|suppose)|it[ \\t]+must[ \\t]+be|it[ \\t]+(?:'s|is)[ \\t]+(?:actually|"
+        "really)|should[ \\t]+read|c'est|es[ \\t]+ist|es))){0,3})[ \\t,:]{1,3}(?:\\\\?\\$)?[ "
+        "\\t]{0,2}(-?\\d[\\d,]*(?:\\.\\d+)?)(?!\\d)(?![ \\t]{0,2}[-+*/×÷=^x])|(?<![\\w.=+*/×÷"
+        "^-])(?<![=+*/×÷^-][ \\t])\\$?(-?\\d[\\d,]*(?:\\.\\d+)?)\\$?(?:[ \\t]+(?:(?i:is|are|s"
+        "eems|looks|would|could|might|may|can|be)[ \\t]+){0,2}(?:(?i:possible|plausible|likel"
+        "y)|(?i:also|too|equally)[ \\t]+(?:(?i:be|is)[ \\t]+)?(?:(?i:an?)[ \\t]+)?(?i:possibl"
+        "e|plausible|likely|correct|right|valid|acceptable|works?|answer|solution)|(?i:works?"
+        "|correct|right|valid|acceptable)[ \\t]*,?[ \\t]+(?i:too|also|as[ \\t]+well)|(?:(?i:a"
+        "n?)[ \\t]+)?(?i:another|alternative|other|second|possible|plausible)[ \\t]+(?:(?i:va"
+        "lid|possible|plausible|correct)[ \\t]+)?(?i:answer|solution|option|choice))\\b|[ \\t"
+        "]+(?i:if|when|assuming)\\b[^()\\n]{0,40}\\))",
         0,
     ),
     "gsm8k._CORRECTED": (
-        "\\b(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+mean"
-        "|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought|(?:u"
-        "p)?on[ \\t]+(?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ \\t]+on|let[ \\t]"
-        "+me[ \\t]+(?:re-?check|reconsider|correct[ \\t]+(?:that|myself)))(?:[ \\t]*[,:;!.\\u"
-        "2014-]?[ \\t]*\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correc"
-        "tion|i[ \\t]+mean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ "
-        "\\t]+thought|(?:up)?on[ \\t]+(?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ "
-        "\\t]+on|let[ \\t]+me[ \\t]+(?:re-?check|reconsider|correct[ \\t]+(?:that|myself)))|("
-        "?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ \\t]+be|that[ \\t]+is|the[ \\t]"
-        "+(?:final[ \\t]+|correct[ \\t]+|right[ \\t]+|real[ \\t]+|actual[ \\t]+)?answer[ \\t]"
-        "+(?:is|should[ \\t]+be)|i[ \\t]+get|we[ \\t]+get|i[ \\t]+(?:think|believe|guess|supp"
-        "ose)|it[ \\t]+must[ \\t]+be|it[ \\t]+(?:'s|is)[ \\t]+(?:actually|really)))){0,3}(?:["
-        " \\t,:;\\u2013\\u2014]|-(?![\\d.])){1,4}(?:\\*\\*)?(?:\\\\?\\$)?[ \\t]{0,2}(-?\\d[\\"
-        "d,]*(?:\\.\\d+)?)(?!\\d)(?![ \\t]{0,2}[-+*/×÷=^x])",
+        "\\b(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+m"
+        "ean|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought|("
+        "?:up)?on[ \\t]+(?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ \\t]+on|let[ "
+        "\\t]+me[ \\t]+(?:re-?check|reconsider|correct[ \\t]+(?:that|myself))|never[ \\t]*min"
+        "d|(?:edit|update|erratum|typo)(?=[ \\t]*[:,.)])|my[ \\t]+bad|whoops|err(?=[ \\t]*[,."
+        "])|(?:strike|disregard|ignore)[ \\t]+(?:that|this|the[ \\t]+above)|i[ \\t]+was[ \\t]"
+        "+wrong|(?:that|this)[ \\t]+was[ \\t]+(?:a[ \\t]+)?(?:mistake|wrong|an[ \\t]+error)|r"
+        "e-?checking(?:[ \\t]+(?:gives|shows|yields))?|attendez|attends|en[ \\t]+fait|non(?=["
+        " \\t]*[,:;!.])|oups|espera|en[ \\t]+realidad|perd[oó]n|warte|eigentlich|nein(?=[ \\t"
+        "]*[,:;!.])|korrektur|na[ \\t]+verdade|aspetta|in[ \\t]+realt[àa]|подожди(?:те)?|на[ "
+        "\\t]+самом[ \\t]+деле|нет(?=[ \\t]*[,:;!.])|исправление)|等等|等一下|其实是?|其實是?|不对|不對|更正|应"
+        "该是|應該是|而是|待って|いいえ|実は|訂正|잠깐|사실은?)(?:[ \\t]*[,:;!.\\u2014\\uff0c\\u3001-]?[ \\t]*\\b(?"
+        ":(?:(?i:actually|wait|no(?=[ \\t]*[,:;!.\\u2014-])|sorry|oops|correction|i[ \\t]+mea"
+        "n|i[ \\t]+meant|make[ \\t]+that|scratch[ \\t]+that|on[ \\t]+second[ \\t]+thought|(?:"
+        "up)?on[ \\t]+(?:further[ \\t]+|second[ \\t]+)?reflection|hmm+|hold[ \\t]+on|let[ \\t"
+        "]+me[ \\t]+(?:re-?check|reconsider|correct[ \\t]+(?:that|myself))|never[ \\t]*mind|("
+        "?:edit|update|erratum|typo)(?=[ \\t]*[:,.)])|my[ \\t]+bad|whoops|err(?=[ \\t]*[,.])|"
+        "(?:strike|disregard|ignore)[ \\t]+(?:that|this|the[ \\t]+above)|i[ \\t]+was[ \\t]+wr"
+        "ong|(?:that|this)[ \\t]+was[ \\t]+(?:a[ \\t]+)?(?:mistake|wrong|an[ \\t]+error)|re-?"
+        "checking(?:[ \\t]+(?:gives|shows|yields))?|attendez|attends|en[ \\t]+fait|non(?=[ \\"
+        "t]*[,:;!.])|oups|espera|en[ \\t]+realidad|perd[oó]n|warte|eigentlich|nein(?=[ \\t]*["
+        ",:;!.])|korrektur|na[ \\t]+verdade|aspetta|in[ \\t]+realt[àa]|подожди(?:те)?|на[ \\t"
+        "]+самом[ \\t]+деле|нет(?=[ \\t]*[,:;!.])|исправление)|等等|等一下|其实是?|其實是?|不对|不對|更正|应该是|"
+        "應該是|而是|待って|いいえ|実は|訂正|잠깐|사실은?)|(?i:it(?:'s|[ \\t]+is|[ \\t]+should[ \\t]+be)|should[ "
+        "\\t]+be|that[ \\t]+is|the[ \\t]+(?:final[ \\t]+|correct[ \\t]+|right[ \\t]+|real[ \\"
+        "t]+|actual[ \\t]+)?answer[ \\t]+(?:is|should[ \\t]+be)|i[ \\t]+get|we[ \\t]+get|i[ "
+        "\\t]+(?:think|believe|guess|suppose)|it[ \\t]+must[ \\t]+be|it[ \\t]+(?:'s|is)[ \\t]"
+        "+(?:actually|really)|should[ \\t]+read|c'est|es[ \\t]+ist|es))){0,3}(?:(?:[ \\t,:;\\"
+        "u2013\\u2014\\uff0c\\uff1a\\uff1b\\u3001]|-(?![\\d.])){1,4}|(?<=[\\u3040-\\u30ff\\u3"
+        "400-\\u9fff\\uac00-\\ud7af]))(?:\\*\\*)?(?:\\\\?\\$)?[ \\t]{0,2}(-?\\d[\\d,]*(?:\\."
+        "\\d+)?)(?!\\d)(?![ \\t]{0,2}[-+*/×÷=^x])",
         0,
     ),
 }
@@ -249,6 +316,9 @@ _WORDS = (
     "antwort", "réponse", "respuesta", "svar", "ответ", "відповідь", "απάντηση", "答案",
     "答え", "정답", "đáp án", "actually", "wait", "no", "sorry", "oops", "correction",
     "i mean", "i meant", "make that", "scratch that", "on second thought", "should be",
+    "never mind", "edit", "typo", "my bad", "err", "ignore that", "rechecking gives",
+    "en fait", "c'est", "nein", "es ist", "eigentlich", "нет", "на самом деле", "等等",
+    "其实是", "不对", "而是", "いいえ", "잠깐", "사실", "，", "、", "。",
     "that is", "i get", "we get", "plausible", "likely", "too", "equally", "correct",
     "right", "works", "work", "acceptable", "as well", "an", "a", "choice", "A:",
     "####", "<answer>", "</answer>", "**", "\\(", "\\)", "\\times", "\\cdot", "$",
@@ -348,8 +418,8 @@ def test_the_lookahead_letters_fold_as_the_cue_words_do() -> None:
     for i, ``K`` for k), only characters the lookahead's letters match too."""
     every = "".join(map(chr, range(0x110000)))
     for word_letters, ahead in (
-        ("acimnopsuw", _common.OFFER_CUE_AHEAD),
-        ("acimnosw", _common.CORRECTION_CUE_AHEAD),
+        ("acdeikmnoprstuwпнио", _common.OFFER_CUE_AHEAD),
+        ("acdeikmnoprstuwпнио", _common.CORRECTION_CUE_AHEAD),
     ):
         ahead_re = re.compile(ahead.replace(r"\b", ""))
         for letter in word_letters:

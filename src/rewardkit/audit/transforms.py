@@ -136,16 +136,30 @@ def _needs_span(fn: Callable[[_Row], list[Variant]]) -> Callable[[_Row], list[Va
 # ------------------------------------------------------------------ hacks
 
 
+# Other ways of taking an answer back: other words, other languages, a value alone given
+# last ("Therefore 19.", "→ 19"). {v}: the wrong value as the row writes values.
+_TAKEN_BACK = (
+    "Never mind, {v}.", "Edit: {v}.", "Hmm... {v}.", "Therefore {v}.", "\u2192 {v}",
+    "\u7b49\u7b49\uff0c\u5176\u5b9e\u662f{v}\u3002", "Attendez, en fait c'est {v}.",
+)  # fmt: skip
+
+
 def retraction(r: _Row) -> list[Variant]:
-    """The correct answer, then a correction to a wrong one."""
+    """The correct answer, then a correction to a wrong one: "Actually, ...", and the
+    same in other words and languages, or the wrong value alone given last."""
     w = r.wrong
     plain = w if r.kind in ("hashes", "line") else f"${w}$"
-    return [
+    out = [
         Variant("retraction", True, "a correction to gold+1 in the next paragraph",
                 f"{r.response}\n\nActually, on reflection, {plain}."),
         Variant("retraction", True, "a correction in the same paragraph",
                 f"{r.response} Actually, I think it's {plain}."),
     ]  # fmt: skip
+    for form in _TAKEN_BACK:
+        taken_back = form.format(v=plain)
+        out.append(Variant("retraction", True, f"{taken_back!r} in the next paragraph",
+                           f"{r.response}\n\n{taken_back}"))  # fmt: skip
+    return out
 
 
 def think_only(r: _Row) -> list[Variant]:

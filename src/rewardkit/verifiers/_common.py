@@ -25,24 +25,36 @@ PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 """A blank line: where a paragraph (a step, or the concluding section) ends."""
 
 _CORRECTION = (
-    r"(?i:actually|wait|no(?=[ \t]*[,:;!.\u2014-])|sorry|oops|correction|i[ \t]+mean"
+    r"(?:(?i:actually|wait|no(?=[ \t]*[,:;!.\u2014-])|sorry|oops|correction|i[ \t]+mean"
     r"|i[ \t]+meant|make[ \t]+that|scratch[ \t]+that|on[ \t]+second[ \t]+thought"
     r"|(?:up)?on[ \t]+(?:further[ \t]+|second[ \t]+)?reflection|hmm+|hold[ \t]+on"
-    r"|let[ \t]+me[ \t]+(?:re-?check|reconsider|correct[ \t]+(?:that|myself)))"
+    r"|let[ \t]+me[ \t]+(?:re-?check|reconsider|correct[ \t]+(?:that|myself))"
+    # more English: an edit note, an apology, a retraction of what came before
+    r"|never[ \t]*mind|(?:edit|update|erratum|typo)(?=[ \t]*[:,.)])|my[ \t]+bad|whoops|err(?=[ \t]*[,.])"
+    r"|(?:strike|disregard|ignore)[ \t]+(?:that|this|the[ \t]+above)|i[ \t]+was[ \t]+wrong"
+    r"|(?:that|this)[ \t]+was[ \t]+(?:a[ \t]+)?(?:mistake|wrong|an[ \t]+error)"
+    r"|re-?checking(?:[ \t]+(?:gives|shows|yields))?"
+    # the same in the languages models answer in: "wait", "actually", "no", "correction"
+    r"|attendez|attends|en[ \t]+fait|non(?=[ \t]*[,:;!.])|oups|espera|en[ \t]+realidad"
+    r"|perd[oó]n|warte|eigentlich|nein(?=[ \t]*[,:;!.])|korrektur|na[ \t]+verdade|aspetta"
+    r"|in[ \t]+realt[àa]|подожди(?:те)?|на[ \t]+самом[ \t]+деле|нет(?=[ \t]*[,:;!.])"
+    r"|исправление)"
+    r"|等等|等一下|其实是?|其實是?|不对|不對|更正|应该是|應該是|而是|待って|いいえ|実は|訂正|잠깐|사실은?)"
 )
 _CORRECTION_FILL = (
     r"(?i:it(?:'s|[ \t]+is|[ \t]+should[ \t]+be)|should[ \t]+be|that[ \t]+is|the[ \t]+"
     r"(?:final[ \t]+|correct[ \t]+|right[ \t]+|real[ \t]+|actual[ \t]+)?answer[ \t]+(?:is|should[ \t]+be)"
     r"|i[ \t]+get|we[ \t]+get|i[ \t]+(?:think|believe|guess|suppose)|it[ \t]+must[ \t]+be"
-    r"|it[ \t]+(?:'s|is)[ \t]+(?:actually|really))"
+    r"|it[ \t]+(?:'s|is)[ \t]+(?:actually|really)|should[ \t]+read|c'est|es[ \t]+ist|es)"
 )
-CORRECTION_CUE = (
-    rf"\b{_CORRECTION}(?:[ \t]*[,:;!.\u2014-]?[ \t]*\b(?:{_CORRECTION}|{_CORRECTION_FILL})){{0,3}}"
-)
+CORRECTION_CUE = rf"\b{_CORRECTION}(?:[ \t]*[,:;!.\u2014\uff0c\u3001-]?[ \t]*\b(?:{_CORRECTION}|{_CORRECTION_FILL})){{0,3}}"
 """Words that take a final answer back and give another: "Wait, no: 20", "Actually,
 it's 20", "Sorry, I mean 20", "No, 20" ("no" only before a stop: "no 20-year-old" is
 no correction). Also read past the answer's paragraph (:func:`later_paragraphs`)."""
-CORRECTION_GAP = r"(?:[ \t,:;\u2013\u2014]|-(?![\d.])){1,4}"  # a dash, not a minus sign
+CORRECTION_GAP = (
+    r"(?:(?:[ \t,:;\u2013\u2014\uff0c\uff1a\uff1b\u3001]|-(?![\d.])){1,4}"
+    r"|(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]))"
+)  # a dash, not a minus sign; nothing after a CJK word ("其实是19")
 """What may stand between a :data:`CORRECTION_CUE` and the value it gives: spaces and
 punctuation ("Wait, no: 20", "Hmm, no \u2014 20")."""
 
@@ -121,9 +133,12 @@ then a value right after it (never "could be verified", "alternatively, using ..
 # marks the "Antwort:" branch looks behind at); it only lets re pass over the other
 # positions without trying every branch there, which is most of the cost on a long
 # paragraph. The letters are inside (?i:...) so that they fold as the cue words do.
-CORRECTION_CUE_AHEAD = r"(?=\b(?i:[achilmnosuw]))"
+CORRECTION_CUE_AHEAD = r"(?=\b(?i:[a-eikmnoprstuwпнио]|[等其不更应應而待い実訂잠사]))"
 """A lookahead true wherever a CORRECTION_CUE match can begin (see OFFER_CUE_AHEAD)."""
-OFFER_CUE_STARTS = r"[.,;:!?\n()\[\u2013\u2014\u2026-]|\b(?i:[achilmnopsuw])|^|(?<=[\n.!?;])"
+OFFER_CUE_STARTS = (
+    r"[.,;:!?\n()\[\u2013\u2014\u2026-]|\b(?i:[a-eikmnoprstuwпнио]|[等其不更应應而待い実訂잠사])"
+    r"|^|(?<=[\n.!?;])"
+)
 """Where an OFFER_CUE match can begin (zero-width alternatives, for a lookahead)."""
 OFFER_CUE_AHEAD = f"(?={OFFER_CUE_STARTS})"
 """A lookahead true wherever an OFFER_CUE match can begin: put it first in a pattern

@@ -567,8 +567,23 @@ _CLOSING_CORRECTION = re.compile(
     CORRECTION_CUE_AHEAD
     + CORRECTION_CUE
     + CORRECTION_GAP
-    + r"(?:\*\*)?(?P<value>[^\n]{1,160}?)[ \t]*[.!]?[ \t*]*$"
+    + r"(?:\*\*)?(?P<value>[^\n]{1,160}?)[ \t]*[.!\u3002]?[ \t*]*$"
 )
+# The last sentence of a paragraph that is a value alone, after at most a connective, a
+# mark or a short label: "19.", "Therefore 19.", "Hmm... 19.", "→ 19", "❌ 19", "Second
+# attempt: 19." After a final answer it is another answer given last, whatever words
+# open it (a cue list cannot hold every way of taking an answer back)
+_CLOSING_VALUE = re.compile(
+    r"(?:(?i:therefore|hence|thus|so|then|really|again|hmm+|eh|uh|um|oh|ah"
+    r"|well|ok(?:ay)?)(?:[ \t]+(?i:really|again|then))?[ \t]*[,:.\u2026]*[ \t]*"
+    r"|(?P<mark>[\u2192\u21d2\u2717\u2718\u274c]|=>|->)[ \t]*(?:(?:\u2192|->)[ \t]*)?"
+    r"|[A-Z][A-Za-z'-]{0,15}(?:[ \t]+[a-z][A-Za-z'-]{0,15}){0,2}[ \t]*[:\u2013\u2014][ \t]*)?"
+    # one value: a number, an option letter, a math span holding no relation or computation
+    r"(?:\*\*)?(?P<value>\$(?![^$]*\\(?:n?eq|ne|[lg]eq?|[lg]t|in|to|approx|cdot|times|div)"
+    r"(?![a-z]))(?:\\\$|[^$=<>\n]){1,60}\$|-?\d[\d,]*(?:\.\d+)?|\(?[A-J]\)?)(?:\*\*)?"
+    r"[ \t]*[.!\u3002]?[ \t*]*$"
+)
+_AFTER_FULL_STOP = re.compile(r"[.!?\u2026\u3002\uff01\uff1f\n]$")
 _LAST_LINE_CHARS = 320  # a cue, its words and a value of 160 characters
 _VALUE_MARK = re.compile(r"[\d$\\]|(?<![A-Za-z])[A-Z](?![A-Za-z])")  # a digit, math, a label
 
@@ -585,9 +600,14 @@ def closing_correction(text: str, after: int = 0) -> str | None:
     paragraph = tail if brk is None else tail[brk.end() :]
     # the value runs to the paragraph's end on one line: only its last line can hold it
     line = paragraph[max(paragraph.rfind("\n") + 1, len(paragraph) - _LAST_LINE_CHARS) :]
+    before_line = text[: tail_start + len(tail) - len(line)].rstrip(" \t")
     found = None
     for opening in _SENTENCE_START.finditer(line):  # the last sentence that is one
         found = _CLOSING_CORRECTION.match(line, opening.end()) or found
+        alone = _CLOSING_VALUE.match(line, opening.end())
+        before = line[: opening.start()].rstrip(" \t") or before_line
+        if alone and (alone.group("mark") or not before or _AFTER_FULL_STOP.search(before)):
+            found = alone  # a sentence of its own, or an arrow: "18 → 19" (not "B) 18")
     if found is None:
         return None
     value = found.group("value").strip()
@@ -605,7 +625,9 @@ def closing_correction(text: str, after: int = 0) -> str | None:
 # Actually, I think it's $2010$.", "\\cot 10 Actually, I think it's $19$.": the cue must
 # still follow, and it is capitalised there)
 _SENTENCE_START = re.compile(
-    r"(?:^|(?<=[.!?>`)\]}$])[ \t]+|(?<=[A-Za-z0-9,;:])[ \t]+(?=[A-Z]))[ \t*>_-]*"
+    r"(?:^|(?<=[.!?>`)\]}$])[ \t]+|(?<=[\u3002\uff01\uff1f])[ \t]*"
+    r"|(?<=[A-Za-z0-9,;:])[ \t]+(?=[A-Z\u0400-\u042f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u2192\u21d2\u2717\u2718\u274c]|=>))"
+    r"[ \t*>_-]*"
 )
 _MATH_SPANS = re.compile(r"\$(?:[^$\\\n]|\\[^\n]){1,120}\$|\\\([^\n]{1,120}?\\\)")
 _MAX_VALUE_WORDS = 3  # "5 apples", "\\frac{3}{3}", "(D)"; more is a sentence, not a value

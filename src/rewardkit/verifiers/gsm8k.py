@@ -370,6 +370,8 @@ def _tag_reading(content: str) -> str | None:
         return glued.group(1)
     if _LAST_NUMBER.search(content) is None or _NUMBER_LIST.fullmatch(content):
         return content.strip()  # words ("no solution") or a list ("3, 6, 12"): no number
+    if _answer.false_chain(content.replace("$", "").strip()):
+        return content.strip()  # "19 = 18": a false statement, no number
     return _last_number(content) or content.strip()  # a sentence, a derivation: its result
 
 
@@ -582,10 +584,15 @@ _QUALIFIED_BEFORE = re.compile(
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$",
     re.IGNORECASE,
 )
-# The sides of a chain of "=" before the number ("20 - 1 = ", "x = 19 = "): with the number,
-# a statement that may be false (_answer.false_chain)
+# The sides of a chain of "=" that is the whole answer before the number ("#### 20 - 1 = ",
+# "<answer>x = 19 = ", "The answer is 19 = "), each side plain arithmetic: with the number,
+# a statement that may be false (_answer.false_chain). A chain in a sentence is left
+# alone: where it starts is not read ("C(5, 2) = 5!/(2!3!) = 10")
+_ARITHMETIC = r"(?:[-\d.,$()+*/×÷^ \t]|\\(?:times|cdot|div)(?![A-Za-z]))+"
 _CHAIN_BEFORE = re.compile(
-    r"(?:[A-Za-z][ \t]{0,3}=[ \t]{0,3})?[-\d($\\][^=\n]{0,40}(?:=[^=\n]{1,40}){0,3}=[ \t]{0,3}\$?[ \t]{0,2}$"
+    r"(?:####|<answer>|(?i:answer)(?:[ \t]+is)?[ \t]*:?)[ \t]*"
+    r"(?P<chain>(?:[A-Za-z][ \t]*=[ \t]*)?" + _ARITHMETIC + r"(?:=" + _ARITHMETIC + r"){0,3}=)"
+    r"[ \t]*\$?[ \t]*$"
 )
 # "or" in any language before the number: "or 20", "18 oder 20", "18 或 20", "18 of 20" (not
 # "2/5 of 60": a fraction of it). Read in the last _ALTERNATIVE_CHARS before it only: an
@@ -620,8 +627,8 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
         "", _LINE_JOIN.sub(r"\1 ", before).split("\n")[-1]
     )  # "18 or\n20": one line
     chain = _CHAIN_BEFORE.search(before)
-    if chain is not None and _answer.false_chain(chain.group().replace("$", "") + number):
-        return f"{chain.group().strip()} {number}"  # "19 = 18", "20 - 1 = 18": a false statement
+    if chain is not None and _answer.false_chain(chain.group("chain").replace("$", "") + number):
+        return f"{chain.group('chain').strip()} {number}"  # "19 = 18": a false statement
     qualifier = _QUALIFIED_BEFORE.search(before)
     qualifier = qualifier or _ALTERNATIVE_BEFORE.search(before[-_ALTERNATIVE_CHARS:])
     if qualifier is None or _restated(qualifier.group("offered"), number):
