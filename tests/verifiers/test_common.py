@@ -44,6 +44,28 @@ CHOICE_HIDDEN: list[tuple[str, str, float, str]] = [
 ]
 
 
+@pytest.mark.parametrize(
+    ("text", "seen"),
+    [
+        ("The answer is <del>18\n</del> 19", "The answer is   19"),  # a tag across lines
+        ("Answer: B\u0336 C", "Answer:   C"),  # a combining stroke through the letter
+        ("so \\sout{18} 19", "so   19"),
+        ("19.\n\n<span hidden>$\\boxed{18}$</span>", "19.\n\n "),
+        ('19 <div style="display:none">\\boxed{18}</div>', "19  "),
+        ("$\\phantom{\\boxed{18}}$ 19", "$ $ 19"),
+        ("\\iffalse $\\boxed{18}$ \\fi 19", "  19"),
+        ("#### \u201318", "#### -18"),  # an en dash before a digit: a minus
+        ("$\\boxed{\u20144}$", "$\\boxed{-4}$"),
+        ("a hidden gem, display: 18", "a hidden gem, display: 18"),  # words, not markup
+        ("<s>The answer is 18</s>", "<s>The answer is 18</s>"),  # tokens, not a strike
+    ],
+)
+def test_struck_hidden_and_dashes_as_rendered(text: str, seen: str) -> None:
+    """A red-team probe found each struck or hidden gold credited (and a dash-minus read
+    as no sign, both ways): what a reader does not see is no answer."""
+    assert visible(text) == seen
+
+
 def test_visible_text() -> None:
     assert visible("a<!-- b -->c<!-- d") == "a c "
     assert visible("1\u200b8 \u202e") == "18 "

@@ -216,21 +216,46 @@ _STRUCK = re.compile(
 # where struck-out text may start: "~~" (found by str's own search), or a tag that re
 # finds by its literal "<" (3x faster than one pattern for both, which scans by charset)
 _STRUCK_TAG = re.compile(r"<(?i:del|strike)>")
+# struck out or hidden in other ways, each removed whole: a tag spanning lines, LaTeX's
+# strike-outs and phantoms (``\phantom{\boxed{18}}`` shows nothing), an HTML element
+# marked hidden, ``\iffalse ... \fi`` and the comment environment
+_GROUP = r"\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\}){0,200}\}"  # braces nested 3 deep
+_HIDDEN = re.compile(
+    r"<(?i:del|strike)>[^<]{0,400}</(?i:del|strike)>"
+    r"|\\(?:sout|st|xout|phantom|hphantom|vphantom)(?![A-Za-z])\s{0,3}"
+    + _GROUP
+    + r"|<(?P<tag>[A-Za-z]{1,10})\b[^<>]{0,200}?(?:\bhidden\b|display:\s{0,3}none|visibility:"
+    r"\s{0,3}hidden)[^<>]{0,200}>.{0,400}?</(?P=tag)\s{0,3}>"
+    r"|\\iffalse\b.{0,2000}?\\fi\b|\\begin\{comment\}.{0,2000}?\\end\{comment\}",
+    re.DOTALL,
+)
+_MAY_HIDE = re.compile(
+    r"\\(?:sout|st|xout|phantom|hphantom|vphantom|iffalse|begin\{comment)(?![A-Za-z])"
+    r"|<(?i:del|strike)>|\b(?:hidden|display:|visibility:)"
+)
+# a character struck through by a combining stroke ("B\u0336"): struck out
+_COMBINING_STROKE = re.compile(".[\u0335\u0336]+")
+# a dash before a digit written as a minus ("\u201318", "\u221218" is read elsewhere): a minus
+_DASH_MINUS = re.compile("[\u2010-\u2015\u2043\u02d7\u207b\u208b\u2796](?=[0-9])")
 
 
 def visible(text: str) -> str:
     """``text`` as a reader sees it rendered, the only text an answer is read from:
     format characters dropped (``1\u200b8`` is 18, a direction mark hides no "or"), a
-    full-width colon read as a colon,
-    and HTML comments (an unclosed one hides the rest) and struck-out text removed
-    (``18 <!-- 20 -->`` answers 18, as ``~~20~~ 18`` does). Linear: each is a scan,
-    and most responses have none."""
+    full-width colon read as a colon, a dash before a digit read as a minus (``\u201318``
+    is -18), and HTML comments (an unclosed one hides the rest), struck-out and hidden text
+    removed (``18 <!-- 20 -->`` answers 18, as ``~~20~~ 18``, ``<del>20</del> 18``,
+    ``\\sout{20} 18``, ``B\u0336`` and ``<span hidden>20</span>`` do). Linear: each is a
+    scan, and most responses have none."""
     if not text.isascii():  # O(1) in CPython: most responses skip this
         if _INVISIBLE.search(text):
             text = _INVISIBLE.sub("", text)
         text = text.replace("：", ": ")  # a full-width colon ("答案：20") is a colon
+        text = _COMBINING_STROKE.sub(" ", _DASH_MINUS.sub("-", text))
     if "<!--" in text:
         text = _without_comments(text)
+    if _MAY_HIDE.search(text):
+        text = _HIDDEN.sub(" ", text)
     if "~~" in text or _STRUCK_TAG.search(text):
         text = _STRUCK.sub(" ", text)
     return text
