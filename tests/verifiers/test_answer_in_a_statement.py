@@ -97,3 +97,18 @@ def test_a_box_in_an_expression_says_why() -> None:
 )
 def test_a_chain_is_false_when_its_ends_are_shown_unequal(chain: str, false: bool) -> None:
     assert _answer.false_chain(chain) is false
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("The length is \\boxed{6} digits.\n\nAnswer: 7 = 6", 0.0),  # a false line after it
+        ("The length is \\boxed{6} digits.\n\nAnswer: \\approx 6", 0.0),
+        ("The length is \\boxed{6} digits.\n\nAnswer: 6", 1.0),
+        ("The length is \\boxed{6} digits.\n\nAnswer: 2 \\cdot 3 = 6", 1.0),
+    ],
+)
+def test_a_later_answer_in_a_statement_does_not_support_the_box(
+    response: str, expected: float
+) -> None:
+    check_math_row("6", response, expected, "a later answer line after the box")

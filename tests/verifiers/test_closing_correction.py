@@ -234,3 +234,11 @@ def test_an_answer_taken_back_in_other_words_is_no_answer(taken_back: str, parag
 def test_a_value_alone_after_the_answer(response: str, gold: str, expected: float) -> None:
     verifier = {"B": CHOICE, "Paris": SEARCH}.get(gold, MATH)
     assert score(verifier, response, gold) == expected
+
+
+@pytest.mark.parametrize(
+    "value", ["\\frac{2}{4}", "\\frac{\\sqrt{12}}{3}", "$(10, 1, -5)$", "$\\$2.05$"]
+)
+def test_a_value_given_last_is_read_in_any_notation(value: str) -> None:
+    text = f"So the answer is $\\boxed{{1}}$.\n\nTherefore {value}."
+    assert closing_correction(text, text.index("$.") + 2) == value

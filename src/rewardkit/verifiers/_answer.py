@@ -889,11 +889,18 @@ def _unless_hedged(found: Found, text: str) -> Found:
 _MAX_ALSO = 4  # other answers the check compares with the gold: each may cost math-verify
 
 
+_RELATION_LEAD = re.compile(
+    r"\s*(?:[A-Za-z]\s*)?(?:\\(?:approx|sim|simeq|to|ne|neq|not\s*=)(?![A-Za-z])|[≈≠∼→])"
+)
+
+
 def _same_or_noted(value: str, answer: str, undecided: list[str]) -> bool:
     """False when ``value`` is surely another value than ``answer``; True otherwise,
     noting it in ``undecided`` when that cannot be told inline."""
     if value != answer and _latex.value_qualifier(value) is not None:
         return False  # "7\text{ below zero}", "7\text{ ?}" after a box of 7: not its support
+    if ("=" in value and false_chain(value)) or _RELATION_LEAD.match(value):
+        return False  # "Answer: 7 = 6", "Answer: \approx 6" after a box of 6: no support
     same = same_value(value, answer)
     if same is None and value.strip() and value not in undecided:
         undecided.append(value)

@@ -580,7 +580,8 @@ _CLOSING_VALUE = re.compile(
     r"|[A-Z][A-Za-z'-]{0,15}(?:[ \t]+[a-z][A-Za-z'-]{0,15}){0,2}[ \t]*[:\u2013\u2014][ \t]*)?"
     # one value: a number, an option letter, a math span holding no relation or computation
     r"(?:\*\*)?(?P<value>\$(?![^$]*\\(?:n?eq|ne|[lg]eq?|[lg]t|in|to|approx|cdot|times|div)"
-    r"(?![a-z]))(?:\\\$|[^$=<>\n]){1,60}\$|-?\d[\d,]*(?:\.\d+)?|\(?[A-J]\)?)(?:\*\*)?"
+    r"(?![a-z]))(?:\\\$|[^$=<>\n]){1,60}\$|-?\d[\d,]*(?:\.\d+)?|\(?[A-J]\)?"
+    r"|-?\\(?:[dt]?frac|sqrt)(?:\{(?:[^{}\n]|\{[^{}\n]{0,20}\}){1,30}\}){1,2})(?:\*\*)?"
     r"[ \t]*[.!\u3002]?[ \t*]*$"
 )
 _AFTER_FULL_STOP = re.compile(r"[.!?\u2026\u3002\uff01\uff1f\n]$")
