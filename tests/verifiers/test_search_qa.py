@@ -80,3 +80,44 @@ def test_search_qa_takes_numpy_targets_as_verl_does() -> None:
         right = SEARCH.quick_check(SEARCH.extract("<answer>city of light</answer>"), truth)
         wrong = SEARCH.quick_check(SEARCH.extract("<answer>London</answer>"), truth)
         assert (right.score, wrong.score) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("<answer>Paris</answer>\n\n**Final answer: London**", 0.0),
+        ("<answer>Paris</answer> The answer is London.", 0.0),
+        ("<answer>Paris</answer>\nAnswer: London", 0.0),
+        ("<answer>Paris</answer> \\boxed{London}", 0.0),
+        ("<answer>Paris</answer> <ANSWER>London</ANSWER>", 0.0),
+        ("<answer>Paris</answer> <answer >London</answer>", 0.0),
+        # the same answer again, or a sentence about the answer: still Paris
+        ("<answer>Paris</answer>\n\nThe answer is Paris.", 1.0),
+        ("<answer>Paris</answer>\n\nFinal answer: **Paris**", 1.0),
+        ("<answer>Paris</answer> The answer is given in the tag above.", 1.0),
+    ],
+)
+def test_a_later_answer_in_another_form_is_a_second_answer(response: str, expected: float) -> None:
+    """A red-team probe found each credited: only ``<answer>`` tags were read, so a
+    different answer given after the last one in any other form went unseen."""
+    verifier = SearchQAVerifier()
+    extracted = verifier.extract(response)
+    assert verifier.quick_check(extracted, {"target": ["Paris"]}).score == expected
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("<answer>Paris</answer> Never mind, London.", 0.0),
+        ("<answer>Paris</answer> Edit: London.", 0.0),
+        ("<answer>Paris</answer> 等等，其实是London。", 0.0),
+        ("<answer>Paris</answer> Actually, New York.", 0.0),
+        ("<answer>Paris</answer> Actually, this checks out.", 1.0),  # words, no name
+        ("<answer>Paris</answer> Wait, I see.", 1.0),
+        ("<answer>Paris</answer> Actually, Paris.", 1.0),
+    ],
+)
+def test_an_answer_taken_back_for_a_name(response: str, expected: float) -> None:
+    verifier = SearchQAVerifier()
+    extracted = verifier.extract(response)
+    assert verifier.quick_check(extracted, {"target": ["Paris"]}).score == expected

@@ -584,17 +584,22 @@ _CLOSING_VALUE = re.compile(
     r"|-?\\(?:[dt]?frac|sqrt)(?:\{(?:[^{}\n]|\{[^{}\n]{0,20}\}){1,30}\}){1,2})(?:\*\*)?"
     r"[ \t]*[.!\u3002]?[ \t*]*$"
 )
+_NAME_START = re.compile(
+    r"(?!I\b|It\b|This\b|That\b|The answer\b)[A-Z0-9]"
+)  # "London", not "I see"
 _AFTER_FULL_STOP = re.compile(r"[.!?\u2026\u3002\uff01\uff1f\n]$")
 _LAST_LINE_CHARS = 320  # a cue, its words and a value of 160 characters
-_VALUE_MARK = re.compile(r"[\d$\\]|(?<![A-Za-z])[A-Z](?![A-Za-z])")  # a digit, math, a label
+# a digit, math, an option label (not the pronoun of "I see")
+_VALUE_MARK = re.compile(r"[\d$\\]|(?<![A-Za-z])(?!I[ \t]+[a-z])[A-Z](?![A-Za-z])")
 
 
-def closing_correction(text: str, after: int = 0) -> str | None:
+def closing_correction(text: str, after: int = 0, *, words: bool = False) -> str | None:
     """The value that the last paragraph of ``text`` (a conclusion) gives after a
     correction cue in its last sentence, when that paragraph starts after ``after`` (the
     end of the answer found): "Actually, on reflection, $4$." gives ``$4$``. None when
     there is none, or when what follows the cue holds no value ("Actually, this checks
-    out."): no digit, no math, no option label."""
+    out."): no digit, no math, no option label (``words``: a short capitalised phrase is
+    a value too, for answers that are names: "Never mind, London.")."""
     tail_start = max(after, len(text) - 600)
     tail = text[tail_start:].rstrip()
     brk = last_match(PARAGRAPH_BREAK, tail)
@@ -611,9 +616,9 @@ def closing_correction(text: str, after: int = 0) -> str | None:
             found = alone  # a sentence of its own, or an arrow: "18 → 19" (not "B) 18")
     if found is None:
         return None
-    value = found.group("value").strip()
-    if not _VALUE_MARK.search(value):
-        return None
+    value = found.group("value").strip().rstrip("\u3002")
+    if not _VALUE_MARK.search(value) and not (words and _NAME_START.match(value)):
+        return None  # with ``words`` (answers that are names), a capitalised phrase is one
     spans = _MATH_SPANS.findall(value)
     if spans:
         return spans[-1]  # "I think it's $4$ after all": the value, not the words around it

@@ -79,9 +79,13 @@ class SearchQAVerifier:
             answer = spans[-1]
             if self.answers == "hedged":
                 said = {normalize_answer(span) for span in spans if span}
-                closing = closing_correction(text, text.rfind(_CLOSE))
+                closing = closing_correction(text, text.rfind(_CLOSE), words=True)
                 if closing is not None:  # "<answer>Paris</answer> Actually, it's $Lyon$."
                     said.add(normalize_answer(closing.strip("$")))
+                last_open = text.rfind(_OPEN)
+                after = text.find(_CLOSE, last_open) + len(_CLOSE) if last_open >= 0 else 0
+                for later in _later_answers(text[after:]):
+                    said.add(normalize_answer(later))  # "... **Final answer: London**"
                 if len(said) > 1:
                     return Extracted(
                         None, {**extra, "hedged": True, "pred": answer[:MAX_ANSWER_CHARS]}
@@ -153,6 +157,36 @@ def _answers(response: str) -> list[str]:
         if not _PLACEHOLDER.fullmatch(span):
             found.append(span)
         position = end + len(_CLOSE)
+    return found
+
+
+# An answer given after the last tag in another form: a tag written otherwise (<ANSWER>,
+# <answer >), a box, or a line "Final answer: X" / "The answer is X" (markdown allowed)
+_LATER_ANSWER = re.compile(
+    r"<\s{0,3}(?i:answer)\s{0,3}>(?P<tag>[^<\n]{1,200})<\s{0,3}/\s{0,3}(?i:answer)\s{0,3}>"
+    r"|\\boxed\{(?P<box>[^{}\n]{1,200})\}"
+    r"|(?m:^)[ \t>#*_-]{0,6}(?i:(?:the\s{1,3})?(?:final\s{1,3})?answer(?:\s{1,3}is)?)[ \t*_]{0,4}"
+    r"[:：]?[ \t*_]{0,4}(?P<line>[^\n*]{1,200}?)[ \t*_.!]*$",
+    re.MULTILINE,
+)
+_LATER_CHARS = 2000  # after the last tag: the text read for later answers
+_MAX_LINE_WORDS = 6
+_POINTER = re.compile(
+    r"(?i)(?:in|above|below|provided|given|shown|as|that|this|it|here|there|within|inside"
+    r"|correct|right|wrong|not|unknown|unclear)\b"
+)
+
+
+def _later_answers(after: str) -> list[str]:
+    """The answers given after the last ``<answer>`` tag in another form (see
+    :data:`_LATER_ANSWER`): with the tag's, two different ones are hedging."""
+    found = []
+    for match in _LATER_ANSWER.finditer(after[:_LATER_CHARS]):
+        value = (match.group("tag") or match.group("box") or match.group("line") or "").strip()
+        if match.group("line") and (len(value.split()) > _MAX_LINE_WORDS or _POINTER.match(value)):
+            continue  # a sentence ("The answer is given in the tag above"), not an answer
+        if value and not _PLACEHOLDER.fullmatch(value):
+            found.append(value)
     return found
 
 
