@@ -102,3 +102,32 @@ def test_hostile_responses_are_bounded(response: str) -> None:
     verdict = V.quick_check(V.extract(response), "C")
     assert time.perf_counter() - started < 1.0
     assert verdict.score == (1.0 if "Answer: C" in response else 0.0)
+
+
+# A red-team probe found each credited against gold B: the letter marked wrong or unsure,
+# set beside another by an operator or a part, or another letter chosen in a later sentence.
+_MARKED_OR_REPLACED = [
+    "Answer: B is wrong; C", "Answer: B is incorrect", "Answer: B (wrong)", "Answer: B ✗",
+    "Answer: B (eliminated)", "Answer: B (ruled out)", "Answer: B (guess)", "Answer: B (no) C",
+    "Answer: B (50%) / C (50%)", "Answer: B >> C", "Answer: B → C", "Answer: B∨C",
+    "Answer: B\\C", "Answer: B for (a), C for (b)", "Answer: B\n\nI choose C.",
+    "Answer: B\n\nGoing with C.", "Answer: B\n\nSo C it is.",
+    "Answer: B\n\n(C) is the correct option.", "Answer: B\n\nLa réponse est C.",
+]  # fmt: skip
+_KEPT = [
+    "Answer: B", "Answer: B, not C", "Answer: B (the largest)", "Answer: (B) 42%",
+    "Answer: B (no doubt)", "Answer: B\n\nI choose B.", "Answer: B\n\n(B) is the correct option.",
+    "Answer: B\n\nSo, A is wrong because it is too small.",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("response", _MARKED_OR_REPLACED)
+def test_a_letter_marked_wrong_or_replaced_is_no_answer(response: str) -> None:
+    verifier = ChoiceVerifier()
+    assert verifier.check(verifier.extract(response), "B").score == 0.0
+
+
+@pytest.mark.parametrize("response", _KEPT)
+def test_a_letter_explained_or_restated_keeps_its_credit(response: str) -> None:
+    verifier = ChoiceVerifier()
+    assert verifier.check(verifier.extract(response), "B").score == 1.0

@@ -230,7 +230,15 @@ def _doubted(after: str) -> bool:
 _DOUBT_AFTER = re.compile(
     r"[ \t,]{0,3}[(\[]?[ \t]{0,2}(?:or[ \t]+(?:(?:possibly|maybe|perhaps)[ \t]+)?(?:option[ \t]+)?"
     r"[(\[]?[A-J]\b(?![ \t]{1,3}[a-z])|(?:probably|possibly|maybe|perhaps|likely)\b"
-    r"|(?:if|unless)\b)",
+    r"|(?:if|unless)\b"
+    # marked wrong or unsure: "B is wrong", "B (eliminated)", "B (guess)", "B ✗", "B (50%)"
+    r"|(?:is|was|seems)[ \t]+(?:wrong|incorrect|false|not[ \t]+(?:right|correct))\b"
+    r"|(?:wrong|incorrect|false|eliminated|ruled[ \t]+out|(?:random[ \t]+)?guess(?:ed)?|unsure"
+    r"|uncertain|tentative|no)\b(?![ \t]{1,3}[a-z])|[\u2717\u2718\u274c]|-[ \t]*(?:eliminated|wrong)\b"
+    r"|(?<=\()\d{1,3}[ \t]?%"
+    # another option set beside it by an operator or a part: "B >> C", "B \\ C", "B for (a)"
+    r"|(?:>>?|~>|->|\u2192|=>|\u2228|\u222a|\\)[ \t]{0,2}[(\[]?[A-J]\b"
+    r"|for[ \t]+(?:part[ \t]+)?\(?[a-z0-9]\))",
     re.IGNORECASE,
 )
 
@@ -293,11 +301,28 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
     letter = _letter(final)
     if any(_offered_letter(found) != letter for found in offers):
         return True
+    chosen = _LATER_CHOICE.finditer(window + "\n" + later)
+    if any((found.group("letter") or found.group("named")) != letter for found in chosen):
+        return True  # "Answer: B\n\nI choose C.", "(C) is the correct option."
     closing = closing_correction(text, final.end())  # "Actually, on reflection, $D$."
     if closing is not None and _closing_letter(closing) != letter:
         return True
     listed = _SET_TO_LETTERS.search(text, final.end(), final.end() + _LIST_WINDOW)
     return listed is not None  # "So $a = D, C, A$.": candidates given after the answer
+
+
+# A letter chosen again in a sentence of its own after the answer: "I choose C.", "Going
+# with C.", "So C it is.", "(C) is the correct option.", "La réponse est C."
+_LATER_CHOICE = re.compile(
+    r"(?:^|(?<=[.!?\n]))[ \t*]{0,4}(?:"
+    r"(?i:I(?:'ll|[ \t]+will)?[ \t]+(?:choose|pick|take|select|go[ \t]+with)|going[ \t]+with"
+    r"|my[ \t]+(?:final[ \t]+)?(?:pick|choice|answer)[ \t]*(?:is|:)|so"
+    r"|la[ \t]+r[ée]ponse[ \t]+est|die[ \t]+antwort[ \t]+ist|la[ \t]+respuesta[ \t]+es"
+    r"|la[ \t]+risposta[ \t]+[èe]|a[ \t]+resposta[ \t]+[ée])"
+    r"[ \t]+(?:option[ \t]+)?[(\[]?(?P<letter>[A-J])[)\]]?(?:[ \t]+it[ \t]+is)?"
+    r"|[(\[](?P<named>[A-J])[)\]][ \t]+(?i:is[ \t]+(?:the[ \t]+)?(?:correct|right|best)"
+    r"(?:[ \t]+(?:option|answer|choice))?))[ \t*]*[.!]?[ \t*]*(?=$|\n)",
+)
 
 
 # A name set to several letters after the answer ("\\boxed{a = D, C, A}", "$a = D, C$")
