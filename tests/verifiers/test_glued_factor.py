@@ -92,3 +92,24 @@ def test_math_verify_agrees_on_the_boxed_forms():
     assert not equal("27π", "27") and equal("27π", "27\\pi")
     assert not equal("2x", "2") and not equal("3i", "3") and not equal("5θ", "5")
     assert equal("5m", "5") and equal("5 cm", "5") and equal("12 apples", "12")
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "score", "family"),
+    [
+        ("The answer is 18½.", "18", 0.0, "math"),
+        ("So Tom has 18\\frac12 cups.", "18", 0.0, "math"),
+        ("The answer is $18\\frac{1}{2}$.", "\\frac{37}{2}", 1.0, "math"),
+        ("$\\boxed{18\\frac{1}{2}}$", "\\frac{37}{2}", 1.0, "math"),
+        ("#### 18½", "18", 0.0, "gsm8k"),
+        ("#### 18\\tfrac{1}{2}", "18", 0.0, "gsm8k"),
+        ("#### 18", "18", 1.0, "gsm8k"),
+    ],
+)
+def test_a_mixed_number_is_never_its_integer_part(
+    response: str, gold: str, score: float, family: str
+) -> None:
+    """A red-team probe found "18½" and "#### 18\\tfrac{1}{2}" credited against 18 (F14):
+    the fraction after the number completes it, as a factor multiplies it."""
+    check = check_math_row if family == "math" else check_gsm8k_row
+    check(gold, response, score, "a mixed number")

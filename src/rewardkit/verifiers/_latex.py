@@ -614,9 +614,10 @@ _CHANGING_BEFORE = re.compile(
 
 
 def factor_first(words: str) -> bool:
-    """Whether what follows a number multiplies it rather than names its unit: a Greek
-    letter (``27π``, ``5θ``; ``μ`` before a unit is a prefix, ``5μm``), a superscript or
-    root sign (``3²``, ``5√2``), or a letter standing alone (``2x``, ``3 i``), except the
+    """Whether what follows a number multiplies it (or completes it) rather than names its
+    unit: a Greek letter (``27π``, ``5θ``; ``μ`` before a unit is a prefix, ``5μm``), a
+    superscript or root sign (``3²``, ``5√2``), a fraction (a mixed number: ``18½``,
+    ``18\\tfrac{1}{2}``), or a letter standing alone (``2x``, ``3 i``), except the
     one-letter units that math-verify's own normalisation drops (m, g, s, h, l). Read as
     a unit, ``27π`` was 27."""
     return bool(_FACTOR_FIRST.match(words))
@@ -624,8 +625,11 @@ def factor_first(words: str) -> bool:
 
 _FACTOR_FIRST = re.compile(
     r"[ \t]{0,3}(?:[²³¹⁰⁴-⁹√∞]|μ(?![A-Za-z])|(?!μ)[\u0370-\u03ff]"
+    # a fraction after it: a mixed number ("18½", "18\tfrac{1}{2}" is 18.5, never 18)
+    r"|[\u00bc-\u00be\u2150-\u215e]"
     # the same in LaTeX: "27\pi", "5 \sqrt{2}", "3\theta", "2\infty"
-    r"|\\(?:pi|sqrt|infty|theta|alpha|beta|gamma|delta|phi|varphi|omega|lambda|mu|sigma|tau)"
+    r"|\\(?:pi|sqrt|infty|theta|alpha|beta|gamma|delta|phi|varphi|omega|lambda|mu|sigma|tau"
+    r"|[dt]?frac)"
     r"(?![A-Za-z])"
     # a letter alone: then the end, a digit, an operator or a clause's end ("M&Ms",
     # "S'mores": a word)
