@@ -293,3 +293,22 @@ def test_a_qualified_number_is_reported_with_its_words() -> None:
 def test_strict_keeps_verls_last_hash_rule() -> None:
     """verl's strict rule reads the last ``####``: two of them are no hedge to it."""
     assert STRICT.check(STRICT.extract("#### 18\n#### 20"), "20").score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("#### 18{,}5", 0.0), ("#### 18{,}000", 0.0), ("#### 18'000", 0.0),
+        ("#### 18\u00a0000", 0.0), ("#### 18\u2009000", 0.0), ("#### 18.(3)", 0.0),
+        ("#### 18.\\overline{3}", 0.0), ("#### 18\u066b5", 0.0), ("The answer is 18'000.", 0.0),
+        # the number itself, a word or a parenthesis after a space: still 18
+        ("#### 18", 1.0), ("#### 18.", 1.0), ("#### 18's", 1.0), ("#### 18 (eighteen)", 1.0),
+    ],
+)  # fmt: skip
+def test_a_number_continued_past_a_separator_is_never_its_first_part(
+    response: str, expected: float
+) -> None:
+    """A red-team probe found each credited against 18 (F3): the reading stopped at a
+    thousands or decimal mark written in braces, with an apostrophe or a narrow space,
+    in another script, or at a repeating decimal."""
+    check_gsm8k_row("18", response, expected, "a number continued past a separator")

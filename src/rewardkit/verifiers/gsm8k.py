@@ -608,6 +608,15 @@ _ALTERNATIVE_BEFORE = re.compile(
 _ALTERNATIVE_CHARS = 24  # "1,234.5 oder $", "or possibly " fit
 
 
+# A separator after the number that the number goes on past: a thousands or decimal mark
+# in braces or in another script ("18{,}000", "18'000", "18\u00a0000", "18\u066b5"), or a
+# repeating decimal ("18.(3)", "18.\overline{3}"). The number read is never its first part.
+_CONTINUED = re.compile(
+    r"(?:\{[,.]\}|['\u2018\u2019\u00a0\u2009\u202f\u066b\u066c\u02d9])\d"
+    r"|\.?(?:\(\d|\\(?:overline|dot)(?![A-Za-z]))"
+)
+
+
 def _qualified(text: str, start: int, end: int, number: str) -> str:
     """``number`` (matched at ``start:end`` of ``text``), or the number with the words
     around it that qualify it (see :func:`_auto`): then it reads as no number."""
@@ -616,6 +625,8 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     first_digit = start + (digit.start() if digit else 0)
     if _in_expression(text, first_digit, end):
         return f"{text[max(0, first_digit - 20) : end + 20].strip()}"
+    if _CONTINUED.match(text, end):  # "18{,}5", "18'000", "18.(3)": a part of the number
+        return f"{number}{text[end : end + 12].strip()}"
     after = text[end : end + 60].split("\n", 1)[0].replace("**", "")  # "**18** or **20**"
     after = _INLINE_MATH.sub("", after)  # "\(18\) oder \(20\)", "$18$ oder $20$": "18 oder 20"
     after = _TEXT_WORDS.sub(r" \1 ", after)  # "18 \text{ and } 20": "18 and 20"
