@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
 import sys
 import threading
 import time
@@ -23,7 +24,7 @@ from _support.engines import plug
 from rewardkit.config import RayOptions, RewardConfig
 from rewardkit.errors import ScorerError, ScorerTimeout
 from rewardkit.execution.pool import TaskLink
-from rewardkit.execution.ray_pool import RayWorkerPool
+from rewardkit.execution.ray_pool import RayWorkerPool, _ScoringActor
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.types import Status
 
@@ -181,8 +182,9 @@ async def test_a_linked_task_waiting_behind_a_stalled_one_is_recalled_and_runs_a
     write_module: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One actor, two linked tasks: the second waits there behind the first. When the
-    first stalls (its check runs long), the second is given back untouched, and runs once
-    the actor is free again: every part of it once, its answer whole."""
+    first stalls (its check runs long), the second is given back untouched (or at once, if
+    its call lands after the stall), and runs once the actor is free again: every part of
+    it once, its answer whole."""
     module, folder = _importable(write_module, monkeypatch, "ray_stepper_two", STEPPER)
     pool = RayWorkerPool(1, options=_reaching(folder))
     await pool.start()
@@ -191,6 +193,7 @@ async def test_a_linked_task_waiting_behind_a_stalled_one_is_recalled_and_runs_a
         second_parts: list[Any] = []
         first_link = TaskLink(first_parts.append, stall_s=0.1)
         first = asyncio.ensure_future(pool.run(module.steps, 20, 0.5, timeout=30, link=first_link))
+        await _until(lambda: pool.stats["calls"] >= 1)  # the first goes out first
         second = asyncio.ensure_future(
             pool.run(
                 module.steps, 3, 0.01, timeout=30, link=TaskLink(second_parts.append, stall_s=0.1)
@@ -205,6 +208,48 @@ async def test_a_linked_task_waiting_behind_a_stalled_one_is_recalled_and_runs_a
         await pool.close()
     assert stats["recalled"] == 1 and stats["calls"] == 3  # the second went out twice
     assert second_parts == [("step", i) for i in range(3)]
+
+
+async def test_a_task_reaching_an_actor_held_by_a_stalled_check_is_given_back_at_once(
+    write_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call sent before the driver heard of a stall reaches the actor after it: the
+    actor's one process is held by the long check, so the call's tasks are given back
+    ("recalled") at once, linked or not, instead of waiting behind it; once the check
+    ends, the actor runs tasks again. (The actor is driven here directly: from the
+    driver, when the call lands first or second is up to Ray's timing.)"""
+    module, folder = _importable(write_module, monkeypatch, "ray_stepper_held", STEPPER)
+    monkeypatch.setenv("PYTHONPATH", _reaching(folder).runtime_env["env_vars"]["PYTHONPATH"])
+    actor = _ScoringActor(None)
+    await actor.start()
+
+    def wire(fn: Any, *args: Any, key: int | None = None) -> Any:
+        return (pickle.dumps((fn, args)), 30.0, None, None if key is None else (key, 0.1))
+
+    try:
+        [(kind, _, parts)] = await asyncio.wait_for(
+            actor.run_many([wire(module.steps, 20, 0.5, key=1)]), 10
+        )
+        assert kind == "stalled" and parts  # it reported, then its check ran long
+        started = time.perf_counter()
+        late = await asyncio.wait_for(
+            actor.run_many([wire(divmod, 7, 2), wire(module.steps, 3, 0.01, key=2)]), 5
+        )
+        assert [answer[0] for answer in late] == ["recalled", "recalled"]
+        assert time.perf_counter() - started < 0.4  # not behind the 0.5 s check
+        await actor.cut(1)
+        seen = len(parts)
+        while True:  # follow the stalled task to its end, as the driver does
+            kind, value, more = await asyncio.wait_for(actor.follow(1, seen), 10)
+            seen += len(more)
+            if kind != "more":
+                break
+        assert kind == "ok" and value[0] == "cut"
+        assert await asyncio.wait_for(actor.run_many([wire(divmod, 7, 2)]), 10) == [
+            ("ok", (3, 1), None)
+        ]
+    finally:
+        await actor.close()
 
 
 async def test_a_stalled_task_whose_caller_left_frees_its_actor(

@@ -17,8 +17,9 @@ each keeps its own timeout, failure and answer. A task with a
 actor's room (one runs, the next waits there). Its parts stay on the actor until they are
 needed: they come with its answer, or, once the task has reported and then been quiet
 for the link's ``stall_s`` (a check runs long), the actor answers early with the parts so
-far, gives back the tasks waiting behind it (not started), and the driver follows the
-task up (``follow``) while the actor takes no new work. No polling: a spread task that
+far, gives back the tasks waiting behind it (not started) and any that reach it
+meanwhile (sent before the driver heard), and the driver follows the task up
+(``follow``) while the actor takes no new work. No polling: a spread task that
 ends in time costs one call.
 
 An actor that dies (its node lost, killed for memory, ``ray.kill``) costs time, not
@@ -185,6 +186,8 @@ class _ScoringActor:
         self, blob: bytes, timeout: float, affinity: Hashable | None, link: _LinkWire
     ) -> _Answer:
         key, stall_s = link if link is not None else (None, _NEVER_S)
+        if self._held():  # sent before the driver heard of the stall: it would wait there
+            return "recalled", None, None
         parts: list[bytes] = []
         task_link = TaskLink(parts.append, raw=True)  # the driver unpickles them
         job = asyncio.ensure_future(self._answer(blob, timeout, affinity, task_link))
@@ -240,6 +243,10 @@ class _ScoringActor:
         for job, task_link in list(self._jobs.items()):
             if not (task_link.handed or job.done()):
                 job.cancel()
+
+    def _held(self) -> bool:
+        """Whether a stalled linked task still holds this actor's one process."""
+        return any(linked.stalled and linked.ended is None for linked in self._linked.values())
 
     def _forget_finished(self) -> None:
         """Drop stalled tasks that ended long ago and were never followed (their caller
