@@ -62,6 +62,22 @@ SEARCH_ROWS = [
     ("<answer>Par\u200bis</answer>", ["Paris"], 0.0, "zero-width space inside"),
     ("<answer>\uff30aris</answer>", ["Paris"], 0.0, "full-width P"),
     ("<answer>London\u200b</answer>", ["Paris", "London"], 0.0, "zero-width space after"),
+    # SQuAD drops the marks that make a number (verl credits each of these): rewardkit
+    # compares the numbers written, marks and all
+    ("<answer>-5</answer>", ["5"], 0.0, "a sign"),
+    ("<answer>\u22125 degrees</answer>", ["-5 degrees"], 0.0, "U+2212 is no ASCII minus to SQuAD"),
+    ("<answer>1.2</answer>", ["12"], 0.0, "a decimal point"),
+    ("<answer>314</answer>", ["3.14"], 0.0, "a decimal point dropped"),
+    ("<answer>1/2</answer>", ["12"], 0.0, "a fraction bar"),
+    ("<answer>20:00</answer>", ["2000"], 0.0, "a time is no year"),
+    ("<answer>19-84</answer>", ["1984"], 0.0, "a dash between digits"),
+    ("<answer>1,2</answer>", ["12"], 0.0, "a list of two numbers"),
+    ("<answer>5%</answer>", ["5"], 0.0, "a percent sign"),
+    ("<answer>1,000 people</answer>", ["1000 people"], 1.0, "a thousands comma is no mark"),
+    ("<answer>+5</answer>", ["5"], 1.0, "a plus sign is none"),
+    ("<answer>COVID-19</answer>", ["covid19"], 1.0, "a hyphen after a word is no sign"),
+    ("<answer>Apollo 11.</answer>", ["Apollo 11"], 1.0, "a full stop ends the answer"),
+    ("<answer>-40</answer>", ["-40"], 1.0, "the same sign"),
     # SQuAD normalisation is honoured for right answers
     ("<answer> The Eiffel Tower. </answer>", ["eiffel tower"], 1.0, "article, case, dot"),
 ]

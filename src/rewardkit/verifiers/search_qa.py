@@ -11,7 +11,9 @@ articles a/an/the removed, whitespace collapsed), it equals one of the ground tr
 answer that normalises to nothing (empty, "the", ".") never matches a target that
 normalises to nothing too (blood type "A"): such a target keeps its articles; and a
 target's last word "a"/"an"/"the" is a letter or name, not an article ("Vitamin A" is
-not "Vitamin"). A response with
+not "Vitamin"); and the numbers written must be the same numbers (:func:`numbers`): SQuAD
+drops the marks that make them, so verl credits -5 for 5, 1.2 for 12, 1/2 for 12, 20:00
+for 2000. A response with
 more than 10 opening or closing answer tags earns a quarter of a correct score, so
 spamming tags does not pay. Everything here is linear in the response: no regex with
 ``.*?`` spans, no worker needed.
@@ -123,11 +125,35 @@ def _matches(answer: str, targets: list[str]) -> bool:
     for target in targets:
         gold = normalize_answer(target)
         if gold:
-            if normalized == gold and tail_kept == _keep_last_article(target):
+            if (
+                normalized == gold
+                and tail_kept == _keep_last_article(target)
+                and numbers(answer) == numbers(target)
+            ):
                 return True
         elif _loose(target) and _loose(answer) == _loose(target):
             return True
     return False
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers ``text`` writes, each with the marks that make it that number: a sign,
+    a decimal point, a fraction bar, a colon, a dash or comma between digits, a percent
+    sign (``"-5"``, ``"1.2"``, ``"1/2"``, ``"20:00"``, ``"19-84"``, ``"5%"``). Thousands
+    commas are dropped (``"1,000"`` is 1000), dashes are one dash, a plus sign is none.
+    A hyphen after a word is no sign ("COVID-19" writes 19)."""
+    found = []
+    for match in _NUMBER.finditer(text):
+        token = _THOUSANDS.sub(lambda group: group.group().replace(",", ""), match.group())
+        found.append(_DASHES.sub("-", token).lstrip("+"))
+    return found
+
+
+# A number: an optional sign (not after a letter or digit: "COVID-19" is 19), digits, more
+# digits after a mark between them, an optional percent sign.
+_NUMBER = re.compile(r"(?<![\w.,:/\-‐-―−])[-+‐-―−]?\.?\d+(?:[.,:/\-‐-―−]\d+)*%?")
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+_DASHES = re.compile("[‐-―−]")
 
 
 def _keep_last_article(text: str) -> str:
