@@ -609,7 +609,79 @@ def _for_math_verify(answer: str) -> str:
     text = _TYPESETTING.sub(_typeset_as, text.replace("{,}", ",").replace("\u2212", "-"))
     text = _DEGREE_BEFORE_POINT.sub(r"\\text{deg}", _BEFORE_POINT.sub("", text))
     text = _TEXT_DASH_COMMAND.sub(r"\\text{--}", _DEGREE_SIGN.sub("^{\\\\circ}", text))
-    return _latex.distribute_marks(text)
+    return _latex.distribute_marks(_labels_in_order(text))
+
+
+def _labels_in_order(answer: str) -> str:
+    """Labelled values put in their labels' order: math-verify reads ``y = 3, x = -1``
+    (and ``(y, x) = (3, -1)``) as the tuple ``(3, -1)``, in written order, though it
+    says ``(x, y) = (-1, 3)``. Only for labels whose order is conventional (:data:`_ORDERS`:
+    ``x, y, z``; ``a, b, c, d``; ``p, q``; ``h, k``; ``m, n``; ``r, s``; ``u, v, w``; one
+    letter with subscripts 1, 2, ...): ``r, \\theta`` or ``m, b`` are left as written."""
+    pairs = _labelled(answer)
+    if pairs is None:
+        return answer
+    labels = [label for label, _ in pairs]
+    order = _label_order(labels)
+    if order is None or order == labels:
+        return answer
+    values = dict(pairs)
+    return ", ".join(f"{label} = {values[label]}" for label in order)
+
+
+def _labelled(answer: str) -> list[tuple[str, str]] | None:
+    """``[(label, value), ...]`` for ``L1 = V1, L2 = V2, ...`` (commas, semicolons or
+    "and" between) or ``(L1, L2, ...) = (V1, V2, ...)``; None for anything else."""
+    text = _AND_BETWEEN.sub(",", answer.replace("$", "")).strip()
+    tuple_form = _LABEL_TUPLE.fullmatch(text)
+    if tuple_form:
+        labels = [item.strip() for item in tuple_form.group(1).split(",")]
+        group = _OUTER_PARENS.fullmatch(tuple_form.group(2).strip())
+        values = _top_level_items(group.group(1)) if group else []
+        if len(labels) != len(values) or not all(_LABEL.fullmatch(x) for x in labels):
+            return None
+        return list(zip(labels, (value.strip() for value in values), strict=True))
+    pairs = []
+    for item in _top_level_items(text.replace(";", ",")):
+        label, equals, value = item.partition("=")
+        label, value = label.strip(), value.strip()
+        if not equals or not value or "=" in value or not _LABEL.fullmatch(label):
+            return None
+        pairs.append((label, value))
+    return pairs if len(pairs) >= 2 else None
+
+
+def _top_level_items(text: str) -> list[str]:
+    """``text`` split at its commas outside brackets (not at ``\\,``, a thin space)."""
+    items, depth, start = [], 0, 0
+    for at, char in enumerate(text):
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0 and text[at - 1 : at] != "\\":
+            items.append(text[start:at])
+            start = at + 1
+    return [*items, text[start:]]
+
+
+def _label_order(labels: list[str]) -> list[str] | None:
+    """``labels`` in their conventional order, or None when they have none known."""
+    if len(set(labels)) != len(labels):
+        return None
+    subscripted = [_SUBSCRIPTED.fullmatch(label) for label in labels]
+    if all(subscripted) and len({m.group(1) for m in subscripted if m}) == 1:
+        return sorted(labels, key=lambda label: int(_SUBSCRIPTED.fullmatch(label).group(2)))  # type: ignore[union-attr]
+    for order in _ORDERS:
+        if set(labels) <= set(order):
+            return sorted(labels, key=order.index)
+    return None
+
+
+_ORDERS = ("xyz", "abcd", "pq", "hk", "mn", "rs", "uvw", "ABCD")
+_LABEL = re.compile(r"[A-Za-z](?:_\{?\d{1,2}\}?)?")
+_SUBSCRIPTED = re.compile(r"([A-Za-z])_\{?(\d{1,2})\}?")
+_LABEL_TUPLE = re.compile(r"\\?(?:left)?\(\s*([A-Za-z_{}\d\s,]+?)\s*\\?(?:right)?\)\s*=\s*(.+)")
+_OUTER_PARENS = re.compile(r"(?:\\left)?\((.*?)(?:\\right)?\)", re.S)
+_AND_BETWEEN = re.compile(r"\s*(?:\\text\s?\{\s*and\s*\}|\\quad|\band\b)\s*")
 
 
 # "\textendash 3" shows "–3": math-verify dropped the command and read 3 (as it reads
@@ -708,6 +780,8 @@ def _expression_verdict(
         return verdict(False, pred, source="expression", multiplied=True)
     if decimals == "exact" and pred is not None and not _exact_decimal(pred, golds):
         return verdict(False, pred, source="expression", inexact=True)
+    if pred is not None and _labels_in_order(pred) != pred:
+        found = _parse(pred)  # "$y = 3, x = -1$": read as (x, y), not in written order
     correct = any(_verify(_parse_gold(gold), found) for gold in golds)
     return verdict(correct, pred, source="expression")
 
