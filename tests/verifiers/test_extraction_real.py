@@ -363,10 +363,12 @@ HUGE = {
 )
 def test_a_4mb_response_extracts_in_well_under_a_second(name: str, verifier: object) -> None:
     response = HUGE[name]
-    started = time.perf_counter()
+    # CPU time, not wall time: the work done is the point, and two test processes beside
+    # other load stretch a 0.2 s wall time past any bound
+    started = time.process_time()
     extracted = verifier.extract(response)  # type: ignore[attr-defined]
-    elapsed = time.perf_counter() - started
-    assert elapsed < 0.5, f"{name}: {elapsed:.2f}s"
+    elapsed = time.process_time() - started
+    assert elapsed < 0.5, f"{name}: {elapsed:.2f}s CPU"
     if extracted.extra.get("source") == "expression":
         assert len(extracted.answer) <= EXPRESSION_CHARS  # math-verify sees a bounded passage
 
