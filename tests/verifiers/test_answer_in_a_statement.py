@@ -1,6 +1,7 @@
 """guards: an answer form read with the statement around it or inside it: a box that is an
 operand of a larger expression, a chain of "=" whose ends differ, a relation other than
-"=" before the value. Each gives no credit, where math-verify reads the value alone.
+"=" before the value (any mark that is no value notation: an allow-list), a subscript
+after a number. Each gives no credit, where math-verify reads the value alone.
 
 Found by an attack from outside the verifiers (a probe of several thousand written
 shapes): math-verify credits ``$-\\boxed{18}$``, ``$\\boxed{18}^2$``, ``\\boxed{19 = 18}``
@@ -28,6 +29,15 @@ OPERAND = [
     ("18", "$\\boxed{18}0$", 0.0, "a digit glued after: 180 shown"),
     ("18", "$\\boxed{18} + 1$", 0.0, "a sum in the same math span"),
     ("18", "$2 \\cdot \\boxed{18}$", 0.0, "a product"),
+    ("18", "The answer is $\\boxed{18}!$.", 0.0, "a factorial in the math span"),
+    ("18", "The answer is $(\\boxed{18})^2$.", 0.0, "in brackets, then a power"),
+    ("18", "The answer is $\\boxed{18}\\pi$.", 0.0, "a factor glued after"),
+    ("-4", "The answer is $\\boxed{-4}π$.", 0.0, "a Greek letter glued after"),
+    ("18", "The answer is $\\log \\boxed{18}$.", 0.0, "a function applied to it"),
+    ("30", "So $\\sin(\\boxed{30})$.", 0.0, "a function, with brackets"),
+    ("18", "So the answer is \\boxed{18}! Great.", 1.0, "an exclamation in prose"),
+    ("18", "So the answer is (\\boxed{18}).", 1.0, "brackets in prose"),
+    ("18", "$\\therefore \\boxed{18}$", 1.0, "a 'therefore' sign"),
     ("\\frac{2}{3}", "So $x = -\\boxed{\\frac{2}{3}}$.", 0.0, "a minus after the equals sign"),
     # what stays an answer
     ("18", "The answer is $\\boxed{18}$.", 1.0, "a plain box"),
@@ -65,6 +75,40 @@ STATEMENT = [
     ("x \\approx 18", "$\\boxed{x \\approx 18}$", 1.0, "a gold that is itself approximate"),
 ]
 
+# Relations no rule lists: what opens the answer must be value notation or a relation a
+# rule reads (an allow-list), so the next relation symbol is refused too. math-verify
+# credits each of the refused rows below against 18.
+UNKNOWN_MARK = [
+    ("18", "The answer is $\\boxed{x \\ll 18}$.", 0.0, "much less than"),
+    ("18", "The answer is $\\boxed{\\gg 18}$.", 0.0, "much greater than"),
+    ("18", "The answer is $\\boxed{\\doteq 18}$.", 0.0, "approaches the limit"),
+    ("18", "Final Answer: $\\lesssim 18$", 0.0, "at most about"),
+    ("18", "Final Answer: $n \\succ 18$", 0.0, "succeeds"),
+    ("18", "<answer>$\\preceq 18$</answer>", 0.0, "precedes or equals"),
+    ("18", "The answer is $\\boxed{x \\searrow 18}$.", 0.0, "decreases to"),
+    ("18", "The answer is $\\boxed{\\uparrow 18}$.", 0.0, "an arrow"),
+    ("18", "The answer is $\\boxed{\\lessapprox 18}$.", 0.0, "one no list named"),
+    ("18", "The answer is $\\boxed{≪ 18}$.", 0.0, "much less than, as a symbol"),
+    ("18", "Final Answer: $≲ 18$", 0.0, "at most about, as a symbol"),
+    ("18", "The answer is $\\boxed{⪅ 18}$.", 0.0, "a symbol no list named"),
+    # value notation first stays a value
+    ("18", "The answer is $\\boxed{\\mathbf{18}}$.", 1.0, "a font"),
+    ("18", "The answer is $\\boxed{\\displaystyle 18}$.", 1.0, "a size"),
+    ("18", "The answer is $\\boxed{\\text{18}}$.", 1.0, "text"),
+    ("\\frac{1}{2}", "The answer is $\\boxed{\\dfrac{1}{2}}$.", 1.0, "a function"),
+    ("\\infty", "The answer is $\\boxed{\\infty}$.", 1.0, "a constant"),
+    ("x \\ll 18", "The answer is $\\boxed{x \\ll 18}$.", 1.0, "a gold that says the same"),
+]
+
+# A number with a subscript: a base or an index, never the number
+SUBSCRIPT = [
+    ("18", "The answer is $\\boxed{18_8}$.", 0.0, "18 in base 8 is 16"),
+    ("18", "Final Answer: $18_{(9)}$", 0.0, "a base in brackets"),
+    ("18", "<answer>$18₂$</answer>", 0.0, "a subscript digit"),
+    ("-4", "The answer is $\\boxed{-4_8}$.", 0.0, "a negative one"),
+    ("22_8", "The answer is $\\boxed{22_8}$.", 1.0, "a gold in that base"),
+]
+
 GSM8K = [
     ("18", "The answer is $-\\boxed{18}$.", 0.0, "a minus before the box"),
     ("18", "So the total is $\\boxed{18}^2$.", 0.0, "a power after the box"),
@@ -74,7 +118,14 @@ GSM8K = [
 
 @pytest.mark.parametrize(
     ("gold", "response", "expected", "reason"),
-    table_params({"operand": OPERAND, "statement": STATEMENT}),
+    table_params(
+        {
+            "operand": OPERAND,
+            "statement": STATEMENT,
+            "unknown mark": UNKNOWN_MARK,
+            "subscript": SUBSCRIPT,
+        }
+    ),
 )
 def test_math_row(gold: str, response: str, expected: float, reason: str) -> None:
     check_math_row(gold, response, expected, reason)

@@ -108,6 +108,11 @@ def _braced(text: str, start: int, brace: int, limit: int) -> Box:
     return Box(start, limit, None)
 
 
+_FUNCTIONS = (
+    r"log|ln|lg|exp|sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|sinh|cosh|tanh|det|gcd"
+    r"|lcm|max|min|lim|deg|arg|Pr|operatorname\{[A-Za-z]{1,12}\}"
+)
+
 # What makes a box an operand of a larger expression, read right before or after it (a
 # few characters; spaces and a "$" between are skipped before it): a sign or operator
 # ("$-\boxed{18}$", "-$\boxed{18}$", "2 \cdot \boxed{18}"), a digit or letter glued to it
@@ -118,11 +123,20 @@ def _braced(text: str, start: int, brace: int, limit: int) -> Box:
 _OPERAND_BEFORE = re.compile(
     r"(?:[-+/]|(?<!\*)\*|\\(?:cdot|times|div|pm|mp|neg|lnot)|[\^_]\{?"
     r"|\\(?:sqrt(?:\[[^\]]{0,8}\])?|[dt]?frac|binom)\{|\}\{)[ \t$]{0,3}$"
+    # a function applied to it: "\log \boxed{18}", "\sin(\boxed{18})"
+    r"|\\(?:" + _FUNCTIONS + r")(?![A-Za-z])[ \t]{0,3}(?:\\left)?\(?[ \t]{0,3}$"
     r"|(?<![A-Za-z])[A-Za-z]$|[0-9]$"
 )
 _BULLET = re.compile(r"(?:^|\n)[ \t]{0,8}[-+*][ \t]{1,3}\$?[ \t]{0,3}$")
 _OPERAND_AFTER = re.compile(
-    r"(?!\^\s?\{?\s?\\circ)(?:[\^_'0-9]"
+    # in brackets, then a power or a factorial: "(\boxed{18})^2", "(\boxed{18})!"
+    r"[ \t]{0,3}(?:\\right)?\)[ \t]{0,3}(?:[\^_'!]|\\prime)"
+    # a factorial in the same math span ("$\boxed{18}!$"; "\boxed{18}! Great" is prose)
+    r"|!(?=[ \t]{0,3}(?:\$|\\\)|\\\]|[-=+*/^)]))"
+    # a factor glued after it: "\boxed{18}\pi", "\boxed{2}\sqrt{3}", "\boxed{18}π"
+    r"|[ \t]{0,2}(?:\\(?:pi|sqrt|infty|theta|alpha|beta|gamma|phi|omega|[dt]?frac)(?![A-Za-z])"
+    r"|[\u0370-\u03ff√])"
+    r"|(?!\^\s?\{?\s?\\circ)(?:[\^_'0-9]"
     r"|[ \t]{0,3}(?:[-+*/]|\\(?:cdot|times|div|pm|mp))[ \t]{0,3}[\\\w(][^$\n]{0,40}(?:\$|\\\)|\\\]))"
 )
 
@@ -616,8 +630,8 @@ _CHANGING_BEFORE = re.compile(
 def factor_first(words: str) -> bool:
     """Whether what follows a number multiplies it (or completes it) rather than names its
     unit: a Greek letter (``27π``, ``5θ``; ``μ`` before a unit is a prefix, ``5μm``), a
-    superscript or root sign (``3²``, ``5√2``), a fraction (a mixed number: ``18½``,
-    ``18\\tfrac{1}{2}``), or a letter standing alone (``2x``, ``3 i``), except the
+    superscript, subscript or root sign (``3²``, ``18₂``, ``5√2``), a fraction (a mixed
+    number: ``18½``, ``18\\tfrac{1}{2}``), or a letter standing alone (``2x``, ``3 i``), except the
     one-letter units that math-verify's own normalisation drops (m, g, s, h, l). Read as
     a unit, ``27π`` was 27."""
     return bool(_FACTOR_FIRST.match(words))
@@ -625,6 +639,8 @@ def factor_first(words: str) -> bool:
 
 _FACTOR_FIRST = re.compile(
     r"[ \t]{0,3}(?:[²³¹⁰⁴-⁹√∞]|μ(?![A-Za-z])|(?!μ)[\u0370-\u03ff]"
+    # a subscript digit: a base or an index ("18₂")
+    r"|[\u2080-\u2089]"
     # a fraction after it: a mixed number ("18½", "18\tfrac{1}{2}" is 18.5, never 18)
     r"|[\u00bc-\u00be\u2150-\u215e]"
     # the same in LaTeX: "27\pi", "5 \sqrt{2}", "3\theta", "2\infty"
