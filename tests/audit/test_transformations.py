@@ -222,13 +222,16 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
         before, _, after = final.partition(gold)
         assert final != gold and (before or after), final
         assert _latex.qualifying_words(after) or _latex.changes_before(before), final
-    elif family == "answer_in_a_statement":  # the gold's box in an expression, a false "="
+    elif family == "answer_in_a_statement":  # the gold's box in an expression, a false "=",
+        # a relation or a subscript
         final = _final(response) or ""
         box = re.search(r"\\boxed\{" + re.escape(gold) + r"\}", response)
         operand = box is not None and _latex.box_operand(response, _latex.find_boxes(response)[0])
         stated = final.endswith(gold) and final != gold
         related = re.match(r"(?:[a-z] )?\\(?:approx|to|not=) ", final)  # "x \\to 27"
-        assert operand or (stated and (_answer.false_chain(final) or related)), final
+        marked = _latex.unknown_first(final) is not None  # "x \\ll 27", "≲ 27"
+        based = final == f"{gold}_8"
+        assert operand or based or (stated and (_answer.false_chain(final) or related or marked))
     elif family == "concluded_otherwise":  # the correct response, closed, then another value
         assert response.startswith(row["response"].rstrip())
         assert response.rpartition("</think>")[2].strip().strip("$") == wrong

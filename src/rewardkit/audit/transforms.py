@@ -292,9 +292,16 @@ def changed_in_words(r: _Row) -> list[Variant]:
 
 
 # The gold's box as an operand of an expression: the response answers the expression.
-_AROUND_BOX = ("-{box}", "{box}^2", "2{box}", "\\frac{{1}}{{{box}}}", "{box} + 1")
+_AROUND_BOX = (
+    "-{box}", "{box}^2", "2{box}", "\\frac{{1}}{{{box}}}", "{box} + 1",
+    "{box}!", "({box})^2", "\\log {box}", "{box}\\pi",
+)  # fmt: skip
 # The gold at the end of a false statement, or after a relation other than "=".
-_IN_A_STATEMENT = ("{w} = {g}", "x = {w} = {g}", "\\approx {g}", "x \\to {g}", "n \\not= {g}")
+# Relations no rule names one by one ("\\ll", "\\succeq", "≲"), a subscript (a base).
+_IN_A_STATEMENT = (
+    "{w} = {g}", "x = {w} = {g}", "\\approx {g}", "x \\to {g}", "n \\not= {g}",
+    "x \\ll {g}", "\\succeq {g}", "≲ {g}", "{g}_8",
+)  # fmt: skip
 
 
 @_needs_span

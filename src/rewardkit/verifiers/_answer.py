@@ -901,6 +901,8 @@ def _same_or_noted(value: str, answer: str, undecided: list[str]) -> bool:
         return False  # "7\text{ below zero}", "7\text{ ?}" after a box of 7: not its support
     if ("=" in value and false_chain(value)) or _RELATION_LEAD.match(value):
         return False  # "Answer: 7 = 6", "Answer: \approx 6" after a box of 6: no support
+    if value != answer and (_latex.unknown_first(value) or _latex.subscripted_number(value)):
+        return False  # "Answer: x \ll 6", "Answer: 6_8" after a box of 6: no support either
     same = same_value(value, answer)
     if same is None and value.strip() and value not in undecided:
         undecided.append(value)

@@ -653,6 +653,86 @@ _FACTOR_FIRST = re.compile(
 )
 
 
+# --- marks that are no value notation ----------------------------------------------
+
+
+def unknown_first(answer: str) -> str | None:
+    """The mark that opens ``answer`` (after a name, if any) when it is no value notation
+    nor a relation another rule reads: ``\\ll 18``, ``x \\doteq 18``, ``n \\succ 18``,
+    ``≲ 18``. Each says something about 18 other than "it is 18", and math-verify reads
+    the 18. The rule is an allow-list (:data:`_VALUE_COMMANDS`, :data:`_VALUE_SYMBOLS`):
+    LaTeX has hundreds of relation symbols, so a list of the ones refused is never whole."""
+    if len(answer) > MAX_ANSWER_CHARS:
+        return None
+    command = _COMMAND_FIRST.match(answer)
+    if command is not None:
+        name = command.group(1)
+        return None if name in _VALUE_COMMANDS else "\\" + name
+    symbol = _SYMBOL_FIRST.match(answer)
+    if symbol is not None and symbol.group(1) not in _VALUE_SYMBOLS:
+        return symbol.group(1)
+    return None
+
+
+_MARK_NAME = r"\s*(?:[A-Za-z](?:_\{?[A-Za-z0-9]{1,3}\}?)?\s*)?"
+_COMMAND_FIRST = re.compile(_MARK_NAME + r"\\([A-Za-z]+)")
+# math operators, arrows, supplemental operators and arrows, miscellaneous technical
+_SYMBOL_FIRST = re.compile(
+    _MARK_NAME + "([\u2190-\u21ff\u2200-\u22ff\u2300-\u23ff\u27c0-\u27ff\u2900-\u2aff])"
+)
+# What may open a value (functions, constants, fonts, sizes, spacing, brackets, signs) or
+# a relation that other rules read (_RELATION_FIRST, _NOT_EQUAL, intervals, sets)
+_VALUE_COMMANDS = frozenset(
+    """frac dfrac tfrac cfrac sqrt root pi infty sin cos tan cot sec csc arcsin arccos arctan
+    sinh cosh tanh coth log ln lg exp lim sum prod int oint binom dbinom tbinom choose gcd
+    lcm max min det deg mod bmod pmod left right big Big bigg Bigg bigl bigr Bigl Bigr
+    lfloor lceil lvert lVert vert Vert langle mid overline underline bar hat vec widehat
+    tilde widetilde dot ddot overrightarrow overleftrightarrow angle measuredangle triangle
+    square circ degree prime emptyset varnothing mathbb mathcal mathfrak mathrm mathbf
+    mathit mathsf mathtt boldsymbol bm operatorname text textbf textit textrm textsf texttt
+    textnormal textup emph mbox hbox displaystyle textstyle scriptstyle tiny small
+    normalsize large Large LARGE huge Huge color textcolor boxed fbox framebox quad qquad
+    hspace phantom hphantom vphantom pm mp cdot times div ast star nabla partial ell hbar
+    imath jmath Re Im aleph ldots cdots dots vdots begin end matrix pmatrix bmatrix
+    alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu
+    nu xi omicron rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma
+    Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega neq ne neg lnot not le leq ge geq
+    lt gt leqslant geqslant nless ngtr nleq ngeq approx sim simeq cong propto to
+    rightarrow longrightarrow mapsto nsim ncong in notin ni subset subseteq supset supseteq
+    cup cap setminus equiv wedge vee land lor implies iff Rightarrow Leftrightarrow
+    parallel perp colon textdollar dollar pounds euro yen textsterling texteuro textyen
+    cent rm bf it sf tt cal Bbb frak scriptsize footnotesize varpi underset overset
+    stackrel surd arg Pr hom ker dim sup inf liminf limsup cdotp underbrace overbrace
+    cancel""".split()
+)
+_VALUE_SYMBOLS = frozenset("−∓√∛∜∞∠∡∘⋅∙∗∪∩∈∉∋≤≥≠⊂⊆⊃⊇∅∑∏∫∆∇∂∝≈≅∼≃→↦≡⌊⌈∧∨⇒⇔∥⊥⟨⊕⊗△▱□")
+
+
+def subscripted_number(answer: str) -> bool:
+    """Whether ``answer`` opens with a number with a subscript: a base (``18_8`` is 16) or
+    an index (``18₂``), never the number."""
+    return _SUBSCRIPTED_NUMBER.match(answer) is not None
+
+
+_SUBSCRIPTED_NUMBER = re.compile(r"\s*-?\d+(?:\.\d+)?\s*(?:_|[\u2080-\u2089])")
+
+
+def unknown_mark_before(words: str) -> bool:
+    """Whether ``words`` (what stands before a number) end in a mark that is no value
+    notation (:func:`unknown_first`): ``#### x \\ll 18``, ``#### ≲ 18``."""
+    mark = _MARK_LAST.search(words[-40:])
+    if mark is None:
+        return False
+    command, symbol = mark.group(1), mark.group(2)
+    return command not in _VALUE_COMMANDS if command else symbol not in _VALUE_SYMBOLS
+
+
+_MARK_LAST = re.compile(
+    r"(?:\\([A-Za-z]+)|([\u2190-\u21ff\u2200-\u22ff\u2300-\u23ff\u27c0-\u27ff\u2900-\u2aff]))"
+    r"[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"
+)
+
+
 # --- guards -------------------------------------------------------------------------
 
 _NUMERIC_TOWER = re.compile(r"\^\{?\d+\^")

@@ -423,8 +423,12 @@ def _box_number(content: str) -> str:
     norm = _latex.normalise(content)
     if plain_number(norm) is not None:
         return norm
-    if _answer.false_chain(content) or _NOT_EQUAL_IN_BOX.search(content):
-        return content  # "19 = 18", "n \not= 18", "x \to 18": no number
+    if (
+        _answer.false_chain(content)
+        or _NOT_EQUAL_IN_BOX.search(content)
+        or _latex.unknown_first(content)
+    ):
+        return content  # "19 = 18", "n \not= 18", "x \to 18", "x \ll 18": no number
     words = _BOX_WORDS.sub(r" \1 ", content).rpartition("=")[2]
     numbers = list(_LAST_NUMBER.finditer(words))
     if len(numbers) != 1:
@@ -640,6 +644,8 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     chain = _CHAIN_BEFORE.search(before)
     if chain is not None and _answer.false_chain(chain.group("chain").replace("$", "") + number):
         return f"{chain.group('chain').strip()} {number}"  # "19 = 18": a false statement
+    if _latex.unknown_mark_before(before):  # "#### x \ll 18", "#### ≲ 18": not 18
+        return f"{before[-12:].strip()} {number}"
     qualifier = _QUALIFIED_BEFORE.search(before)
     qualifier = qualifier or _ALTERNATIVE_BEFORE.search(before[-_ALTERNATIVE_CHARS:])
     if qualifier is None or _restated(qualifier.group("offered"), number):

@@ -142,9 +142,9 @@ class MathVerifier:
             _NOT_EQUAL.match(g) or _RELATION.search(g) for g in golds
         ):
             return verdict(False, answer)  # "\approx 18", "n \not= 18", "x \to 18": not 18
-        if _unknown_first(answer) and not any(map(_unknown_first, golds)):
+        if _latex.unknown_first(answer) and not any(map(_latex.unknown_first, golds)):
             return verdict(False, answer)  # "x \ll 18", "\succ 18", "≲ 18": not 18
-        if _SUBSCRIPTED_NUMBER.match(answer) and not any("_" in g for g in golds):
+        if _latex.subscripted_number(answer) and not any("_" in g for g in golds):
             return verdict(False, answer)  # "18_8", "18₂": a base or an index, not 18
         if _latex.value_qualifier(answer) and not any(map(_latex.value_qualifier, golds)):
             return verdict(False, answer)  # "5\text{ or more}": math-verify drops the words
@@ -200,7 +200,12 @@ _TAGS_AND_DELIMITERS = re.compile(r"</?answer>|\$|\\[()\[\]]")
 def _offered_right(value: str, golds: tuple[str, ...]) -> bool:
     """An answer offered beside the final one: right, and plainly stated (not "7?", not
     "at least 7": math-verify drops such words as a unit)."""
-    return _latex.value_qualifier(value) is None and _right(value, golds)
+    return (
+        _latex.value_qualifier(value) is None
+        and not (_latex.unknown_first(value) and not any(map(_latex.unknown_first, golds)))
+        and not (_latex.subscripted_number(value) and not any("_" in g for g in golds))
+        and _right(value, golds)
+    )
 
 
 def _right(answer: str, golds: tuple[str, ...]) -> bool:
@@ -447,59 +452,6 @@ _NOT_EQUAL = re.compile(
 in "...": ``\\approx 18``, ``x \\to 18``, ``n \\not= 18``, ``18\\ldots``. Each says the
 value is not (exactly) what follows; math-verify reads the number. Refused against a gold
 holding no relation (``3.14 \\approx 3.1``, the value first, is the 3.14)."""
-
-
-def _unknown_first(answer: str) -> str | None:
-    """The mark that opens ``answer`` (after a name, if any) when it is no value notation
-    nor a relation another rule reads: ``\\ll 18``, ``x \\doteq 18``, ``n \\succ 18``,
-    ``≲ 18``. Each says something about 18 other than "it is 18", and math-verify reads
-    the 18. The rule is an allow-list (:data:`_VALUE_COMMANDS`, :data:`_VALUE_SYMBOLS`):
-    LaTeX has hundreds of relation symbols, so a list of the ones refused is never whole."""
-    command = _COMMAND_FIRST.match(answer)
-    if command is not None:
-        name = command.group(1)
-        return None if name in _VALUE_COMMANDS else "\\" + name
-    symbol = _SYMBOL_FIRST.match(answer)
-    if symbol is not None and symbol.group(1) not in _VALUE_SYMBOLS:
-        return symbol.group(1)
-    return None
-
-
-_NAME = r"\s*(?:[A-Za-z](?:_\{?[A-Za-z0-9]{1,3}\}?)?\s*)?"
-_COMMAND_FIRST = re.compile(_NAME + r"\\([A-Za-z]+)")
-# math operators, arrows, supplemental operators and arrows, miscellaneous technical
-_SYMBOL_FIRST = re.compile(
-    _NAME + "([\u2190-\u21ff\u2200-\u22ff\u2300-\u23ff\u27c0-\u27ff\u2900-\u2aff])"
-)
-# What may open a value (functions, constants, fonts, sizes, spacing, brackets, signs) or
-# a relation that other rules read (_RELATION_FIRST, _NOT_EQUAL, intervals, sets)
-_VALUE_COMMANDS = frozenset(
-    """frac dfrac tfrac cfrac sqrt root pi infty sin cos tan cot sec csc arcsin arccos arctan
-    sinh cosh tanh coth log ln lg exp lim sum prod int oint binom dbinom tbinom choose gcd
-    lcm max min det deg mod bmod pmod left right big Big bigg Bigg bigl bigr Bigl Bigr
-    lfloor lceil lvert lVert vert Vert langle mid overline underline bar hat vec widehat
-    tilde widetilde dot ddot overrightarrow overleftrightarrow angle measuredangle triangle
-    square circ degree prime emptyset varnothing mathbb mathcal mathfrak mathrm mathbf
-    mathit mathsf mathtt boldsymbol bm operatorname text textbf textit textrm textsf texttt
-    textnormal textup emph mbox hbox displaystyle textstyle scriptstyle tiny small
-    normalsize large Large LARGE huge Huge color textcolor boxed fbox framebox quad qquad
-    hspace phantom hphantom vphantom pm mp cdot times div ast star nabla partial ell hbar
-    imath jmath Re Im aleph ldots cdots dots vdots begin end matrix pmatrix bmatrix
-    alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu
-    nu xi omicron rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma
-    Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega neq ne neg lnot not le leq ge geq
-    lt gt leqslant geqslant nless ngtr nleq ngeq approx sim simeq cong propto to
-    rightarrow longrightarrow mapsto nsim ncong in notin ni subset subseteq supset supseteq
-    cup cap setminus equiv wedge vee land lor implies iff Rightarrow Leftrightarrow
-    parallel perp colon textdollar dollar pounds euro yen textsterling texteuro textyen
-    cent rm bf it sf tt cal Bbb frak scriptsize footnotesize varpi underset overset
-    stackrel surd arg Pr hom ker dim sup inf liminf limsup cdotp underbrace overbrace
-    cancel""".split()
-)
-_VALUE_SYMBOLS = frozenset("−∓√∛∜∞∠∡∘⋅∙∗∪∩∈∉∋≤≥≠⊂⊆⊃⊇∅∑∏∫∆∇∂∝≈≅∼≃→↦≡⌊⌈∧∨⇒⇔∥⊥⟨⊕⊗△▱□")
-
-_SUBSCRIPTED_NUMBER = re.compile(r"\s*-?\d+(?:\.\d+)?\s*(?:_|[\u2080-\u2089])")
-"""A number with a subscript: a base (``18_8`` is 16), an index: never the number."""
 
 
 def _offers_alternatives(answer: str) -> bool:
