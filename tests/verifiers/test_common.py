@@ -35,12 +35,29 @@ HIDDEN: list[tuple[str, str, float, str]] = [
     ("18", "<s>The answer is 18</s>", 1.0, "'<s>...</s>' is no strike either"),
 ]
 
+# hidden in other ways (a red team's probe: each was credited)
+HIDDEN += [
+    ("18", "The final answer is 19.\n\n%\\boxed{18}", 0.0, "a LaTeX comment line"),
+    ("18", "The final answer is 19.\n\n[//]: # ($\\boxed{18}$)", 0.0, "a markdown comment"),
+    ("18", "The final answer is 19.\n\n<template>$\\boxed{18}$</template>", 0.0, "a template"),
+    ("18", "The final answer is 19.\n\n<![CDATA[ $\\boxed{18}$ ]]>", 0.0, "CDATA"),
+    (
+        "18",
+        'The final answer is 19.\n\n<span style="color:white">$\\boxed{18}$</span>',
+        0.0,
+        "white text",
+    ),
+    ("18", "The answer is <s>18</s>.", 0.0, "struck with <s>"),
+    ("18", "So 50% of 36 is 18.", 1.0, "a percent sign is no comment"),
+]
+
 CHOICE_HIDDEN: list[tuple[str, str, float, str]] = [
     ("B", "Answer: B <!-- Answer: D -->", 1.0, "a hidden answer"),
     ("B", "Answer: ~~D~~ B", 1.0, "struck out, then the letter"),
     ("B", "Answer: <del>D</del> B", 1.0, "deleted, then the letter"),
     ("B", "Answer: \u200fB\u200f or \u200fD\u200f", 0.0, "RTL marks hide no 'or'"),
     ("B", "Answer: ~~B~~ D", 0.0, "never the struck letter"),
+    ("B", "Answer: C\n\n[//]: # (Answer: B)", 0.0, "a markdown comment"),
 ]
 
 
@@ -58,6 +75,26 @@ CHOICE_HIDDEN: list[tuple[str, str, float, str]] = [
         ("$\\boxed{\u20144}$", "$\\boxed{-4}$"),
         ("a hidden gem, display: 18", "a hidden gem, display: 18"),  # words, not markup
         ("<s>The answer is 18</s>", "<s>The answer is 18</s>"),  # tokens, not a strike
+        ("The answer is <s>18</s>.", "The answer is  ."),  # a strike inside a sentence
+        ("19.\n\n%\\boxed{18}", "19.\n\n "),  # a LaTeX comment line
+        ("19.\n  % $\\boxed{18}$\nok", "19.\n \nok"),
+        ("19.\n\n[//]: # ($\\boxed{18}$)", "19.\n\n "),  # a markdown comment
+        ('19.\n[comment]: <> ("18")', "19.\n "),
+        ("19 <template>$\\boxed{18}$</template>", "19  "),  # never shown by a browser
+        ("19 <noscript>18</noscript>", "19  "),
+        ("19 <![CDATA[ $\\boxed{18}$ ]]>", "19  "),
+        ('19 <span style="color:white">\\boxed{18}</span>', "19  "),  # white on white
+        ('19 <span style="color: transparent">18</span>', "19  "),
+        ('19 <span style="font-size:0">18</span>', "19  "),
+        ('19 <span style="opacity: 0">18</span>', "19  "),
+        # shown: a percent mid-line, a colour that shows, a small size, a link reference
+        ("It is 50% of 36, so 18.", "It is 50% of 36, so 18."),
+        (
+            '<span style="background-color:white">18</span>',
+            '<span style="background-color:white">18</span>',
+        ),
+        ('<span style="font-size:0.5em">18</span>', '<span style="font-size:0.5em">18</span>'),
+        ("[1]: https://example.org/18", "[1]: https://example.org/18"),
     ],
 )
 def test_struck_hidden_and_dashes_as_rendered(text: str, seen: str) -> None:

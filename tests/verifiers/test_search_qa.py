@@ -78,6 +78,16 @@ SEARCH_ROWS = [
     ("<answer>COVID-19</answer>", ["covid19"], 1.0, "a hyphen after a word is no sign"),
     ("<answer>Apollo 11.</answer>", ["Apollo 11"], 1.0, "a full stop ends the answer"),
     ("<answer>-40</answer>", ["-40"], 1.0, "the same sign"),
+    # a hidden or commented-out tag answers nothing (the rest is compared as written)
+    (
+        'The answer is London.\n\n<span style="display:none"><answer>Paris</answer></span>',
+        ["Paris"],
+        0.0,
+        "hidden",
+    ),
+    ("The answer is London.\n\n\\iffalse <answer>Paris</answer> \\fi", ["Paris"], 0.0, "\\iffalse"),
+    ("<!-- <answer>Paris</answer> --> <answer>London</answer>", ["Paris"], 0.0, "a comment"),
+    ("<!-- <answer>London</answer> --> <answer>Paris</answer>", ["Paris"], 1.0, "what is shown"),
     # SQuAD normalisation is honoured for right answers
     ("<answer> The Eiffel Tower. </answer>", ["eiffel tower"], 1.0, "article, case, dot"),
 ]

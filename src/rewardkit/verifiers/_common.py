@@ -224,9 +224,22 @@ _HIDDEN = re.compile(
     r"<(?i:del|strike)>[^<]{0,400}</(?i:del|strike)>"
     r"|\\(?:sout|st|xout|phantom|hphantom|vphantom)(?![A-Za-z])\s{0,3}"
     + _GROUP
+    # an element marked hidden, or styled so that it shows nothing (white or transparent
+    # text, a zero font size or opacity)
     + r"|<(?P<tag>[A-Za-z]{1,10})\b[^<>]{0,200}?(?:\bhidden\b|display:\s{0,3}none|visibility:"
-    r"\s{0,3}hidden)[^<>]{0,200}>.{0,400}?</(?P=tag)\s{0,3}>"
-    r"|\\iffalse\b.{0,2000}?\\fi\b|\\begin\{comment\}.{0,2000}?\\end\{comment\}",
+    r"\s{0,3}hidden|(?<![\w-])color:\s{0,3}(?:white|transparent|#fff(?:fff)?\b)"
+    r"|font-size:\s{0,3}0(?![.\d]*[1-9])|opacity:\s{0,3}0(?![.\d]*[1-9]))"
+    r"[^<>]{0,200}>.{0,400}?</(?P=tag)\s{0,3}>"
+    # elements a browser never shows, CDATA
+    r"|<(?P<unshown>template|noscript|script|style)\b[^<>]{0,200}>.{0,2000}?</(?P=unshown)\s{0,3}>"
+    r"|<!\[CDATA\[.{0,2000}?\]\]>"
+    r"|\\iffalse\b.{0,2000}?\\fi\b|\\begin\{comment\}.{0,2000}?\\end\{comment\}"
+    # a LaTeX comment line ("% \boxed{18}"); a markdown comment ("[//]: # (18)")
+    r"|(?:^|(?<=\n))[ \t]{0,8}%[^\n]{0,400}"
+    r"|(?:^|(?<=\n))[ \t]{0,3}\[[^\]\n]{0,40}\]:[ \t]{0,3}(?:#|<>)[ \t]{0,3}(?:\([^\n]{0,400}\)|\"[^\n]{0,400}\")"
+    r"[ \t]*(?=\n|$)"
+    # "<s>20</s>": struck (not a BOS token opening the text, nor an EOS one ending it)
+    r"|(?<=.)<s>[^<\n]{1,200}</s>(?=.)",
     re.DOTALL,
 )
 # What may start a part of _HIDDEN, by a literal first character (a pattern with one is
@@ -234,7 +247,9 @@ _HIDDEN = re.compile(
 _MAY_HIDE_TEX = re.compile(
     r"\\(?:sout|st|xout|phantom|hphantom|vphantom|iffalse|begin\{comment)(?![A-Za-z])"
 )
-_HIDE_WORDS = ("hidden", "display:", "visibility:")
+_MAY_HIDE_TAG = re.compile(r"<(?:(?i:del|strike)>|s>|template|noscript|script|style|!\[CDATA)")
+_HIDE_WORDS = ("hidden", "display:", "visibility:", "color:", "font-size:", "opacity:", "]:")
+_COMMENT_LINE = re.compile(r"(?:^|\n)[ \t]{0,8}%")
 # a character struck through by a combining stroke ("B\u0336"): struck out
 _COMBINING_STROKE = re.compile(".[\u0335\u0336]+")
 # a dash before a digit written as a minus ("\u201318", "\u221218" is read elsewhere): a minus
@@ -254,6 +269,13 @@ def visible(text: str) -> str:
             text = _INVISIBLE.sub("", text)
         text = text.replace("：", ": ")  # a full-width colon ("答案：20") is a colon
         text = _COMBINING_STROKE.sub(" ", _DASH_MINUS.sub("-", text))
+    return unhidden(text)
+
+
+def unhidden(text: str) -> str:
+    """``text`` less what a reader never sees rendered, character for character otherwise:
+    HTML comments, struck-out and hidden text (see :func:`visible`). For readers that
+    compare characters (exact match), where :func:`visible`'s other readings do not apply."""
     if "<!--" in text:
         text = _without_comments(text)
     if _may_hide(text):
@@ -267,7 +289,8 @@ def _may_hide(text: str) -> bool:
     """Whether a part of :data:`_HIDDEN` may be in ``text`` (a quick test before it)."""
     return (
         ("\\" in text and _MAY_HIDE_TEX.search(text) is not None)
-        or ("<" in text and _STRUCK_TAG.search(text) is not None)
+        or ("<" in text and _MAY_HIDE_TAG.search(text) is not None)
+        or ("%" in text and _COMMENT_LINE.search(text) is not None)
         or any(word in text for word in _HIDE_WORDS)
     )
 

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _repetition
-from rewardkit.verifiers._common import MAX_ANSWER_CHARS
+from rewardkit.verifiers._common import MAX_ANSWER_CHARS, unhidden
 from rewardkit.verifiers._final import answering_texts, closing_correction
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
@@ -74,7 +74,9 @@ class SearchQAVerifier:
         extra: dict[str, Any] = {"answer_tags": max(opens, closes)}
         if _repetition.degenerate(response):  # a loop to the end: no answer
             return Extracted(None, {**extra, "degenerate": 1})
-        for text in answering_texts(response, context, rendered=False):
+        # hidden text removed (a hidden or commented-out tag answers nothing), the rest
+        # compared character for character
+        for text in answering_texts(unhidden(response), context, rendered=False):
             spans = _answers(text)
             if not spans:
                 continue
