@@ -22,9 +22,24 @@ from rewardkit.loop import RewardLoop
 ROW = '{"data_source": "openai/gsm8k", "response": "#### 72", "ground_truth": "72"}\n'
 
 
-def rewardkit(*argv: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "rewardkit.cli", *argv]
+def rewardkit(
+    *argv: str, cwd: Path, timeout: float = 60, python: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, *python, "-m", "rewardkit.cli", *argv]
     return subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+
+# What loading a model imports: a refusal "at once" imports neither
+_LOADS_A_MODEL = ("torch", "transformers")
+
+
+def _imported(stderr: str) -> set[str]:
+    """The modules ``python -X importtime`` reports imported."""
+    return {
+        line.rpartition("|")[2].strip()
+        for line in stderr.splitlines()
+        if line.startswith("import time:")
+    }
 
 
 @pytest.mark.parametrize("command", ["score", "serve"])
@@ -42,13 +57,20 @@ def test_a_missing_or_empty_model_folder_exits_2_at_once(
         "reward.reward_model.enable=true",
         f"reward.reward_model.model_path={tmp_path / folder}",
         cwd=tmp_path,
+        python=("-X", "importtime"),
     )
     elapsed = time.monotonic() - started
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 2, done.stderr[-2000:]
     assert "reward.reward_model.model_path" in done.stderr
     why = "no such path" if folder == "missing" else "is an empty directory"
     assert why in done.stderr and "Traceback" not in done.stderr
-    assert elapsed < 3  # no worker started, no model loaded
+    # refused before any model is loaded: nothing a model needs was imported (a wall-time
+    # bound failed on a loaded machine, where the interpreter's start alone took 3 s; that
+    # no worker starts first is test_the_model_folder_check_runs_before_any_worker's)
+    imported = _imported(done.stderr)
+    assert "rewardkit.config" in imported  # the report is there to read
+    assert not imported & set(_LOADS_A_MODEL), imported & set(_LOADS_A_MODEL)
+    assert elapsed < 30  # and it did not hang
     assert not (tmp_path / "out.jsonl").exists()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from rewardkit.execution._board import BOARD_BYTES, Board
@@ -18,6 +19,18 @@ def _steps(count: int, pause: float, size: int = 10) -> str:
     for step in range(count):
         report((step, "x" * size))
         time.sleep(pause)
+    return "done"
+
+
+def _two_then_wait(marker: str, go: str) -> str:
+    """Report twice, say so (``marker``), wait (bounded) for ``go``, report once more."""
+    report((0, "x"))
+    report((1, "x"))
+    Path(marker).touch()
+    deadline = time.monotonic() + 30
+    while not os.path.exists(go) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    report((2, "x"))
     return "done"
 
 
@@ -72,21 +85,29 @@ def test_a_full_board_refuses_every_later_record_of_the_task() -> None:
         board.close()
 
 
-async def test_reports_wait_on_the_board_until_the_caller_looks() -> None:
+async def test_reports_wait_on_the_board_until_the_caller_looks(tmp_path: Path) -> None:
     """No message per report: the caller sees nothing until it looks (collect), then
-    every part so far, with when the last was written; the rest before the answer."""
+    every part so far, with when the last was written; the rest before the answer. (The
+    task waits for the test between its reports: no sleep decides what is written when.)"""
+    marker, go = tmp_path / "two-reported", tmp_path / "go"
     pool = WorkerPool(1)
     await pool.start()
     try:
         parts: list[Any] = []
         link = TaskLink(parts.append)
-        running = asyncio.ensure_future(pool.run(_steps, 3, 0.3, timeout=30, link=link))
-        await asyncio.sleep(0.45)  # two reports written by now
+        running = asyncio.ensure_future(
+            pool.run(_two_then_wait, str(marker), str(go), timeout=60, link=link)
+        )
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert marker.exists()  # two reports written by now
         assert parts == [] and link.last_part_at is None
         assert link.collect() == 2
         assert [step for step, _ in parts] == [0, 1]
-        assert link.last_part_at is not None and time.monotonic() - link.last_part_at < 0.3
-        assert await running == "done"
+        assert link.last_part_at is not None and time.monotonic() - link.last_part_at < 30
+        go.touch()
+        assert await asyncio.wait_for(running, 30) == "done"
     finally:
         await pool.close()
     assert [step for step, _ in parts] == [0, 1, 2]

@@ -141,12 +141,15 @@ async def test_max_concurrent_is_kept(judge: tuple[str, CountingJudge]) -> None:
 
 async def test_max_rpm_is_kept(judge: tuple[str, CountingJudge]) -> None:
     url, server = judge
+    start = time.monotonic()
     outcomes = await score_all(rate_limited(url, max_concurrent=16, max_rpm=240), rows=6)
     assert all(isinstance(o, ModelScore) for o in outcomes)
-    first = server.arrivals[0]
-    # 4 a second, bursts of 4 (as verl's bucket): the last 2 wait 0.25 s each (load only delays)
-    assert server.arrivals[-1] - first >= 0.45
-    assert sum(t - first < 0.2 for t in server.arrivals) <= 4
+    # 4 a second, bursts of 4 (as verl's bucket): the last 2 wait 0.25 s each. Measured from
+    # the start, not from the first arrival (as the tpm test below): a loaded machine delays
+    # the burst's first request more than the rest, which shortened the span measured
+    arrivals = sorted(t - start for t in server.arrivals)
+    assert arrivals[4] >= 0.2 and arrivals[5] >= 0.45
+    assert sum(t < 0.2 for t in arrivals) <= 4
 
 
 async def test_max_tpm_takes_the_estimate_per_request_and_counts_usage(

@@ -236,7 +236,7 @@ async def test_a_task_reaching_an_actor_held_by_a_stalled_check_is_given_back_at
             actor.run_many([wire(divmod, 7, 2), wire(module.steps, 3, 0.01, key=2)]), 5
         )
         assert [answer[0] for answer in late] == ["recalled", "recalled"]
-        assert time.perf_counter() - started < 0.4  # not behind the 0.5 s check
+        assert time.perf_counter() - started < 3  # not behind the check (until its cut)
         await actor.cut(1)
         seen = len(parts)
         while True:  # follow the stalled task to its end, as the driver does
@@ -264,7 +264,7 @@ async def test_a_stalled_task_whose_caller_left_frees_its_actor(
     try:
         parts: list[Any] = []
         link = TaskLink(parts.append, stall_s=0.1)
-        running = asyncio.ensure_future(pool.run(module.steps, 10, 5.0, timeout=60, link=link))
+        running = asyncio.ensure_future(pool.run(module.steps, 10, 30.0, timeout=120, link=link))
         await _until(lambda: bool(parts))
         assert parts  # it stalled: its first report came early
         running.cancel()
@@ -273,7 +273,7 @@ async def test_a_stalled_task_whose_caller_left_frees_its_actor(
         waited = time.perf_counter() - started
     finally:
         await pool.close()
-    assert waited < 4.5  # not the 5 s the stalled step had left, nor the 50 s of the task
+    assert waited < 15  # not the 30 s the stalled step had left, nor the 300 s of the task
 
 
 def _steps(parts: list[Any]) -> list[int]:
@@ -329,7 +329,7 @@ async def test_stalls_that_end_by_themselves_and_a_board_overflow_lose_no_part(
 async def test_plain_tasks_queued_behind_a_stalled_linked_task_are_not_held(
     write_module: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two actors. A linked task stalls on a 6 s check; sixteen plain tasks sent right
+    """Two actors. A linked task stalls on a 30 s check; sixteen plain tasks sent right
     after it are spread over both actors, half of them queued on the stalled one's actor
     behind it. The stalled actor gives back the linked tasks waiting there, but what of
     the plain ones? A row waits for its own work, never for a neighbour's slow check."""
@@ -339,21 +339,24 @@ async def test_plain_tasks_queued_behind_a_stalled_linked_task_are_not_held(
     try:
         parts: list[Any] = []
         link = TaskLink(parts.append, stall_s=0.1)
-        slow = asyncio.ensure_future(pool.run(module.pauses, [0.01, 6.0], timeout=30, link=link))
+        slow = asyncio.ensure_future(pool.run(module.pauses, [0.01, 30.0], timeout=60, link=link))
         await asyncio.sleep(0)  # the linked task goes first
         started = time.perf_counter()
         plain = await asyncio.wait_for(
-            asyncio.gather(*(pool.run(divmod, i, 7, timeout=10) for i in range(16))), 20
+            asyncio.gather(*(pool.run(divmod, i, 7, timeout=10) for i in range(16))), 40
         )
         waited = time.perf_counter() - started
         assert plain == [divmod(i, 7) for i in range(16)]
-        assert await asyncio.wait_for(slow, 20) == ("done", 2)
+        assert not slow.done()  # still in its check
+        slow.cancel()  # its caller leaves: the actor drops it (the test above)
     finally:
         await pool.close()
-    assert waited < 3.0, f"plain tasks waited {waited:.1f}s behind the stalled check"
+    # a wide gap: held behind the check they would wait 30 s (a 6 s check and a 3 s bound
+    # were too close for a loaded machine)
+    assert waited < 12, f"plain tasks waited {waited:.1f}s behind the stalled check"
 
 
-@pytest.mark.slow  # ~11 s, most of it starting the engine's actors; the link's cheap twin above
+@pytest.mark.slow  # ~19 s, the hanging row's 10 s and starting the actors; cheap twin above
 async def test_ordinary_rows_on_ray_do_not_wait_for_a_hanging_neighbour(
     write_module: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -363,7 +366,7 @@ async def test_ordinary_rows_on_ray_do_not_wait_for_a_hanging_neighbour(
     module, folder = _importable(write_module, monkeypatch, "ray_hanging", HANGING)
     ray_options = _reaching(folder).model_dump()
     config = RewardConfig.model_validate(
-        {"reward": {"backend": "ray", "num_workers": 2, "timeout_s": 2, "ray": ray_options}}
+        {"reward": {"backend": "ray", "num_workers": 2, "timeout_s": 10, "ray": ray_options}}
     )
     engine = plug(await RewardEngine.create(config), module.Hanging())
     answers = [f"a{i}" for i in range(96)]
@@ -378,9 +381,11 @@ async def test_ordinary_rows_on_ray_do_not_wait_for_a_hanging_neighbour(
         await engine.close()
     assert stats["spread"] >= 96  # the rows went to the actors in spread tasks
     assert pool_stats["calls"] < 20
-    assert results[3].status is Status.TIMEOUT and "timed out after 2s" in (results[3].error or "")
+    assert results[3].status is Status.TIMEOUT and "timed out after 10s" in (results[3].error or "")
     ordinary = [r for i, r in enumerate(results) if i != 3]
     assert all(r.status is Status.OK for r in ordinary)
     assert sum(r.score or 0 for r in ordinary) == 1.0
-    assert max(r.elapsed_s or 0 for r in ordinary) < 1.5  # not the neighbour's 2 s
-    assert spent < 10
+    # not the neighbour's 10 s: a wide gap (a 2 s limit and a 1.5 s bound met at 2.3 s
+    # under load, the batch's own time there)
+    assert max(r.elapsed_s or 0 for r in ordinary) < 5
+    assert spent < 30

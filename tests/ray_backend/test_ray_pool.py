@@ -85,13 +85,17 @@ def _outcome(result: Any) -> tuple[Any, ...]:
 
 def test_ray_backend_gives_exactly_the_local_backend_results() -> None:
     rows = ROWS * 2  # repeats exercise the engine's dedup and cache identically
-    with RewardLoop({"reward": {"num_workers": 2}}) as loop:
+    # Results are compared, not time limits (test_timeouts_and_crashes_... has those): a
+    # limit far past any check, so that a fresh actor's cold first parse, beside both
+    # actors' warm-ups on a loaded machine, never ends a row as a timeout on one side only
+    limit = {"timeout_s": 120}
+    with RewardLoop({"reward": {"num_workers": 2, **limit}}) as loop:
         local = loop.score(rows)
         deadline = time.monotonic() + 30  # warm rows can all finish before the 2nd worker is up
         while loop.engine.pool.health().starting and time.monotonic() < deadline:
             time.sleep(0.02)
         assert loop.engine.pool.health() == PoolHealth(2, 2)  # the local pool: whole once up
-    with RewardLoop({"reward": RAY}) as loop:
+    with RewardLoop({"reward": {**RAY, **limit}}) as loop:
         remote = loop.score(rows)
         actors = loop.engine.pool.actors
         stats = dict(loop.engine.pool.stats)

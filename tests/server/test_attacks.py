@@ -191,7 +191,9 @@ def test_a_huge_ground_truth_runs_off_the_loop_under_the_hard_timeout(start_serv
     results = answers[0].json()["results"]
     assert results[0]["status"] == "timeout" and "1s" in results[0]["error"]
     assert results[1]["status"] == "ok" and results[1]["score"] == 1.0
-    assert worst < 0.5, f"/health waited {worst:.2f}s while the big row was checked"
+    # the body's own parse runs on the loop (tenths of a second, more under load); the
+    # check of 300,000 golds held it for many seconds
+    assert worst < 1.5, f"/health waited {worst:.2f}s while the big row was checked"
 
 
 def test_rows_too_big_to_check_inline_are_scored_as_inline_ones_are(start_server) -> None:

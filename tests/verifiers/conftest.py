@@ -1,4 +1,8 @@
-"""Loops shared by a verifier module's tests: started once per module."""
+"""Loops shared by a verifier module's tests: started once per module.
+
+A bound on how long a verifier takes is a bound on its CPU time (``time.process_time``),
+never on wall time: two test processes beside other load stretch a 0.2 s wall time
+past any bound, and the work done is the point (a hostile input costs milliseconds)."""
 
 from __future__ import annotations
 

@@ -98,9 +98,9 @@ def test_protocol() -> None:
     ids=["prose", "answer-words", "parens", "stars", "nul", "surrogate"],
 )
 def test_hostile_responses_are_bounded(response: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     verdict = V.quick_check(V.extract(response), "C")
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert verdict.score == (1.0 if "Answer: C" in response else 0.0)
 
 

@@ -110,9 +110,9 @@ def test_a_megabyte_of_braces_extracts_fast(response: str) -> None:
     an idle core (30 ms is the target)."""
     for extract in (_latex.find_boxes, MATH.extract, GSM8K.extract, CHOICE.extract):
         extract(response)  # warm caches and regex compilation
-        started = time.perf_counter()
+        started = time.process_time()
         extract(response)
-        assert time.perf_counter() - started < 0.25, extract
+        assert time.process_time() - started < 0.25, extract
 
 
 def test_the_box_after_a_bomb_is_still_the_answer() -> None:
@@ -171,9 +171,9 @@ def test_extraction_of_a_megabyte_is_bounded(response: str) -> None:
     """Well under 100 ms each on an idle core."""
     for verifier in (MATH, GSM8K, CHOICE):
         verifier.extract(response)  # warm
-        started = time.perf_counter()
+        started = time.process_time()
         verifier.extract(response)
-        assert time.perf_counter() - started < 1.0, type(verifier).__name__
+        assert time.process_time() - started < 1.0, type(verifier).__name__
 
 
 @pytest.mark.parametrize(
@@ -191,10 +191,10 @@ def test_extraction_of_a_megabyte_is_bounded(response: str) -> None:
 )
 def test_qualifier_reading_is_bounded(response: str) -> None:
     """The new readings scan short windows only: megabytes of their triggers stay fast."""
-    started = time.perf_counter()
+    started = time.process_time()
     V.quick_check(V.extract(response), "5")
     GSM8K.check(GSM8K.extract(response), "18")
-    assert time.perf_counter() - started < 2.0  # milliseconds here; generous for loaded CI
+    assert time.process_time() - started < 2.0  # milliseconds of CPU here
 
 
 def test_the_passage_math_verify_reads_is_short_and_its_check_fast() -> None:
@@ -205,10 +205,10 @@ def test_the_passage_math_verify_reads_is_short_and_its_check_fast() -> None:
 
     MATH.check(MATH.extract("So it is $\\frac{1}{2}$."), "\\frac12")  # math-verify loaded
     response = " ".join(str(i) for i in range(6000)) + " so 27"
-    started = time.perf_counter()
+    started = time.process_time()
     extracted = MATH.extract(response)
     verdict = MATH.check(extracted, "27")
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert extracted.extra["source"] == "expression"
     assert extracted.answer is not None and len(extracted.answer) <= EXPRESSION_CHARS
     assert extracted.answer.endswith("so 27") and verdict.score == 1.0

@@ -384,7 +384,7 @@ def test_sign_after_a_group_goes_on_each_item(answer: str, math_verify_reads: st
 )
 def test_hostile_input_is_decided_quickly(answer: str) -> None:
     """The checks are linear: long inputs cost milliseconds, never a hang."""
-    started = time.perf_counter()
+    started = time.process_time()
     for gold in ("1", "12", "150\\%", "\\text{A,C}", "\\text{A,B,C,D}", "9^{9^{9}}"):
         V.quick_check(Extracted(answer, {"source": "boxed"}), gold)
         with contextlib.suppress(InvalidSampleError):  # a gold of points alone is blank
@@ -392,4 +392,4 @@ def test_hostile_input_is_decided_quickly(answer: str) -> None:
     _for_math_verify(answer)
     _letter_list(answer)
     _spaced_integers(answer)
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0

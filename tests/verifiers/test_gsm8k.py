@@ -197,9 +197,9 @@ def test_key_options_and_protocol() -> None:
 )
 def test_hostile_responses_are_bounded(response: str, strict: float) -> None:
     for verifier in (AUTO, STRICT, FLEXIBLE):
-        started = time.perf_counter()
+        started = time.process_time()
         verdict = verifier.quick_check(verifier.extract(response), "5")
-        assert time.perf_counter() - started < 1.0
+        assert time.process_time() - started < 1.0
         assert verdict.score in (0.0, 1.0)
     assert STRICT.quick_check(STRICT.extract(response), "5").score == strict
 

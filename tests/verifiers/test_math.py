@@ -412,10 +412,10 @@ TOWER = "9^{9^{9^{9}}}"
 )
 def test_guards_decide_by_string_only(answer: str, gold: str, expected: float, reason: str) -> None:
     extracted = Extracted(answer, {"source": "boxed"})
-    started = time.perf_counter()
+    started = time.process_time()
     quick = V.quick_check(extracted, gold)
     verdict = V.check(extracted, gold)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert quick is not None and quick == verdict
     assert verdict.score == expected
     assert verdict.extra["guard"] == reason
@@ -446,10 +446,10 @@ HOSTILE_RESPONSES = {
 @pytest.mark.parametrize("name", list(HOSTILE_RESPONSES))
 def test_hostile_responses_are_bounded(name: str) -> None:
     response = HOSTILE_RESPONSES[name]
-    started = time.perf_counter()
+    started = time.process_time()
     extracted = V.extract(response)
     quick = V.quick_check(extracted, "5")
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert elapsed < 1.0, f"{name}: {elapsed:.2f}s"
     verdict = quick or V.check(extracted, "5")  # "answer" (a word) is left to math-verify
     assert verdict.score == (1.0 if name == "box-junk" else 0.0)
@@ -589,10 +589,10 @@ def test_strict_mode_key_and_validation() -> None:
 
 def test_a_4mb_response_is_bounded() -> None:
     response = "Answer: the value is unclear. " * 140_000 + "$" * 100_000
-    started = time.perf_counter()
+    started = time.process_time()
     for verifier in (V, STRICT):
         verifier.extract(response)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 def test_a_long_fallback_passage_is_read_by_math_verify_not_guarded() -> None:

@@ -100,11 +100,11 @@ def test_quick_decisions_agree_with_math_verify_where_it_is_right(
 
 
 def test_hostile_inputs_are_bounded() -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     assert compare("(" * 150 + "1" + ")" * 150, "1") in (True, None)
     assert compare("x^" * 150 + "2", "1") is None
     assert compare("1" * 10_000, "1") is None
-    assert time.perf_counter() - started < 0.5
+    assert time.process_time() - started < 0.5
 
 
 @pytest.mark.parametrize(
@@ -119,8 +119,8 @@ def test_hostile_inputs_are_bounded() -> None:
     ],
 )
 def test_exact_arithmetic_is_bounded(answer: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     prepared = prepare(answer)
     assert prepared is not None
     compare(prepared, "1")
-    assert time.perf_counter() - started < 0.5
+    assert time.process_time() - started < 0.5

@@ -189,9 +189,9 @@ def test_search_qa_extraction_is_linear_on_hostile_input() -> None:
     import time
 
     hostile = "<answer>" * 200_000 + "x"  # many opens, no close
-    start = time.perf_counter()
+    start = time.process_time()
     assert SearchQAVerifier().extract(hostile).answer is None
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
     assert normalize_answer("The  Eiffel-Tower!") == "eiffeltower"
 
 
