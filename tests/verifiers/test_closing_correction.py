@@ -64,7 +64,9 @@ def score(verifier: Verifier, response: str, gold: Any) -> float:
     ],
 )
 def test_closing_correction_reads_the_value_given(text: str, value: str | None) -> None:
-    assert closing_correction(text) == value
+    """The cue rules (``any_lead=False``); with any lead, a last sentence of a few words
+    and a value gives that value whatever its words (ANY_WORDS below)."""
+    assert closing_correction(text, any_lead=False) == value
 
 
 FAR = "Simplify the next expression. " * 20 + "\n\n"  # the answer far above the end
@@ -234,6 +236,40 @@ def test_an_answer_taken_back_in_other_words_is_no_answer(taken_back: str, parag
 def test_a_value_alone_after_the_answer(response: str, gold: str, expected: float) -> None:
     verifier = {"B": CHOICE, "Paris": SEARCH}.get(gold, MATH)
     assert score(verifier, response, gold) == expected
+
+
+# A last sentence of a few words and a value, whatever the words, in any language: after
+# a final answer it gives another (a red team's probe; no cue list holds every way)
+ANY_WORDS = [
+    ("The answer is $\\boxed{18}$. Uh, it's 19.", "18", 0.0),
+    ("The answer is $\\boxed{18}$.\n\nMistake above — it's 19.", "18", 0.0),
+    ("The answer is $\\boxed{18}$. Espere, na verdade é 19.", "18", 0.0),
+    ("The answer is $\\boxed{18}$. 不，答案是19。", "18", 0.0),
+    ("#### 18\nEn fait, la réponse est 19.", "18", 0.0),
+    ("#### 18\nOn closer inspection, 19.", "18", 0.0),
+    ("Answer: B. P.S. I mis-added; it is C.", "B", 0.0),
+    # the same value, words without a value, a relation or a computation: no other answer
+    ("The answer is $\\boxed{18}$. So it is 18.", "18", 1.0),
+    ("The answer is $\\boxed{18}$. I hope it is correct.", "18", 1.0),
+    ("The answer is $\\boxed{18}$. Note that 18 > 17.", "18", 1.0),
+    ("#### 18\nSo she has 18 dollars.", "18", 1.0),
+    ("Answer: B. I am confident.", "B", 1.0),
+    ("<answer>Paris</answer> Source: Wikipedia.", "Paris", 1.0),  # a name after words: none
+]
+
+
+@pytest.mark.parametrize(("response", "gold", "expected"), ANY_WORDS)
+def test_a_value_given_last_after_any_words(response: str, gold: str, expected: float) -> None:
+    verifier = {"B": CHOICE, "Paris": SEARCH}.get(gold, GSM8K if "####" in response else MATH)
+    assert score(verifier, response, gold) == expected
+
+
+def test_a_passage_s_own_last_sentence_is_no_correction() -> None:
+    """Without an answer before it, a passage's last sentence is its answer, read as
+    before (inline), not a correction sent to math-verify."""
+    text = "So 98 / 7 = 14.   The average number of cookies in a package is 14.  "
+    assert closing_correction(text) == "14"
+    assert closing_correction(text, any_lead=False) is None
 
 
 @pytest.mark.parametrize(

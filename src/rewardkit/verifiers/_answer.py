@@ -693,13 +693,20 @@ def clean_answer(line: str) -> str | None:
 
     None when nothing is left or the line reads as a sentence rather than a value.
     """
-    line = _strip_tags(_HOPE.sub("", line[: MAX_ANSWER_CHARS + 100]))
-    line = _BOLD.sub(r"\1", line).strip(_OUTER_NOISE)  # "**18** or **20**": both values
+    line = _BOLD.sub(r"\1", _strip_tags(_HOPE.sub("", line[: MAX_ANSWER_CHARS + 100])))
+    trailing = _TRAILING_OFF.search(line)
+    if trailing:  # "Answer: 27...": trailing off, not stated (kept for the check to refuse)
+        value = _value_on(line[: trailing.start()].strip(_OUTER_NOISE))
+        return f"{value}\\ldots" if value else None
+    line = line.strip(_OUTER_NOISE)  # "**18** or **20**": both values
     asked = _SENTENCE_END.search(line)
     if asked and asked.group().startswith("?"):  # "Answer: 27?": a question, not an answer
         value = _value_on(line[: asked.start()])
         return f"{value}\\text{{ ?}}" if value else None
     return _value_on(line)
+
+
+_TRAILING_OFF = re.compile(r"(?<=[\d$}])[ \t]{0,2}(?:\.{3,}|\u2026)[ \t.*]*$")
 
 
 def _value_on(line: str) -> str | None:
@@ -969,7 +976,7 @@ def _unless_corrected(found: Found) -> Found:
     if found.answer is None or found.extra.get("source") != "expression":
         return found
     tail = found.answer[-LINE_TAIL_CHARS:]
-    closing = closing_correction(tail)
+    closing = closing_correction(tail, any_lead=False)
     if closing is not None:
         return Found(closing, {**found.extra, "corrected": True})
     correction = last_match(_CORRECTED, tail)
@@ -1356,7 +1363,10 @@ def stated_value(text: str, *, whole: bool = False) -> str | None:
     if found is None or _DOUBT.search(sentence):
         return None
     lead = sentence[: found.start()]
-    value = next(v for v in found.group("span", "span2", "number") if v is not None)
+    group = next(g for g in ("span", "span2", "number") if found.group(g) is not None)
+    if _latex.changes_before(sentence[: found.start(group)].rstrip(" \t$")):
+        return None  # "has in excess of 18", "has a multiple of 18": not 18
+    value = found.group(group)
     value = value.strip().rstrip(".").rstrip()  # "$50.$": a full stop in the span
     chain = _PLAIN_CHAIN.search(lead + "=") if found.group().startswith("=") else None
     if chain is not None:  # "the range is 7 - 1 = 6": a chain in plain text, checked

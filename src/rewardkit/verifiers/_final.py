@@ -577,12 +577,19 @@ _CLOSING_VALUE = re.compile(
     r"(?:(?i:therefore|hence|thus|so|then|really|again|hmm+|eh|uh|um|oh|ah"
     r"|well|ok(?:ay)?)(?:[ \t]+(?i:really|again|then))?[ \t]*[,:.\u2026]*[ \t]*"
     r"|(?P<mark>[\u2192\u21d2\u2717\u2718\u274c]|=>|->)[ \t]*(?:(?:\u2192|->)[ \t]*)?"
-    r"|[A-Z][A-Za-z'-]{0,15}(?:[ \t]+[a-z][A-Za-z'-]{0,15}){0,2}[ \t]*[:\u2013\u2014][ \t]*)?"
+    r"|[A-Z][A-Za-z'-]{0,15}(?:[ \t]+[a-z][A-Za-z'-]{0,15}){0,2}[ \t]*[:\u2013\u2014][ \t]*"
+    # or any few words (no number, math or relation among them), in any language: "Uh,
+    # it's 19.", "On closer inspection, 19.", "Espere, na verdade é 19.", "不，答案是19。"
+    r"|(?P<words>[^\n.!?=<>0-9$\\\u3002]{1,48}?)"
+    r"(?:[ \t:,\uff0c\uff1a\u2013\u2014]+|(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])))?"
     # one value: a number, an option letter, a math span holding no relation or computation
     r"(?:\*\*)?(?P<value>\$(?![^$]*\\(?:n?eq|ne|[lg]eq?|[lg]t|in|to|approx|cdot|times|div)"
     r"(?![a-z]))(?:\\\$|[^$=<>\n]){1,60}\$|-?\d[\d,]*(?:\.\d+)?|\(?[A-J]\)?"
     r"|-?\\(?:[dt]?frac|sqrt)(?:\{(?:[^{}\n]|\{[^{}\n]{0,20}\}){1,30}\}){1,2})(?:\*\*)?"
     r"[ \t]*[.!\u3002]?[ \t*]*$"
+)
+_APPROXIMATE_LEAD = re.compile(
+    r"(?i)\b(?:about|approx\w*|roughly|around|circa|rounded|close\s+to|nearly|almost)\b"
 )
 _NAME_START = re.compile(
     r"(?!I\b|It\b|This\b|That\b|The answer\b)[A-Z0-9]"
@@ -593,13 +600,17 @@ _LAST_LINE_CHARS = 320  # a cue, its words and a value of 160 characters
 _VALUE_MARK = re.compile(r"[\d$\\]|(?<![A-Za-z])(?!I[ \t]+[a-z])[A-Z](?![A-Za-z])")
 
 
-def closing_correction(text: str, after: int = 0, *, words: bool = False) -> str | None:
+def closing_correction(
+    text: str, after: int = 0, *, words: bool = False, any_lead: bool = True
+) -> str | None:
     """The value that the last paragraph of ``text`` (a conclusion) gives after a
     correction cue in its last sentence, when that paragraph starts after ``after`` (the
     end of the answer found): "Actually, on reflection, $4$." gives ``$4$``. None when
     there is none, or when what follows the cue holds no value ("Actually, this checks
     out."): no digit, no math, no option label (``words``: a short capitalised phrase is
-    a value too, for answers that are names: "Never mind, London.")."""
+    a value too, for answers that are names: "Never mind, London."). ``any_lead``: a last
+    sentence of a few words and a value counts whatever its words ("Uh, it's 4."); off
+    where no answer was given before it (a passage's last sentence is its answer)."""
     tail_start = max(after, len(text) - 600)
     tail = text[tail_start:].rstrip()
     brk = last_match(PARAGRAPH_BREAK, tail)
@@ -612,13 +623,21 @@ def closing_correction(text: str, after: int = 0, *, words: bool = False) -> str
         found = _CLOSING_CORRECTION.match(line, opening.end()) or found
         alone = _CLOSING_VALUE.match(line, opening.end())
         before = line[: opening.start()].rstrip(" \t") or before_line
+        if (
+            alone
+            and alone.group("words")
+            and (not any_lead or _APPROXIMATE_LEAD.search(alone.group("words")))
+        ):
+            continue  # "Or, rounded, about 670.": the answer approximated, not another
         if alone and (alone.group("mark") or not before or _AFTER_FULL_STOP.search(before)):
             found = alone  # a sentence of its own, or an arrow: "18 → 19" (not "B) 18")
     if found is None:
         return None
     value = found.group("value").strip().rstrip("\u3002")
-    if not _VALUE_MARK.search(value) and not (words and _NAME_START.match(value)):
-        return None  # with ``words`` (answers that are names), a capitalised phrase is one
+    named = words and _NAME_START.match(value) and not found.groupdict().get("words")
+    if not _VALUE_MARK.search(value) and not named:
+        return None  # with ``words`` (answers that are names), a capitalised phrase is one,
+        # after a cue or a connective only ("Source: Wikipedia." names no answer)
     spans = _MATH_SPANS.findall(value)
     if spans:
         return spans[-1]  # "I think it's $4$ after all": the value, not the words around it

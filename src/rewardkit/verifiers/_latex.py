@@ -531,7 +531,16 @@ _QUALIFYING = re.compile(  # a hedge, a negation or a bound ("not 6" rules 6 out
     r"\b(?:or|nor|either|maybe|perhaps|possibly|probably|not(?!\s{1,3}\$?-?\d)|never|wrong"
     r"|incorrect|false|except|excluding|least|most|if|unless|otherwise|else"
     # a bound or an approximation after it ("27 max", "27ish", "27 (approximately)")
-    r"|max|min|maximum|minimum|tops|-?ish|approx\w*)\b"
+    r"|max|min|maximum|minimum|tops|-?ish|approx\w*"
+    # a hedge however worded: "27 and change", "27, roughly", "27 or thereabouts"
+    r"|and\s+change|thereabouts|roughly|unsure|uncertain|unverified|tentative)\b"
+    # a suffix: "27-odd", "27-something", "27-plus" ("27 odd numbers" is a count)
+    r"|-(?:odd|something|plus)\b"
+    # a remark in brackets: "27 (estimate)", "27 (guess)", "27 (upper bound)"
+    r"|\(\s{0,2}(?:(?:lower|upper)\s+)?(?:estimated?|rounded|guess(?:ed)?|placeholder|bound"
+    r"|low\s+confidence|TODO|to\s+be\s+checked)\b"
+    # after it at once: "27+", "27~", "27...", "27 ✗": more, about, trailing off, struck
+    r"|^\s{0,2}(?:\+(?!\s{0,3}\$?\d)|~|\.\.\.|\u2026|[\u2717\u2718\u274c])"
     # a negation however it is spelled: "isn't right", "isnt it", "ain't", "cannot be"
     r"|\b(?:is|are|was|were|ai|do|does|did|ca|wo|could|should|would|must|has|have)n['’]?t\b"
     r"|\b(?:cannot|nope)\b|\?"  # "27?": asked, not answered
@@ -621,9 +630,29 @@ FUNCTION_OF = (  # "the square of 27", "the square root of 27": a function of th
     r"(?:square|cube|reciprocal|inverse|opposite|factorial|log(?:arithm)?|sqrt"
     r"|(?:square|cube)\s+root)\s+of"
 )
+# "up to 27" bounds it; "adds up to 27" sums to it
+UP_TO = r"(?<!add )(?<!adds )(?<!added )(?<!adding )(?<!sum )(?<!sums )(?<!summed )up\s+to"
 _CHANGING_BEFORE = re.compile(
-    r"(?i)\b(?:negative|minus|twice|double|triple|thrice|half(?:\s+of)?|under|over|below"
-    r"|above|up\s+to|" + FUNCTION_OF + r")\s*$"
+    r"(?i)(?:\b(?:negative|minus|twice|double|triple|thrice|half(?:\s+of)?|under|over|below"
+    r"|above|"
+    + UP_TO
+    + r"|"
+    + FUNCTION_OF
+    # a bound, however worded: a closed class of words. Not an approximation ("about",
+    # "approximately", "~"): a rounded answer is right where the problem asks to round
+    # (real outputs: "approximately $428$ square centimeters" for 428)
+    + r"|nearly|almost|beyond|except"
+    r"|(?:just|slightly|a\s+(?:bit|little)|well|way)\s+(?:under|over|below|above|more\s+than"
+    r"|less\s+than)|not\s+quite|in\s+excess\s+of|upwards\s+of|(?:shy|short|north|south)\s+of"
+    r"|(?:on\s+the\s+)?order\s+of"
+    r"|anything\s+but|everything\s+except|more\s+than|less\s+than|fewer\s+than|greater\s+than"
+    r"|at\s+(?:least|most)"
+    # a value named by its relation to the number: "a multiple of 18", "the successor of 18"
+    r"|(?:a|an|the)\s+(?:multiple|divisor|factor|successor|predecessor|negative|opposite"
+    r"|complement|double|fraction|power|digit|neighbou?r)\s+of"
+    r"|the\s+(?:next|previous)\s+(?:integer|number|one)\s+(?:after|before)"
+    r"|the\s+(?:integer|number|one)\s+(?:after|before))"
+    r"|\bO\()\s*$"
 )
 
 

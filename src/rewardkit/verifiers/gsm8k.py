@@ -570,13 +570,15 @@ _LIST_AFTER = re.compile(
 )
 # before the number: a bound, a negation, or another value offered as an alternative
 _QUALIFIED_BEFORE = re.compile(
-    r"(?:\b(?:not|never)|n[’']t(?:[ \t]+be)?|\b(?:at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|up[ \t]+to"
-    r"|between|maybe|perhaps|possibly|about|approximately|approx\.?|roughly|around|nearly|almost"
+    r"(?:\b(?:not|never)|n[’']t(?:[ \t]+be)?|\b(?:at[ \t]+(?:least|most)|(?:more|less|fewer|greater)[ \t]+than|"
+    + _latex.UP_TO
+    + r"|between|maybe|perhaps|possibly|about|approximately|approx\.?|roughly|around|nearly|almost"
+    r"|circa|close[ \t]+to|near|(?:in[ \t]+the[ \t]+)?(?:ballpark|range|region|vicinity)[ \t]+of"
     r"|negative|minus|twice|double|triple|thrice|half[ \t]+of|under|over|below|above|"
     + _latex.FUNCTION_OF  # "the square of 27"
     + r"))"
     r"[ \t]{1,3}(?:\\?\$)?[ \t]{0,2}$"
-    r"|(?:[≈≠∼→↦]|\\(?:approx|sim|simeq|to|rightarrow|mapsto|neq?|not[ \t]{0,3}=)(?![A-Za-z]))"
+    r"|(?:[≈≠∼→↦]|(?:^|(?<=[ \t(*]))~|\\(?:approx|sim|simeq|to|rightarrow|mapsto|neq?|not[ \t]{0,3}=)(?![A-Za-z]))"
     r"[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"  # "≈27", "x \to 27", "n \not= 27"
     # "18 and 19", "18, to 19"
     r"|(?P<offered>-?\d[\d.,]*(?:/\d+)?)[ \t]{0,3},?[ \t]{0,3}(?:and|to|&(?:amp;)?)[ \t]{1,3}(?:\\?\$)?$"
@@ -621,6 +623,9 @@ _CONTINUED = re.compile(
 )
 
 
+_TRAILING_OFF = re.compile(r"[ \t]{0,2}(?:\.{3}|\u2026)")
+
+
 def _qualified(text: str, start: int, end: int, number: str) -> str:
     """``number`` (matched at ``start:end`` of ``text``), or the number with the words
     around it that qualify it (see :func:`_auto`): then it reads as no number."""
@@ -635,7 +640,12 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     after = _INLINE_MATH.sub("", after)  # "\(18\) oder \(20\)", "$18$ oder $20$": "18 oder 20"
     after = _TEXT_WORDS.sub(r" \1 ", after)  # "18 \text{ and } 20": "18 and 20"
     words = re.split(r"[.!?;]", after, maxsplit=1)[0]
-    if _LIST_AFTER.match(after) or _latex.qualifying_words(words) or _latex.factor_first(after):
+    if (
+        _LIST_AFTER.match(after)
+        or _latex.qualifying_words(words)
+        or _latex.factor_first(after)
+        or _TRAILING_OFF.match(after)  # "18...": trailing off, not stated
+    ):
         return f"{number} {(words or after).strip()}"  # "18; 20", "18π": never "18 " alone
     before = text[max(0, end - 60) : first_digit]
     before = _MARKUP.sub(
@@ -646,6 +656,8 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
         return f"{chain.group('chain').strip()} {number}"  # "19 = 18": a false statement
     if _latex.unknown_mark_before(before):  # "#### x \ll 18", "#### ≲ 18": not 18
         return f"{before[-12:].strip()} {number}"
+    if _latex.changes_before(before):  # "#### about 18", "a multiple of 18": not 18
+        return f"{before[-24:].strip()} {number}"
     qualifier = _QUALIFIED_BEFORE.search(before)
     qualifier = qualifier or _ALTERNATIVE_BEFORE.search(before[-_ALTERNATIVE_CHARS:])
     if qualifier is None or _restated(qualifier.group("offered"), number):

@@ -812,6 +812,7 @@ def _changed(passage: str, pred: str) -> bool:
         or bool(_FACTOR_BEFORE.search(before[-8:]))
         or _latex.changes_before(before)  # "the square of 27", "negative 27"
         or _latex.qualifying_words(after.split(".")[0].split("\n")[0])
+        or _latex.qualifying_words(after[:4])  # "18... apples": trailing off
     )
 
 
