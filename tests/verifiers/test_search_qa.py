@@ -141,6 +141,16 @@ def test_a_later_answer_in_another_form_is_a_second_answer(response: str, expect
         ("<answer>Paris</answer> Actually, this checks out.", 1.0),  # words, no name
         ("<answer>Paris</answer> Wait, I see.", 1.0),
         ("<answer>Paris</answer> Actually, Paris.", 1.0),
+        # a name given last after a connective, a mark or an answer's label
+        ("<answer>Paris</answer> Therefore London.", 0.0),
+        ("<answer>Paris</answer> Hmm... London.", 0.0),
+        ("<answer>Paris</answer> Incorrect. London.", 0.0),
+        ("<answer>Paris</answer> → London", 0.0),
+        ("<answer>Paris</answer> Revised answer: London.", 0.0),
+        ("<answer>Paris</answer> Therefore Paris.", 1.0),
+        ("<answer>Paris</answer> Source: Wikipedia.", 1.0),  # a label of another kind
+        ("<answer>Paris</answer> Thank You.", 1.0),  # a sign-off
+        ("<answer>Paris</answer>\n\nThe capital of France is Paris.", 1.0),
     ],
 )
 def test_an_answer_taken_back_for_a_name(response: str, expected: float) -> None:

@@ -588,13 +588,29 @@ _CLOSING_VALUE = re.compile(
     r"|-?\\(?:[dt]?frac|sqrt)(?:\{(?:[^{}\n]|\{[^{}\n]{0,20}\}){1,30}\}){1,2})(?:\*\*)?"
     r"[ \t]*[.!\u3002]?[ \t*]*$"
 )
+# The same for answers that are names: a name alone (one to three capitalised words) after
+# at most a connective, an interjection, a mark, or a label that names an answer ("Revised
+# answer: London."; not "Source: Wikipedia.": a label of any other kind names no answer)
+_CLOSING_NAME = re.compile(
+    r"(?:(?i:therefore|hence|thus|so|then|really|again|hmm+|eh|uh|um|oh(?:[ \t]+no)?|ah|well"
+    r"|ok(?:ay)?|no|nope|incorrect|wrong)(?:[ \t]+(?i:really|again|then))?[ \t]*[,:.!\u2026]*[ \t]*"
+    r"|(?P<mark>[\u2192\u21d2\u2717\u2718\u274c]|=>|->)[ \t]*(?:(?:\u2192|->)[ \t]*)?"
+    r"|(?i:[a-z ]{0,20}\b(?:answer|attempt|revised|revision|correction|corrected|final|update)"
+    r"\b[a-z ]{0,10})[ \t]*[:\u2013\u2014][ \t]*)?"
+    # not a sign-off ("Thank You.", "Done!")
+    r"(?!(?i:thanks?|thank[ \t]+you|done|cheers|regards|best|enjoy|hope|good[ \t]+luck|yes|no"
+    r"|okay|ok|sure|correct|right|true|false|end|fin)\b)"
+    r"(?P<value>[A-Z][A-Za-z'-]{1,30}(?:[ \t]+[A-Z][A-Za-z'-]{0,30}){0,2})[ \t]*[.!]?[ \t*]*$"
+)
 _APPROXIMATE_LEAD = re.compile(
     r"(?i)\b(?:about|approx\w*|roughly|around|circa|rounded|close\s+to|nearly|almost)\b"
 )
 _NAME_START = re.compile(
     r"(?!I\b|It\b|This\b|That\b|The answer\b)[A-Z0-9]"
 )  # "London", not "I see"
-_AFTER_FULL_STOP = re.compile(r"[.!?\u2026\u3002\uff01\uff1f\n]$")
+_AFTER_FULL_STOP = re.compile(
+    r"(?:[.!?\u2026\u3002\uff01\uff1f\n]|</answer>)$"
+)  # a closed tag ends one
 _LAST_LINE_CHARS = 320  # a cue, its words and a value of 160 characters
 # a digit, math, an option label (not the pronoun of "I see")
 _VALUE_MARK = re.compile(r"[\d$\\]|(?<![A-Za-z])(?!I[ \t]+[a-z])[A-Z](?![A-Za-z])")
@@ -629,6 +645,8 @@ def closing_correction(
             and (not any_lead or _APPROXIMATE_LEAD.search(alone.group("words")))
         ):
             continue  # "Or, rounded, about 670.": the answer approximated, not another
+        if words and alone is None:  # a name given last: "Therefore London.", "→ London"
+            alone = _CLOSING_NAME.match(line, opening.end())
         if alone and (alone.group("mark") or not before or _AFTER_FULL_STOP.search(before)):
             found = alone  # a sentence of its own, or an arrow: "18 → 19" (not "B) 18")
     if found is None:
