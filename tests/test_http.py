@@ -29,7 +29,7 @@ QUICK = HttpOptions(
 class Misbehaving:
     """``/echo`` answers the body; ``/flaky/<key>`` 503 twice, then answers; ``/stall`` never
     answers; ``/garbage`` answers 200 with HTML; ``/status/<code>`` answers that code;
-    ``/slow`` answers after 50 ms while counting how many requests are in flight."""
+    ``/slow`` answers after 0.3 s while counting how many requests are in flight."""
 
     def __init__(self) -> None:
         self.hits: Counter[str] = Counter()
@@ -60,7 +60,7 @@ class Misbehaving:
         if path == "/slow":
             self.inflight += 1
             self.peak = max(self.peak, self.inflight)
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)  # long enough that two requests sent together overlap
             self.inflight -= 1
             return JSONResponse({"ok": True})
         return JSONResponse({"error": "no route"}, status_code=404)

@@ -130,7 +130,7 @@ def test_a_slow_group_does_not_hold_another_groups_results(
     assert set(order[:2]) == {2, 3}, order  # the fast group first
     fast = max(t for index, t in seen if index >= 2)
     slow = min(t for index, t in seen if index < 2)
-    assert fast < 1.5 and slow >= 2.0, seen
+    assert fast < slow and slow >= 2.0, seen  # no wall bound on the fast one: load only delays
 
 
 def test_a_wrong_number_of_scores_fails_that_group_only(

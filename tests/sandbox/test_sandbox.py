@@ -194,10 +194,10 @@ async def test_runs_beyond_max_concurrent_queue() -> None:
 
 async def test_full_queue_and_queue_timeout_are_sandbox_errors() -> None:
     options = SandboxOptions(
-        allow_unisolated=True, max_concurrent=1, max_queue=1, queue_timeout_s=0.3
-    )
+        allow_unisolated=True, max_concurrent=1, max_queue=1, queue_timeout_s=1.0
+    )  # the queued request waits 1 s: the third must arrive while it waits, even when loaded
     async with Sandbox(options) as box:
-        slow = asyncio.ensure_future(box.run_code(request("import time; time.sleep(1.5)")))
+        slow = asyncio.ensure_future(box.run_code(request("import time; time.sleep(3)")))
         await asyncio.sleep(0.2)
         waiting = asyncio.ensure_future(box.run_code(request("pass")))
         await asyncio.sleep(0.05)
