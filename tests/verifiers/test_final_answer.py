@@ -658,3 +658,30 @@ def test_unicode_numbers_keep_their_length() -> None:
 )
 def test_cut_off(text: str, cut: bool) -> None:
     assert _final.cut_off(text) is cut
+
+
+# A conclusion that ends on the values of several labelled parts answers a several-part
+# question: its last value is no more the answer than its first, so no fallback reads one
+# (a red team's probe: each was credited against the last part's value)
+PARTS = [
+    "Answer (part a): 19\nAnswer (part b): 18",
+    "(a) 19\n(b) 18",
+    "Part 1: 19. Part 2: 18.",
+    "Q1: 19\nQ2: 18",
+]
+
+
+@pytest.mark.parametrize("tail", PARTS)
+def test_the_last_of_several_parts_is_no_answer(tail: str) -> None:
+    response = f"We work through each part.\n\n{tail}"
+    assert _final.ends_on_parts(response)
+    for verifier in (MATH, GSM8K):
+        extracted = verifier.extract(response)
+        quick = verifier.quick_check(extracted, "18")
+        assert (quick if quick is not None else verifier.check(extracted, "18")).score == 0.0
+
+
+def test_a_step_named_by_a_letter_is_no_several_part_answer() -> None:
+    response = "Step (a) gives 5, so the total is 18."
+    assert not _final.ends_on_parts(response)
+    assert MATH.check(MATH.extract(response), "18").score == 1.0

@@ -424,7 +424,25 @@ def no_fallback(text: str, context: Context = NO_CONTEXT) -> bool:
     tail = text[-400:]
     if _REFUSAL.search(tail, tail.rfind("\n\n") + 1) is not None:
         return True
-    return blank_answer(text) or ends_on_example(text)
+    return blank_answer(text) or ends_on_example(text) or ends_on_parts(text)
+
+
+def ends_on_parts(text: str) -> bool:
+    """Whether ``text`` (a conclusion) ends on the values of several labelled parts ("(a)
+    19 (b) 18", "Part 1: 19. Part 2: 18.", "Q1: 19\nQ2: 18"): the answers of a
+    several-part question, of which the last value is no more the answer than the first
+    (a reader that takes the last number credits whichever part matches). One row of the
+    real-output corpus's 4,508 ends so, a wrong one."""
+    labels = {a or b for a, b in _PART_VALUE.findall(text[-_PARTS_CHARS:])}
+    return len(labels) >= 2
+
+
+_PARTS_CHARS = 300
+# a part's label, then its value: "(a) 19", "Part 2: 18", "Q1: 19", "Answer (part b): 18"
+_PART_VALUE = re.compile(
+    r"(?im)(?:^|[\s(])(?:\(([a-h])\)|(?:part|question|q)[ \t]*\(?([a-h1-9])\)?)[ \t]*[:.)]?"
+    r"[ \t]*\$?-?\d"
+)
 
 
 def ends_on_example(text: str) -> bool:
