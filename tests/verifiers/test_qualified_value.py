@@ -45,6 +45,22 @@ QUALIFIED = [
     for shape in SHAPES
 ]
 
+# After an answer, a last answer line that bounds or hedges it: the response's last word
+# on its answer is not that value (``rewardkit audit``'s changed_in_words family found
+# these credited: the earlier form was read instead)
+LATER = [
+    ("50", "So 400 / 8 = 50. The answer is 50.\n\nThe answer is in excess of 50.", 0.0, "a bound"),
+    (
+        "50",
+        "So 400 / 8 = 50. The answer is 50.\n\nThe answer is a multiple of 50.",
+        0.0,
+        "a relation",
+    ),
+    ("50", "So 400 / 8 = 50. The answer is 50.\n\nThe answer is 50-odd.", 0.0, "a suffix"),
+    ("2", "Answer:\n2\n\nThe answer is 2 (upper bound).", 0.0, "a remark in brackets"),
+    ("50", "So 400 / 8 = 50. The answer is 50.\n\nThe answer is 50.", 1.0, "restated"),
+]
+
 # An approximation: GSM8K's golds are exact counts, so "about 18" is no answer there; a
 # MATH problem may ask to round, and real outputs answer "approximately $428$ square
 # centimeters" for 428 (left to math-verify, which credits it). "~" is approximately in
@@ -81,7 +97,7 @@ PLAIN = [
 
 @pytest.mark.parametrize(
     ("gold", "response", "expected", "reason"),
-    table_params({"qualified": QUALIFIED, "plain": PLAIN}),
+    table_params({"qualified": QUALIFIED, "plain": PLAIN, "later": LATER}),
 )
 def test_a_qualified_value_is_not_the_value(
     gold: str, response: str, expected: float, reason: str

@@ -271,12 +271,23 @@ _CHANGING_WORDS = (
     "{g} with a remainder of 1",
     "the square of {g}",
     "the reciprocal of {g}",
+    # a bound, a relation or a hedge in words (a closed class: _latex.changes_before and
+    # qualifying_words)
+    "nearly {g}",
+    "in excess of {g}",
+    "a multiple of {g}",
+    "the successor of {g}",
+    "{g}-odd",
+    "{g} and change",
+    "{g} (upper bound)",
+    "{g} (estimate)",
 )
 
 
 def changed_in_words(r: _Row) -> list[Variant]:
     """The gold with words that change its value ("27 to the power 2", "27 percent of 50",
-    "27 plus or minus 1", "27 below zero", "the square of 27"): a reader that stops at
+    "27 plus or minus 1", "27 below zero", "the square of 27") or bound or hedge it
+    ("nearly 27", "a multiple of 27", "27-odd", "27 (estimate)"): a reader that stops at
     the number, or takes the words for a unit, sees the gold."""
     if not re.fullmatch(r"\d+(\.\d+)?", r.gold) or float(r.gold) in (0, 1):
         return []  # "1 to the power 2" is 1

@@ -222,6 +222,9 @@ _NUMBER_COMMA_WORD = re.compile(  # "2/16, which can be simplified", "2009, but 
 _NUMBER_SPAN_WORDS = re.compile(  # "15$\pi$ square units": a number and a span glued, words
     r"(-?\d[\d,]*(?:\.\d+)?)\$([^$\n]{1,40})\$((?:\s+[^\W\d_]{1,20}){0,4})"
 )
+_NUMBER_REMARK = re.compile(  # "2 (upper bound)": a number, then a remark in brackets
+    r"(-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?)[ \t]*(\([^()\n]{1,60}\))"
+)
 _NUMBER_LEAD = re.compile(r"(-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?)\s+(?=[^\W\d_])")
 _JOINED = re.compile(r"(?:or|and|nor)\b", re.IGNORECASE)  # "5 or 6": a list, read as one
 
@@ -726,6 +729,8 @@ def _value_on(line: str) -> str | None:
         # "7 to the power 2", "7 plus or minus 1", "7 percent of 8": another value, not a
         # sentence to skip past (an earlier box would be read instead)
         value = _qualified(lead.group(1).rstrip(","), value[lead.end() :])
+    elif (remark := _NUMBER_REMARK.fullmatch(value)) and _changes(remark.group(2)):
+        value = _qualified(remark.group(1), remark.group(2))  # "2 (upper bound)": a hedge
     elif bound := _WORDS_THEN_NUMBER.fullmatch(value):
         words = bound.group(1)
         if (

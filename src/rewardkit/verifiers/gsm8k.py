@@ -501,8 +501,21 @@ def _qualified_later(response: str, end: int) -> bool:
     """Whether an answer line after the box or marked number (ending at ``end``) gives a
     number with words before it that change or bound it ("The answer is the square of
     18", "... about 18"): the response's last word on its answer is then not that one."""
-    found = last_match(_ANSWER_IN_WORDS, response[end : end + MARKER_TAIL_CHARS])
-    return found is not None and _QUALIFIED_BEFORE.search(found.group("words")) is not None
+    later = response[end : end + MARKER_TAIL_CHARS]
+    found = last_match(_ANSWER_IN_WORDS, later)
+    if found is not None and (
+        _QUALIFIED_BEFORE.search(found.group("words"))
+        or _latex.changes_before(found.group("words"))
+    ):
+        return True
+    plain = last_match(_ANSWER_THEN_NUMBER, later)  # "The answer is 50-odd.": hedged after
+    return plain is not None and _latex.qualifying_words(later[plain.end() :].split("\n")[0])
+
+
+# an answer line giving a number at once ("The answer is 50-odd.", "Answer: 50 (estimate)")
+_ANSWER_THEN_NUMBER = re.compile(
+    r"(?i:\banswer\b(?:[ \t]{1,3}is\b)?)[ \t]{0,3}[:：]?[ \t]{0,3}" + r"\$?-?\d[\d,]*(?:\.\d+)?"
+)
 
 
 def _offered_after(response: str, end: int, answer: str | None) -> bool:
