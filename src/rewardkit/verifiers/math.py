@@ -142,10 +142,8 @@ class MathVerifier:
             _NOT_EQUAL.match(g) or _RELATION.search(g) for g in golds
         ):
             return verdict(False, answer)  # "\approx 18", "n \not= 18", "x \to 18": not 18
-        if _latex.unknown_first(answer) and not any(map(_latex.unknown_first, golds)):
-            return verdict(False, answer)  # "x \ll 18", "\succ 18", "≲ 18": not 18
-        if _latex.subscripted_number(answer) and not any("_" in g for g in golds):
-            return verdict(False, answer)  # "18_8", "18₂": a base or an index, not 18
+        if _marked_unlike_golds(answer, golds):
+            return verdict(False, answer)  # "x \ll 18", "≲ 18", "18_8": not 18
         if _latex.value_qualifier(answer) and not any(map(_latex.value_qualifier, golds)):
             return verdict(False, answer)  # "5\text{ or more}": math-verify drops the words
         if "=" in answer and _answer.false_chain(answer):
@@ -202,10 +200,19 @@ def _offered_right(value: str, golds: tuple[str, ...]) -> bool:
     "at least 7": math-verify drops such words as a unit)."""
     return (
         _latex.value_qualifier(value) is None
-        and not (_latex.unknown_first(value) and not any(map(_latex.unknown_first, golds)))
-        and not (_latex.subscripted_number(value) and not any("_" in g for g in golds))
+        and not _marked_unlike_golds(value, golds)
         and _right(value, golds)
     )
+
+
+def _marked_unlike_golds(answer: str, golds: tuple[str, ...]) -> bool:
+    """Whether ``answer`` opens with a mark that is no value notation (``x \\ll 18``, ``≲
+    18``: :func:`~rewardkit.verifiers._latex.unknown_first`) or is a number with a
+    subscript (``18_8``, ``18₂``), where no gold does the same: it says something other
+    than the value, which math-verify reads alone."""
+    if _latex.unknown_first(answer) and not any(map(_latex.unknown_first, golds)):
+        return True
+    return _latex.subscripted_number(answer) and not any("_" in gold for gold in golds)
 
 
 def _right(answer: str, golds: tuple[str, ...]) -> bool:
