@@ -8,6 +8,7 @@ limit: the parent kills it. That is why no signal.alarm appears anywhere.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import importlib
@@ -97,11 +98,12 @@ def zygote_main(conn: Connection, modules: Sequence[str]) -> None:
     tables), while the pool's first workers, forked without them, already serve. It says
     ``"ready"`` once they are done.
 
-    A request is ``("fork", memory_mb)``; the answer is the worker's end of a new socket
-    pair (passed as a descriptor) and its pid. ``None`` or the pool's end closing ends the
+    A request is ``("fork", memory_mb, released)``; the answer is the worker's end of a
+    new socket pair (passed as a descriptor) and its pid. ``None`` or the pool's end closing ends the
     zygote. It dies with the fork server, and its workers with it (parent-death signals),
     so killing the pool's process leaves none running. Dead workers stay zombies until the
-    next request (their exit status readable in /proc meanwhile: ``exit_status``).
+    request after their pool released them (their exit status readable in /proc meanwhile:
+    ``exit_status``).
     """
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -115,7 +117,7 @@ def zygote_main(conn: Connection, modules: Sequence[str]) -> None:
             return
         if request is None:
             return
-        _reap()
+        _reap(request[2])
         ours, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:  # the worker: never back into this loop
@@ -135,15 +137,12 @@ def zygote_main(conn: Connection, modules: Sequence[str]) -> None:
             ours.close()
 
 
-def _reap() -> None:
-    """Collect the workers that have died (zombies until now), without waiting."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+def _reap(pids: Sequence[int]) -> None:
+    """Collect the workers the pool released (zombies until now: their exit code stays
+    readable in /proc until the pool has read it), without waiting."""
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
 
 
 def exit_status(pid: int) -> int | None:

@@ -252,6 +252,11 @@ class _Zygote:
         self.conn: Connection = parent
         self.owner = os.getpid()  # a process forked from this one has no zygote of its own
         self.lock = threading.Lock()  # one fork request at a time, whichever pool asks
+        # Workers whose exit code their pool has read: the zygote reaps these only, at its
+        # next request. Reaping every dead worker there lost the exit code of one that died
+        # while another's replacement was asked for ("exit code None" for a crash).
+        self.released: list[int] = []
+        self.released_lock = threading.Lock()  # not self.lock: a fork request waits on it
         self.users = 0  # pools that fork from it now (see _shared_zygote)
         self._ready: bool | None = None  # None: the warm-ups run
         self._ready_callbacks: list[Callable[[bool], None]] = []
@@ -293,7 +298,9 @@ class _Zygote:
         """A new worker's pipe and pid (a thread's call). Raises OSError or EOFError when
         the zygote is gone."""
         with self.lock:
-            self.conn.send(("fork", memory_mb))
+            with self.released_lock:
+                released, self.released = tuple(self.released), []
+            self.conn.send(("fork", memory_mb, released))
             fd = reduction.recv_handle(self.conn)
             pid = self.conn.recv()
         return Connection(fd), pid
@@ -374,9 +381,10 @@ class _Forked:
     """A worker the zygote forked, seen as ``multiprocessing.Process`` shows ours: not our
     child, so its end is watched through a pidfd and its exit code read from /proc."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, zygote: _Zygote) -> None:
         self.pid = pid
         self.sentinel = os.pidfd_open(pid)  # readable once it has exited
+        self._zygote = zygote  # its parent, which reaps it once we release it (close)
 
     def is_alive(self) -> bool:
         return running(self.pid)
@@ -390,11 +398,14 @@ class _Forked:
         return None if running(self.pid) else exit_status(self.pid)
 
     def close(self) -> None:
-        """Close the pidfd (once: its number may be another file's afterwards)."""
+        """Close the pidfd (once: its number may be another file's afterwards), and let the
+        zygote reap the process: its exit code is not read after this."""
         sentinel, self.sentinel = self.sentinel, -1
         if sentinel >= 0:
             with contextlib.suppress(OSError):
                 os.close(sentinel)
+            with self._zygote.released_lock:
+                self._zygote.released.append(self.pid)
 
 
 class _Worker:
@@ -406,7 +417,7 @@ class _Worker:
         self.process: Any
         if zygote is not None:
             self.conn, pid = zygote.fork(memory_mb)
-            self.process = _Forked(pid)
+            self.process = _Forked(pid, zygote)
         else:
             parent, child = _CTX.Pipe(duplex=True)
             self.process = _CTX.Process(target=worker_main, args=(child, memory_mb), daemon=True)
