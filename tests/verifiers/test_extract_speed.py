@@ -39,14 +39,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rewardkit.verifiers import _answer, _common, gsm8k
+from rewardkit.verifiers import _answer, _common, _final, gsm8k
 
 ROOT = Path(__file__).resolve().parents[2]
-# the verifiers as the rules of a policy-proof answer left them (issue 26's final-answer
-# rules, then qualifiers, retractions in other words, answers inside a statement, struck and
-# hidden text): outputs changed there by design, so later speed work compares with that tree
-# (it was 9203e68, issue 26's; the classes allowed below are the changes made since)
-BASE_COMMIT = "319325f30ef0448b7a1d60992cd61fe4c939de2f"
+# the tree before the latest speed change (the answer-form and refusal lookaheads, the
+# dangling-sentence gate): its outputs are the reference. A rule that changes outputs by
+# design moves this base to its own commit once it lands, so that speed work is always
+# compared with the behaviour it must keep, and nothing else.
+BASE_COMMIT = "c4a4c2bcc6fb3ae8125eb81a3fd2e312fe7af807"
 BASE_SRC = Path("/work/wt/base/src")  # a checkout of it, where there is one
 
 # The patterns without their lookaheads, exactly as they compile (pattern, flags); the
@@ -288,10 +288,27 @@ OLD: dict[str, tuple[str, int]] = {
         "\\d+)?)(?!\\d)(?![ \\t]{0,2}[-+*/×÷=^x])",
         0,
     ),
+    # the answer forms and the refusals, before their one-character lookaheads
+    "_final._FORM": (
+        "(?=[\\\\<#]|[aA][nN])(?:\\\\(?:boxed|fbox)(?![A-Za-z])|<answer>|####|(?i:\\banswer[ \\"
+        "t]*(?:is\\b|:)))",
+        0,
+    ),
+    "_final._REFUSAL": (
+        "(?i:\\b(?:I|we)[ \\t]+(?:do[ \\t]*n[o']t|don't|cannot|can't|can[ \\t]+not|could[ \\t"
+        "]*n[o']t|couldn't|(?:am|was|were|are)[ \\t]+unable[ \\t]+to|(?:'m|am|was|were|are)[ "
+        "\\t]+not[ \\t]+(?:sure|able[ \\t]+to))[ \\t]+(?:know|solve|answer|determine|find|fig"
+        "ure|compute|tell|say|be[ \\t]+sure|finish|complete|work[ \\t]+out|calculate)\\b|\\bI"
+        "[ \\t]+give[ \\t]+up\\b|\\b(?:unable|impossible)[ \\t]+to[ \\t]+(?:solve|answer|dete"
+        "rmine|tell|find|compute|finish|complete)\\b|\\b(?:needs?|needed|requires?)[ \\t]+mor"
+        "e[ \\t]+(?:information|data)\\b|\\b(?:not[ \\t]+enough|insufficient)[ \\t]+(?:inf"
+        "ormation|data)\\b)",
+        0,
+    ),
 }
 OLD_AUTO = OLD.pop("gsm8k._AUTO")  # unchanged: gated (gsm8k._may_mark), not rewritten
 
-MODULES = {"_answer": _answer, "gsm8k": gsm8k}
+MODULES = {"_answer": _answer, "_final": _final, "gsm8k": gsm8k}
 
 
 def _new(name: str) -> re.Pattern[str]:
@@ -326,6 +343,9 @@ _WORDS = (
     "works as well", "is also correct", "would also work", "another choice", "equally valid",
     "an alternative option", "assuming rounding)", "if rounded)", "when x > 0)", "A: 18", "\nA: 18", "\n**A:** 18",
     "anſwer", "poſſible", "ſecond", "mıght", "MİGHT", "unleſs", "İf", "ıf", "Kould",
+    "I don't know", "we cannot determine", "I'm not able to", "unable to solve", "I give up",
+    "needs more information", "not enough data", "ınsufficient data", "İ can't tell",
+    "\\boxed{", "\\fbox", "answer:", "Answer is", "and then the", "for", "\\frac{1}{",
 )  # fmt: skip
 _CHARS = list("0123456789٣-.,:;!?()[]—–…\n \t*>=+/^x×#$\\{}aeiosnKİıſßAZ'\"")
 _NUMBERS = ["20", "-3", "3.5", ".5", "1,000", "18", "$20$", "$x = 4$", "\\(20\\)", "٣"]
@@ -412,6 +432,10 @@ def _gates_say_no_only_where_nothing_is_found(text: str, pos: int, end: int) -> 
         assert _found(auto, text, pos, end) == []
     if not _common.may_offer_predicate(text):
         assert _found(re.compile(*OLD["_answer._PREDICATED"]), text) == []
+    tail = text[-200:].rstrip()  # as _final.cut_off reads a conclusion
+    if tail and not _final._may_dangle(tail[-1]):
+        assert _final._DANGLING.search(tail) is None
+        assert _final._DANGLING_WORD.search(tail) is None
 
 
 def test_the_lookahead_letters_fold_as_the_cue_words_do() -> None:
@@ -428,6 +452,19 @@ def test_the_lookahead_letters_fold_as_the_cue_words_do() -> None:
             assert {"İ", "ı"} <= set(folded) if letter == "i" else True
             assert "ſ" in folded if letter == "s" else True
             assert all(ahead_re.match(ch) for ch in folded), letter
+
+
+def test_the_dangling_gate_lets_through_every_character_a_cut_sentence_ends_on() -> None:
+    """A cut sentence (``_final._DANGLING``, ``_DANGLING_WORD``) ends on a mark of
+    ``_final._DANGLING_LAST`` or on a letter: an ASCII one, or one that re folds as one
+    (``ſ`` for s: "thuſ" ends a sentence on "thus"). The gate lets each through."""
+    every = "".join(map(chr, range(0x110000)))
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        assert all(_final._may_dangle(ch) for ch in re.findall(f"(?i:{letter})", every)), letter
+    assert _final._DANGLING_WORD.search("So it is thuſ") is not None  # folded, and let through
+    for text in ("x = ", "3 +", "\\frac{1}{", "(", "\\times", "z = $", "y = \\(", "[", ","):
+        tail = text.rstrip()
+        assert _final._may_dangle(tail[-1]) and _final._DANGLING.search(tail), text
 
 
 # --- the corpus -------------------------------------------------------------------------
@@ -577,70 +614,7 @@ def _same_outputs(tmp_path: Path, every: int) -> None:
     old, new = _outputs(_old_src(tmp_path), every), _outputs(ROOT / "src", every)
     assert len(old) == len(new) == 5 * len(_corpus()[::every])
     differ = [(i, a, b) for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
-    # the MATH rows that end in a loop are decided degenerate now (tests/verifiers/test_repetition.py)
-    looped = [d for d in differ if "'degenerate': 1" in d[2]]
-    assert len(looped) <= 2 * len(_corpus()[::every]) // 500 + 2
-    # a value stated plainly is read inline now (tests/verifiers/test_stated_value.py,
-    # test_bare_conclusion.py): at most 1 output in 100
-    stated = [d for d in differ if re.search(r"'source': '(?:bare|stated)'|'stated': True", d[2])]
-    # ... and so is an answer that is a chain of = whose sides are shown equal: the same
-    # extraction, a verdict decided inline
-    stated += [d for d in differ if d not in stated and _same_extraction_of_a_chain(d[1], d[2])]
-    assert len(stated) <= len(old) // 100
-    # a GSM8K answer that is a false chain of "=" ("135 + 67.5 + 270 = 442.5") is read as no
-    # number now, where its last side was read: scored 0 both times
-    # (tests/verifiers/test_answer_in_a_statement.py)
-    false = [
-        d for d in differ if d not in looped + stated and _a_false_chain_kept_wrong(d[1], d[2])
-    ]
-    # ... and so is a number followed by a fraction, a mixed number ("1 \\frac{3}{4}",
-    # "18½"): read whole, never as its integer part (tests/verifiers/test_glued_factor.py)
-    false += [d for d in differ if d not in false and _a_mixed_number_kept_wrong(d[1], d[2])]
-    # ... and a GSM8K number after "adds up to" is a sum, no longer refused as a bound
-    # ("up to 270"): scored 0 both times here (tests/verifiers/test_qualified_value.py)
-    false += [d for d in differ if d not in false and _a_sum_read_kept_wrong(d[1], d[2])]
-    assert len(false) <= len(old) // 100
-    assert [d for d in differ if d not in looped + stated + false] == [], differ[:3]
-
-
-def _a_sum_read_kept_wrong(old: str, new: str) -> bool:
-    """Both outputs score 0, and the old answer was a number refused after "up to"."""
-    score = r"Verdict\(score=([-\d.]+)"
-    if re.findall(score, old) != ["0.0"] or re.findall(score, new) != ["0.0"]:
-        return False
-    return old.startswith("(Extracted(answer='up to ")
-
-
-def _a_mixed_number_kept_wrong(old: str, new: str) -> bool:
-    """Both outputs score 0, and the new answer is a number followed by a fraction."""
-    score = r"Verdict\(score=([-\d.]+)"
-    if re.findall(score, old) != ["0.0"] or re.findall(score, new) != ["0.0"]:
-        return False
-    mixed = r"answer='-?\d+[ \t]?(?:\\\\[dt]?frac|[\u00bc-\u00be\u2150-\u215e])"
-    return re.search(mixed, new) is not None
-
-
-def _a_false_chain_kept_wrong(old: str, new: str) -> bool:
-    """Both outputs score 0, and the new answer is a chain of "=" shown false."""
-    score = r"Verdict\(score=([-\d.]+)"
-    if re.findall(score, old) != ["0.0"] or re.findall(score, new) != ["0.0"]:
-        return False
-    found = re.match(r"\(Extracted\(answer='([^']*)'", new)
-    return found is not None and _answer.false_chain(found.group(1).replace("\\\\", "\\"))
-
-
-def _same_extraction_of_a_chain(old: str, new: str) -> bool:
-    """The same extraction, of an answer holding "=": deferred before and decided now, or
-    decided with the same score (its ``pred`` now the chain's last side)."""
-    extracted = old.removesuffix(", None)")
-    if extracted == old:
-        extracted = old.partition(", Verdict(")[0]
-        same = re.findall(r"Verdict\(score=([-\d.]+)", old) == re.findall(
-            r"Verdict\(score=([-\d.]+)", new
-        )
-        if not same:
-            return False
-    return new.startswith(extracted + ", Verdict(") and "=" in extracted
+    assert differ == [], differ[:3]
 
 
 def test_a_fifth_of_the_corpus_gives_the_same_outputs_as_before(tmp_path: Path) -> None:

@@ -270,8 +270,8 @@ def _last_closer(text: str, end: int) -> int:
 # An answer form: a box, an <answer> tag, "####", an "Answer:" line. Introduced by an
 # example word right before it (a few marks between), it is a format shown, not an
 # answer given. Forms are few: each is found first, then the words just before it read.
-_FORM = re.compile(  # the lookahead first: re passes over other positions fast
-    r"(?=[\\<#]|[aA][nN])(?:\\(?:boxed|fbox)(?![A-Za-z])|<answer>|####|(?i:\banswer[ \t]*(?:is\b|:)))"
+_FORM = re.compile(  # a one-character lookahead first: re skips other positions in C
+    r"(?=[\\<#aA])(?:\\(?:boxed|fbox)(?![A-Za-z])|<answer>|####|(?i:\banswer[ \t]*(?:is\b|:)))"
 )
 _CUE_WORDS = ("e.g", "e. g", "exampl", "instance", "such", "form", "like")
 _EXAMPLE_BEFORE = re.compile(
@@ -393,16 +393,27 @@ def cut_off(text: str) -> bool:
     does (``..., and then the``). Then only explicit answer forms count (see the module
     docstring)."""
     tail = text[-200:].rstrip()
-    if not tail:
+    if not tail or not _may_dangle(tail[-1]):
         return False
     return _DANGLING.search(tail) is not None or _DANGLING_WORD.search(tail) is not None
+
+
+_DANGLING_LAST = frozenset("$([{=+/^,*}")  # the last characters _DANGLING can end on
+
+
+def _may_dangle(last: str) -> bool:
+    """Whether a text ending on ``last`` can match _DANGLING or _DANGLING_WORD: a mark of
+    _DANGLING_LAST, or a letter (a command's last; a word's, which re folds: "thuſ" is
+    "thus" to it). Most conclusions end on ``.`` or ``</answer>``: then neither regex need
+    scan the tail (their ``$`` anchor makes them try every one of its 200 positions)."""
+    return last in _DANGLING_LAST or last.isalpha()
 
 
 # A conclusion that says it has no answer ("I don't know", "I cannot solve this", "I give
 # up", "unable to determine", "needs more information"): a number it mentions on the
 # way is no answer it gives.
-_REFUSAL = re.compile(
-    r"(?i:\b(?:I|we)[ \t]+(?:do[ \t]*n[o']t|don't|cannot|can't|can[ \t]+not|could[ \t]*n[o']t"
+_REFUSAL = re.compile(  # a first letter's lookahead: re skips the other positions in C
+    r"(?=(?i:[iwunr]))(?i:\b(?:I|we)[ \t]+(?:do[ \t]*n[o']t|don't|cannot|can't|can[ \t]+not|could[ \t]*n[o']t"
     r"|couldn't|(?:am|was|were|are)[ \t]+unable[ \t]+to"
     r"|(?:'m|am|was|were|are)[ \t]+not[ \t]+(?:sure|able[ \t]+to))[ \t]+(?:know|solve|answer"
     r"|determine|find|figure|compute|tell|say|be[ \t]+sure|finish|complete|work[ \t]+out"
