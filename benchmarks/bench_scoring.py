@@ -844,10 +844,19 @@ def main_real(args: argparse.Namespace) -> None:
     runs: dict[str, dict[str, list[Guarded]]] = {
         name: {c.key: [] for c in everyone} for name in batches
     }
+    # The rows rewardkit leaves to math-verify, alone: what they cost rewardkit's workers
+    # bounds its rate on the corpus whatever the other rows cost (real_ceiling)
+    deferred = _deferred(rows)
+    paths["deferred"] = write_jsonl(
+        [row for row, left in zip(rows, deferred, strict=True) if left], WORK / "deferred.jsonl"
+    )
+    own = [c for c in everyone if c.key == "rewardkit"]
+    alone: list[Guarded] = []
     for _ in range(args.repeats):
         for name in batches:
             for c in everyone:
                 runs[name][c.key].append(run_one(c, name, paths, args))
+        alone += [run_one(c, "deferred", paths, args) for c in own if any(deferred)]
     facts["load_after"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = {
         name: {c.key: real_line(c, runs[name][c.key], mv[name], truths[name]) for c in everyone}
@@ -856,7 +865,7 @@ def main_real(args: argparse.Namespace) -> None:
     text = real_report(args, rows, lines, facts, truths["real"])
     text += real_targets(lines["real"], runs["real"], mv["real"], truths["real"])
     text += real_start(runs["real"])
-    text += real_ceiling(runs["real"], _deferred(rows), args.workers)
+    text += real_ceiling(runs["real"], deferred, args.workers, alone)
     if not args.no_slices:
         text += slice_notes(batches, lines, runs, mv, truths, args.workers)
     text += real_details(runs["real"], rows, mv["real"], truths["real"])
@@ -1078,9 +1087,15 @@ def real_start(runs: dict[str, list[Guarded]]) -> str:
     )
 
 
-def real_ceiling(runs: dict[str, list[Guarded]], deferred: list[bool], workers: int) -> str:
+def real_ceiling(
+    runs: dict[str, list[Guarded]],
+    deferred: list[bool],
+    workers: int,
+    alone: list[Guarded] | None = None,
+) -> str:
     """The best ratio to verl Naive that any scorer deferring the same rows to math-verify
-    can reach here: math-verify's own time on those rows, shared by ``workers`` cores."""
+    can reach here: math-verify's own time on those rows, shared by ``workers`` cores;
+    and (``alone``: rewardkit's runs on those rows only) rewardkit's own time on them."""
     mv_runs = [g for g in runs.get("math-verify", []) if g.figures.get("row_seconds")]
     verl_runs = [g for g in runs.get("verl-naive", []) if g.figures]
     if not (mv_runs and verl_runs and any(deferred)):
@@ -1100,7 +1115,24 @@ def real_ceiling(runs: dict[str, list[Guarded]], deferred: list[bool], workers: 
         f"beat **{verl / (spent / workers):.1f}x** verl Naive ({verl:.2f} s) on this "
         "machine, whatever it does with the other rows. rewardkit's workers spend less than "
         "that per row: they fork from a server that warmed the parser, and parse two-stage "
-        "(`benchmarks/two_stage.py`, `benchmarks/worker_warmth.py`).\n"
+        "(`benchmarks/two_stage.py`, `benchmarks/worker_warmth.py`).\n" + _own_ceiling(alone, verl)
+    )
+
+
+def _own_ceiling(alone: list[Guarded] | None, verl: float) -> str:
+    """rewardkit's bound on the corpus from its own time on the rows it defers, scored as a
+    batch of their own (a fresh process each, warmed up as every contender is)."""
+    seconds = [g.figures["seconds"] for g in alone or [] if g.figures]
+    if not seconds:
+        return ""
+    spent = statistics.median(seconds)
+    rows = len(next(g for g in alone or [] if g.figures).figures["scores"])
+    return (
+        f"\nThe same rows at rewardkit's own cost: scored alone, as a batch of their own "
+        f"(rewardkit, the same settings, median of {len(seconds)} runs), the {rows} rows took "
+        f"{spent:.2f} s. Had the other rows cost nothing, the corpus would still take about "
+        f"that long: about **{verl / spent:.1f}x** verl Naive at most here, until fewer rows "
+        "are left to math-verify or math-verify reads them faster.\n"
     )
 
 
