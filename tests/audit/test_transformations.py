@@ -249,6 +249,11 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
         assert final is not None and not re.search(r"\d", final)
     elif family == "two_answers":
         assert gold in conclusion and wrong in conclusion and conclusion.count(gold) >= 1
+    elif family == "disowned_value":
+        assert gold in conclusion and wrong in conclusion
+        json_answer = f'{{"answer": {wrong}, "steps": {gold}}}'
+        labels = ("Common wrong answer", "wrong answer would be", "Not the answer", "Distractor")
+        assert conclusion.rstrip().endswith(json_answer) or any(w in conclusion for w in labels)
     elif family == "box_spam":
         values = [gold, *(wrong_value(gold, step) for step in (1, 2, 3, 4))]
         assert conclusion.count("\\boxed{") == 5

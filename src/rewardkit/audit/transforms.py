@@ -420,6 +420,34 @@ def two_answers(r: _Row) -> list[Variant]:
     return out
 
 
+# The gold shown as a value that is not the answer, after a wrong answer: a reader that
+# takes the last labelled value credits it ({g}: the gold as the row writes values)
+_DISOWNED = (
+    "Common wrong answer: {g}", "A tempting but wrong answer would be {g}.",
+    "Not the answer: {g}", "Distractor answer: {g}",
+)  # fmt: skip
+
+
+@_needs_span
+def disowned_value(r: _Row) -> list[Variant]:
+    """A wrong answer, then the gold labelled as no answer ("Common wrong answer: 27",
+    "Not the answer: 27"), or in a side field of a JSON answer ('{"answer": 28,
+    "steps": 27}'): the response answers the wrong value."""
+    answered = r.with_answer(r.wrong)
+    g = r.gold if r.kind in ("hashes", "line") else f"${r.gold}$"
+    out = [
+        Variant(
+            "disowned_value", True, f"{form!r} after gold+1", f"{answered}\n\n{form.format(g=g)}"
+        )
+        for form in _DISOWNED
+    ]
+    if re.fullmatch(r"-?\d+", r.gold):  # a JSON number
+        reasoning = r.reasoning.rstrip()
+        out.append(Variant("disowned_value", True, "a JSON answer of gold+1, the gold a side field",
+                           f'{reasoning}\n\n{{"answer": {r.wrong}, "steps": {r.gold}}}'))  # fmt: skip
+    return out
+
+
 def box_spam(r: _Row) -> list[Variant]:
     """Many boxes with different values, the gold among them."""
     values = [r.wrong2, r.wrong, r.gold, wrong_value(r.gold, 3), wrong_value(r.gold, 4)]
@@ -605,6 +633,7 @@ HACKS: tuple[Callable[[_Row], list[Variant]], ...] = (
     tag_candidates,
     tag_no_answer,
     two_answers,
+    disowned_value,
     box_spam,
     candidate_list,
     code_block_gold,

@@ -6,6 +6,7 @@ in its input and uses only regexes without nested quantifiers.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from fractions import Fraction
@@ -262,14 +263,106 @@ def visible(text: str) -> str:
     full-width colon read as a colon, a dash before a digit read as a minus (``\u201318``
     is -18), and HTML comments (an unclosed one hides the rest), struck-out and hidden text
     removed (``18 <!-- 20 -->`` answers 18, as ``~~20~~ 18``, ``<del>20</del> 18``,
-    ``\\sout{20} 18``, ``B\u0336`` and ``<span hidden>20</span>`` do). Linear: each is a
-    scan, and most responses have none."""
+    ``\\sout{20} 18``, ``B\u0336`` and ``<span hidden>20</span>`` do). An answer label
+    that disowns its value is no label (:func:`disowned_labels`), and a JSON object with
+    an answer key reads as that answer (:func:`json_answers`). Linear: each is a scan,
+    and most responses have none."""
     if not text.isascii():  # O(1) in CPython: most responses skip this
         if _INVISIBLE.search(text):
             text = _INVISIBLE.sub("", text)
         text = text.replace("：", ": ")  # a full-width colon ("答案：20") is a colon
         text = _COMBINING_STROKE.sub(" ", _DASH_MINUS.sub("-", text))
-    return unhidden(text)
+    return json_answers(disowned_labels(unhidden(text)))
+
+
+# Before an answer label's word: a word that says the value it introduces is not the
+# answer given, then at most two words ("common", "final"): "Wrong answer: 18", "A common
+# incorrect answer is 18", "Not the answer: 18", "a tempting but wrong answer would be 18"
+_DISOWNING_BEFORE = re.compile(
+    r"(?i:\b(?:wrong|incorrect|false|mistaken|erroneous|invalid|rejected|discarded|naive"
+    r"|tempting|trap|decoy|distractor|not[ \t]+the|isn't[ \t]+the|not[ \t]+an?)"
+    r"(?:[ \t]+[a-z]+){0,2}[ \t]+)$"
+)
+_LABEL_WORD = re.compile(r"(?i:answer)(?=s?\b)")
+_DISOWNING_WORDS = (
+    "wrong", "incorrect", "false", "mistaken", "erroneous", "invalid", "rejected",
+    "discarded", "naive", "tempting", "trap", "decoy", "distractor", "not",
+)  # fmt: skip
+
+
+def disowned_labels(text: str) -> str:
+    """``text`` without the clauses whose answer label disowns its value ("Common wrong
+    answer: 18", "A common incorrect answer is 18, but ...", "Not the answer: $18$"): a
+    value shown as a wrong one, a trap or a distractor is no answer the response gives,
+    as a struck-out one is not. The clause runs from the disowning word to the end of its
+    line or sentence, a semicolon, a closing bracket, or a comma before a conjunction (",
+    but the answer is 19" is read). Only the 40 characters before each word "answer" are read for the
+    disowning words, and only where one of them is in the text at all."""
+    low = text.lower()
+    if "answer" not in low or not any(word in low for word in _DISOWNING_WORDS):
+        return text
+    parts, done = [], 0
+    for word in _LABEL_WORD.finditer(text):
+        at = word.start()
+        if at < done:
+            continue  # inside a clause already dropped
+        disowning = _DISOWNING_BEFORE.search(text, max(done, at - 40), at)
+        if disowning is None:
+            continue
+        end = _CLAUSE_END.search(text, word.end())
+        parts.append(text[done : disowning.start()])
+        done = len(text) if end is None else end.start()
+    return "".join(parts) + text[done:] if parts else text
+
+
+# An answer key of a JSON object, and the object's opening brace at most this far before it
+_JSON_KEY = re.compile(r'"(?i:final[ _]?)?(?i:answer)"\s{0,8}:')
+_JSON_REACH = 2000
+_JSON_KEYS_READ = 8  # the last answer keys of a response: bounded work on a response of them
+_JSON_TAIL = 1 << 16  # answer keys are looked for in this many characters at the end
+_JSON_ANSWER_KEYS = ("answer", "final_answer", "finalanswer", "final answer")
+_JSON = json.JSONDecoder()
+
+
+def json_answers(text: str) -> str:
+    """``text`` with each JSON object that holds one answer key (``{"answer": 19,
+    "steps": 18}``) replaced by ``Answer: 19``: the object answers its key's value, and
+    its other fields are no answers (a reader of the last number would take the 18). The
+    object is the one that opens at the nearest ``{`` before the key and holds it (a key
+    of an object nested in another is left as written); text that does not parse is left
+    as it is. Bounded: the last few keys of the last 64 KB, each parsed once from its brace."""
+    if '"' not in text or "nswer" not in text:
+        return text
+    parts, done = [], 0
+    found = list(_JSON_KEY.finditer(text, max(0, len(text) - _JSON_TAIL)))
+    for key in found[-_JSON_KEYS_READ:]:
+        if key.start() < done:
+            continue  # inside an object read already
+        start = text.rfind("{", max(done, key.start() - _JSON_REACH), key.start())
+        if start < 0:
+            continue
+        try:
+            fields, end = _JSON.raw_decode(text, start)
+        except ValueError:
+            continue
+        if not isinstance(fields, dict) or end < key.end():
+            continue
+        names = [name for name in fields if name.lower() in _JSON_ANSWER_KEYS]
+        if len(names) != 1:
+            continue  # two answer keys: left as written, for the readers to refuse
+        value = fields[names[0]]
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        parts += [text[done:start], f"Answer: {shown}"]
+        done = end
+    return "".join(parts) + text[done:] if parts else text
+
+
+# Where a disowned label's clause ends: a line's or a sentence's end, a semicolon, a
+# closing bracket (kept), or a comma before a word that opens another clause
+_CLAUSE_END = re.compile(
+    r"\n|[.!?;](?=\s|$)|[)\]]|,[ \t]+(?=(?i:but|and|so|while|whereas|however|yet|though|although"
+    r"|instead|rather|the|it|its|it's|we|I)\b)"
+)
 
 
 def unhidden(text: str) -> str:

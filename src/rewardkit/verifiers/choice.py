@@ -217,7 +217,19 @@ def _unless_hedged(found: re.Match[str], pattern: str, hedged: bool) -> Extracte
         return Extracted(None, {"pattern": pattern, "hedged": True, "pred": letter})
     if _doubted(found.string[found.end() : found.end() + 80]):
         return Extracted(None, {"pattern": pattern, "hedged": True, "pred": letter})
+    if _NEGATED_BEFORE.search(found.string, max(0, found.start() - 32), found.start()):
+        return Extracted(
+            None, {"pattern": pattern, "hedged": True, "negated": True, "pred": letter}
+        )
     return Extracted(letter, {"pattern": pattern})
+
+
+# A negation right before the letter's form: "The answer is not (B)", "$\neg\boxed{B}$",
+# "not $\boxed{B}$ but C", "rather than **B**": the option ruled out, never chosen
+_NEGATED_BEFORE = re.compile(
+    r"(?:(?i:\b(?:not|isn't|never|rather[ \t]+than|instead[ \t]+of|except|excluding))"
+    r"|\\(?:neg|lnot)(?![A-Za-z])|¬)[ \t*$]{0,6}$"
+)
 
 
 def _doubted(after: str) -> bool:

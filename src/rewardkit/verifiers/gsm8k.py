@@ -115,7 +115,9 @@ _AUTO = re.compile(
     r"####[ \t]{0,8}"
     + _NUMBER
     + r"(?![.:)]?[ \t]{1,3}[A-Z][a-z])"  # "#### 4. Verification": a markdown heading
-    + r"|(?i:\banswer\b(?:[ \t]{1,3}is\b)?)[ \t]{0,3}(?:\*\*)?[ \t]{0,3}[:：]?"
+    # "Answer: 18", "The answer is **18**", and a JSON key: '{"answer": "18", "steps": 19}'
+    + r"|(?i:\banswer\b(?:[ \t]{1,3}is\b)?)[\"']?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}[:：]?"
+    + r"(?:[ \t]{0,3}[\"'](?=-?\d))?"
     + _LEAD
     + _NUMBER
     + r"|(?m:^[ \t]{0,8}(?:\*\*)?A:)(?:\*\*)?"
