@@ -169,3 +169,28 @@ def test_each_family_reads_the_json_answer_key(
 def test_json_reading_is_bounded_on_a_response_of_answer_keys() -> None:
     text = '{"answer": 1, ' * 100_000  # 1.4 MB of keys, no object closed
     assert json_answers(text) == text
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The answer is $\\boxed{18}$.\n\nThe answer is not 18 but 19.",
+        "The answer is $\\boxed{18}$. Answer: not 18, it is $19$.",
+        "The answer is $\\boxed{18}$. 答案不是18，而是19。",
+        "#### 18\n答案不是18，而是19。",
+    ],
+)
+def test_an_answer_denied_after_the_box_takes_its_credit_away(response: str) -> None:
+    assert score(MATH, response, "18") == 0.0
+    assert score(GSM8K, response, "18") == 0.0
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The answer is not unique, but the smallest is $\\boxed{18}$.",  # before the box
+        "The answer is $\\boxed{18}$. The answer is not unique.",  # no value denied
+    ],
+)
+def test_a_negation_that_denies_no_value_keeps_the_answer(response: str) -> None:
+    assert score(MATH, response, "18") == 1.0

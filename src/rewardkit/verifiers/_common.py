@@ -144,6 +144,13 @@ OFFER_CUE_STARTS = (
 OFFER_CUE_AHEAD = f"(?={OFFER_CUE_STARTS})"
 """A lookahead true wherever an OFFER_CUE match can begin: put it first in a pattern
 that starts with OFFER_CUE (tests/verifiers/test_extract_speed.py compares them)."""
+ANSWER_DENIED = re.compile(
+    r"(?i:\banswer[ \t]+is[ \t]+not|\banswer[ \t]*:[ \t]*not)\b(?=[^\n]{0,60}?(?:\d|\$|\\\())"
+    r"|答案(?:并|並)?不是(?=[^\n。]{0,30}?\d)"
+)
+"""An answer stated, after the final one, as not a value: "The answer is not 18 but 19",
+"Answer: not 18", "答案不是18，而是19": the response takes its answer back (a value follows
+on the line). Searched from the final answer's end."""
 VALUE_AHEAD = r"(?=[-$\\.\d])"
 """A lookahead true wherever a value in prose (a number, ``$...$``, ``\\(...\\)``) can begin."""
 

@@ -58,6 +58,7 @@ from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex, _repetition
 from rewardkit.verifiers._common import (
     ALTERNATIVE_WORD,
+    ANSWER_DENIED,
     CONTEXT_WORD,
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
@@ -504,6 +505,8 @@ def _qualified_later(response: str, end: int) -> bool:
     number with words before it that change or bound it ("The answer is the square of
     18", "... about 18"): the response's last word on its answer is then not that one."""
     later = response[end : end + MARKER_TAIL_CHARS]
+    if ANSWER_DENIED.search(later):  # "The answer is not 18 but 19", "答案不是18，而是19"
+        return True
     found = last_match(_ANSWER_IN_WORDS, later)
     if found is not None and (
         _QUALIFIED_BEFORE.search(found.group("words"))
