@@ -261,3 +261,40 @@ def test_a_row_with_no_group_and_no_prompt_is_invalid_not_lumped_with_others() -
         "reward.scale_rewards=batch: the row names no prompt group (extra_info.uid"
     )
     assert rescored[0].extra[RAW_SCORE_KEY] == 1.0
+
+
+@pytest.mark.parametrize(
+    "reward",
+    [
+        {"scale_rewards": "group"},
+        {"scale_rewards": "batch"},
+        {"aggregation": "normalize_then_sum"},
+    ],
+)
+def test_a_score_near_the_float_range_costs_no_row_of_the_batch(reward: dict[str, Any]) -> None:
+    """A user function may return 1e200: its group's mean and std leave no exception (they
+    raised OverflowError, and the whole batch was lost), and every row keeps a finite
+    score, or gets an error of its own where its score divides into no number."""
+    table = [
+        ("g1", 1e200),
+        ("g1", 0.0),
+        ("g2", 0.5),
+        ("g2", 1.0),
+        ("g3", 1.7e308),
+        ("g3", -1.7e308),
+    ]
+    rows = [
+        Result(i, Status.OK, score=s, components={"rule": s}, row={"extra_info": {"uid": g}})
+        for i, (g, s) in enumerate(table)
+    ]
+    rescored = rescore(rows, load_config({"reward": reward}).reward)
+    assert len(rescored) == len(rows)
+    for result in rescored:
+        assert (result.ok and math.isfinite(result.score or 0.0)) or (
+            result.status is Status.ERROR and "not finite" in (result.error or "")
+        )
+    if reward.get("scale_rewards") == "group":  # 1e200 and 0: one std apart, as 1 and 0 are
+        assert rescored[0].score == pytest.approx(2**-0.5) and rescored[1].score == pytest.approx(
+            -(2**-0.5)
+        )
+        assert rescored[2].score == pytest.approx(-0.7069, abs=1e-4)

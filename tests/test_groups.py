@@ -68,3 +68,14 @@ def test_summary_metrics():
         }
     )
     assert summarize_groups({}, prefix="g") == {"g/n": 0.0, "g/failed_rows": 0.0}
+
+
+def test_statistics_of_scores_near_the_float_range_raise_nothing():
+    from rewardkit.groups import group_stats_of, mean_std
+
+    assert mean_std([1e200, 0.0]) == pytest.approx((5e199, 1e200 / math.sqrt(2)))
+    assert mean_std([1.7e308, 1.7e308]) == (1.7e308, 0.0)
+    mean, std = mean_std([1.7e308, -1.7e308])
+    assert mean == 0.0 and std == math.inf  # past the range: inf, never OverflowError
+    stats = group_stats_of([(1e308, True), (0.5, False)])
+    assert stats.mean == pytest.approx(5e307) and math.isfinite(stats.std or 0.0)

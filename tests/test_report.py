@@ -296,6 +296,21 @@ def test_report_reads_a_scored_file_with_foreign_field_types(tmp_path: Path) -> 
     assert out.stat().st_size > 0
 
 
+def test_report_on_scores_near_the_float_range_says_so_instead_of_failing(tmp_path: Path) -> None:
+    """A user function may score 1e308: the histogram cannot bin it (bins of width inf),
+    the group std overflowed; the report is written, its panel saying why there is no bar."""
+    path = tmp_path / "scored.jsonl"
+    rows = [
+        {"data_source": "custom", "response": "a", "score": 1e308, "status": "ok", "extra_info": {"uid": "g"}},
+        {"data_source": "custom", "response": "b", "score": 0.5, "status": "ok", "extra_info": {"uid": "g"}},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = tmp_path / "report.html"
+    proc = run_cli("report", str(path), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and out.stat().st_size > 0
+
+
 def test_a_trajectory_row_shows_its_messages_not_an_empty_response(tmp_path: Path) -> None:
     call = {"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
     row = {

@@ -53,6 +53,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from rewardkit.config import RewardSection
 from rewardkit.errors import ConfigError
 from rewardkit.groups import group_id
+from rewardkit.groups import mean_std as _mean_std
 from rewardkit.types import Result, Status
 
 __all__ = [
@@ -229,7 +230,7 @@ def _normalized_sums(
             for i, z in zip(have, _standardized(values, verl), strict=True):
                 terms[i].append(weight_of(weights, name, section) * z)
         for i in members:
-            summed[i] = math.fsum(terms[i])
+            summed[i] = _fsum(terms[i])  # huge weights: inf, then this row's own error
     return summed
 
 
@@ -267,14 +268,12 @@ def _scaled(
     return out
 
 
-def _mean_std(values: list[float]) -> tuple[float, float]:
-    """Mean and sample std (ddof=1) in float64; std 0.0 for one value or equal ones."""
-    if not values:
-        return 0.0, 0.0
-    mean = math.fsum(values) / len(values)
-    if len(values) == 1 or min(values) == max(values):
-        return (values[0] if min(values) == max(values) else mean), 0.0
-    return mean, math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
+def _fsum(values: list[float]) -> float:
+    """``math.fsum``, inf where the sum leaves the float range (fsum raises there)."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.inf if sum(values) > 0 else -math.inf
 
 
 def _ungrouped(result: Result, section: RewardSection) -> Result:

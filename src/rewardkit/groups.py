@@ -26,6 +26,7 @@ __all__ = [
     "group_id",
     "group_stats",
     "group_stats_of",
+    "mean_std",
     "summarize_groups",
 ]
 
@@ -140,10 +141,30 @@ def group_stats_of(rows: Sequence[tuple[float, bool] | None]) -> GroupStats:
     n_failed = len(rows) - len(scored)
     if not scored:
         return GroupStats(n=len(rows), n_failed=n_failed, mean=None, std=None, pass_rate=None)
-    scores = [score for score, _ in scored]
-    mean = math.fsum(scores) / len(scores)
-    std = 0.0  # exactly, for one score or equal ones: summing equal floats may round
-    if min(scores) != max(scores):
-        std = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / (len(scores) - 1))
+    mean, std = mean_std([score for score, _ in scored])
     pass_rate = sum(passed for _, passed in scored) / len(scored)
     return GroupStats(n=len(rows), n_failed=n_failed, mean=mean, std=std, pass_rate=pass_rate)
+
+
+def mean_std(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and sample std (ddof=1) in float64; for one value or equal ones, that value
+    and exactly 0.0 (summing equal floats may round).
+
+    Never raises: values so large that their sum or squares leave the float range (a
+    user function may return 1e200) are scaled down first, so the mean of finite values
+    is finite and a std past the range is inf; a row whose score then divides into
+    something not finite gets an error of its own (``aggregate``), and its neighbours
+    keep theirs."""
+    if not values:
+        return 0.0, 0.0
+    if min(values) == max(values):
+        return values[0], 0.0
+    size = max(abs(v) for v in values)
+    if size > _LARGE:  # fsum and ** raise OverflowError past the range: scale first
+        mean, std = mean_std([v / size for v in values])
+        return mean * size, std * size
+    mean = math.fsum(values) / len(values)
+    return mean, math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+_LARGE = 1e150  # squares of values up to this stay in range, and sums of many of them

@@ -157,19 +157,11 @@ def _scores(data: ReportData) -> str:
             ax = axes[r][c]
             values = totals.scores if column == "score" else totals.components.get(column, [])
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-            if values:
-                ax.hist(
-                    values,
-                    bins=_bins(values),
-                    color=PALETTE[c % len(PALETTE)],
-                    edgecolor="white",
-                    linewidth=0.4,
-                )
-                if len(distinct := sorted(set(values))) <= _FEW_VALUES:
-                    ax.set_xticks(distinct)  # the values themselves, not -0.25 .. 1.25
-            else:
+            plotted = bool(values) and _histogram(ax, values, PALETTE[c % len(PALETTE)])
+            if not plotted:
+                said = "none" if not values else "values too large to plot"
                 ax.text(
-                    0.5, 0.5, "none", ha="center", va="center", transform=ax.transAxes, color="#999"
+                    0.5, 0.5, said, ha="center", va="center", transform=ax.transAxes, color="#999"
                 )
                 ax.set_xticks([])
                 ax.set_yticks([])
@@ -382,6 +374,20 @@ def _pre(text: str, limit: int) -> str:
 
 def _tag(status: str) -> str:
     return f'<span class="tag" style="background:{STATUS_COLORS.get(status, "#666")}">{_e(status)}</span>'
+
+
+def _histogram(ax: Any, values: list[float], color: str) -> bool:
+    """Draw ``values``' histogram on ``ax``; False where their range leaves what a float
+    can bin (a user function may score 1e308: bins of width inf): the panel says so."""
+    if max(abs(v) for v in values) > _PLOTTABLE:
+        return False
+    ax.hist(values, bins=_bins(values), color=color, edgecolor="white", linewidth=0.4)
+    if len(distinct := sorted(set(values))) <= _FEW_VALUES:
+        ax.set_xticks(distinct)  # the values themselves, not -0.25 .. 1.25
+    return True
+
+
+_PLOTTABLE = 1e15  # past this, a bar's half-width of 0.5 is lost to rounding
 
 
 def _bins(values: list[float]) -> Any:
