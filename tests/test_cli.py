@@ -160,6 +160,43 @@ def test_unwritable_outputs_end_in_one_line(tmp_path: Path, target: str, message
         assert "rows in" not in proc.stderr
 
 
+def test_a_summary_that_cannot_be_written_ends_in_one_line(tmp_path: Path) -> None:
+    """After the rows are written: the run's rows are kept, the summary's failure is one
+    line, not a traceback (a red team's finding)."""
+    source = _rows(tmp_path / "in.jsonl", 2, ground_truth="1")
+    out = tmp_path / "out.jsonl"
+    proc = run_cli(
+        "score", str(source), "-o", str(out), "--summary-json", "/dev/full", "--no-progress",
+        "reward.num_workers=1",
+    )  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "rewardkit: error: /dev/full: cannot write the summary (No space left on device)"
+    )
+    assert len(out.read_text().splitlines()) == 2
+
+
+def test_the_summary_json_writes_no_bare_infinity(tmp_path: Path) -> None:
+    """A mean of huge scores overflows to inf: the summary file says null, as the rows do
+    (strict JSON readers refuse ``Infinity``)."""
+    source = tmp_path / "in.jsonl"
+    module = tmp_path / "big.py"
+    module.write_text("def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n"
+                      "    return float(solution_str)\n")  # fmt: skip
+    source.write_text("".join(
+        json.dumps({"data_source": "custom", "response": r, "ground_truth": "1"}) + "\n"
+        for r in ("1e308", "1e308")
+    ))  # fmt: skip
+    summary = tmp_path / "summary.json"
+    proc = run_cli(
+        "score", str(source), "-o", str(tmp_path / "out.jsonl"), "--summary-json", str(summary),
+        "--no-progress", "reward.num_workers=1", f"reward.custom_reward_function.path={module}",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Infinity" not in summary.read_text()
+    json.loads(summary.read_text(), parse_constant=lambda name: pytest.fail(name))
+
+
 def test_a_failed_write_keeps_the_previous_output(tmp_path: Path) -> None:
     source = _rows(tmp_path / "in.jsonl", 3)
     out = tmp_path / "out.json"

@@ -38,9 +38,11 @@ __all__ = [
     "RowWriter",
     "count_rows",
     "decode_result_row",
+    "dumps_json",
     "map_fields",
     "parse_field_map",
     "read_rows",
+    "write_text",
 ]
 
 _Binary = IO[bytes] | gzip.GzipFile  # a file opened "rb", compressed or not
@@ -444,6 +446,40 @@ def _dumps(row: Any) -> str:
     except UnicodeEncodeError:
         text = json.dumps(row, default=str)
     return text
+
+
+def dumps_json(value: Any) -> str:
+    """Indented JSON of a summary or a report: NaN and infinities as null (strict JSON
+    readers refuse the bare ``Infinity`` a mean of huge scores gives)."""
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError:
+        return json.dumps(finite_json(value), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_text(path: str | Path, text: str, *, what: str = "output") -> None:
+    """Write a whole text file (a summary, a report) as the row writer writes: beside its
+    target under a temporary name, then renamed into place, so that a failed write leaves
+    the target as it was; a device (``/dev/full``) is written in place. OutputError, one
+    line naming the path, where it cannot be written (a full disk, a read-only file)."""
+    target = Path(path)
+    temp: str | None = None
+    try:
+        if target.exists() and not target.is_file():
+            target.write_text(text, encoding="utf-8")
+            return
+        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.chmod(temp, 0o666 & ~_umask())
+        os.replace(temp, target)
+        temp = None
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write the {what} ({exc.strerror or exc})") from exc
+    finally:
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
 
 
 # Parquet needs one type per column, fixed by the first rows written. rewardkit's own

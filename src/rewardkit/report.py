@@ -32,9 +32,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rewardkit.errors import InputError, OutputError, RewardkitError
+from rewardkit.errors import InputError, RewardkitError
 from rewardkit.groups import GroupStats, group_id, group_stats_of
-from rewardkit.io import BadRow, decode_result_row
+from rewardkit.io import BadRow, decode_result_row, write_text
 from rewardkit.report_data import FLAGS, ReportData, ShownRow, SourceTotals
 from rewardkit.summary import error_reason
 
@@ -261,11 +261,7 @@ class ReportBuilder:
 
     def write(self, path: str | Path, *, title: str = "rewardkit report") -> None:
         """Render the page and write it; OutputError if it cannot be written."""
-        page = _render(self, title)
-        try:
-            Path(path).write_text(page, encoding="utf-8")
-        except OSError as exc:
-            raise OutputError(f"{path}: cannot write the report ({exc.strerror or exc})") from exc
+        write_text(path, _render(self, title), what="report")
 
 
 def write_report(rows: Iterable[Any], path: str | Path, *, title: str = "rewardkit report") -> int:

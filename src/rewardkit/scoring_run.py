@@ -33,9 +33,11 @@ from rewardkit.io import (
     RowWriter,
     count_rows,
     decode_result_row,
+    dumps_json,
     map_fields,
     parse_field_map,
     read_rows,
+    write_text,
 )
 from rewardkit.loop import RewardLoop
 from rewardkit.summary import Summary
@@ -190,9 +192,8 @@ class ScoringRun:
         scored = summary.total.rows - self.kept
         print(summary.text(seconds, scored, wall=wall), file=sys.stderr)
         if args.summary_json:
-            Path(args.summary_json).write_text(
-                json.dumps(summary.to_json(seconds, scored, wall=wall), indent=2)
-            )
+            summary_json = dumps_json(summary.to_json(seconds, scored, wall=wall))
+            write_text(args.summary_json, summary_json, what="summary")
         if report is not None:
             report.write(args.report, title=f"rewardkit report: {Path(args.input).name}")
             print(f"report written to {args.report}", file=sys.stderr)

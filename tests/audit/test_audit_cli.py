@@ -180,3 +180,43 @@ def test_bad_input_or_config_exits_2_with_one_line(
     assert err.startswith("rewardkit: error:") and message in err
     if "no_such_option" not in message:  # a config's problems are listed one a line
         assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("outputs", "message"),
+    [
+        (["--summary-json", "SAMPLE"], "--summary-json SAMPLE is the input file"),
+        (["--report", "SAMPLE"], "--report SAMPLE is the input file"),
+        (
+            ["--summary-json", "OUT", "--report", "OUT"],
+            "--report OUT is also the --summary-json file",
+        ),
+    ],
+)
+def test_no_output_of_the_audit_overwrites_its_input_or_another_output(
+    sample: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    outputs: list[str],
+    message: str,
+) -> None:
+    """Refused before any row is scored, as ``rewardkit score`` refuses them: the audit
+    once wrote its summary over its input file (a red team's finding)."""
+    before = sample.read_bytes()
+    names = {"SAMPLE": str(sample), "OUT": str(tmp_path / "out.txt")}
+    assert _audit(str(sample), *[names.get(a, a) for a in outputs], "reward.num_workers=1") == 2
+    err = capsys.readouterr().err.strip()
+    expected = message.replace("SAMPLE", str(sample)).replace("OUT", str(tmp_path / "out.txt"))
+    assert err.startswith("rewardkit: error:") and expected in err and len(err.splitlines()) == 1
+    assert sample.read_bytes() == before and not (tmp_path / "out.txt").exists()
+
+
+def test_a_summary_that_cannot_be_written_ends_in_one_line(
+    sample: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _audit(str(sample), "--summary-json", "/dev/full", "reward.num_workers=1") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (
+        err[-1] == "rewardkit: error: /dev/full: cannot write the summary (No space left on device)"
+    )
+    assert not any("Traceback" in line for line in err)

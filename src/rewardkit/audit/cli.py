@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 from rewardkit.audit.report import html_report, text_report
 from rewardkit.audit.runner import all_families, audit_rows, default_rows, load_input, stride
 from rewardkit.errors import RewardkitError
+from rewardkit.io import dumps_json, write_text
 
 __all__ = ["run_audit_command"]
 
@@ -18,11 +18,16 @@ __all__ = ["run_audit_command"]
 def run_audit_command(args: argparse.Namespace, overrides: list[str]) -> int:
     from rewardkit.config import refuse_kl_in_reward
     from rewardkit.loop import RewardLoop
-    from rewardkit.scoring_run import check_target
+    from rewardkit.scoring_run import check_target, refuse_overwrites
 
-    for flag, target in (("--summary-json", args.summary_json), ("--report", args.report)):
+    targets = [("--summary-json", args.summary_json), ("--report", args.report)]
+    for flag, target in targets:
         if target:
             check_target(flag, Path(target))
+    if args.input and not ("=" in args.input and not Path(args.input).exists()):
+        refuse_overwrites(args.input, targets)  # never over the input, nor one over the other
+    else:
+        refuse_overwrites("", targets)  # the bundled rows: the outputs apart still
     families = _families(args.families)
     if args.input and "=" in args.input and not Path(args.input).exists():
         # `rewardkit audit reward.key=value`: no INPUT, the first override took its place
@@ -41,11 +46,9 @@ def run_audit_command(args: argparse.Namespace, overrides: list[str]) -> int:
     print(text_report(report))
     print(f"({len(rows)} rows from {', '.join(sources)}; {seconds:.1f} s)", file=sys.stderr)
     if args.summary_json:
-        Path(args.summary_json).write_text(
-            json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
+        write_text(args.summary_json, dumps_json(report.to_json()), what="summary")
     if args.report:
-        Path(args.report).write_text(html_report(report), encoding="utf-8")
+        write_text(args.report, html_report(report), what="report")
     if report.credited > args.max_credited:
         print(
             f"rewardkit audit: {report.credited} hack(s) credited, more than --max-credited "
