@@ -105,9 +105,21 @@ def test_field_mapping_renames_and_reaches_into_objects() -> None:
     ]
     mapped = list(map_fields(rows, mapping))
     assert mapped[0]["response"] == "#### 3" and mapped[0]["ground_truth"] == "3"
-    assert mapped[1] == {"response": "x"} and mapped[2] == BadRow("b")
+    assert mapped[2] == BadRow("b")
+    # a row without the source column is invalid, naming it: never scored on its own
+    # "response" (a typo in the source column scored every row's draft, silently)
+    assert isinstance(mapped[1], BadRow)
+    assert mapped[1].reason == (
+        "--field response=output: the row has no column 'output' (it has: response)"
+    )
     with pytest.raises(InputError, match="TARGET=SOURCE"):
         parse_field_map(["response"])
+
+
+def test_a_field_mapping_with_a_misspelt_source_names_the_likely_column() -> None:
+    rows = [{"response": "draft: 4", "final_output": "#### 5", "ground_truth": "4"}]
+    (mapped,) = map_fields(rows, parse_field_map(["response=final_ouput"]))
+    assert isinstance(mapped, BadRow) and "did you mean 'final_output'?" in mapped.reason
 
 
 def test_writer_replaces_its_target_only_when_closed(tmp_path: Path) -> None:

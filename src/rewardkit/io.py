@@ -227,7 +227,10 @@ def parse_field_map(items: Iterable[str]) -> dict[str, str]:
 
 
 def map_fields(rows: Iterable[Any], mapping: Mapping[str, str]) -> Iterator[Any]:
-    """Copy each row's ``source`` column into ``target``; rows lacking it are left as they are."""
+    """Copy each row's ``source`` column into ``target``. A row lacking a source column is
+    a BadRow (``invalid``, naming the column and the columns it has): scoring its own
+    ``target`` column instead would score what the mapping was given to replace (a typo,
+    ``--field response=final_ouput``, scored every row's draft)."""
     if not mapping:
         yield from rows
         return
@@ -236,9 +239,19 @@ def map_fields(rows: Iterable[Any], mapping: Mapping[str, str]) -> Iterator[Any]
             row = dict(row)
             for target, source in mapping.items():
                 found, value = _lookup(row, source)
-                if found:
-                    row[target] = value
+                if not found:
+                    row = BadRow(_no_source(target, source, row))
+                    break
+                row[target] = value
         yield row
+
+
+def _no_source(target: str, source: str, row: Mapping[str, Any]) -> str:
+    columns = sorted(map(str, row))
+    close = difflib.get_close_matches(source, columns, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    shown = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
+    return f"--field {target}={source}: the row has no column {source!r}{hint} (it has: {shown})"
 
 
 def _lookup(row: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
