@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,25 @@ def test_every_error_is_reported_at_once_naming_its_key() -> None:
     assert "reward.num_wrkers: unknown key" in message
     assert "reward.timeout_s" in message
     assert "reward.reward_manager.name" in message and "naive" in message
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("reward.timeout_s=inf", "reward.timeout_s: Input should be a finite number"),
+        ("reward.timeout_s=nan", "reward.timeout_s: Input should be a finite number"),
+        ("reward.num_workers=true", "reward.num_workers: Input should be a number, not a boolean"),
+        (
+            "reward.num_workers=99999",
+            "reward.num_workers: Input should be less than or equal to 4096",
+        ),
+    ],
+)
+def test_settings_that_switch_a_guarantee_off_are_refused(override: str, message: str) -> None:
+    """A hard time limit of inf never kills a hanging row; 99999 workers keep a machine
+    starting for minutes; a boolean is no count (pydantic read True as 1)."""
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config({}, [override])
 
 
 def test_verifier_options_are_validated_naming_the_key() -> None:

@@ -31,6 +31,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from rewardkit._system import usable_cores
 from rewardkit.engines import ENGINES, NEUTRAL, VERL_INERT, refusals
@@ -100,8 +101,38 @@ THINK_TAG_PATTERN = r"[A-Za-z][A-Za-z0-9_:-]{0,31}"
 verifier per call (a caller may pass its own)."""
 
 
+MAX_WORKERS = 4096
+"""reward.num_workers at most: more scoring processes than any machine has cores, or
+actors than a Ray cluster schedules for one loop (99999 only kept a machine starting)."""
+
+
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    # inf and NaN are no setting: reward.timeout_s=inf would switch the hard limit off
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False
+    )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_number(cls, value: Any, info: ValidationInfo) -> Any:
+        """``reward.num_workers=true`` is no number (pydantic reads True as 1)."""
+        if isinstance(value, bool) and info.field_name is not None:
+            annotation = cls.model_fields[info.field_name].annotation
+            if bool not in _leaf_types(annotation) and _leaf_types(annotation) & {int, float}:
+                raise PydanticCustomError(
+                    "boolean_number", "Input should be a number, not a boolean"
+                )
+        return value
+
+
+def _leaf_types(annotation: Any) -> set[Any]:
+    """The plain types an annotation allows (``int | None`` gives int and NoneType)."""
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is Annotated:
+        return _leaf_types(args[0])
+    if args and typing.get_origin(annotation) is not Literal:
+        return set().union(*(_leaf_types(arg) for arg in args))
+    return {annotation}
 
 
 _ROW_ARGUMENTS = ("data_source", "solution_str", "ground_truth", "extra_info")
@@ -772,7 +803,7 @@ class RayOptions(_Section):
 
 
 class RewardSection(_Section):
-    num_workers: int | None = Field(default=None, ge=1)
+    num_workers: int | None = Field(default=None, ge=1, le=MAX_WORKERS)
     """Scoring processes (local) or actors (ray); null: the number of cores."""
     default_data_source: str | None = None
     backend: Literal["local", "ray"] = "local"
