@@ -10,7 +10,8 @@ config keys of ``rewardkit serve``):
 - ``header_timeout_s``: the request line and headers must arrive within it (timed from the
   connection, or from the first byte of a later keep-alive request); else 408 and close.
 - ``max_header_bytes``: a request whose line and headers run past it gets 431 and is closed
-  (checked after each read, so memory stays within it plus one read).
+  (checked after each read, so memory stays within it plus one read, and on the parsed
+  line and headers once they are complete: headers that arrive whole in one read too).
 - ``max_request_bytes``: a body declared larger gets 413 before any of it is read; a
   chunked body is counted as it arrives and cut with 413 there.
 - ``body_timeout_s`` and ``body_min_bytes_per_s``: a body must arrive within the first, and
@@ -56,6 +57,7 @@ log = logging.getLogger("rewardkit.http")
 
 # Orders connections by when they last started waiting (loop.time() ties within one pass).
 _ORDER = itertools.count()
+_REQUEST_LINE_EXTRA = 16  # a request line's method, version and spaces beside its target
 
 # A new connection that has sent nothing yet is not closed for a newcomer for this long.
 _GRACE_S = 1.0
@@ -121,6 +123,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self._header_timer: asyncio.TimerHandle | None = None
         self._header_bytes = 0
+        self._head_bytes = 0  # the request line's and headers' bytes, as parsed
         self._reading_headers = True
         self._waiting_since = 0  # order in which it last started waiting on the client
         self._made_at = 0.0
@@ -174,14 +177,17 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().on_message_begin()
         self._reading_headers = True
         self._header_bytes = 0
+        self._head_bytes = 0
         self._arm_header_timer()
 
     def on_url(self, url: bytes) -> None:
         if not self._refused:
+            self._head_bytes += len(url) + _REQUEST_LINE_EXTRA
             super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if not self._refused:
+            self._head_bytes += len(name) + len(value) + 4  # ": " and the line's end
             super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
@@ -189,6 +195,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             return
         self._reading_headers = False
         self._disarm_header_timer()
+        if self._head_bytes > self.limits.max_header_bytes:
+            # headers that arrived whole in one read were never counted by data_received
+            limit = self.limits.name("max_header_bytes")
+            self._refuse(431, f"request line and headers over {limit}", linger=True)
+            return
         refusal = self._refusal()
         if refusal is not None:
             self._refuse(*refusal[:2], retry_after=refusal[2], linger=True)

@@ -100,6 +100,20 @@ def test_malformed_bodies_get_422_naming_the_field(http: httpx.Client) -> None:
         "/v1/score", content=b"{oops", headers={"Content-Type": "application/json"}
     )
     assert not_json.status_code == 422
+    # where the body stops being JSON (not "1: JSON decode error", a field named 1)
+    cut = http.post(
+        "/v1/score", content=b'{"samples": [', headers={"Content-Type": "application/json"}
+    )
+    assert cut.json()["detail"] == ["body: not valid JSON at character 13: Expecting value"]
+    # JSON sent as another type (requests.post(url, data=json.dumps(body))): say which header
+    for headers in ({"Content-Type": "text/plain"}, {}):
+        typed = http.post(
+            "/v1/score", content=json.dumps({"samples": []}).encode(), headers=headers
+        )
+        shown = headers.get("Content-Type", "none")
+        assert typed.status_code == 422 and typed.json()["detail"] == [
+            f"body: send JSON with the header Content-Type: application/json (got {shown})"
+        ]
 
 
 def test_oversized_bodies_get_413_declared_or_chunked(http: httpx.Client) -> None:

@@ -161,6 +161,21 @@ def test_an_endless_header_line_gets_431_in_bounded_memory(start_server) -> None
         assert httpx.get(f"{base}/health", timeout=10, trust_env=False).status_code == 200
 
 
+def test_headers_over_the_limit_that_arrive_in_one_read_get_431(start_server) -> None:
+    """The whole request head in one send: counted as parsed, not only per unfinished read
+    (a 70 KB head got 200 under an 8 KB limit: a red team's finding)."""
+    config = {"reward": {"num_workers": 1}, "server": {"max_header_bytes": 8192}}
+    head = b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"X-Pad: " + b"a" * 20_000 + b"\r\n\r\n"
+    with start_server(config) as base, socket.create_connection(_address(base), 5) as sock:
+        sock.sendall(head)
+        answer = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:80]
+        small = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 4000 + b"\r\n\r\n"
+        with socket.create_connection(_address(base), 5) as other:
+            other.sendall(small)
+            assert other.recv(4096).startswith(b"HTTP/1.1 200 ")
+
+
 def test_a_client_that_sends_nothing_is_closed_after_the_header_timeout(start_server) -> None:
     config = {"reward": {"num_workers": 1}, "server": {"header_timeout_s": 0.5}}
     with start_server(config) as base, socket.create_connection(_address(base), 10) as sock:

@@ -60,7 +60,7 @@ class ScoreRequest(BaseModel):
     """Body of ``POST /v1/score``. Rows are validated one by one: a bad row is ``invalid``."""
 
     model_config = ConfigDict(extra="forbid")
-    samples: list[Any] = Field(max_length=100_000)
+    samples: list[Any]  # as many as server.max_queue allows (413 naming it past that)
 
 
 class ClassifyRequest(BaseModel):
@@ -478,11 +478,23 @@ def _authorized(scope: Any, key: str) -> bool:
 
 
 async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-    problems = [
-        f"{'.'.join(str(p) for p in err['loc'] if p != 'body') or 'body'}: {err['msg']}"
-        for err in exc.errors()
-    ]
+    typed = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    problems = [_problem(err, typed) for err in exc.errors()]
     return SafeJSONResponse({"detail": problems}, status_code=422)
+
+
+def _problem(err: Mapping[str, Any], content_type: str) -> str:
+    """One line of a 422: the field, then what is wrong with it; a body that is no JSON
+    says where it stops being JSON, and a JSON body sent as another type says so."""
+    if err.get("type") == "json_invalid":  # its loc holds the byte offset, not a field
+        at = next((p for p in err["loc"] if isinstance(p, int)), None)
+        reason = (err.get("ctx") or {}).get("error", "not valid JSON")
+        return f"body: not valid JSON{'' if at is None else f' at character {at}'}: {reason}"
+    where = ".".join(str(p) for p in err["loc"] if p != "body") or "body"
+    if where == "body" and not (content_type.endswith("json") or content_type.endswith("+json")):
+        shown = content_type or "none"
+        return f"body: send JSON with the header Content-Type: application/json (got {shown})"
+    return f"{where}: {err['msg']}"
 
 
 async def _unreadable_body(request: Request, exc: HTTPException) -> Response:
