@@ -205,6 +205,11 @@ class Summary:
             body.append(["all", *_cells(self.total)])
         lines.extend(_aligned([header, *body]))
         lines.append("mean and accuracy are over ok rows only")
+        if any(t.judged < t.ok for t in (self.total, *self.by_source.values())):
+            lines.append(
+                "accuracy 'of N': over the N ok rows whose scorer said right or wrong "
+                "(a user function or a reward model says neither)"
+            )
         if self.models or self.tokens:
             means = ", ".join(f"{name} {mean:.4f}" for name, mean in self.model_means().items())
             tokens = ", ".join(f"{name} {count:,}" for name, count in self.tokens.items())
@@ -225,7 +230,8 @@ class Summary:
                 ex = item["example"]
                 lines.append(f"  {item['count']:>6,} x {item['reason']}")
                 lines.append(
-                    f"           e.g. row {ex['index']} ({_short(ex['data_source'])}): {ex['error']}"
+                    f"           e.g. input row {ex['index'] + 1} ({_short(ex['data_source'])}): "
+                    f"{ex['error']}"  # counted from 1, as the reasons count lines
                 )
         return "\n".join(lines)
 
@@ -249,6 +255,8 @@ def _short(name: str, limit: int = 200) -> str:
 def _cells(t: _Totals) -> list[str]:
     mean = f"{t.score_sum / t.ok:.4f}" if t.ok else "-"
     accuracy = f"{t.correct / t.judged:.2%}" if t.judged else "-"
+    if 0 < t.judged < t.ok:  # 100% of 1 row is not 100% of the 3 ok rows
+        accuracy += f" of {t.judged:,}"
     return [f"{t.rows:,}", mean, accuracy, *[f"{t.statuses[s]:,}" for s in _STATUSES]]
 
 
