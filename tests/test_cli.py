@@ -256,6 +256,38 @@ def test_ctrl_c_stops_cleanly_keeps_rows_and_resume_finishes(tmp_path: Path) -> 
     assert re.search(r"^x\s+400\s", proc.stderr, re.M)  # the summary counts the kept rows too
 
 
+def _fork_server_of(pid: int) -> bool:
+    """Whether ``pid`` has a child running multiprocessing's fork server."""
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            lines = status.read_text().splitlines()
+            cmdline = (status.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if f"PPid:\t{pid}" in lines and b"forkserver" in cmdline:
+            return True
+    return False
+
+
+def test_ctrl_c_while_the_workers_start_prints_no_traceback(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C reaches the whole process group, the fork server too, which
+    is still importing (a second or so): it starts with SIGINT ignored, so only the CLI's
+    one line is printed (a 15-40 line traceback from the fork server was: a red team's
+    finding)."""
+    source = _rows(tmp_path / "in.jsonl", 50, ground_truth="1")
+    argv = [*CLI, "score", str(source), "--no-progress", "reward.num_workers=2"]
+    child = subprocess.Popen(
+        argv, cwd=ROOT, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _fork_server_of(child.pid):
+        time.sleep(0.01)
+    os.killpg(child.pid, signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode in (0, 130), err  # 0: the 50 rows were done before the signal
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
 def test_limit_stdin_gzip_and_field_mapping(tmp_path: Path) -> None:
     # verl's rollout dumps name the columns `output` and `gts`.
     rows = [

@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator
 from typing import Any, TypeVar
 
+from rewardkit import wiring
 from rewardkit.aggregate import needs_groups, refuse_per_sample, rescore
 from rewardkit.config import ConfigSource, RewardConfig, check_runnable, load_config
 from rewardkit.errors import PoolUnavailable, RewardkitError
@@ -54,6 +55,7 @@ class RewardLoop:
         """Start workers and load models. Idempotent."""
         if self._engine is not None:
             return self
+        wiring.prepare_pool(self.config.reward)  # from this thread: the main one, often
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, name="rewardkit-loop", daemon=True)
         thread.start()

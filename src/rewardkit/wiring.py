@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from rewardkit.config import RewardConfig, RewardSection
-from rewardkit.execution.pool import WorkerPool
+from rewardkit.execution.pool import WorkerPool, start_fork_server
 from rewardkit.verifiers.registry import VerifierTable
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ __all__ = [
     "make_model_scorers",
     "make_pool",
     "make_verifiers",
+    "prepare_pool",
 ]
 
 Pool: TypeAlias = "WorkerPool | RayWorkerPool"
@@ -66,6 +67,15 @@ def make_pool(section: RewardSection) -> Pool:
         preload=WORKER_IMPORTS,  # the first worker serves without waiting for the warm-ups
         warm=WORKER_WARM_UPS,  # which a zygote runs, then forks the others from
     )
+
+
+def prepare_pool(section: RewardSection) -> None:
+    """What the pool needs from the caller's thread, before the engine's own thread builds
+    it: the local pool's fork server, started with its imports and SIGINT ignored (only
+    the main thread may set that), so that a Ctrl-C during the start prints no traceback
+    from it (:func:`~rewardkit.execution.pool.start_fork_server`)."""
+    if section.backend == "local":
+        start_fork_server(WORKER_IMPORTS)
 
 
 def make_verifiers(section: RewardSection) -> VerifierTable:

@@ -62,7 +62,7 @@ from rewardkit.execution._worker import (
 )
 from rewardkit.execution.health import PoolHealth
 
-__all__ = ["TaskLink", "WorkerPool", "fair_share"]
+__all__ = ["TaskLink", "WorkerPool", "fair_share", "start_fork_server"]
 
 _CTX = mp.get_context("forkserver")
 _PRELOAD = ["rewardkit.execution._worker"]
@@ -82,6 +82,32 @@ def _add_preload(modules: Sequence[str]) -> None:
 
 
 _START_LOCK = threading.Lock()
+
+
+def start_fork_server(preload: Sequence[str] = ()) -> None:
+    """Start the workers' fork server now, importing ``preload``, with SIGINT ignored: for
+    the caller's main thread, before a pool is built elsewhere (the engine's thread).
+
+    A process started with SIGINT ignored keeps ignoring it until it says otherwise
+    (Python installs its KeyboardInterrupt handler only over the default), so a Ctrl-C
+    during the server's imports (a second or so) leaves no traceback there; the server
+    ignores SIGINT itself once they are done, as the workers do. Only the main thread may
+    set a handler: elsewhere, or once the server runs, this only adds ``preload``. The
+    caller's own Ctrl-C is held for the few milliseconds of the start."""
+    _add_preload(preload)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    if server is None or getattr(server, "_forkserver_pid", None) is not None:
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with _main_module_left_alone():
+            server.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager
