@@ -96,6 +96,7 @@ __all__ = [
 ]
 
 THINK_END = "</think>"
+THINK_OPEN = "<think>"
 
 
 def conclusion(response: str, context: Context = NO_CONTEXT) -> str:
@@ -218,30 +219,34 @@ class AnsweringTexts(Sequence[str]):
         return self._texts[index]
 
 
-def thinking_split(response: str, *, rendered: bool = True) -> tuple[str, str]:
+def thinking_split(
+    response: str, *, rendered: bool = True, mentions: bool = True
+) -> tuple[str, str]:
     """``(thinking, conclusion)`` of ``response`` as rendered, before quotes are blanked:
     the text up to the last ``</think>`` that closes a thinking, and the text after it
     (the whole response, and no thinking, when there is none). A ``<think> </think>``
     pair holding nothing or the format's placeholder ("enclosed within <think> </think>",
     "<think> reasoning process here </think>") is a mention of the format, not a
-    thinking closed."""
-    text, cut, end = _split(response, rendered=rendered)
+    thinking closed; with ``mentions`` off, every ``</think>`` closes (for answers that
+    are structures, a call or a JSON document, where a format mention is rare and an
+    empty pair written after the thinking would make the thinking the answer)."""
+    text, cut, end = _split(response, rendered=rendered, mentions=mentions)
     if cut < 0:
         return "", text
     return text[:cut], text[cut + len(THINK_END) : end].rstrip()
 
 
-def _split(response: str, *, rendered: bool) -> tuple[str, int, int]:
+def _split(response: str, *, rendered: bool, mentions: bool = True) -> tuple[str, int, int]:
     """The text as read, where its closing ``</think>`` starts (-1: none) and where the
     conclusion after it ends (a later closer with only blanks after it, or the end)."""
     text = ascii_number_text(visible(response)) if rendered else response
     text = text.rstrip()  # a megabyte of blanks after it hides nothing
-    cut = _last_closer(text, len(text))
+    cut = _last_closer(text, len(text), mentions)
     end = len(text)
     for _ in range(_MAX_CLOSERS):  # closed more than once: the last text that is not blank
         if cut < 0 or text[cut + len(THINK_END) : end].strip():
             break
-        before = _last_closer(text, cut)
+        before = _last_closer(text, cut, mentions)
         if before < 0:
             break
         cut, end = before, cut
@@ -257,11 +262,12 @@ _MENTION = re.compile(
 )
 
 
-def _last_closer(text: str, end: int) -> int:
-    """Where the last ``</think>`` before ``end`` that closes a thinking starts (-1: none)."""
+def _last_closer(text: str, end: int, mentions: bool = True) -> int:
+    """Where the last ``</think>`` before ``end`` that closes a thinking starts (-1: none);
+    with ``mentions`` off, the last one."""
     for _ in range(8):
         cut = text.rfind(THINK_END, 0, end)
-        if cut < 0 or not _MENTION.search(text, max(0, cut - 70), cut):
+        if cut < 0 or not mentions or not _MENTION.search(text, max(0, cut - 70), cut):
             return cut
         end = cut
     return -1

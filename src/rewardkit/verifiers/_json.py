@@ -17,21 +17,21 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from rewardkit.verifiers._final import thinking_split
+from rewardkit.verifiers._final import THINK_OPEN, thinking_split
 
 __all__ = ["MISSING", "conclusion", "json_equal", "loads", "pointer"]
 
 MISSING = object()
 """What :func:`pointer` returns for a path the document does not have."""
 
-THINK_OPEN = "<think>"
-
 
 def conclusion(text: str) -> str:
-    """The text that answers: after the last ``</think>`` that closes a thinking, or the
-    whole text when it has none; a thinking opened and never closed (a response cut in
-    its reasoning) has answered nothing after its ``<think>``."""
-    thinking, after = thinking_split(text, rendered=False)
+    """The text that answers: after the last ``</think>``, or the whole text when it has
+    none; a thinking opened and never closed (a response cut in its reasoning) has
+    answered nothing after its ``<think>``. An empty ``<think></think>`` closes too (no
+    format mention here: written after a call in the thinking, it made the call the
+    answer)."""
+    thinking, after = thinking_split(text, rendered=False, mentions=False)
     if not thinking and THINK_OPEN in after:
         return after[: after.find(THINK_OPEN)]
     return after
@@ -40,7 +40,10 @@ def conclusion(text: str) -> str:
 def loads(text: str) -> tuple[bool, Any]:
     """``(True, value)`` for a JSON text, ``(False, None)`` for anything else: invalid
     JSON, a number over Python's digit limit, nesting too deep for the parser. ``NaN`` and
-    ``Infinity`` (not JSON) are refused too."""
+    ``Infinity`` (not JSON) are refused too, and so are a number past the float range
+    (``1e400`` would read as infinity, equal to any other such number) and an object
+    with a key twice (``{"city": "Rome", "city": "Paris"}``: which one a reader takes is
+    undefined, and the last one winning let a call name two functions)."""
     try:
         return True, _DECODER.decode(text)
     except (ValueError, RecursionError):
@@ -51,7 +54,23 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_no_constant)  # one, not one per call
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is past the float range")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("an object holds a key twice")
+    return value
+
+
+_DECODER = json.JSONDecoder(  # one, not one per call
+    parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=_unique_keys
+)
 
 
 def json_equal(left: Any, right: Any) -> bool:

@@ -33,7 +33,7 @@ from typing import Any
 from rewardkit.config import RewardSection
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _ifeval_checks
-from rewardkit.verifiers._final import THINK_END, _split
+from rewardkit.verifiers._final import THINK_END, THINK_OPEN, _split
 from rewardkit.verifiers._ifeval_args import check_arguments
 from rewardkit.verifiers._ifeval_checks import Instruction
 from rewardkit.verifiers.base import Entry, Extracted, Matcher, Verdict
@@ -54,11 +54,15 @@ def _is_ifeval(data_source: str) -> bool:
 
 
 def answer_text(response: str) -> str:
-    """What answers: the text after the last ``</think>`` that closes a thinking (the
-    whole response when there is none), as written, less the blank lines opening it."""
-    text, cut, end = _split(response, rendered=False)
+    """What answers: the text after the last ``</think>`` (an empty ``<think></think>``
+    pair closes too: written after an essay in the thinking, it made the essay the
+    answer), as written, less the blank lines opening it; the whole response when it has
+    none, and only what comes before a ``<think>`` never closed (a thinking is no
+    answer, however many words it has)."""
+    text, cut, end = _split(response, rendered=False, mentions=False)
     if cut < 0:
-        return response
+        opened = response.find(THINK_OPEN)
+        return response if opened < 0 else response[:opened]
     stop = len(response) if end == len(text) else end  # the whole tail, trailing blanks too
     return response[cut + len(THINK_END) : stop].lstrip()
 

@@ -86,10 +86,10 @@ class Expected:
         return True
 
     def _accepts(self, expected: Any, given: Any) -> bool:
-        if json_equal(given, expected):
-            return True
-        if not self.bfcl:
-            return False
+        if not (self.bfcl and _candidates(expected)):
+            return json_equal(given, expected)
+        # BFCL's possible answers (a dict of candidate lists, or a list of such dicts): its
+        # checker alone; the candidates written back as the value are no answer
         if isinstance(given, dict) and isinstance(expected, Mapping):
             return _bfcl_dict(given, expected)
         if isinstance(given, list) and isinstance(expected, list) and len(given) == len(expected):
@@ -98,6 +98,18 @@ class Expected:
                 for g, e in zip(given, expected, strict=True)
             )
         return False
+
+
+def _candidates(expected: Any) -> bool:
+    """Whether a BFCL expected value is a structure of candidates (a dict, a list of
+    dicts), which BFCL's dict checkers read, rather than a value compared as it is."""
+    if isinstance(expected, Mapping):
+        return True
+    return (
+        isinstance(expected, list)
+        and bool(expected)
+        and all(isinstance(item, Mapping) for item in expected)
+    )
 
 
 def _bfcl_dict(given: dict[str, Any], expected: Mapping[str, Any]) -> bool:
