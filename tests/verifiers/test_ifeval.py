@@ -95,6 +95,11 @@ ROWS = [
     ({}, "text", gt("length_constraints:number_words", num_words=3, relation="more than"), "invalid", None, "a relation it does not know"),
     ({}, "text", gt("keywords:letter_frequency", letter="ab", let_frequency=1, let_relation=AT_LEAST), "invalid", None, "a 'letter' of two characters"),
     ({}, "text", gt("keywords:existence", keywords=["a(b"]), "invalid", None, "a keyword that is no regular expression, as the checker reads it"),
+    # the official checkers put these into regular expressions as written, and an empty one matches every response
+    ({}, "text", gt("detectable_content:postscript", postscript_marker="("), "invalid", None, "a postscript marker that is no regular expression"),
+    ({}, "text", gt("detectable_content:postscript", postscript_marker=""), "invalid", None, "an empty postscript marker (every response has one)"),
+    ({}, "text", gt("detectable_format:multiple_sections", section_spliter="(", num_sections=2), "invalid", None, "a section splitter that is no regular expression"),
+    ({}, "text", gt("startend:end_checker", end_phrase=""), "invalid", None, "an empty end phrase (every response ends with it)"),
     ({}, "text", {"func_name": "validate_lowercase", "N": None}, "invalid", None, "Tulu's RLVR-IFeval layout is refused by name"),
 ]  # fmt: skip
 

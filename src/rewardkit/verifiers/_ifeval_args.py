@@ -128,13 +128,17 @@ _RULES: Mapping[str, Callable[[Any], str | None]] = {
     "nth_paragraph": _count,
     "first_word": _text,
     "num_placeholders": _count,
-    "postscript_marker": _text,
+    # the official checkers put these two into regular expressions as written ("(" raised
+    # there), and an empty one matches every response; an empty end phrase ends every one
+    "postscript_marker": lambda value: _pattern(
+        value.lower() if isinstance(value, str) else value, r"\s*{}.*$"
+    ),
     "num_bullets": _count,
     "num_highlights": _count,
-    "section_spliter": _text,
+    "section_spliter": lambda value: _pattern(value, r"\s?{}\s?\d+\s?"),
     "num_sections": _count,
     "prompt_to_repeat": _nonempty_text,
-    "end_phrase": _text,
+    "end_phrase": _nonempty_text,
     "capital_frequency": _number,
     "capital_relation": _relation,
 }
