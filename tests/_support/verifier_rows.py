@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rewardkit.verifiers.base import Extracted
+from rewardkit.verifiers.base import Extracted, Verifier
 from rewardkit.verifiers.choice import ChoiceVerifier
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
 from rewardkit.verifiers.math import MathVerifier
@@ -17,6 +17,14 @@ V = MathVerifier()
 OFF = MathVerifier(fast_paths=False)
 GSM8K = GSM8KVerifier()
 CHOICE = ChoiceVerifier()
+
+
+def score(verifier: Verifier, response: str, gold: Any) -> float:
+    """A response's score, through the phases the engine runs: ``extract``, then
+    ``quick_check``, then ``check`` where that leaves it."""
+    extracted = verifier.extract(response)
+    quick = verifier.quick_check(extracted, gold)
+    return (quick if quick is not None else verifier.check(extracted, gold)).score
 
 
 def box(answer: str) -> str:

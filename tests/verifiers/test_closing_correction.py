@@ -13,13 +13,12 @@ far above a code block, in an ``<answer>`` passage, in ``\\$`` money, bare LaTeX
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from _support.verifier_rows import score
 from rewardkit import RewardLoop
 from rewardkit.verifiers._final import closing_correction
-from rewardkit.verifiers.base import ALSO_OFFERED, Verifier
+from rewardkit.verifiers.base import ALSO_OFFERED
 from rewardkit.verifiers.choice import ChoiceVerifier
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
 from rewardkit.verifiers.math import MathVerifier
@@ -29,12 +28,6 @@ MATH, GSM8K, CHOICE, SEARCH = MathVerifier(), GSM8KVerifier(), ChoiceVerifier(),
 MATH_EXACT_CHECK = MathVerifier(fast_paths=False)
 
 CODE_TAIL = "\n\nSome notes.\n\n```python\nx = 45\nprint(x)\n```"
-
-
-def score(verifier: Verifier, response: str, gold: Any) -> float:
-    extracted = verifier.extract(response)
-    quick = verifier.quick_check(extracted, gold)
-    return (quick if quick is not None else verifier.check(extracted, gold)).score
 
 
 @pytest.mark.parametrize(

@@ -16,10 +16,9 @@ from outside the project, families F10 and F15):
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from _support.verifier_rows import score
 from rewardkit.verifiers._common import disowned_labels, json_answers
 from rewardkit.verifiers.base import Verifier
 from rewardkit.verifiers.choice import ChoiceVerifier
@@ -27,12 +26,6 @@ from rewardkit.verifiers.gsm8k import GSM8KVerifier
 from rewardkit.verifiers.math import MathVerifier
 
 MATH, GSM8K, CHOICE = MathVerifier(), GSM8KVerifier(), ChoiceVerifier()
-
-
-def score(verifier: Verifier, response: str, gold: Any) -> float:
-    extracted = verifier.extract(response)
-    quick = verifier.quick_check(extracted, gold)
-    return (quick if quick is not None else verifier.check(extracted, gold)).score
 
 
 @pytest.mark.parametrize(

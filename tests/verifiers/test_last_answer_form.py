@@ -9,23 +9,15 @@ commas group thousands).
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from _support.verifier_rows import score
 from rewardkit.verifiers._final import blank_answer, ends_on_list
-from rewardkit.verifiers.base import Verifier
 from rewardkit.verifiers.choice import ChoiceVerifier
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
 from rewardkit.verifiers.math import MathVerifier
 
 MATH, GSM8K, CHOICE = MathVerifier(), GSM8KVerifier(), ChoiceVerifier()
-
-
-def score(verifier: Verifier, response: str, gold: Any) -> float:
-    extracted = verifier.extract(response)
-    quick = verifier.quick_check(extracted, gold)
-    return (quick if quick is not None else verifier.check(extracted, gold)).score
 
 
 MATH_ROWS = [
