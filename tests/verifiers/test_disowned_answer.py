@@ -110,6 +110,8 @@ def test_gsm8k_reads_a_json_answer_key_not_its_side_fields(
         "It is (A), not (B).",
         "Rather than **B**",
         "Wrong answer: B",  # a disowned label
+        "Answer: B\n\nLet me double check.\n\nThe answer is not (B).",  # taken back later
+        "Answer: B\n答案不是B。",
     ],
 )
 def test_a_letter_ruled_out_is_no_choice(response: str) -> None:
@@ -118,7 +120,12 @@ def test_a_letter_ruled_out_is_no_choice(response: str) -> None:
 
 @pytest.mark.parametrize(
     ("response", "gold"),
-    [("The answer is (B).", "B"), ("Not (A) but (B).", "B"), ("Answer: B, not C", "B")],
+    [
+        ("The answer is (B).", "B"),
+        ("Not (A) but (B).", "B"),
+        ("Answer: B, not C", "B"),
+        ("Answer: B. The answer is not C, it is B.", "B"),  # another letter ruled out
+    ],
 )
 def test_a_letter_chosen_beside_a_negation_is_still_chosen(response: str, gold: str) -> None:
     assert score(CHOICE, response, gold) == 1.0
@@ -171,6 +178,7 @@ def test_json_reading_is_bounded_on_a_response_of_answer_keys() -> None:
         "The answer is $\\boxed{18}$. Answer: not 18, it is $19$.",
         "The answer is $\\boxed{18}$. 答案不是18，而是19。",
         "#### 18\n答案不是18，而是19。",
+        "The answer is $\\boxed{18}$. The answer is not 17 but 19.",  # another value given
     ],
 )
 def test_an_answer_denied_after_the_box_takes_its_credit_away(response: str) -> None:
@@ -183,6 +191,7 @@ def test_an_answer_denied_after_the_box_takes_its_credit_away(response: str) -> 
     [
         "The answer is not unique, but the smallest is $\\boxed{18}$.",  # before the box
         "The answer is $\\boxed{18}$. The answer is not unique.",  # no value denied
+        "The answer is $\\boxed{18}$. The answer is not 17, it is 18.",  # another ruled out
     ],
 )
 def test_a_negation_that_denies_no_value_keeps_the_answer(response: str) -> None:

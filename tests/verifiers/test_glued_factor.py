@@ -104,6 +104,11 @@ def test_math_verify_agrees_on_the_boxed_forms():
         ("#### 18½", "18", 0.0, "gsm8k"),
         ("#### 18\\tfrac{1}{2}", "18", 0.0, "gsm8k"),
         ("#### 18", "18", 1.0, "gsm8k"),
+        # a thin or no-break space between them is a space (visible() reads it so)
+        ("The answer is 18\u2009½.", "18", 0.0, "math"),
+        ("So Tom has 18\u00a0½ cups.", "18", 0.0, "math"),
+        ("#### 18\u2009½", "18", 0.0, "gsm8k"),
+        ("So Tom has 18\u202f½ cups.", "18", 0.0, "gsm8k"),
     ],
 )
 def test_a_mixed_number_is_never_its_integer_part(

@@ -147,7 +147,6 @@ from typing import Any, Literal
 
 from rewardkit.verifiers import _latex, _numeric
 from rewardkit.verifiers._common import (
-    ANSWER_DENIED,
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
     CORRECTION_GAP,
@@ -160,6 +159,7 @@ from rewardkit.verifiers._common import (
     SEARCH_TAIL_CHARS,
     SECTION_CHARS,
     VALUE_AHEAD,
+    denies_answer,
     last_match,
     later_paragraphs,
     may_offer_predicate,
@@ -878,7 +878,8 @@ def _unless_hedged(found: Found, text: str) -> Found:
     end = found.end if found.end >= 0 else found.start
     if blank_answer(text[end:]):  # a later last form is blank or says there is none
         return Found(None, {**found.extra, "blank": True, "pred": found.answer})
-    if ANSWER_DENIED.search(text, end):  # "The answer is not 18 but 19." after the box
+    answer = found.answer
+    if denies_answer(text, end, lambda value: same_value(value.strip("$"), answer)):
         return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
     offers = _offered_in_words(rest_of_paragraph(text, end))
     later = later_paragraphs(text, end)  # the next paragraph offers or takes back too

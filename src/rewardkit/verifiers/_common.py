@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -149,8 +150,29 @@ ANSWER_DENIED = re.compile(
     r"|答案(?:并|並)?不是(?=[^\n。]{0,30}?\d)"
 )
 """An answer stated, after the final one, as not a value: "The answer is not 18 but 19",
-"Answer: not 18", "答案不是18，而是19": the response takes its answer back (a value follows
-on the line). Searched from the final answer's end."""
+"Answer: not 18", "答案不是18，而是19" (a value follows on the line). See
+:func:`denies_answer`."""
+_LINE_VALUE = re.compile(r"\$[^$\n]{1,60}\$|\\\([^\n]{1,60}?\\\)|-?\d[\d,]*(?:\.\d+)?")
+
+
+def denies_answer(text: str, start: int, same: Callable[[str], bool | None]) -> bool:
+    """Whether ``text`` after ``start`` (a final answer's end) takes that answer back with
+    :data:`ANSWER_DENIED`: the value it gives instead is not surely the answer ("The answer
+    is not 18 but 19": 19), or, giving none, the value it denies may be the answer ("The
+    answer is not 18"). Ruling another value out ("The answer is not 17, it is 18" after
+    18) takes nothing back. ``same(value)`` says whether a value is the answer (None:
+    cannot tell)."""
+    for denial in ANSWER_DENIED.finditer(text, start):
+        line = text[denial.end() : text.find("\n", denial.end()) % (len(text) + 1)]
+        values = _LINE_VALUE.findall(line.split("\u3002")[0])
+        if len(values) > 1:
+            if same(values[-1]) is not True:
+                return True
+        elif values and same(values[0]) is not False:
+            return True
+    return False
+
+
 VALUE_AHEAD = r"(?=[-$\\.\d])"
 """A lookahead true wherever a value in prose (a number, ``$...$``, ``\\(...\\)``) can begin."""
 
@@ -215,6 +237,9 @@ _PLAIN_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
 # Format characters a reader never sees: zero-width spaces and joiners, direction marks
 # and embeddings, the word joiner, a byte-order mark, a soft hyphen
 _INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# a space of another width (no-break, thin, ideographic): a space ("18\u2009\u00bd" is 18 and a
+# half, as "18 \u00bd" is; a reader that looks for spaces must see it)
+_WIDE_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 # struck-out text: "~~20~~ 18", "<del>20</del> 18" (a value taken back, as "not 20" is)
 _STRUCK = re.compile(
     r"~~(?=[^\s~])[^~\n]{1,200}~~|<(?i:del|strike)>[^<\n]{0,200}</(?i:del|strike)>"
@@ -267,7 +292,7 @@ _DASH_MINUS = re.compile("[\u2010-\u2015\u2043\u02d7\u207b\u208b\u2796](?=[0-9])
 def visible(text: str) -> str:
     """``text`` as a reader sees it rendered, the only text an answer is read from:
     format characters dropped (``1\u200b8`` is 18, a direction mark hides no "or"), a
-    full-width colon read as a colon, a dash before a digit read as a minus (``\u201318``
+    full-width colon read as a colon, a space of any width as a space, a dash before a digit read as a minus (``\u201318``
     is -18), and HTML comments (an unclosed one hides the rest), struck-out and hidden text
     removed (``18 <!-- 20 -->`` answers 18, as ``~~20~~ 18``, ``<del>20</del> 18``,
     ``\\sout{20} 18``, ``B\u0336`` and ``<span hidden>20</span>`` do). An answer label
@@ -278,6 +303,8 @@ def visible(text: str) -> str:
         if _INVISIBLE.search(text):
             text = _INVISIBLE.sub("", text)
         text = text.replace("：", ": ")  # a full-width colon ("答案：20") is a colon
+        if _WIDE_SPACES.search(text):
+            text = _WIDE_SPACES.sub(" ", text)
         text = _COMBINING_STROKE.sub(" ", _DASH_MINUS.sub("-", text))
     return json_answers(disowned_labels(unhidden(text)))
 

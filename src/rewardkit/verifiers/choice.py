@@ -319,8 +319,19 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
     closing = closing_correction(text, final.end())  # "Actually, on reflection, $D$."
     if closing is not None and _closing_letter(closing) != letter:
         return True
+    denied = _DENIED_LATER.finditer(window + "\n" + later)  # "The answer is not (B)."
+    if any(found.group("letter") == letter for found in denied):  # (not C: C ruled out)
+        return True
     listed = _SET_TO_LETTERS.search(text, final.end(), final.end() + _LIST_WINDOW)
     return listed is not None  # "So $a = D, C, A$.": candidates given after the answer
+
+
+# An answer denied after it was stated: "The answer is not (B)", "Answer: not B", "答案不是B":
+# of the letter stated, the response takes it back
+_DENIED_LATER = re.compile(
+    r"(?:(?i:\banswer[ \t]+is[ \t]+not|\banswer[ \t]*:[ \t]*not)[ \t*$]{1,4}"
+    r"|答案(?:并|並)?不是[ \t]*)[(\[]?(?P<letter>[A-J])(?![A-Za-z])"
+)
 
 
 # A letter chosen again in a sentence of its own after the answer: "I choose C.", "Going

@@ -58,7 +58,6 @@ from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex, _repetition
 from rewardkit.verifiers._common import (
     ALTERNATIVE_WORD,
-    ANSWER_DENIED,
     CONTEXT_WORD,
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
@@ -69,6 +68,7 @@ from rewardkit.verifiers._common import (
     OFFER_PREDICATE,
     OR_WORD,
     SECTION_CHARS,
+    denies_answer,
     gold_strings,
     last_match,
     later_paragraphs,
@@ -326,7 +326,7 @@ def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]
     if boxes and boxes[0].content is not None and boxes[0].start > marked_at:
         answer = _box_number(boxes[0].content)
         hedged = _offered_other(response, boxes[0].start, answer, (boxes, read_from))
-        hedged = hedged or _qualified_later(response, boxes[0].end)
+        hedged = hedged or _qualified_later(response, boxes[0].end, answer)
         hedged = hedged or _latex.box_operand(response, boxes[0])  # "$-\boxed{18}$"
         return answer, hedged or _offered_after(response, boxes[0].end, answer)
     tag = _last_tag(response, max(marked_at, boxes[0].start if boxes else -1))
@@ -338,7 +338,7 @@ def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]
         number_end = _number_end(marked)
         answer = _qualified(marked.string, marked.start(), number_end, _group(marked) or "")
         hedged = _offered_other(response, marked_at, answer, (boxes, read_from))
-        hedged = hedged or _qualified_later(response, tail + marked.end())
+        hedged = hedged or _qualified_later(response, tail + marked.end(), answer)
         return answer, hedged or _offered_after(response, tail + marked.end(), answer)
     if _qualified_later(response, tail):  # "Answer: the square of 3": no later number reads
         return None, True
@@ -500,12 +500,13 @@ _ANSWER_IN_WORDS = re.compile(
 )
 
 
-def _qualified_later(response: str, end: int) -> bool:
+def _qualified_later(response: str, end: int, answer: str | None = None) -> bool:
     """Whether an answer line after the box or marked number (ending at ``end``) gives a
     number with words before it that change or bound it ("The answer is the square of
-    18", "... about 18"): the response's last word on its answer is then not that one."""
+    18", "... about 18"), or denies ``answer`` ("The answer is not 18 but 19"): the
+    response's last word on its answer is then not that one."""
     later = response[end : end + MARKER_TAIL_CHARS]
-    if ANSWER_DENIED.search(later):  # "The answer is not 18 but 19", "答案不是18，而是19"
+    if denies_answer(later, 0, lambda value: _same_number(value, answer)):  # "... not 18 but 19"
         return True
     found = last_match(_ANSWER_IN_WORDS, later)
     if found is not None and (
@@ -515,6 +516,12 @@ def _qualified_later(response: str, end: int) -> bool:
         return True
     plain = last_match(_ANSWER_THEN_NUMBER, later)  # "The answer is 50-odd.": hedged after
     return plain is not None and _latex.qualifying_words(later[plain.end() :].split("\n")[0])
+
+
+def _same_number(value: str, answer: str | None) -> bool | None:
+    """Whether ``value`` (a number or math span) is the number ``answer`` (None: unknown)."""
+    mine, theirs = plain_number(value.strip("$")), plain_number(answer or "")
+    return None if mine is None or theirs is None else mine == theirs
 
 
 # an answer line giving a number at once ("The answer is 50-odd.", "Answer: 50 (estimate)")
