@@ -13,7 +13,10 @@ ending ``error``) before the rule it guards, against the honest shape beside it:
   possible answers themselves; BFCL's own checker refuses them;
 - a 4,000-digit integer against ``multipleOf`` ended ``error`` (OverflowError): a
   document that cannot be shown valid is not valid; a ``$schema`` that is no URI is an
-  invalid ground truth, not an internal error.
+  invalid ground truth, not an internal error;
+- and one false negative: a ``<think>`` inside a JSON string (``{"q": "<think>"}``) was
+  read as a thinking opened there, which cut a right answer; only one that opens the
+  text or a line opens a thinking.
 """
 
 from __future__ import annotations
@@ -78,6 +81,15 @@ ROWS: list[tuple[str, str, Any, float]] = [
     ("tool_call", _call({"location": {"city": "Paris, France"}, "nights": 2}), BFCL, 1.0),
     ("json_schema", '{"x": ' + "9" * 4000 + "}", {"properties": {"x": {"multipleOf": 0.5}}}, 0.0),
     ("json_schema", '{"x": 1e400}', {"properties": {"x": {"type": "number"}}}, 0.0),
+    # a "<think>" inside a JSON string opens no thinking (it cut a right answer there)
+    ("json_schema", '{"q": "what is <think>?"}', {"type": "object", "required": ["q"]}, 1.0),
+    (
+        "tool_call",
+        '<tool_call>{"name": "f", "arguments": {"q": "<think>"}}</tool_call>',
+        [{"name": "f", "arguments": {"q": "<think>"}}],
+        1.0,
+    ),
+    ("tool_call", f"Plan.\n<think>I should call it. {CALL}", WEATHER, 0.0),  # never closed
 ]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,13 +29,16 @@ MISSING = object()
 def conclusion(text: str) -> str:
     """The text that answers: after the last ``</think>``, or the whole text when it has
     none; a thinking opened and never closed (a response cut in its reasoning) has
-    answered nothing after its ``<think>``. An empty ``<think></think>`` closes too (no
-    format mention here: written after a call in the thinking, it made the call the
-    answer)."""
+    answered nothing after its ``<think>``, which opens the text or a line (one inside a
+    string, ``{"q": "what is <think>?"}``, opens nothing). An empty ``<think></think>``
+    closes too (no format mention here: written after a call in the thinking, it made
+    the call the answer)."""
     thinking, after = thinking_split(text, rendered=False, mentions=False)
-    if not thinking and THINK_OPEN in after:
-        return after[: after.find(THINK_OPEN)]
-    return after
+    opened = None if thinking else _THINK_OPENS.search(after)
+    return after if opened is None else after[: opened.start()]
+
+
+_THINK_OPENS = re.compile(r"(?m)^[ \t]*" + re.escape(THINK_OPEN))
 
 
 def loads(text: str) -> tuple[bool, Any]:
