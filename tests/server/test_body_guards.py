@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -28,6 +29,17 @@ import time
 
 def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
     time.sleep(float(solution_str.split()[1]))
+    return 1.0
+"""
+
+# The same, announcing each call first: "sleep 3 FOLDER" leaves a file there as it starts
+STARTED = """
+import os, time, uuid
+
+def compute_score(data_source, solution_str, ground_truth, extra_info, **kw):
+    _, seconds, folder = solution_str.split()
+    open(os.path.join(folder, uuid.uuid4().hex), "w").close()
+    time.sleep(float(seconds))
     return 1.0
 """
 
@@ -125,18 +137,20 @@ def test_a_body_past_the_body_timeout_is_cut_whatever_its_rate(start_server) -> 
 
 
 def test_health_and_ready_are_answered_when_every_connection_is_busy(
-    write_module, start_server
+    write_module, start_server, tmp_path: Path
 ) -> None:
     # Two connections, both running a 3 s row: a third used to get 503 at once, even for
     # /health. Probes are answered; a request to score is refused with Retry-After.
     config = {
         "reward": {
             "num_workers": 2,
-            "custom_reward_function": {"path": write_module("slow", SLOW)},
+            "custom_reward_function": {"path": write_module("started", STARTED)},
         },
         "server": {"max_connections": 2},
     }
-    row = {"data_source": "x", "response": "sleep 3", "ground_truth": "1"}
+    started_rows = tmp_path / "started"
+    started_rows.mkdir()
+    row = {"data_source": "x", "response": f"sleep 3 {started_rows}", "ground_truth": "1"}
     with start_server(config) as base:
         answers: list[int] = []
 
@@ -147,7 +161,12 @@ def test_health_and_ready_are_answered_when_every_connection_is_busy(
         busy = [threading.Thread(target=score) for _ in range(2)]
         for thread in busy:
             thread.start()
-        wait_queued(base, 2, within_s=30)  # both connections have their request running
+        # both connections have their request running: their rows have started (a poll of
+        # /metrics, no open path, would be refused once they are: a third connection)
+        deadline = time.monotonic() + 30
+        while len(list(started_rows.iterdir())) < 2:
+            assert time.monotonic() < deadline, "the two rows never started"
+            time.sleep(0.02)
         started = time.monotonic()
         assert _get(f"{base}/health") == 200
         assert _get(f"{base}/ready") == 200
