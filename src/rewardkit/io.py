@@ -314,11 +314,9 @@ class RowWriter:
         if target.exists() and not target.is_file():
             return str(target)  # a device or FIFO: nothing to rename over
         try:
-            fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=parent)
+            temp = _temp_beside(target)
         except OSError as exc:
             raise OutputError(f"{target}: cannot write there ({exc.strerror})") from exc
-        os.close(fd)
-        os.chmod(temp, 0o666 & ~_umask())  # mkstemp makes 0600; a plain open() would not
         self._temp = temp
         return temp
 
@@ -470,6 +468,15 @@ def dumps_json(value: Any) -> str:
         return json.dumps(finite_json(value), indent=2, ensure_ascii=False) + "\n"
 
 
+def _temp_beside(target: Path) -> str:
+    """An empty file beside ``target`` under a temporary name, with the permissions a plain
+    ``open()`` would give (mkstemp makes 0600): written, then renamed over the target."""
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    os.close(fd)
+    os.chmod(temp, 0o666 & ~_umask())
+    return temp
+
+
 def write_text(path: str | Path, text: str, *, what: str = "output") -> None:
     """Write a whole text file (a summary, a report) as the row writer writes: beside its
     target under a temporary name, then renamed into place, so that a failed write leaves
@@ -481,10 +488,9 @@ def write_text(path: str | Path, text: str, *, what: str = "output") -> None:
         if target.exists() and not target.is_file():
             target.write_text(text, encoding="utf-8")
             return
-        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
+        temp = _temp_beside(target)
+        with open(temp, "w", encoding="utf-8") as file:
             file.write(text)
-        os.chmod(temp, 0o666 & ~_umask())
         os.replace(temp, target)
         temp = None
     except OSError as exc:

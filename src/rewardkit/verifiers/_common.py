@@ -145,9 +145,11 @@ OFFER_CUE_STARTS = (
 OFFER_CUE_AHEAD = f"(?={OFFER_CUE_STARTS})"
 """A lookahead true wherever an OFFER_CUE match can begin: put it first in a pattern
 that starts with OFFER_CUE (tests/verifiers/test_extract_speed.py compares them)."""
+DENIAL = r"(?i:\banswer[ \t]+is[ \t]+not|\banswer[ \t]*:[ \t]*not)\b"
+"""Words that deny an answer: "the answer is not", "Answer: not" (a value follows)."""
+DENIAL_CJK = "答案(?:并|並)?不是"  # "答案不是": the answer is not
 ANSWER_DENIED = re.compile(
-    r"(?i:\banswer[ \t]+is[ \t]+not|\banswer[ \t]*:[ \t]*not)\b(?=[^\n]{0,60}?(?:\d|\$|\\\())"
-    r"|答案(?:并|並)?不是(?=[^\n。]{0,30}?\d)"
+    DENIAL + r"(?=[^\n]{0,60}?(?:\d|\$|\\\())" + "|" + DENIAL_CJK + r"(?=[^\n。]{0,30}?\d)"
 )
 """An answer stated, after the final one, as not a value: "The answer is not 18 but 19",
 "Answer: not 18", "答案不是18，而是19" (a value follows on the line). See
@@ -163,8 +165,8 @@ def denies_answer(text: str, start: int, same: Callable[[str], bool | None]) -> 
     18) takes nothing back. ``same(value)`` says whether a value is the answer (None:
     cannot tell)."""
     for denial in ANSWER_DENIED.finditer(text, start):
-        line = text[denial.end() : text.find("\n", denial.end()) % (len(text) + 1)]
-        values = _LINE_VALUE.findall(line.split("\u3002")[0])
+        line = text[denial.end() :].partition("\n")[0].split("\u3002")[0]  # to its end
+        values = _LINE_VALUE.findall(line)
         if len(values) > 1:
             if same(values[-1]) is not True:
                 return True

@@ -36,6 +36,8 @@ from rewardkit.verifiers import _repetition
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
     CORRECTION_GAP,
+    DENIAL,
+    DENIAL_CJK,
     OFFER_CUE,
     OFFER_PREDICATE,
     OR_WORD,
@@ -329,8 +331,7 @@ def _offered_after(text: str, final: re.Match[str]) -> bool:
 # An answer denied after it was stated: "The answer is not (B)", "Answer: not B", "答案不是B":
 # of the letter stated, the response takes it back
 _DENIED_LATER = re.compile(
-    r"(?:(?i:\banswer[ \t]+is[ \t]+not|\banswer[ \t]*:[ \t]*not)[ \t*$]{1,4}"
-    r"|答案(?:并|並)?不是[ \t]*)[(\[]?(?P<letter>[A-J])(?![A-Za-z])"
+    "(?:" + DENIAL + r"[ \t*$]{1,4}|" + DENIAL_CJK + r"[ \t]*)[(\[]?(?P<letter>[A-J])(?![A-Za-z])"
 )
 
 
