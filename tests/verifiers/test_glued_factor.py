@@ -109,6 +109,15 @@ def test_math_verify_agrees_on_the_boxed_forms():
         ("So Tom has 18\u00a0½ cups.", "18", 0.0, "math"),
         ("#### 18\u2009½", "18", 0.0, "gsm8k"),
         ("So Tom has 18\u202f½ cups.", "18", 0.0, "gsm8k"),
+        # the fraction slash (U+2044) makes a fraction of the digits around it, raised or
+        # lowered ones too: "18⁄₂" is 18/2, never 18 followed by a mark
+        ("So Tom has 18\u2044\u2082 cups.", "18", 0.0, "math"),
+        ("#### 18\u2044\u2082", "18", 0.0, "gsm8k"),
+        ("So Tom has 18\u2044\u2082 cups.", "18", 0.0, "gsm8k"),
+        ("The answer is 36\u2044\u2082.", "18", 1.0, "math"),
+        ("#### 36\u20442", "18", 1.0, "gsm8k"),
+        ("<answer>\u00b9\u2044\u2082</answer>", "\\frac{1}{2}", 1.0, "math"),
+        ("<answer>\u00b9\u2044\u2082</answer>", "1", 0.0, "math"),
     ],
 )
 def test_a_mixed_number_is_never_its_integer_part(

@@ -289,13 +289,24 @@ _COMMENT_LINE = re.compile(r"(?:^|\n)[ \t]{0,8}%")
 _COMBINING_STROKE = re.compile(".[\u0335\u0336]+")
 # a dash before a digit written as a minus ("\u201318", "\u221218" is read elsewhere): a minus
 _DASH_MINUS = re.compile("[\u2010-\u2015\u2043\u02d7\u207b\u208b\u2796](?=[0-9])")
+# a fraction written with the fraction slash, its digits raised or lowered ("18\u2044\u2082",
+# "\u00b9\u2044\u2082"): a fraction, as "18/2" is (read as 18 followed by a mark, it was 18)
+_FRACTION_SLASH = re.compile("([0-9\u00b9\u00b2\u00b3\u2070\u2074-\u2079]*)\u2044([0-9\u2080-\u2089]*)")
+_PLAIN_DIGITS = str.maketrans(
+    "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u2080\u2081\u2082\u2083\u2084\u2085\u2086\u2087\u2088\u2089",
+    "01234567890123456789",
+)
+
+
+def _plain_fraction(match: re.Match[str]) -> str:
+    return f"{match.group(1).translate(_PLAIN_DIGITS)}/{match.group(2).translate(_PLAIN_DIGITS)}"
 
 
 def visible(text: str) -> str:
     """``text`` as a reader sees it rendered, the only text an answer is read from:
     format characters dropped (``1\u200b8`` is 18, a direction mark hides no "or"), a
     full-width colon read as a colon, a space of any width as a space, a dash before a digit read as a minus (``\u201318``
-    is -18), and HTML comments (an unclosed one hides the rest), struck-out and hidden text
+    is -18), a fraction slash as a slash (``18\u2044\u2082`` is 18/2), and HTML comments (an unclosed one hides the rest), struck-out and hidden text
     removed (``18 <!-- 20 -->`` answers 18, as ``~~20~~ 18``, ``<del>20</del> 18``,
     ``\\sout{20} 18``, ``B\u0336`` and ``<span hidden>20</span>`` do). An answer label
     that disowns its value is no label (:func:`disowned_labels`), and a JSON object with
@@ -308,6 +319,8 @@ def visible(text: str) -> str:
         if _WIDE_SPACES.search(text):
             text = _WIDE_SPACES.sub(" ", text)
         text = _COMBINING_STROKE.sub(" ", _DASH_MINUS.sub("-", text))
+        if "\u2044" in text:
+            text = _FRACTION_SLASH.sub(_plain_fraction, text)
     return json_answers(disowned_labels(unhidden(text)))
 
 
