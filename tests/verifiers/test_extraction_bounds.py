@@ -212,3 +212,42 @@ def test_the_passage_math_verify_reads_is_short_and_its_check_fast() -> None:
     assert extracted.extra["source"] == "expression"
     assert extracted.answer is not None and len(extracted.answer) <= EXPRESSION_CHARS
     assert extracted.answer.endswith("so 27") and verdict.score == 1.0
+
+
+def _numbers(separator: str, chars: int = 64_000, grouped: bool = False) -> str:
+    """A list of numbers written the way a counting policy writes them, ``chars`` long."""
+    items = (f"{i % 1000:03d}" if grouped else str(i) for i in range(1, chars))
+    text, length = [], 0
+    for item in items:
+        if length > chars:
+            break
+        text.append(item)
+        length += len(item) + len(separator)
+    return separator.join(text)
+
+
+# Every number of such a list is where a number pattern may start; one that ran each to
+# the list's end (``\d[\d,]*`` then backtracking) cost the square of the list: 1.7 s at
+# 16 KB, 53 s at 64 KB of a GSM8K row, inline on the event loop, outside timeout_s
+# (_common.NUMBER_START)
+NUMBER_LISTS = {
+    "commas": _numbers(","),
+    "thousands": "N = " + _numbers(",", grouped=True),
+    "comma-spaces": _numbers(", "),
+    "dots": _numbers("."),
+    "spaces": _numbers(" "),
+    "slashes": _numbers("/"),
+    "percents": _numbers("%, "),
+}
+ENDINGS = ["", " apples", ".", " is the answer.", " would also work.", " ×"]
+
+
+@pytest.mark.parametrize("ending", ENDINGS)
+@pytest.mark.parametrize("numbers", NUMBER_LISTS.values(), ids=NUMBER_LISTS.keys())
+def test_a_long_list_of_numbers_is_read_in_linear_time(numbers: str, ending: str) -> None:
+    """64 KB of numbers (under the inline size limit): tens of milliseconds each."""
+    response = "Let me count them all. " + numbers + ending
+    for verifier, gold in ((V, "18"), (GSM8K, "18"), (CHOICE, "B")):
+        started = time.process_time()
+        verifier.quick_check(verifier.extract(response), gold)
+        assert time.process_time() - started < 1.0, type(verifier).__name__

@@ -151,6 +151,7 @@ from rewardkit.verifiers._common import (
     CORRECTION_CUE_AHEAD,
     CORRECTION_GAP,
     MAX_ANSWER_CHARS,
+    NUMBER_START,
     OFFER_CUE,
     OFFER_CUE_AHEAD,
     OFFER_PREDICATE,
@@ -930,7 +931,7 @@ _MATH_SPAN = r"\$(?:[^$\\\n]|\\[^\n]){1,80}\$"
 # A value in prose: a math span, or a number that does not start a calculation
 _PROSE_VALUE = (
     r"(?P<value>" + _MATH_SPAN + r"|\\\([^\n]{1,80}?\\\)"
-    r"|-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?(?![\d.]*\d))"
+    r"|" + NUMBER_START + r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?(?![\d.]*\d))"
     r"(?![ \t]{0,2}(?:[-+*/×÷=^]|\\(?:times|cdot|div)(?![A-Za-z])))"
 )
 # each opens with a lookahead on where a match can begin (_common.OFFER_CUE_AHEAD): the

@@ -175,6 +175,15 @@ def denies_answer(text: str, start: int, same: Callable[[str], bool | None]) -> 
     return False
 
 
+NUMBER_START = r"(?<![0-9][,.])"
+"""A lookbehind for a pattern that reads a number as a run of digits and separators
+(``\\d[\\d,]*``) and is searched for: it starts at the run's first digit, never after
+one of its separators. Without it, a regex tries every number of a long list
+(``0,1,2,...,3000``) and runs each to the list's end: quadratic (seconds on a 16 KB list,
+outside any time limit when inline). A match starting inside the run is one starting
+at its first digit, longer, unless the pattern refuses that digit's left side (``x1,2``):
+a value glued to a word or a sign is no value, nor is the end of its run."""
+
 VALUE_AHEAD = r"(?=[-$\\.\d])"
 """A lookahead true wherever a value in prose (a number, ``$...$``, ``\\(...\\)``) can begin."""
 

@@ -63,6 +63,7 @@ from rewardkit.verifiers._common import (
     CORRECTION_CUE_AHEAD,
     CORRECTION_GAP,
     MAX_ANSWER_CHARS,
+    NUMBER_START,
     OFFER_CUE,
     OFFER_CUE_STARTS,
     OFFER_PREDICATE,
@@ -563,7 +564,7 @@ def _last_number(text: str) -> str | None:
 # a number times a factor (:func:`rewardkit.verifiers._latex.factor_first`), which
 # _LAST_NUMBER skips: "220x", "27π", "3²", "5 i."
 _FACTORED = re.compile(
-    r"(?<![0-9A-Za-z_.])-?[0-9][0-9,]*(?:\.[0-9]+)?[ \t]{0,3}"
+    r"(?<![0-9A-Za-z_.])" + NUMBER_START + r"-?[0-9][0-9,]*(?:\.[0-9]+)?[ \t]{0,3}"
     r"(?:[²³¹⁰⁴-⁹√∞]|(?!μ)[\u0370-\u03ff]|[A-Za-z](?![^\W\d_]))"
 )
 # after the number: another one listed or offered, a range, a power
