@@ -76,7 +76,19 @@ def _benign_long() -> dict[str, str]:
         + "\\\\ ".join(" & ".join("1" if i == j else "0" for j in range(30)) for i in range(30))
         + "\\end{pmatrix} \\]\nThe identity matrix has trace $\\boxed{30}$."
     )
+    # one format, numbers changing, then a conclusion: the second way reads numbers as
+    # one, and these end on a sentence that came nowhere before
+    cases = "".join(
+        f"Case {i}: $n = {i}$ gives $n^2 + 1 = {i * i + 1}$, which is even, so not prime.\n"
+        for i in range(3, 140, 2)
+    ) + "So no odd case works, and the answer is $\\boxed{2}$."
+    steps = "".join(
+        f"Step {i}: we add {i} to the running total, which becomes {i * (i + 1) // 2}.\n\n"
+        for i in range(1, 90)
+    ) + "The running total after step 89 is $\\boxed{4005}$."
     shaped = {
+        "cases, then the answer": cases,
+        "counted steps, then the answer": steps,
         "derivation": derivation,
         "table": table,
         "numbers": numbers,
@@ -105,15 +117,14 @@ def test_no_judged_or_source_credited_corpus_row_is_degenerate() -> None:
 
 
 def test_the_corpus_loops_are_degenerate() -> None:
-    """Rows of the corpus that end in a loop ("traffic traffic ...", a question and its
-    answer repeated) are flagged; no others are."""
+    """The rows of the corpus that end in a loop are flagged, and no others: "traffic
+    traffic ..." (few tokens) and "... square units figure ANSWER 0 square units figure
+    ANSWER ..." (one unit repeated, with small variations)."""
     flagged = {row["id"] for row in ROWS if _repetition.degenerate(row["response"])}
-    assert "ei:ei_G8_eibatch128_sftepochs_1/iter_1:402" in flagged  # traffic traffic ...
-
-    assert 1 <= len(flagged) <= 12
-    for row_id in flagged:
-        tail = BY_ID[row_id]["response"][-_repetition.WINDOW_CHARS :]
-        assert len(set(tail.split())) <= _repetition.MAX_DISTINCT_TOKENS
+    assert flagged == {
+        "ei:ei_G8_eibatch128_sftepochs_1/iter_1:402",
+        "ei:ei_G8_eibatch128_sftepochs_1/iter_1:700",
+    }
 
 
 _rng = random.Random(7)
@@ -132,6 +143,25 @@ DEGENERATE = {
     "quote junk": "The answer:"
     + "".join(_rng.choice(['\\"', '",', '")', "\\'"]) for _ in range(9000)),
     "long loop in a long response": "\n\n".join(CORRECT[:30]) + " traffic" * 5000,
+    # a greedy policy at its token limit (a public MATH-500 dump of Llama-3.1-8B-Instruct
+    # ends so): two paragraphs of dozens of words in turn, their steps counted, cut
+    # mid-formula; too many distinct tokens for the first way
+    "counted loop of two paragraphs": (
+        "We need the simplest radical form of $\\sqrt{53}$.\n\n"
+        + "".join(
+            f"Step {i}:  Now, we can simplify $\\sqrt{{53}}$ by finding the largest perfect "
+            "square that divides 53. Since 53 is a prime number, the largest perfect square "
+            f"that divides 53 is 1.\n\nStep {i + 1}:  We can rewrite $\\sqrt{{53}}$ as "
+            "$\\sqrt{1 \\cdot 53}$. Since $\\sqrt{1} = 1$, we can rewrite this as "
+            "$1 \\cdot \\sqrt{53}$.\n\n"
+            for i in range(4, 80, 2)
+        )
+    )[:8000],
+    "counted list loop": "".join(
+        f"{i}. The next multiple of 30 is {30 * i}, which cannot be written with only the "
+        "digits 0 and 2.\n\n"
+        for i in range(1, 120)
+    )[:9000],
 }
 
 
@@ -191,6 +221,11 @@ def test_the_decision_reads_a_bounded_window() -> None:
     assert (time.process_time() - started) / 20 < 0.01
 
 
+_COUNTED = "".join(
+    f"Step {i}: We check it again, and the answer is 17.\n" for i in range(1, 91)
+)
+
+
 @pytest.mark.parametrize(
     ("response", "expected"),
     [
@@ -200,6 +235,15 @@ def test_the_decision_reads_a_bounded_window() -> None:
         ("\\boxed{5} " * 2000 + "\\box", True),  # cut short mid-token: still the loop
         ("Wait, let me recheck. " * 300 + "Wait, let me rec", True),
         ("\\boxed{" * 70_000 + "4" + "}" * 70_000, True),  # 70,000 braces to the end
+        # one unit repeated, its counter changing: a loop, cut anywhere, in a number too
+        (_COUNTED, True),
+        (_COUNTED + "Step 91: We check it again, and the answer is 1", True),
+        (_COUNTED[:-30], True),
+        # ... but a value the loop had kept, changed in its last unit, is a new answer
+        (_COUNTED + "Step 91: We check it again, and the answer is 42.", False),
+        ("\\boxed{1}, then more words. " * 200 + "\\boxed{2}", False),
+        # and a conclusion after the counted lines is no loop
+        (_COUNTED + "So every step gives 17, and the answer is $\\boxed{17}$.", False),
     ],
 )
 def test_the_loop_must_run_to_the_end(response: str, expected: bool) -> None:
