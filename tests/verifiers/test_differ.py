@@ -236,3 +236,23 @@ def test_generated_integrals_never_change_the_verdict(case: tuple[str, str]) -> 
     for g, p in _pairs(gold, pred):
         if surely_different(g, p):
             assert not _verify(g, p), (gold, pred, g, p)
+
+
+@pytest.mark.parametrize("depth", [8, 20, 40])
+def test_a_deep_expression_costs_milliseconds(depth: int) -> None:
+    """A continued fraction ``1/(1+1/(1+...x))``: evaluated with ``subs``, every level
+    was evaluated again at a rising precision (78 s at depth 20, where math-verify alone
+    takes 20 ms); the point put in exactly, each costs milliseconds, on either side."""
+    import time
+
+    deep = "\\frac{1}{1+" * depth + "x" + "}" * depth
+    for gold, pred in ((_parsed("42")[0], _parsed(deep)[0]), (_parsed(deep)[0], _parsed("42")[0])):
+        started = time.process_time()
+        assert surely_different(gold, pred)
+        assert time.process_time() - started < 1.0
+
+
+def test_a_huge_power_is_left_to_math_verify() -> None:
+    """x^{100000} at the point would be a 5-million-bit rational: not computed."""
+    assert not surely_different(_parsed("1")[0], _parsed("x^{100000}")[0])
+    assert surely_different(_parsed("1")[0], _parsed("x^{100} + 2")[0])
