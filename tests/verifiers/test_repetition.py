@@ -128,6 +128,7 @@ def test_the_corpus_loops_are_degenerate() -> None:
 
 
 _rng = random.Random(7)
+_WORDS = "one two three four five six seven eight nine ten eleven twelve thirteen".split()
 _PHRASES = ["Let me check again. ", "Let me verify once more. ", "Let me double check. "]
 DEGENERATE = {
     "blank boxes": "We need the sum. " + "\\boxed{}" * 3000,
@@ -157,6 +158,19 @@ DEGENERATE = {
             for i in range(4, 80, 2)
         )
     )[:8000],
+    # loops whose words vary: neither few tokens nor one exact unit; they compress away
+    "sentence loop, synonyms swapped in": "".join(
+        f"{_rng.choice(['So', 'Thus', 'Hence', 'Therefore'])}, "
+        f"{_rng.choice(['clearly', 'indeed', 'certainly', 'obviously', 'of course'])}, "
+        f"{_rng.choice(['the final answer', 'the answer', 'our result'])} is $\\boxed{{3}}$. "
+        "Let me verify this once more by substituting back. "
+        for _ in range(300)
+    )[:12000],
+    "counter in words": "".join(
+        f"Attempt {a}-{b}: the answer is $\\boxed{{3}}$.\n"
+        for a in _WORDS
+        for b in _WORDS
+    )[:12000],
     "counted list loop": "".join(
         f"{i}. The next multiple of 30 is {30 * i}, which cannot be written with only the "
         "digits 0 and 2.\n\n"
