@@ -569,6 +569,18 @@ def fast_path_note(lines: dict[str, Line]) -> str:
 # --------------------------------------------------------------------------- main
 
 
+def _rows_sentence(
+    args: argparse.Namespace, rows: list[dict[str, Any]], sources: Counter[str]
+) -> str:
+    kinds = ", ".join(f"{v} {k}" for k, v in sorted(sources.items()))
+    if args.rows:
+        return f"Rows: the {len(rows)} rows of `{args.rows}` ({kinds})."
+    return (
+        f"Rows: the {len(rows)} published model outputs of `tests/data/real_outputs` "
+        f"({kinds}; sources and selection in its README)."
+    )
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -612,7 +624,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "timed on it again, as a long training job sees its prompts again; rewardkit runs "
         "with reward.cache_size=0, so that no row is served from its result cache",
     )
+    parser.add_argument(
+        "--rows",
+        help="with --real: score this JSONL (or .jsonl.gz) of rows instead of the corpus "
+        "(data_source, response, ground_truth, id, extra_info.source_label: the source's own "
+        "verdict, or null); the report is printed, BENCHMARKS.md is left alone",
+    )
     args = parser.parse_args(argv)
+    if args.rows and not args.real:
+        parser.error("--rows needs --real")
     if args.second_epoch and not args.real:
         parser.error("--second-epoch needs --real")
     if args.second_epoch:
@@ -823,7 +843,7 @@ def main_real(args: argparse.Namespace) -> None:
     rows/s and errors against the truth."""
     import real_outputs as ro
 
-    rows = ro.load_corpus()
+    rows = ro.load_rows(Path(args.rows)) if args.rows else ro.load_corpus()
     batches = {"real": rows, **({} if args.no_slices else real_slices(rows))}
     paths = {name: write_jsonl(batch, WORK / f"{name}.jsonl") for name, batch in batches.items()}
     # The warm-up: a small generated batch (a fresh process), or the corpus itself (the
@@ -839,7 +859,8 @@ def main_real(args: argparse.Namespace) -> None:
     facts["load_before"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{len(rows)} real rows; {facts['machine']}; files in {WORK}", flush=True)
     mv = {name: ro.math_verify_verdicts(batch) for name, batch in batches.items()}
-    truths = {name: real_truths(batch, mv[name]) for name, batch in batches.items()}
+    adjudicated = {} if args.rows else ro.load_adjudicated()  # hand verdicts: the corpus's
+    truths = {name: real_truths(batch, mv[name], adjudicated) for name, batch in batches.items()}
     everyone = [c for c in contenders(args, verl_python) if c.key != "verl-prime"]
     runs: dict[str, dict[str, list[Guarded]]] = {
         name: {c.key: [] for c in everyone} for name in batches
@@ -870,6 +891,8 @@ def main_real(args: argparse.Namespace) -> None:
         text += slice_notes(batches, lines, runs, mv, truths, args.workers)
     text += real_details(runs["real"], rows, mv["real"], truths["real"])
     print("\n" + text)
+    if args.rows:
+        return  # another set of rows: printed, never in BENCHMARKS.md
     if not (args.only or args.no_verl) or args.write:
         write_section(_real_section(args), text, ROOT / "BENCHMARKS.md")
         print(f"updated {ROOT / 'BENCHMARKS.md'}")
@@ -898,11 +921,12 @@ def real_slices(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return {"degenerate": loops, "prose": prose, "mixed": mixed}
 
 
-def real_truths(rows: list[dict[str, Any]], mv: list[bool]) -> list[bool | None]:
+def real_truths(
+    rows: list[dict[str, Any]], mv: list[bool], adjudicated: dict[str, bool | None]
+) -> list[bool | None]:
     """A slice row's truth is the one it carries; a corpus row's, ``real_outputs.truth``."""
     import real_outputs as ro
 
-    adjudicated = ro.load_adjudicated()
     return [
         r["extra_info"]["truth"] if "slice" in r["extra_info"] else ro.truth(r, m, adjudicated)
         for r, m in zip(rows, mv, strict=True)
@@ -971,11 +995,11 @@ def real_report(
         f"{_real_section(args)}\n\n"
         f"`{cmd}` on {facts['date']}; {facts['machine']}; load average {facts['load_before']} "
         f"before, {facts['load_after']} after (the machine is shared: figures are noisy).\n\n"
-        f"Rows: the {len(rows)} published model outputs of `tests/data/real_outputs` "
-        f"({', '.join(f'{v} {k}' for k, v in sorted(sources.items()))}; sources and selection in "
-        "its README). Truth: the hand verdict of `adjudicated.jsonl`, else the source's own "
-        f"verdict where math-verify agrees with it; known for {known} rows, the others count "
-        f"as unknown.{slices} Each contender runs in a fresh guarded process per batch, "
+        f"{_rows_sentence(args, rows, sources)} Truth: "
+        f"{'' if args.rows else 'the hand verdict of `adjudicated.jsonl`, else '}the source's "
+        f"own verdict (`extra_info.source_label`) where math-verify agrees with it; known for "
+        f"{known} rows, the others count as unknown.{slices} Each contender runs in a fresh "
+        "guarded process per batch, "
         f"{warm_up}"
         f"{f'; rows/s is the median of {args.repeats} runs' if args.repeats > 1 else ''}. "
         f"rewardkit: `num_workers={args.workers}`, `timeout_s={args.timeout_s:g}`, otherwise "
@@ -1063,14 +1087,18 @@ def _deferred(rows: list[dict[str, Any]]) -> list[bool]:
     """Whether rewardkit's default verifiers leave each row to math-verify in a worker
     (no inline rule decides it: ``quick_check`` answers None)."""
     from rewardkit.config import load_config
+    from rewardkit.errors import RewardkitError
     from rewardkit.verifiers.registry import VerifierTable
 
     table = VerifierTable(load_config({}).reward)
     flags = []
     for row in rows:
         verifier = table.pick(row["data_source"])
-        extracted = verifier.extract(row["response"])
-        flags.append(verifier.quick_check(extracted, row["ground_truth"]) is None)
+        try:
+            extracted = verifier.extract(row["response"])
+            flags.append(verifier.quick_check(extracted, row["ground_truth"]) is None)
+        except RewardkitError:  # an empty gold, say: the engine reports the row invalid
+            flags.append(False)
     return flags
 
 

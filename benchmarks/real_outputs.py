@@ -51,6 +51,18 @@ def load_corpus(folder: Path = CORPUS) -> list[dict[str, Any]]:
     return rows
 
 
+def load_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a JSONL file (``.gz`` too) in the corpus's layout; a row without an
+    ``id`` is named by its line, one without ``extra_info.source_label`` has none."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    for number, row in enumerate(rows, 1):
+        row.setdefault("id", f"{path.name}:{number}")
+        row["extra_info"] = {"source_label": None, **(row.get("extra_info") or {})}
+    return rows
+
+
 def load_adjudicated(folder: Path = CORPUS) -> dict[str, bool | None]:
     """Row id -> the hand verdict (None: read, but no verdict can be given)."""
     path = folder / "adjudicated.jsonl"

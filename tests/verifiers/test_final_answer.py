@@ -654,6 +654,19 @@ def test_unicode_numbers_keep_their_length() -> None:
         ("the answer is **D**", False),
         ("The area is $16$.", False),
         ("x = 5", False),
+        # cut at the token limit mid-formula: the formula opened, unclosed, unbalanced (the
+        # ends of greedy Llama-3.1-8B-Instruct rows of a public MATH-500 dump)
+        ("$\\cos(\\theta) = \\frac{(|\\mathbf{a} \\cos(29", True),
+        ("\\[p(x) = \\frac{x^2((b - a)(b - c) + (a - b)(a - c)", True),
+        ("we get:\n\\[\\sqrt{x + y} + \\sqrt{x - y} = \\frac{2\\sqrt{53}}{\\sqrt{13", True),
+        ("$= \\frac{1996}{1 + \\omega} + \\", True),  # a command cut before its name
+        ("$$x = \\frac{3}{4", True),
+        # a formula left open but whole, a line break's spacing, an amount: not cut
+        ("\\[52 _ {2} = 52 * 51 = 2652 paragraphs", False),
+        ("&= 14 \\\\[0.2 cm]\n\n&= 14", False),
+        ("It costs $5 (before tax", False),
+        ("So $x = \\frac{1}{2}$ and \\(y = 3\\).", False),
+        ("\\[ x^2 = 4 \\]\nso $x = 2", False),
     ],
 )
 def test_cut_off(text: str, cut: bool) -> None:

@@ -78,14 +78,20 @@ def _benign_long() -> dict[str, str]:
     )
     # one format, numbers changing, then a conclusion: the second way reads numbers as
     # one, and these end on a sentence that came nowhere before
-    cases = "".join(
-        f"Case {i}: $n = {i}$ gives $n^2 + 1 = {i * i + 1}$, which is even, so not prime.\n"
-        for i in range(3, 140, 2)
-    ) + "So no odd case works, and the answer is $\\boxed{2}$."
-    steps = "".join(
-        f"Step {i}: we add {i} to the running total, which becomes {i * (i + 1) // 2}.\n\n"
-        for i in range(1, 90)
-    ) + "The running total after step 89 is $\\boxed{4005}$."
+    cases = (
+        "".join(
+            f"Case {i}: $n = {i}$ gives $n^2 + 1 = {i * i + 1}$, which is even, so not prime.\n"
+            for i in range(3, 140, 2)
+        )
+        + "So no odd case works, and the answer is $\\boxed{2}$."
+    )
+    steps = (
+        "".join(
+            f"Step {i}: we add {i} to the running total, which becomes {i * (i + 1) // 2}.\n\n"
+            for i in range(1, 90)
+        )
+        + "The running total after step 89 is $\\boxed{4005}$."
+    )
     shaped = {
         "cases, then the answer": cases,
         "counted steps, then the answer": steps,
@@ -167,9 +173,7 @@ DEGENERATE = {
         for _ in range(300)
     )[:12000],
     "counter in words": "".join(
-        f"Attempt {a}-{b}: the answer is $\\boxed{{3}}$.\n"
-        for a in _WORDS
-        for b in _WORDS
+        f"Attempt {a}-{b}: the answer is $\\boxed{{3}}$.\n" for a in _WORDS for b in _WORDS
     )[:12000],
     "counted list loop": "".join(
         f"{i}. The next multiple of 30 is {30 * i}, which cannot be written with only the "
@@ -235,9 +239,7 @@ def test_the_decision_reads_a_bounded_window() -> None:
     assert (time.process_time() - started) / 20 < 0.01
 
 
-_COUNTED = "".join(
-    f"Step {i}: We check it again, and the answer is 17.\n" for i in range(1, 91)
-)
+_COUNTED = "".join(f"Step {i}: We check it again, and the answer is 17.\n" for i in range(1, 91))
 
 
 @pytest.mark.parametrize(

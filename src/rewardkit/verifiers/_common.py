@@ -300,7 +300,9 @@ _COMBINING_STROKE = re.compile(".[\u0335\u0336]+")
 _DASH_MINUS = re.compile("[\u2010-\u2015\u2043\u02d7\u207b\u208b\u2796](?=[0-9])")
 # a fraction written with the fraction slash, its digits raised or lowered ("18\u2044\u2082",
 # "\u00b9\u2044\u2082"): a fraction, as "18/2" is (read as 18 followed by a mark, it was 18)
-_FRACTION_SLASH = re.compile("([0-9\u00b9\u00b2\u00b3\u2070\u2074-\u2079]*)\u2044([0-9\u2080-\u2089]*)")
+_FRACTION_SLASH = re.compile(
+    "([0-9\u00b9\u00b2\u00b3\u2070\u2074-\u2079]*)\u2044([0-9\u2080-\u2089]*)"
+)
 _PLAIN_DIGITS = str.maketrans(
     "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u2080\u2081\u2082\u2083\u2084\u2085\u2086\u2087\u2088\u2089",
     "01234567890123456789",

@@ -396,12 +396,55 @@ _DANGLING_WORD = re.compile(  # after another word on its line; "a" lowercase ("
 def cut_off(text: str) -> bool:
     """Whether ``text`` (a conclusion) ends in the middle of a sentence, on a mark that
     needs something after it (``So $y = x^2 = 16$, and then $z = ``) or on a word that
-    does (``..., and then the``). Then only explicit answer forms count (see the module
-    docstring)."""
+    does (``..., and then the``), or inside a formula it opened (:func:`inside_math`).
+    Then only explicit answer forms count (see the module docstring)."""
     tail = text[-200:].rstrip()
-    if not tail or not _may_dangle(tail[-1]):
+    if not tail:
         return False
-    return _DANGLING.search(tail) is not None or _DANGLING_WORD.search(tail) is not None
+    if _may_dangle(tail[-1]) and (
+        _DANGLING.search(tail) is not None or _DANGLING_WORD.search(tail) is not None
+    ):
+        return True
+    return inside_math(text)
+
+
+def inside_math(text: str) -> bool:
+    """Whether ``text`` ends inside a formula cut short: on a lone backslash (a command
+    cut before its name), or in a formula it opened and never closed (``\\[``, ``\\(``,
+    ``$$``, or an odd ``$`` on its last line) that has more ``{`` or ``(`` than it closes
+    ("$\\cos(\\theta) = \\frac{(|\\mathbf{a} \\cos(29"). A model cut at its token limit
+    stops so, mid-formula, and whatever number it wrote last is no answer (math-verify's
+    extraction reads one). A formula left open but whole ("\\[52 \\times 51 = 2652") is
+    not cut."""
+    tail = text[-_MATH_TAIL_CHARS:].rstrip()
+    if tail.endswith("\\") and not tail.endswith("\\\\"):
+        return True
+    opened = _open_formula(tail)
+    if opened < 0:
+        return False
+    formula = tail[opened:]
+    return formula.count("{") > formula.count("}") or formula.count("(") > formula.count(")")
+
+
+def _open_formula(tail: str) -> int:
+    """Where the formula ``tail`` ends in begins (after its opening mark), or -1."""
+    closed = max(tail.rfind("\\]"), tail.rfind("\\)"))  # a formula opened after the last close
+    opened = _DISPLAY_OPEN.search(tail, closed + 1)
+    if opened is not None:
+        return opened.end()
+    if "$$" in tail and tail.count("$$") % 2 == 1:
+        return tail.rfind("$$") + 2
+    line_start = tail.rfind("\n") + 1
+    line = tail[line_start:].replace("\\$", "  ")
+    after = line.rfind("$") + 1
+    if after and line.count("$") % 2 == 1 and "$$" not in line and _LATEX_MARK.search(line, after):
+        return line_start + after  # math, not an amount ("costs $5 (before tax")
+    return -1
+
+
+_MATH_TAIL_CHARS = 600  # a display formula cut short: its opening mark is this near
+_DISPLAY_OPEN = re.compile(r"(?<!\\)\\[\[(]")  # "\\[", "\\(" (not "\\\\[2pt]", a line break)
+_LATEX_MARK = re.compile(r"\\[A-Za-z]|[{^_]")  # a command, a brace, a power, an index
 
 
 _DANGLING_LAST = frozenset("$([{=+/^,*}")  # the last characters _DANGLING can end on

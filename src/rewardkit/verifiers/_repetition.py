@@ -56,10 +56,10 @@ import zlib
 
 __all__ = [
     "END_CHARS",
-    "MAX_DISTINCT_TOKENS",
-    "MIN_REPEATS",
     "MAX_COMPRESSED",
+    "MAX_DISTINCT_TOKENS",
     "MAX_PERIODS_TRIED",
+    "MIN_REPEATS",
     "MIN_SAME",
     "PERIOD_KEY_CHARS",
     "TOKEN_CHARS",
