@@ -157,6 +157,10 @@ def test_a_chain_is_false_when_its_ends_are_shown_unequal(chain: str, false: boo
         ("The length is \\boxed{6} digits.\n\nAnswer: \\approx 6", 0.0),
         ("The length is \\boxed{6} digits.\n\nAnswer: 6", 1.0),
         ("The length is \\boxed{6} digits.\n\nAnswer: 2 \\cdot 3 = 6", 1.0),
+        # an answer tag after the box, holding a named false chain (a passage, not a value)
+        ("So $=\\boxed{6}$ <answer>x = 7 = 6</answer>", 0.0),
+        ("So $=\\boxed{6}$ <answer>x = 10 - 4 = 6</answer>", 1.0),
+        ("So $=\\boxed{6}$ <answer>x = 6</answer>", 1.0),
     ],
 )
 def test_a_later_answer_in_a_statement_does_not_support_the_box(

@@ -876,6 +876,8 @@ def _unless_hedged(found: Found, text: str) -> Found:
     for value, raw in _offered(text[read_from:]):
         if _offers_two(raw) or not _same_or_noted(value, found.answer, undecided):
             return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
+        if "=" in value and false_chain(value):  # "\boxed{7} ... <answer>x = 8 = 7</answer>":
+            return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
     end = found.end if found.end >= 0 else found.start
     if blank_answer(text[end:]):  # a later last form is blank or says there is none
         return Found(None, {**found.extra, "blank": True, "pred": found.answer})
@@ -1027,6 +1029,12 @@ def _tag_values(window: str) -> list[str]:
             # "<answer>7?</answer>", "<answer>at least 7</answer>": a last form that
             # answers nothing plainly, never an earlier box's support
             values.append(f"{tag.extra.get('pred', '')}\\text{{ ?}}")
+        elif tag.answer is not None and tag.extra.get("tag") and "=" in tag.answer:
+            # a tag left to math-verify as a passage, holding a false statement ("x = 8 =
+            # 7"): no support for an earlier box (it answers nothing; the box did)
+            inner = tag.answer.replace("<answer>", "").replace("</answer>", "").strip()
+            if false_chain(inner):
+                values.append(inner)
         end = window.rfind("</answer>", 0, end)
     return values
 
