@@ -628,7 +628,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--rows",
         help="with --real: score this JSONL (or .jsonl.gz) of rows instead of the corpus "
         "(data_source, response, ground_truth, id, extra_info.source_label: the source's own "
-        "verdict, or null); the report is printed, BENCHMARKS.md is left alone",
+        "verdict, or null); the report is printed, and written to a section of its own in "
+        "BENCHMARKS.md with --write",
     )
     args = parser.parse_args(argv)
     if args.rows and not args.real:
@@ -891,8 +892,11 @@ def main_real(args: argparse.Namespace) -> None:
         text += slice_notes(batches, lines, runs, mv, truths, args.workers)
     text += real_details(runs["real"], rows, mv["real"], truths["real"])
     print("\n" + text)
-    if args.rows:
-        return  # another set of rows: printed, never in BENCHMARKS.md
+    if args.rows:  # another set of rows: a section of its own, with --write only
+        if args.write:
+            write_section(_rows_section(args), text, ROOT / "BENCHMARKS.md")
+            print(f"updated {ROOT / 'BENCHMARKS.md'}")
+        return
     if not (args.only or args.no_verl) or args.write:
         write_section(_real_section(args), text, ROOT / "BENCHMARKS.md")
         print(f"updated {ROOT / 'BENCHMARKS.md'}")
@@ -934,7 +938,13 @@ def real_truths(
 
 
 def _real_section(args: argparse.Namespace) -> str:
+    if args.rows:
+        return _rows_section(args)
     return SECTION_SECOND if args.second_epoch else SECTION_REAL
+
+
+def _rows_section(args: argparse.Namespace) -> str:
+    return f"## Scoring engine on `{args.rows}` (benchmarks/bench_scoring.py --real --rows)"
 
 
 def _verdicts(g: Guarded) -> list[bool]:
