@@ -14,6 +14,8 @@ ending ``error``) before the rule it guards, against the honest shape beside it:
 - a 4,000-digit integer against ``multipleOf`` ended ``error`` (OverflowError): a
   document that cannot be shown valid is not valid; a ``$schema`` that is no URI is an
   invalid ground truth, not an internal error;
+- a fenced document taken back after its fence, by another document or a corrected
+  value ("Actually, that is wrong; the record is {...}"), kept its credit;
 - and one false negative: a ``<think>`` inside a JSON string (``{"q": "<think>"}``) was
   read as a thinking opened there, which cut a right answer; only one that opens the
   text or a line opens a thinking.
@@ -90,6 +92,16 @@ ROWS: list[tuple[str, str, Any, float]] = [
         1.0,
     ),
     ("tool_call", f"Plan.\n<think>I should call it. {CALL}", WEATHER, 0.0),  # never closed
+    # the fence's document taken back after it, with another one or a corrected value
+    (
+        "json_schema",
+        '```json\n{"name": "Ada"}\n```\nActually, that is wrong; the record is {"name": "Bob"}.',
+        PERSON,
+        0.0,
+    ),
+    ("json_schema", '```json\n{"name": "Ada"}\n```\nWait, it should be Bob.', PERSON, 0.0),
+    ("json_schema", '```json\n{"name": "Ada"}\n```\nHere, `name` is Ada.', PERSON, 1.0),
+    ("json_schema", '```json\n{"name": "Ada"}\n```\nNote: {name} is required.', PERSON, 1.0),
 ]
 
 

@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from rewardkit.config import RewardSection
 from rewardkit.errors import InvalidSampleError
+from rewardkit.verifiers._final import closing_correction
 from rewardkit.verifiers._json import MISSING, conclusion, json_equal, loads, pointer
 from rewardkit.verifiers.base import Entry, Extracted, Matcher, Verdict
 
@@ -88,6 +89,8 @@ class JsonSchemaVerifier:
         ok, value = loads(block)
         if not ok:
             return Extracted(None, {"failed": "no_json"})
+        if _another_after(text[text.rfind(FENCE) + len(FENCE) :]):
+            return Extracted(None, {"failed": "several_answers"})
         return _document(block.strip(), value)
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
@@ -138,6 +141,18 @@ def _depth_over(value: Any, limit: int) -> bool:
                 (inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item)
             )
     return False
+
+
+def _another_after(rest: str) -> bool:
+    """Whether the text after the answer's fence gives another document, or takes the
+    answer back with a value ("Actually, that is wrong; the record is {...}"): the fence
+    is then no final answer, as a retracted box is none."""
+    opened = rest.find("{")
+    if opened >= 0:
+        closed = rest.rfind("}")
+        if closed > opened and loads(rest[opened : closed + 1])[0]:
+            return True
+    return closing_correction(rest, words=True, any_lead=False) is not None
 
 
 def _last_fence(text: str) -> str | None:
