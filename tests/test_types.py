@@ -146,7 +146,6 @@ def test_a_trajectory_is_a_response_and_text_verifiers_read_its_final_assistant_
     assert one.response == [{"role": "assistant", "content": "x"}]
     calls_only = Sample.from_row({"data_source": "gsm8k", "response": TRAJECTORY[:2]})
     assert calls_only.response_text == ""  # no assistant text: an empty response
-    assert Sample.from_row({"data_source": "gsm8k", "response": []}).response_text == ""
 
 
 @pytest.mark.parametrize(
@@ -180,6 +179,25 @@ def test_a_trajectory_is_a_response_and_text_verifiers_read_its_final_assistant_
         (
             [{"role": "assistant", "tool_calls": [None]}],
             "field 'response' message 0: tool call 0 must be an object (got NoneType)",
+        ),
+        # a role in another spelling would hide the model's turns from every reader (a
+        # forbidden call in an "Assistant" turn scored 1.0, a right answer 0.0)
+        *(
+            (
+                [{"role": role, "content": "#### 42"}],
+                f"field 'response' message 0: unknown role {role!r} (roles are assistant, "
+                "developer, function, ipython, system, tool, user; the model's turns are "
+                "'assistant')",
+            )
+            for role in ("Assistant", "ASSISTANT", "model", "bot")
+        ),
+        *(
+            (
+                trajectory,
+                "field 'response' is a trajectory without an 'assistant' message: nothing "
+                "the model said to score",
+            )
+            for trajectory in ([], [{"role": "tool", "content": "42"}], [{"role": "user"}])
         ),
     ],
 )

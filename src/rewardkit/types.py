@@ -327,6 +327,11 @@ def _check_messages(response: Any) -> list[Message]:
         if not isinstance(role, str) or not role:
             got = "missing" if role is None else repr(role) if role == "" else type(role).__name__
             raise InvalidSampleError(f"{where}: 'role' must be a non-empty string (got {got})")
+        if role not in _ROLES:
+            raise InvalidSampleError(
+                f"{where}: unknown role {role!r} (roles are {', '.join(sorted(_ROLES))}; the "
+                "model's turns are 'assistant')"
+            )
         content = message.get("content")
         if content is not None and not isinstance(content, str):
             if not isinstance(content, list | tuple):
@@ -356,7 +361,18 @@ def _check_messages(response: Any) -> list[Message]:
                         f"{where}: tool call {number} must be an object (got {type(call).__name__})"
                     )
         messages.append(dict(message))
+    if not any(message["role"] == "assistant" for message in messages):
+        raise InvalidSampleError(
+            "field 'response' is a trajectory without an 'assistant' message: nothing the "
+            "model said to score"
+        )
     return messages
+
+
+_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function", "ipython"})
+"""The chat roles a trajectory may hold (OpenAI's, with Llama's ``ipython`` tool role),
+spelled as chat templates spell them: a role read in another case or name (``Assistant``,
+``model``) would make the model's turns invisible to every reader, a silent 0 or 1."""
 
 
 def _check_prompt(prompt: Any) -> str | list[Message]:

@@ -80,7 +80,9 @@ def test_prescored(value, expected) -> None:
     assert prescored({"reward_score": value}) == expected
 
 
-@pytest.mark.parametrize("value", [True, "1.0", math.nan, -math.inf, [1.0], {"score": 1}])
+@pytest.mark.parametrize(
+    "value", [True, "1.0", math.nan, -math.inf, [1.0], {"score": 1}, 10**400, -(10**400)]
+)
 def test_a_bad_given_score_is_refused(value) -> None:
     with pytest.raises(InvalidSampleError, match=r"extra_info\.reward_score must be a finite"):
         prescored({"reward_score": value})
@@ -133,6 +135,23 @@ def test_a_prescored_row_keeps_its_score_on_every_path(loop: RewardLoop) -> None
     assert [r.score for i, r in enumerate(results) if i not in (3, 5, 7)] == [1.0] * (
         SPREAD_MIN_ROWS - 3
     )
+
+
+def test_a_prescored_row_with_malformed_tool_rewards_is_invalid(loop: RewardLoop) -> None:
+    """Its tool rewards are not added, but a malformed one is refused as on any row (an
+    integer past the float range too: it raised OverflowError, status error)."""
+    rows = [
+        _row(reward_score=1.0, tool_rewards=[math.nan]),
+        _row(reward_score=1.0, rollout_reward_scores="oops"),
+        _row(tool_rewards=[10**400]),
+        _row(reward_score=1.0, tool_rewards=[0.5]),
+    ]
+    results = loop.score(rows)
+    assert [r.status.value for r in results] == ["invalid", "invalid", "invalid", "ok"]
+    assert "tool_rewards[0] must be a finite number" in (results[0].error or "")
+    assert "rollout_reward_scores must be an object" in (results[1].error or "")
+    assert "tool_rewards[0] must be a finite number, got int 1000" in (results[2].error or "")
+    assert results[3].score == 1.0
 
 
 def test_a_malformed_field_fails_its_row_only(loop: RewardLoop) -> None:

@@ -510,6 +510,42 @@ ROWS = [
         None,
         "a trajectory holding a non-message",
     ),
+    # a message's text calls beside its structured ones: the same calls (a template that
+    # keeps the raw text) or a malformed message (a wrong call hidden in the text)
+    (
+        [
+            openai(
+                ("get_weather", '{"city": "Paris", "days": 3}'),
+                content=hermes("get_weather", {"city": "Paris", "days": 3}),
+            )
+        ],
+        WEATHER,
+        "ok",
+        1.0,
+        None,
+        "the structured call also written in the text",
+    ),
+    (
+        [
+            openai(
+                ("get_weather", '{"city": "Paris", "days": 3}'),
+                content=hermes("delete_files", {"path": "/"}),
+            )
+        ],
+        WEATHER,
+        "ok",
+        0.0,
+        "malformed",
+        "another call written in the text",
+    ),
+    (
+        [{"role": "Assistant", "content": hermes("get_weather", {"city": "Paris"})}],
+        [],
+        "invalid",
+        None,
+        None,
+        "a role spelled otherwise: its call would go unseen",
+    ),
 ]
 
 

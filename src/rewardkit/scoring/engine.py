@@ -349,6 +349,7 @@ class RewardEngine:
         """The row's pieces when all are decided inline, else an awaitable of them."""
         given = prescored(sample.extra_info)
         if given is not None:  # an agent loop scored it: its score, not ours (shaping.rollout)
+            rollout_rewards(sample.extra_info)  # not added, but malformed ones are invalid here too
             return [
                 Piece("prescored", 1.0, score=given, extra={"prescored": 1}),
                 *self._turns(sample),

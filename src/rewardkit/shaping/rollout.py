@@ -136,11 +136,14 @@ def _total(value: Any, where: str, numbers: bool = True) -> float | None:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
-        raise InvalidSampleError(
-            f"{where} must be a finite number, got {type(value).__name__} {str(value)[:40]}"
-        )
-    return float(value)
+    try:  # an int past the float range (10**400) overflows: no finite number either
+        number = None if isinstance(value, bool) or not isinstance(value, Real) else float(value)
+    except OverflowError:
+        number = None
+    if number is None or not math.isfinite(number):
+        shown = f"{type(value).__name__} {str(value)[:40]}" if number is None else repr(value)[:40]
+        raise InvalidSampleError(f"{where} must be a finite number, got {shown}")
+    return number
 
 
 def _listed(value: Any) -> Any:

@@ -188,10 +188,21 @@ def _verdict(count: int | None, failed: str | None) -> Verdict:
 
 
 def _message_calls(message: Mapping[str, Any]) -> tuple[list[Call], str | None]:
-    """An assistant message's calls: its ``tool_calls`` when it has some, else its text's."""
+    """An assistant message's calls: its ``tool_calls`` when it has some, else its text's
+    ``<tool_call>`` blocks. Text blocks beside structured calls must be the same calls (a
+    template that keeps the raw text); other ones make the message malformed: a call
+    written in the text is a call made, never one the reader may skip."""
     structured = message.get("tool_calls")
-    if not structured:
-        return _text_calls(message_text(message))
+    text_calls, why = _text_calls(message_text(message))
+    if not structured or why is not None:
+        return text_calls, why
+    calls, why = _structured_calls(structured)
+    if why is None and text_calls and text_calls != calls:
+        return calls, "<tool_call> blocks in its text that are not its tool_calls"
+    return calls, why
+
+
+def _structured_calls(structured: Any) -> tuple[list[Call], str | None]:
     calls: list[Call] = []
     for call in structured:
         function = call.get("function")
