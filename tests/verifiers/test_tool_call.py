@@ -538,6 +538,44 @@ ROWS = [
         "malformed",
         "another call written in the text",
     ),
+    # a ground truth of no call means no call in any turn: a forbidden tool used in turn 1,
+    # then "Done.", scored 1.0 when only the final turn was read
+    (
+        [
+            openai(("delete_files", '{"path": "/"}')),
+            {"role": "tool", "tool_call_id": "call_0", "content": "deleted"},
+            {"role": "assistant", "content": "Done."},
+        ],
+        [],
+        "ok",
+        0.0,
+        "called_earlier",
+        "a call in an earlier turn, none expected",
+    ),
+    (
+        [
+            {"role": "assistant", "content": "No tool is needed here."},
+            {"role": "user", "content": "Thanks."},
+            {"role": "assistant", "content": "You are welcome."},
+        ],
+        [],
+        "ok",
+        1.0,
+        None,
+        "no call in any turn, none expected",
+    ),
+    (
+        [
+            openai(("get_time", '{"zone": "CET"}')),
+            {"role": "tool", "tool_call_id": "call_0", "content": "12:00"},
+            openai(("get_weather", '{"city": "Paris", "days": 3}')),
+        ],
+        WEATHER,
+        "ok",
+        1.0,
+        None,
+        "calls expected: the final turn's are read, as before",
+    ),
     (
         [{"role": "Assistant", "content": hermes("get_weather", {"city": "Paris"})}],
         [],

@@ -6,7 +6,8 @@ a JSON string or an object), or text with Hermes ``<tool_call>{"name": ..., "arg
 {...}}</tool_call>`` blocks. A trajectory (a list of messages) is read at its final
 assistant message, as the single-turn tool datasets (ToolRL, verl's rlla, BFCL) score
 one turn; ``reward.verifiers.tool_call.turns: all`` scores the calls of every assistant
-message in order instead. A message with ``tool_calls`` is read from them; one without
+message in order instead. A ground truth of no call (``[]``) fails on a call in any
+turn, the final one read or not (``failed: called_earlier``). A message with ``tool_calls`` is read from them; one without
 is read from its text. Text is read after its last ``</think>``: a call made while
 thinking is no call. Only complete blocks holding a JSON object with a string ``name``
 and an object ``arguments`` (absent: none) count; an unclosed or stray tag, invalid
@@ -141,6 +142,7 @@ class ToolCallVerifier:
     def extract(self, response: str, context: Context = NO_CONTEXT) -> Extracted:
         """The calls made, as a canonical JSON list (None: malformed). Linear in the response."""
         messages = context.trajectory
+        earlier: dict[str, Any] = {}
         if messages is None:
             calls, problem = _text_calls(response)
         else:
@@ -151,6 +153,8 @@ class ToolCallVerifier:
                 calls.extend(found)
                 if problem is not None:
                     break
+            if self.turns == "final" and problem is None and _called(assistant[:-1]):
+                earlier = {"source": EARLIER_CALLS}  # part of the check's key (outcomes)
         if problem is None and len(calls) > MAX_CALLS:
             problem = f"more than {MAX_CALLS} calls"
         if problem is None:
@@ -159,7 +163,7 @@ class ToolCallVerifier:
             except (TypeError, ValueError, RecursionError):  # a Python object given as arguments
                 problem = "arguments that are no JSON"
             else:
-                return Extracted(answer, {"tool_calls": len(calls)})
+                return Extracted(answer, {"tool_calls": len(calls), **earlier})
         return Extracted(None, {"tool_calls": len(calls), "failed": "malformed"})
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
@@ -171,6 +175,8 @@ class ToolCallVerifier:
         if extracted.answer is None:
             return _verdict(None, "malformed")
         calls = [(c["name"], c["arguments"]) for c in json.loads(extracted.answer)]
+        if not expected and extracted.extra.get("source") == EARLIER_CALLS:
+            return _verdict(len(calls), "called_earlier")  # "call no tool" means in no turn
         failed = _mismatch(calls, expected, order or self.order)
         return _verdict(len(calls), failed)
 
@@ -185,6 +191,21 @@ def _verdict(count: int | None, failed: str | None) -> Verdict:
 
 
 # ---------------------------------------------------------------------- the response
+
+
+EARLIER_CALLS = "final turn, after calls"
+"""The source of a final turn's calls when an earlier assistant turn made calls too: a
+ground truth of no call fails it (a tool the model must not use, used in turn 1, then
+"Done."), whatever the final turn does; other ground truths read the final turn."""
+
+
+def _called(messages: list[Mapping[str, Any]]) -> bool:
+    """Whether any of ``messages`` makes a call (a malformed one counts as made)."""
+    for message in messages:
+        found, problem = _message_calls(message)
+        if found or problem is not None:
+            return True
+    return False
 
 
 def _message_calls(message: Mapping[str, Any]) -> tuple[list[Call], str | None]:
