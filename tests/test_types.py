@@ -135,6 +135,22 @@ TRAJECTORY = [
 ]
 
 
+def test_the_responses_api_output_text_parts_are_text() -> None:
+    """A model's answer in an ``output_text`` part (OpenAI's Responses API) is its text:
+    read as no text, a right answer scored 0."""
+    message = {"role": "assistant", "content": [{"type": "output_text", "text": "#### 42"}]}
+    assert Sample.from_row({"data_source": "gsm8k", "response": [message]}).response_text == (
+        "#### 42"
+    )
+    with pytest.raises(InvalidSampleError, match="text part without a string 'text'"):
+        Sample.from_row(
+            {
+                "data_source": "gsm8k",
+                "response": [{**message, "content": [{"type": "output_text"}]}],
+            }
+        )
+
+
 def test_a_trajectory_is_a_response_and_text_verifiers_read_its_final_assistant_text() -> None:
     sample = Sample.from_row({"data_source": "gsm8k", "response": TRAJECTORY})
     assert sample.response == TRAJECTORY

@@ -263,10 +263,16 @@ def message_text(message: Message) -> str:
             part["text"]
             for part in content
             if isinstance(part, Mapping)
-            and part.get("type") == "text"
+            and part.get("type") in _TEXT_PARTS
             and isinstance(part.get("text"), str)
         )
     return ""
+
+
+_TEXT_PARTS = frozenset({"text", "output_text", "input_text"})
+"""The content part types that hold text: chat completions' ``text``, and the Responses
+API's ``output_text`` (a model's) and ``input_text``. Read as no text, a right answer in
+an ``output_text`` part scored 0."""
 
 
 def final_assistant_text(messages: list[Message]) -> str:
@@ -345,7 +351,7 @@ def _check_messages(response: Any) -> list[Message]:
                         f"{where}: content part {number} must be an object "
                         f"(got {type(part).__name__})"
                     )
-                if part.get("type") == "text" and not isinstance(part.get("text"), str):
+                if part.get("type") in _TEXT_PARTS and not isinstance(part.get("text"), str):
                     raise InvalidSampleError(
                         f"{where}: content part {number} is a text part without a string 'text'"
                     )
