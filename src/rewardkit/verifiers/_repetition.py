@@ -106,7 +106,7 @@ def degenerate(response: str) -> bool:
         return False
     window = response[end - WINDOW_CHARS : end]
     return (
-        _few_tokens(response, end)
+        _nothing_new_at_the_end(response, end, MAX_DISTINCT_TOKENS)
         or _one_unit_repeated(window)
         or (_compresses_away(window) and _nothing_new_at_the_end(response, end))
     )
@@ -117,22 +117,6 @@ def _compresses_away(window: str) -> bool:
     module's third way): 30 microseconds a window, in C."""
     data = window.encode("utf-8", "replace")
     return len(zlib.compress(data, 1)) <= MAX_COMPRESSED * len(data)
-
-
-def _nothing_new_at_the_end(response: str, end: int) -> bool:
-    """Whether no token first appears in the window's last :data:`END_CHARS` characters
-    but the very last one (cut short)."""
-    tail_from = end - END_CHARS
-    seen: set[str] = set()
-    late: list[str] = []
-    token = ""
-    for found in _TOKEN.finditer(response, end - WINDOW_CHARS, end):
-        token = found.group()
-        if token not in seen:
-            seen.add(token)
-            if found.start() >= tail_from:
-                late.append(token)
-    return len(late) <= 1 and (not late or late[0] == token)
 
 
 def _one_unit_repeated(window: str) -> bool:
@@ -177,21 +161,21 @@ def _new_at_the_end(window: str, period: int) -> bool:
     return False
 
 
-def _few_tokens(response: str, end: int) -> bool:
-    """Whether the window holds few distinct tokens, nothing new at its end (the module's
-    first way)."""
-    start = end - WINDOW_CHARS
+def _nothing_new_at_the_end(response: str, end: int, max_distinct: int | None = None) -> bool:
+    """Whether no token first appears in the window's last :data:`END_CHARS` characters
+    but the very last one (cut short); with ``max_distinct``, False as soon as the window
+    holds more distinct tokens than that (the module's first way: on ordinary text, a few
+    dozen tokens decide it)."""
     tail_from = end - END_CHARS
     seen: set[str] = set()
     late: list[str] = []  # tokens that start in the last END_CHARS, first seen there
     token = ""
-    for found in _TOKEN.finditer(response, start, end):
+    for found in _TOKEN.finditer(response, end - WINDOW_CHARS, end):
         token = found.group()
         if token not in seen:
             if found.start() >= tail_from:
                 late.append(token)
             seen.add(token)
-            if len(seen) > MAX_DISTINCT_TOKENS:
+            if max_distinct is not None and len(seen) > max_distinct:
                 return False
-    # The loop runs to the end: nothing new there but a last token cut short.
     return len(late) <= 1 and (not late or late[0] == token)
