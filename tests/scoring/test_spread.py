@@ -446,6 +446,52 @@ async def test_ordinary_rows_do_not_wait_for_a_hanging_neighbour() -> None:
     assert spent < 20  # the hanging row's 8 s and the task's restart
 
 
+@dataclass(frozen=True)
+class _HangingExtraction:
+    """Decides every row inline; its extraction of "hang" takes a minute."""
+
+    key: str = "hanging-extraction"
+
+    def extract(self, response: str) -> Extracted:
+        if response == "hang":
+            time.sleep(60)
+        return Extracted(response.strip(), {"source": "plain"})
+
+    def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
+        return Verdict(float(extracted.answer == ground_truth), {"pred": extracted.answer})
+
+    def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
+        verdict = self.quick_check(extracted, ground_truth)
+        assert verdict is not None
+        return verdict
+
+
+async def test_ordinary_rows_do_not_wait_for_a_neighbours_hanging_extraction() -> None:
+    """A spread task reports before each row's extraction too: one that hangs (a
+    pathological pattern, say) holds no other row of its task (the rows after it are
+    handed on after SPREAD_STALL_S), and ends `timeout` once it has had reward.timeout_s,
+    without being extracted a second time alone (which cost it twice its limit)."""
+    rows = [
+        {"data_source": "hanging-extraction", "response": f"a{i}", "ground_truth": "a7"}
+        for i in range(96)
+    ]
+    engine = plug(await make_engine(timeout_s=2), _HangingExtraction())
+    try:
+        quiet = await engine.score_many(rows)
+        rows[3] = {**rows[3], "response": "hang"}
+        loud = await engine.score_many(rows)
+    finally:
+        await engine.close()
+    assert loud[3].status is Status.TIMEOUT and "timed out after 2s" in (loud[3].error or "")
+    assert (loud[3].elapsed_s or 0) < 3.5  # its 2 s and the task's check time, once
+    ordinary = [r for i, r in enumerate(loud) if i != 3]
+    assert [r.score for r in ordinary] == [r.score for i, r in enumerate(quiet) if i != 3]
+    assert all(r.status is Status.OK for r in ordinary)
+    slowest = max(r.elapsed_s or 0 for r in ordinary)
+    baseline = max(r.elapsed_s or 0 for r in quiet)
+    assert slowest < 1.2 and slowest < 3 * baseline + 0.6, (slowest, baseline)  # not 2 s
+
+
 async def test_pool_counts_checks_not_the_extractions_of_a_redone_task() -> None:
     """When a spread task's worker dies, each of its rows is extracted again in a task of
     its own; that task is no check (README: "`pool` counts checks, in a spread task or

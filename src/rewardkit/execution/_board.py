@@ -2,8 +2,8 @@
 
 A task's reports (:func:`rewardkit.execution._worker.report`) used to cross the pipe one
 message each: every report woke the pool's event loop (and, on Ray, the actor's, whose
-driver then polled the actor for them). A spread task reports before each check, so a
-batch sent a thousand messages nobody read until a check ran long. Now the worker pins
+driver then polled the actor for them). A spread task reports before each row and each
+check, so a batch sent thousands of messages nobody read until a row ran long. Now the worker pins
 each report on its board, a few microseconds and no system call, and the pool reads the
 board only when someone looks: its caller, on its own timer (``TaskLink.collect``), and
 the pool itself before it hands on the task's reply, so that every report still reaches

@@ -14,6 +14,7 @@ import gc
 import importlib
 import io
 import os
+import pickle
 import resource
 import signal
 import socket
@@ -47,7 +48,7 @@ def report(part: Any) -> bool:
     through the pipe instead (the pool reads the board first: the order stands)."""
     if _current is None:
         return False
-    payload = bytes(ForkingPickler.dumps(part))
+    payload = pickle.dumps(part, pickle.HIGHEST_PROTOCOL)  # data: no process handles in it
     with _reporting:  # a task's threads may report at once: one record at a time
         if _board is None or not _board.pin(payload):
             _current.send_bytes(bytes(ForkingPickler.dumps((None, part))))

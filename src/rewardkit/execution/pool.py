@@ -193,8 +193,8 @@ class TaskLink:
     on was written (``time.monotonic()`` of this process), so that the caller knows how
     long the task has been quiet. :meth:`cut` asks the task to stop early, which it sees
     when it calls :func:`rewardkit.execution._worker.cut_asked` (a task that never asks
-    finishes as usual). A spread task reports before each check, so that a slow check
-    holds no other row (:mod:`rewardkit.scoring.spread`).
+    finishes as usual). A spread task reports before each row and each check, so that a
+    slow row holds no other row (:mod:`rewardkit.scoring.spread`).
 
     ``stall_s``: for a task on Ray, whose parts only cross the network when they are
     needed: its actor answers the call early, with the parts so far, once the task has

@@ -71,9 +71,10 @@ SPREAD_RAY_CHARS = 96_000  # (no inline send there: a call's arguments travel as
 SPREAD_KNOWN_MAX = 256
 """Cached answers a spread task carries at most (see :meth:`Spreader.work`)."""
 SPREAD_STALL_S = 0.1
-"""A check in a spread task running this long (a math row's takes about 3 ms) hands the
-task's remaining rows to another task at once: a row waits for its own work, never for a
-neighbour's slow check or its timeout."""
+"""A row's extraction or check in a spread task running this long (a math row's check
+takes about 3 ms, its extraction a tenth of that) hands the task's remaining rows to
+another task at once: a row waits for its own work, never for a neighbour's slow work or
+its timeout."""
 _LOOK_S = 0.02  # how often a cut task's progress is read while it finishes its check
 SPREAD_CHECK_S = 0.25
 """A spread task starts checks only this long (a check of a math row takes about 3 ms):
@@ -95,21 +96,25 @@ class SpreadRow:
 
 class _Progress:
     """What a running spread task has reported (:data:`rewardkit.scoring.tasks.SpreadProgress`):
-    the outcomes of its first rows, the row it checks now, since when. Its reports wait on
-    the worker's board until it looks (:meth:`wait`): a task that ends in time is never
-    looked at before its reply."""
+    the outcomes of its first rows, the row it works on now (``checking``), since when.
+    Its reports wait on the worker's board until it looks (:meth:`wait`): a task that ends
+    in time is never looked at before its reply."""
 
     def __init__(self) -> None:
         self.outcomes: list[tasks.SpreadOutcome] = []
         self.checking: int | None = None
-        self.first: tuple[Extracted, Verdict | None] | None = None  # that row's first phases
+        # that row's first phases, once its check has started; None while they run
+        self.first: tuple[Extracted, Verdict | None] | None = None
         self.link = TaskLink(self.feed, stall_s=SPREAD_STALL_S)
         self.fed = asyncio.Event()  # set by each report handed on
 
     def feed(self, part: tasks.SpreadProgress) -> None:
-        index, outcomes, first = part
-        self.outcomes.extend(outcomes)
-        self.checking, self.first = index, first
+        if isinstance(part, int):  # a row begins: its index alone
+            self.checking, self.first = part, None
+        else:
+            index, outcomes, first = part
+            self.outcomes.extend(outcomes)
+            self.checking, self.first = index, first
         self.fed.set()
 
     async def wait(self, run: asyncio.Future[Any], timeout: float) -> None:
@@ -126,7 +131,7 @@ class _Progress:
             self.link.collect()
 
     def stalled(self) -> bool:
-        """Whether the check it runs has run :data:`SPREAD_STALL_S` or more."""
+        """Whether the row it works on has taken :data:`SPREAD_STALL_S` or more."""
         since = self.link.last_part_at
         return (
             self.checking is not None
@@ -138,22 +143,23 @@ class _Progress:
         """How long to wait for the task, not cut yet, before looking at its progress again."""
         since = self.link.last_part_at
         if self.checking is None or since is None:
-            return SPREAD_STALL_S  # no check yet: look again (a report may come meanwhile)
+            return SPREAD_STALL_S  # not started yet: look again (a report may come meanwhile)
         return max(0.0, since + SPREAD_STALL_S - time.monotonic())
 
 
 async def _ran_past(run: asyncio.Future[Any], progress: _Progress, owned: int) -> bool:
     """Wait a moment (:data:`_LOOK_S`) for a cut task to end or report; True (and its run
-    cancelled: the pool replaces its worker) when it started a check on a row it no longer
-    owns. A check that ends just as the task is cut lets the task, not yet told, go on to
+    cancelled: the pool replaces its worker) when it still works on a row it no longer
+    owns. A row that ends just as the task is cut lets the task, not yet told, go on to
     the next row, which another task now has: its rows are all reported, and waiting for
-    that check (up to ``reward.timeout_s``) would hold the batch for nothing."""
+    that row (its check: up to ``reward.timeout_s``) would hold the batch for nothing.
+    The look comes first: a task that went on to a row's extraction (a millisecond)
+    sees the cut before the row after it, and ends."""
 
     def went_past() -> bool:
         return progress.checking is not None and progress.checking >= owned
 
-    if not went_past():
-        await progress.wait(run, _LOOK_S)
+    await progress.wait(run, _LOOK_S)
     if run.done() or not went_past():
         return False
     run.cancel()
@@ -268,9 +274,10 @@ class Spreader:
         """Run ``rows`` in one worker task (their inline phases, then the checks those
         leave), then finish each row: decided, or on to the pool's checks.
 
-        The task reports before each check; a check past :data:`SPREAD_STALL_S` holds no
-        other row: the rows reported are finished at once, the rows after it go to
-        another task (``handed``: already counted), and this one is cut after its check.
+        The task reports before each row and each check; a row's extraction or check past
+        :data:`SPREAD_STALL_S` holds no other row: the rows reported are finished at once,
+        the rows after it go to another task (``handed``: already counted), and this one
+        is cut after that row.
         """
         pool = self.guard.pool
         assert isinstance(pool, (WorkerPool, RayWorkerPool))  # as Spreader.batch spreads
@@ -286,7 +293,7 @@ class Spreader:
                 self.work(rows),
                 fast_paths,
                 check_for_s,
-                True,  # reports its progress before each check
+                True,  # reports its progress before each row and each check
                 # a check it starts (before check_for_s) has reward.timeout_s of its own,
                 # as alone: one that would pass alone never costs the task its rows
                 timeout=self.section.timeout_s + check_for_s,
@@ -310,13 +317,16 @@ class Spreader:
                 await progress.wait(run, progress.wake_in())
                 if run.done() or not progress.stalled():
                     continue
-                # A check runs long: the rows before it are done, the rows after it go on
+                # A row runs long: the rows before it are done, the rows after it go on.
+                # Those done since the task last reported outcomes (a few milliseconds'
+                # work: tasks.OUTCOMES_EVERY_S) are done again there.
                 checking = progress.checking
                 assert checking is not None
-                for offset in range(finished, checking):
+                reported = min(len(progress.outcomes), checking)
+                for offset in range(finished, reported):
                     self._finish(rows[offset], progress.outcomes[offset], done, later)
-                finished = checking
-                rest, owned = rows[checking + 1 : owned], checking + 1
+                rest = rows[reported:checking] + rows[checking + 1 : owned]
+                finished, owned = checking, checking + 1
                 link.cut()
                 if rest:
                     later.append(asyncio.ensure_future(self.score(rest, done, handed=True)))
@@ -338,8 +348,8 @@ class Spreader:
                 self._finish(row, outcomes[offset], done, later)
             elif failure is not None and offset < len(progress.outcomes):
                 self._finish(row, progress.outcomes[offset], done, later)  # done before it
-            elif isinstance(failure, ScorerTimeout) and offset == progress.checking:
-                self._timed_out(row, progress, done, later)  # its own check ran out of time
+            elif isinstance(failure, ScorerTimeout) and self._own_timeout(offset, progress):
+                self._timed_out(row, progress, done, later)  # its own work ran out of time
             else:  # its task failed before this row was done: its inline phases alone
                 self.stats["rows"] += 1
                 later.append(asyncio.ensure_future(store(self._alone(row), row.index, done)))
@@ -365,6 +375,18 @@ class Spreader:
         else:
             later.append(asyncio.ensure_future(store(finished, row.index, done)))
 
+    def _own_timeout(self, offset: int, progress: _Progress) -> bool:
+        """Whether the row at ``offset``, the one its task worked on when the task ran out
+        of time, had reward.timeout_s of its own: a check always has (the task's deadline
+        adds the time it starts checks in); an extraction when it began that long ago.
+        Else it is scored again alone, where it has."""
+        if offset != progress.checking:
+            return False
+        if progress.first is not None:
+            return True
+        began = progress.link.last_part_at  # its report, written as its extraction began
+        return began is not None and time.monotonic() - began >= self.section.timeout_s
+
     def _timed_out(
         self,
         row: SpreadRow,
@@ -372,11 +394,15 @@ class Spreader:
         done: dict[int, Result],
         later: list[asyncio.Future[None]],
     ) -> None:
-        """The row whose check its task was running when it ran out of time: that check
-        had reward.timeout_s of its own (the task's deadline adds the time it starts
-        checks in), so its outcome is the timeout a check alone gets, cached as one
-        (the row's Result is then that of a pooled check that timed out)."""
-        assert progress.first is not None
+        """The row its task was working on when it ran out of time, with reward.timeout_s
+        of its own (:meth:`_own_timeout`). In its check: its outcome is the timeout a
+        check alone gets, cached as one (the row's Result is then that of a pooled check
+        that timed out). In its extraction: the timeout it would get alone."""
+        if progress.first is None:
+            message = f"rule: timed out after {self.section.timeout_s:g}s"
+            self.stats["rows"] += 1
+            done[row.index] = self.rows.failure_result(row, Status.TIMEOUT, message)
+            return
         extracted, quick = progress.first
         key = CheckKey.of(row.verifier, row.gold, extracted)
         self.outcomes.put(key, (Status.TIMEOUT, f"timed out after {self.section.timeout_s:g}s"))

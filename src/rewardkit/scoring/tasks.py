@@ -18,7 +18,7 @@ from rewardkit.scoring.outcomes import Answer, CheckKey
 from rewardkit.scoring.rows import first_phases, quick_decides
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict, Verifier, extract_with
 
-__all__ = ["call_custom", "check", "spread_rows", "verify_whole"]
+__all__ = ["OUTCOMES_EVERY_S", "call_custom", "check", "spread_rows", "verify_whole"]
 
 
 def check(verifier: Verifier, extracted: Extracted, ground_truth: Any) -> Verdict:
@@ -64,19 +64,27 @@ SpreadOutcome = tuple[str, Any]
 message")``."""
 
 
-SpreadProgress = tuple[int, list[SpreadOutcome], tuple[Extracted, Verdict | None]]
-"""What a spread task reports before each check (``reports=True``): the index of the row
-it checks now, the outcomes of the rows before it not reported yet, and that row's first
-phases (``extracted``, ``quick``)."""
+SpreadProgress = int | tuple[int, list[SpreadOutcome], tuple[Extracted, Verdict | None] | None]
+"""What a spread task reports (``reports=True``) before each row: the row's index alone,
+or, every :data:`OUTCOMES_EVERY_S` at most, the index with the outcomes of the rows
+before it not reported yet (``(index, outcomes, None)``); and before each check, the
+index, those outcomes and the row's first phases (``extracted``, ``quick``)."""
+
+OUTCOMES_EVERY_S = 0.01
+"""How often a spread task's row reports carry its outcomes so far. A row's index alone
+costs the task about a microsecond; an outcome, pickled on its own, several: a task of
+32 rows (about 5 ms) sends them all with its reply. The rows done since the last such
+report are done again elsewhere when a later row stalls (less than this much work)."""
+_CUT_POLL_S = 0.002  # how often a task reads its pipe for a cut (a system call each time)
 
 
 def spread_rows(
     rows: list[SpreadRow], fast_paths: bool, check_for_s: float, reports: bool = False
 ) -> list[SpreadOutcome]:
     """A large batch's rows, every phase the engine can leave to one task
-    (:mod:`rewardkit.scoring.spread`): ``extract`` and ``quick_check`` of each row, then
-    ``check`` of each row those leave to the slow path (``quick_decides``), unless the
-    engine knows its outcome already (its cache answers it) or sent None for what it
+    (:mod:`rewardkit.scoring.spread`), row after row: ``extract`` and ``quick_check``,
+    then ``check`` when those leave the row to the slow path (``quick_decides``), unless
+    the engine knows its outcome already (its cache answers it) or sent None for what it
     knows (then it checks the row itself).
 
     Checks start only in the task's first ``check_for_s`` seconds: a row checked here
@@ -85,37 +93,42 @@ def spread_rows(
     one prompt with the same answer are checked once (``shared``). One row's failure
     never costs the others.
 
-    ``reports``: before each check, the task sends its progress (:data:`SpreadProgress`,
-    through :func:`rewardkit.execution._worker.report`), so that its caller can finish
-    the rows already done and hand the rest to other workers when that check runs long;
-    having done so it cuts the task (:func:`~rewardkit.execution._worker.cut_asked`),
-    which then returns the outcomes it has: fewer than its rows. A task that reports
-    returns only the outcomes it has not reported (each outcome crosses the pipe once).
+    ``reports``: before each row and before each check, the task reports its progress
+    (:data:`SpreadProgress`, through :func:`rewardkit.execution._worker.report`), so that
+    its caller can finish the rows already done and hand the rest to other workers when
+    one row's extraction or check runs long; having done so it cuts the task
+    (:func:`~rewardkit.execution._worker.cut_asked`), which ends the row it works on and
+    returns the outcomes it has: fewer than its rows. A task that reports returns only
+    the outcomes it has not reported (each outcome crosses the pipe once).
     """
     began = time.perf_counter()
-    sent = 0
-    firsts = [
-        _first_phases(verifier, response, truth, context)
-        for verifier, response, truth, _, _, context in rows
-    ]
+    sent = 0  # out[:sent] are reported
+    told = polled = began  # when outcomes were last reported, when the pipe was last read
     checked: dict[CheckKey, Verdict] = {}
     out: list[SpreadOutcome] = []
-    for (verifier, _, truth, truth_key, known, _), first in zip(rows, firsts, strict=True):
+    for verifier, response, truth, truth_key, known, context in rows:
+        if reports:
+            now = time.perf_counter()
+            if now - polled >= _CUT_POLL_S:  # (a row that stalled its task ran far longer)
+                polled = now
+                if cut_asked():  # the caller has the rest of the rows done elsewhere
+                    return out[sent:]  # (and the outcomes reported: each is sent once)
+            if now - told < OUTCOMES_EVERY_S or sent == len(out):
+                report(len(out))
+            elif report((len(out), out[sent:], None)):
+                sent, told = len(out), now
+        first = _first_phases(verifier, response, truth, context)
         if first[0] != "ok":
             out.append(first)
             continue
         extracted, quick = first[1]
         key = CheckKey.of(verifier, truth_key, extracted)
-        answer = key.answer_of
         verdict, shared = checked.get(key), key in checked
         wanted = not quick_decides(verifier, quick, fast_paths)
-        wanted = wanted and known is not None and answer not in known
+        wanted = wanted and known is not None and key.answer_of not in known
         if verdict is None and wanted and time.perf_counter() - began < check_for_s:
-            if reports:
-                if cut_asked():  # the caller has the rest of the rows done elsewhere
-                    return out[sent:]  # (and the outcomes reported: each is sent once)
-                if report((len(out), out[sent:], (extracted, quick))):
-                    sent = len(out)
+            if reports and report((len(out), out[sent:], (extracted, quick))):
+                sent, told = len(out), time.perf_counter()
             verdict = _checked(verifier, extracted, truth)
             if verdict is not None:
                 checked[key] = verdict
