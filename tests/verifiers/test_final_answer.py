@@ -235,6 +235,13 @@ MATH_ROWS = [
     ("The final answer is $12$.", "12", 1.0, "'The final answer is' prefix"),
     ("Thus $\\boxed{12}$", "12", 1.0, "$-wrapped box"),
     ("**Final Answer**\n\n$$12$$", "12", 1.0, "a heading then display math"),
+    # a line that ends in a number or a letter, then the box on the next line: a result,
+    # then its answer, not a box glued to the number (an outside red team's finding:
+    # Python's `$` matched before the line's newline)
+    ("3 + 4 = 7\n\\boxed{7}", "7", 1.0, "a result, then its box on the next line"),
+    ("We solve for x\n\\boxed{42}", "42", 1.0, "a letter ends the line before the box"),
+    ("So $7\\boxed{7}$", "7", 0.0, "a box glued to a digit is a factor"),
+    ("So $2 +\n\\boxed{3}$", "3", 0.0, "an operator on the line before: an operand"),
 ]
 
 
@@ -382,6 +389,7 @@ GSM8K_ROWS = [
     ("Answer: the square of 3.\nShe has 3 bolts.", "3", 0.0, "no later number reads"),
     ("<answer>2 to the power 2</answer>", "2", 0.0, "the gold to a power"),
     ("She has 3 times 2 = 6 apples.\n#### 6", "6", 1.0, "an operand in the steps"),
+    ("She has 12 + 30 = 42\n\\boxed{42}", "42", 1.0, "a result, then its box below"),
     ("Greta has $18$ brownies left over from the day.", "18", 1.0, "'over' after a unit"),
     # a condition makes the answer no plain one
     ("The answer is 18 if it rains, else 20.", "18", 0.0, "a conditional answer"),

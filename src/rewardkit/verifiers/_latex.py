@@ -122,10 +122,12 @@ _FUNCTIONS = (
 # A markdown bullet ("- $\boxed{18}$" at a line's start), "=" and words are not.
 _OPERAND_BEFORE = re.compile(
     r"(?:[-+/]|(?<!\*)\*|\\(?:cdot|times|div|pm|mp|neg|lnot)|[\^_]\{?"
-    r"|\\(?:sqrt(?:\[[^\]]{0,8}\])?|[dt]?frac|binom)\{|\}\{)[ \t$]{0,3}$"
+    r"|\\(?:sqrt(?:\[[^\]]{0,8}\])?|[dt]?frac|binom)\{|\}\{)[ \t$]{0,3}\n?\Z"
     # a function applied to it: "\log \boxed{18}", "\sin(\boxed{18})"
-    r"|\\(?:" + _FUNCTIONS + r")(?![A-Za-z])[ \t]{0,3}(?:\\left)?\(?[ \t]{0,3}$"
-    r"|(?<![A-Za-z])[A-Za-z]$|[0-9]$"
+    r"|\\(?:" + _FUNCTIONS + r")(?![A-Za-z])[ \t]{0,3}(?:\\left)?\(?[ \t]{0,3}\n?\Z"
+    # glued to a letter or digit: on the same line ("7\boxed{7}"; a line that ends in
+    # 7, then a box on the next, is a result then its answer: "3 + 4 = 7\n\boxed{7}")
+    r"|(?<![A-Za-z])[A-Za-z]\Z|[0-9]\Z"
 )
 _BULLET = re.compile(r"(?:^|\n)[ \t]{0,8}[-+*][ \t]{1,3}\$?[ \t]{0,3}$")
 _OPERAND_AFTER = re.compile(

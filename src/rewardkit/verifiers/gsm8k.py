@@ -651,6 +651,22 @@ _CONTINUED = re.compile(
 
 _TRAILING_OFF = re.compile(r"[ \t]{0,2}(?:\.{3}|\u2026)")
 
+# A mark right before the number that makes it no plain value: a bound ("#### <18", "≤18",
+# "≥ 18"), two values ("±18"), a root, an integral, an angle ("√18", "∫18", "∠18"). A
+# gsm8k answer is a plain number, so every mathematical symbol but the minus sign (U+2212)
+# changes it; math-verify reads none of these as 18. "<answer>18", "=> 18" and "-> 18" are
+# a tag and arrows, not bounds.
+_MARK_BEFORE = re.compile(
+    r"(?:(?<![A-Za-z0-9/\"'=-])[<>]=?|[±\u2190-\u21ff\u2200-\u2211\u2213-\u22ff"
+    r"\u2300-\u23ff\u27c0-\u27ff\u2900-\u2aff])[ \t]{0,3}(?:\\?\$)?[ \t]{0,2}$"
+)
+# After it, a relation to another value: "#### 18 != 19", "18 ≠ 19", "18 < 20" (not a
+# closing tag: "18</answer>")
+_RELATION_AFTER = re.compile(
+    r"[ \t]{0,3}(?:!=|[≠≤≥≈≲≳≪≫]|\\(?:neq?|[lg]eq?|[lg]eqslant|approx)(?![A-Za-z])"
+    r"|[<>]=?(?=[ \t]{0,3}[-\d$\\]))"
+)
+
 
 def _qualified(text: str, start: int, end: int, number: str) -> str:
     """``number`` (matched at ``start:end`` of ``text``), or the number with the words
@@ -671,8 +687,9 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
         or _latex.qualifying_words(words)
         or _latex.factor_first(after)
         or _TRAILING_OFF.match(after)  # "18...": trailing off, not stated
+        or _RELATION_AFTER.match(after)  # "18 != 19": a statement about 18
     ):
-        return f"{number} {(words or after).strip()}"  # "18; 20", "18π": never "18 " alone
+        return f"{number} {words.strip() or after.strip()}"  # "18; 20", "18π", "18 != 19"
     before = text[max(0, end - 60) : first_digit]
     before = _MARKUP.sub(
         "", _LINE_JOIN.sub(r"\1 ", before).split("\n")[-1]
@@ -680,8 +697,8 @@ def _qualified(text: str, start: int, end: int, number: str) -> str:
     chain = _CHAIN_BEFORE.search(before)
     if chain is not None and _answer.false_chain(chain.group("chain").replace("$", "") + number):
         return f"{chain.group('chain').strip()} {number}"  # "19 = 18": a false statement
-    if _latex.unknown_mark_before(before):  # "#### x \ll 18", "#### ≲ 18": not 18
-        return f"{before[-12:].strip()} {number}"
+    if _latex.unknown_mark_before(before) or _MARK_BEFORE.search(before):
+        return f"{before[-12:].strip()} {number}"  # "#### x \ll 18", "#### ≤18": not 18
     if _latex.changes_before(before):  # "#### about 18", "a multiple of 18": not 18
         return f"{before[-24:].strip()} {number}"
     qualifier = _QUALIFIED_BEFORE.search(before)
