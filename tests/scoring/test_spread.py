@@ -492,6 +492,73 @@ async def test_ordinary_rows_do_not_wait_for_a_neighbours_hanging_extraction() -
     assert slowest < 1.2 and slowest < 3 * baseline + 0.6, (slowest, baseline)  # not 2 s
 
 
+@pytest.mark.parametrize("cache_size", [0, 100_000])
+async def test_a_hanging_check_shared_by_rows_of_a_task_runs_once(cache_size: int) -> None:
+    """Rows of one prompt with the same hanging answer: once its check has run
+    SPREAD_STALL_S, the rows handed on wait for that check (the engine's in-flight
+    promise) instead of checking the answer again, each to its own timeout; with the
+    cache off too, and the row whose check it is is never checked a second time alone."""
+    answers = [f"a{i}" for i in range(64)]
+    for index in (3, 10, 20):  # one task (one ground truth: rows 0-31)
+        answers[index] = "hang"
+    engine = plug(await make_engine(timeout_s=1, cache_size=cache_size), _Hanging())
+    try:
+        await engine.score_many(_hanging_rows([f"a{i}" for i in range(64)], "a8"))  # warm
+        results = await engine.score_many(_hanging_rows(answers, "a7"))
+        pool_stats = dict(engine.pool.stats)
+    finally:
+        await engine.close()
+    assert pool_stats["timeouts"] == 1  # one check ran out of time, once
+    for index in (3, 10, 20):
+        assert results[index].status is Status.TIMEOUT
+        assert (results[index].elapsed_s or 0) < 1.8, results[index].elapsed_s
+    ordinary = [r for i, r in enumerate(results) if i not in (3, 10, 20)]
+    assert all(r.status is Status.OK for r in ordinary)
+    assert max(r.elapsed_s or 0 for r in ordinary) < 0.8  # not the 1 s timeout, nor 2
+
+
+@dataclass(frozen=True)
+class _SlowThenHanging:
+    """Decides every row inline; extracting "slow" takes 90 ms, "hang" a minute."""
+
+    key: str = "slow-then-hanging"
+
+    def extract(self, response: str) -> Extracted:
+        time.sleep({"slow": 0.09, "hang": 60.0}.get(response, 0.0))
+        return Extracted(response, {"source": "plain"})
+
+    def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
+        return Verdict(float(extracted.answer == ground_truth), {"pred": extracted.answer})
+
+    def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
+        verdict = self.quick_check(extracted, ground_truth)
+        assert verdict is not None
+        return verdict
+
+
+async def test_a_row_late_in_its_task_gets_its_whole_timeout_once() -> None:
+    """A row's limit is its own reward.timeout_s, however late in its task it starts:
+    rows that each take a while (none long enough to be handed on) delay it, then it
+    hangs; it ends `timeout` once (never extracted again alone), and a task of slow rows
+    that all end in time is no timeout at all."""
+    source = "slow-then-hanging"
+    engine = plug(await make_engine(timeout_s=1), _SlowThenHanging())
+    try:
+        rows = [{"data_source": source, "response": r, "ground_truth": "x"}
+                for r in ["slow"] * 4 + ["hang"] + ["x"] * 59]  # fmt: skip
+        late = await engine.score_many(rows)
+        after_late = dict(engine.pool.stats)
+        slow = await engine.score_many([{**row, "response": "slow"} for row in rows])
+        after_slow = dict(engine.pool.stats)
+    finally:
+        await engine.close()
+    assert late[4].status is Status.TIMEOUT and after_late["timeouts"] == 1
+    assert 1.0 <= (late[4].elapsed_s or 0) < 2.0, late[4].elapsed_s  # 0.36 s of rows, then 1 s
+    assert all(r.status is Status.OK for i, r in enumerate(late) if i != 4)
+    # 32 rows of 90 ms: 2.9 s in one task, past its 1 s limit, each row in time
+    assert all(r.status is Status.OK for r in slow) and after_slow["timeouts"] == 1
+
+
 async def test_pool_counts_checks_not_the_extractions_of_a_redone_task() -> None:
     """When a spread task's worker dies, each of its rows is extracted again in a task of
     its own; that task is no check (README: "`pool` counts checks, in a spread task or

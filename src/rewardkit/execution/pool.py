@@ -214,6 +214,7 @@ class TaskLink:
         self._conn: Connection | None = None  # set while a worker runs the task
         self._board: tuple[Board, int] | None = None  # that worker's board, the task's serial
         self._read_at = 0  # where the board's next record starts
+        self._reply: asyncio.Future[Any] | None = None  # the running task's answer, to come
         # set while a remote actor runs the task (RayWorkerPool): how to reach it
         self.cut_by: Callable[[], None] | None = None
         self.cut_sent = False
@@ -241,6 +242,15 @@ class TaskLink:
         """Give ``part`` (written at ``written_at``, this process's monotonic clock) to ``on_part``."""
         self.last_part_at = written_at
         self.on_part(part)
+
+    def expire(self, message: str) -> bool:
+        """End the running task now, as if it had run out of its time (the pool kills and
+        replaces its worker, and counts a timeout): for a caller that keeps a limit of its
+        own, tighter than the task's. False when no worker of this pool runs it."""
+        if self._reply is None or self._reply.done():
+            return False
+        self._reply.set_exception(ScorerTimeout(message))
+        return True
 
     def cut(self) -> None:
         """Ask the task to stop at its next :func:`~rewardkit.execution._worker.cut_asked`
@@ -884,6 +894,7 @@ class WorkerPool:
         loop.add_reader(worker.process.sentinel, on_exit)
         if link is not None:
             link._conn, link._board, link._read_at = worker.conn, (worker.board, worker.serial), 0
+            link._reply = reply
         try:
             return await asyncio.wait_for(reply, timeout)
         except TimeoutError:
@@ -892,7 +903,7 @@ class WorkerPool:
             if link is not None:
                 with contextlib.suppress(Exception):  # a failed task: what it reported first
                     link.collect()
-                link._conn = link._board = None
+                link._conn = link._board = link._reply = None
             loop.remove_reader(fd)
             loop.remove_reader(worker.process.sentinel)
 

@@ -294,9 +294,14 @@ class RewardEngine:
             return timed(failed(row.index, exc, row.raw), row.started)
         return self._result(row.index, pieces, row.raw, row.started)
 
-    def failure_result(self, row: SpreadRow, status: Status, error: str) -> Result:
-        """A spread row's Result when its rule verifier failed in a worker."""
-        rule = Piece("rule", self.section.rule_weight, status=status, error=error)
+    def failure_result(
+        self, row: SpreadRow, status: Status, error: str, extra: Mapping[str, Any] | None = None
+    ) -> Result:
+        """A spread row's Result when its rule verifier failed in a worker (``extra``: what
+        its extraction saw, when it got that far)."""
+        rule = Piece(
+            "rule", self.section.rule_weight, status=status, error=error, extra=extra or {}
+        )
         try:
             pieces = self._with_shapes([rule], row.sample)
         except Exception as exc:

@@ -107,6 +107,8 @@ class Outcomes:
         # The answers the cache holds a check of, by (verifier, ground truth): a spread
         # task leaves those to the cache instead of checking them again (scoring.spread).
         self.answers: dict[tuple[str, str], set[Answer]] = {}
+        # And those a spread task is checking now, past SPREAD_STALL_S (promise)
+        self.promised: dict[tuple[str, str], set[Answer]] = {}
 
     async def shared(self, key: Key, compute: Callable[[], Awaitable[Outcome]]) -> Outcome:
         """Compute each key once: join an in-flight computation, or reuse a cached outcome.
@@ -128,8 +130,38 @@ class Outcomes:
         return await asyncio.shield(task)
 
     def known(self, reference: tuple[str, str]) -> Collection[Answer]:
-        """The answers the cache holds a check of against ``(verifier, ground truth)``."""
-        return self.answers.get(reference, ())
+        """The answers the cache holds a check of against ``(verifier, ground truth)``, and
+        those a spread task is checking now (:meth:`promise`)."""
+        promised = self.promised.get(reference)
+        cached = self.answers.get(reference, ())
+        return cached if not promised else promised.union(cached)
+
+    def promise(self, key: CheckKey) -> asyncio.Future[Outcome] | None:
+        """A check a spread task runs, that ran long (scoring.spread): in flight from now
+        on, so that every row with its answer waits for it (:meth:`shared`; spread tasks
+        leave it to the engine: :meth:`known`) instead of checking it again, and timing
+        out again. None when the key is cached or in flight already. Whoever gets the
+        future settles it (:meth:`settle`), on every path."""
+        if key in self.cache or key in self.inflight:
+            return None
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        self.inflight[key] = future
+        self.promised.setdefault(key.reference, set()).add(key.answer_of)
+        return future
+
+    def settle(self, key: CheckKey, future: asyncio.Future[Outcome], outcome: Outcome) -> None:
+        """The promised check's outcome: its waiters get it, the cache keeps it (as
+        :meth:`put` does); the key is no longer in flight."""
+        if self.inflight.get(key) is future:
+            del self.inflight[key]
+        answers = self.promised.get(key.reference)
+        if answers is not None:
+            answers.discard(key.answer_of)
+            if not answers:
+                del self.promised[key.reference]
+        if not future.done():
+            future.set_result(outcome)
+        self.put(key, outcome)
 
     def pending(self) -> list[asyncio.Future[Outcome]]:
         """The computations in flight now."""

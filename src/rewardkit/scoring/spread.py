@@ -31,7 +31,7 @@ from rewardkit.execution.pool import TaskLink, WorkerPool
 from rewardkit.execution.ray_pool import RayWorkerPool
 from rewardkit.scoring import tasks
 from rewardkit.scoring.guard import Guard
-from rewardkit.scoring.outcomes import Answer, CheckKey, Outcomes
+from rewardkit.scoring.outcomes import Answer, CheckKey, Outcome, Outcomes
 from rewardkit.scoring.rows import (
     context_of,
     failed,
@@ -139,6 +139,11 @@ class _Progress:
             and time.monotonic() - since >= SPREAD_STALL_S
         )
 
+    def ran_for(self) -> float:
+        """How long the row it works on has run (its extraction, or its check)."""
+        quiet = self.link.quiet()
+        return 0.0 if quiet is None else quiet
+
     def wake_in(self) -> float:
         """How long to wait for the task, not cut yet, before looking at its progress again."""
         since = self.link.last_part_at
@@ -182,7 +187,9 @@ class RulePipeline(Protocol):
         """The row's Result, or the coroutine that checks it and gives it."""
         ...
 
-    def failure_result(self, row: SpreadRow, status: Status, error: str) -> Result:
+    def failure_result(
+        self, row: SpreadRow, status: Status, error: str, extra: Mapping[str, Any] | None = None
+    ) -> Result:
         """The row's Result when its rule verifier failed (a timeout, a dead worker)."""
         ...
 
@@ -214,6 +221,18 @@ class Batch:
         rest = [rows for rows in self.open if rows]
         self.open = [[] for _ in range(self.workers)]
         return rest
+
+
+@dataclass(slots=True)
+class _Promise:
+    """A long check in a spread task that other rows wait for (:meth:`Outcomes.promise`)."""
+
+    outcomes: Outcomes
+    key: CheckKey
+    future: asyncio.Future[Outcome]
+
+    def settle(self, outcome: Outcome) -> None:
+        self.outcomes.settle(self.key, self.future, outcome)
 
 
 class Spreader:
@@ -271,32 +290,32 @@ class Spreader:
     async def score(
         self, rows: list[SpreadRow], done: dict[int, Result], handed: bool = False
     ) -> None:
-        """Run ``rows`` in one worker task (their inline phases, then the checks those
+        """Run ``rows`` in one worker task (each row's inline phases, then the check they
         leave), then finish each row: decided, or on to the pool's checks.
 
         The task reports before each row and each check; a row's extraction or check past
-        :data:`SPREAD_STALL_S` holds no other row: the rows reported are finished at once,
-        the rows after it go to another task (``handed``: already counted), and this one
-        is cut after that row.
+        :data:`SPREAD_STALL_S` holds no other row (:meth:`_hand_on`), and past
+        reward.timeout_s of its own it is stopped: that row's ``timeout``.
         """
         pool = self.guard.pool
         assert isinstance(pool, (WorkerPool, RayWorkerPool))  # as Spreader.batch spreads
         if not handed:
             self.stats["spread"] += len(rows)
-        check_for_s = min(SPREAD_CHECK_S, self.section.timeout_s / 2)
-        fast_paths = self.section.verifiers.fast_paths
+        timeout_s = self.section.timeout_s
+        check_for_s = min(SPREAD_CHECK_S, timeout_s / 2)
         progress = _Progress()
         link = progress.link
         run = asyncio.ensure_future(
             pool.run(
                 tasks.spread_rows,
                 self.work(rows),
-                fast_paths,
+                self.section.verifiers.fast_paths,
                 check_for_s,
                 True,  # reports its progress before each row and each check
-                # a check it starts (before check_for_s) has reward.timeout_s of its own,
-                # as alone: one that would pass alone never costs the task its rows
-                timeout=self.section.timeout_s + check_for_s,
+                # The engine stops a row past reward.timeout_s of its own (below); the
+                # task's limit is the backstop, with room for each row to run up to
+                # SPREAD_STALL_S, unnoticed, before that row
+                timeout=timeout_s + check_for_s + len(rows) * SPREAD_STALL_S,
                 affinity=rows[0].gold,  # the worker every row's ground truth prefers
                 link=link,
             )
@@ -307,41 +326,47 @@ class Spreader:
         outcomes: list[tasks.SpreadOutcome] = []
         failure: BaseException | None = None
         abandoned = False  # cut, it went on to a row handed elsewhere: stopped, not awaited
+        promised: _Promise | None = None  # the long check every row of its answer waits for
         try:
             while not run.done():
                 if link.cut_sent:
                     abandoned = await _ran_past(run, progress, owned)
                     if abandoned:
                         break
+                    if not run.done() and progress.ran_for() >= timeout_s:
+                        # the row had reward.timeout_s of its own: a timeout, its worker
+                        # replaced (on Ray: its call cancelled)
+                        failure = ScorerTimeout(f"timed out after {timeout_s:g}s")
+                        if not link.expire(str(failure)):
+                            run.cancel()
+                        await asyncio.wait({run})
+                        if not run.cancelled():
+                            run.exception()  # the timeout just set: retrieved, ours
+                        break
                     continue
                 await progress.wait(run, progress.wake_in())
                 if run.done() or not progress.stalled():
                     continue
-                # A row runs long: the rows before it are done, the rows after it go on.
-                # Those done since the task last reported outcomes (a few milliseconds'
-                # work: tasks.OUTCOMES_EVERY_S) are done again there.
-                checking = progress.checking
-                assert checking is not None
-                reported = min(len(progress.outcomes), checking)
-                for offset in range(finished, reported):
-                    self._finish(rows[offset], progress.outcomes[offset], done, later)
-                rest = rows[reported:checking] + rows[checking + 1 : owned]
-                finished, owned = checking, checking + 1
+                finished, owned, promised = self._hand_on(
+                    rows, progress, (finished, owned), done, later
+                )
                 link.cut()
-                if rest:
-                    later.append(asyncio.ensure_future(self.score(rest, done, handed=True)))
-                await asyncio.sleep(0)  # let the handed task reach the pool first
-            # reported, then the reply's
-            outcomes = progress.outcomes + ([] if abandoned else run.result())
+                await asyncio.sleep(0)  # let the handed tasks reach the pool first
+            if failure is None:  # reported, then the reply's
+                outcomes = progress.outcomes + ([] if abandoned else run.result())
         except (RewardkitError, ScorerTimeout) as exc:  # (a BaseException: named on its own)
             failure = exc  # a row killed its worker or ran out of time: see below
         except BaseException:  # cancelled (the batch was): the task's worker is freed
             for waiting in (run, *later):
                 waiting.cancel()
+            if promised is not None:  # its waiters may be other requests': never left hanging
+                promised.settle((Status.ERROR, "its spread task was cancelled"))
             raise
         # The worker is free: let the next task reach it before these rows are finished
         # here (a millisecond of the loop's time, per task, that it would otherwise idle).
         await asyncio.sleep(0)
+        if promised is not None:  # before its row is finished: that may check it again
+            promised.settle(self._checked_outcome(owned - 1, outcomes, failure, progress))
         for offset in range(finished, owned):
             row = rows[offset]
             if offset < len(outcomes):
@@ -349,7 +374,7 @@ class Spreader:
             elif failure is not None and offset < len(progress.outcomes):
                 self._finish(row, progress.outcomes[offset], done, later)  # done before it
             elif isinstance(failure, ScorerTimeout) and self._own_timeout(offset, progress):
-                self._timed_out(row, progress, done, later)  # its own work ran out of time
+                self._timed_out(row, progress, done)  # its own work ran out of time
             else:  # its task failed before this row was done: its inline phases alone
                 self.stats["rows"] += 1
                 later.append(asyncio.ensure_future(store(self._alone(row), row.index, done)))
@@ -359,6 +384,53 @@ class Spreader:
             for waiting in later:
                 waiting.cancel()
             raise
+
+    def _hand_on(
+        self,
+        rows: list[SpreadRow],
+        progress: _Progress,
+        bounds: tuple[int, int],
+        done: dict[int, Result],
+        later: list[asyncio.Future[None]],
+    ) -> tuple[int, int, _Promise | None]:
+        """A row runs long: the rows reported done are finished, the rows after it go to
+        another task, and the few done since the task last reported its outcomes (less
+        than tasks.OUTCOMES_EVERY_S of work) to a third, on their own (among the rows
+        after a long row, they would be handed on again at the next one). A long check
+        becomes the one every row with its answer waits for (:meth:`Outcomes.promise`).
+        Returns the new ``(finished, owned)`` bounds and that promise."""
+        finished, owned = bounds
+        checking = progress.checking
+        assert checking is not None
+        reported = min(len(progress.outcomes), checking)
+        for offset in range(finished, reported):
+            self._finish(rows[offset], progress.outcomes[offset], done, later)
+        promised = None
+        if progress.first is not None:  # in its check: its answer is known
+            key = CheckKey.of(rows[checking].verifier, rows[checking].gold, progress.first[0])
+            future = self.outcomes.promise(key)
+            promised = None if future is None else _Promise(self.outcomes, key, future)
+        for part in (rows[reported:checking], rows[checking + 1 : owned]):
+            if part:
+                later.append(asyncio.ensure_future(self.score(part, done, handed=True)))
+        return checking, checking + 1, promised
+
+    def _checked_outcome(
+        self,
+        offset: int,
+        outcomes: list[tasks.SpreadOutcome],
+        failure: BaseException | None,
+        progress: _Progress,
+    ) -> Outcome:
+        """The outcome of the long check of the row at ``offset``, for its waiters."""
+        if offset < len(outcomes) and outcomes[offset][0] == "ok":
+            verdict = outcomes[offset][1][2]
+            if verdict is not None:
+                return Status.OK, verdict
+        if isinstance(failure, ScorerTimeout) and self._own_timeout(offset, progress):
+            return Status.TIMEOUT, f"timed out after {self.section.timeout_s:g}s"
+        why = f": {failure}" if failure is not None else " (it raised: checked again alone)"
+        return Status.ERROR, f"its check in a spread task failed{why}"
 
     def _finish(
         self,
@@ -387,26 +459,22 @@ class Spreader:
         began = progress.link.last_part_at  # its report, written as its extraction began
         return began is not None and time.monotonic() - began >= self.section.timeout_s
 
-    def _timed_out(
-        self,
-        row: SpreadRow,
-        progress: _Progress,
-        done: dict[int, Result],
-        later: list[asyncio.Future[None]],
-    ) -> None:
+    def _timed_out(self, row: SpreadRow, progress: _Progress, done: dict[int, Result]) -> None:
         """The row its task was working on when it ran out of time, with reward.timeout_s
-        of its own (:meth:`_own_timeout`). In its check: its outcome is the timeout a
-        check alone gets, cached as one (the row's Result is then that of a pooled check
-        that timed out). In its extraction: the timeout it would get alone."""
-        if progress.first is None:
-            message = f"rule: timed out after {self.section.timeout_s:g}s"
-            self.stats["rows"] += 1
-            done[row.index] = self.rows.failure_result(row, Status.TIMEOUT, message)
-            return
-        extracted, quick = progress.first
-        key = CheckKey.of(row.verifier, row.gold, extracted)
-        self.outcomes.put(key, (Status.TIMEOUT, f"timed out after {self.section.timeout_s:g}s"))
-        self._finish(row, ("ok", (extracted, quick, None, False)), done, later)
+        of its own (:meth:`_own_timeout`): the timeout it would get alone. A check's is
+        cached as a pooled check's is (rows with its answer get it at once), and counted
+        as a check (``pool``)."""
+        message = f"timed out after {self.section.timeout_s:g}s"
+        extra = None
+        if progress.first is not None:
+            extracted, _ = progress.first
+            extra = extracted.extra
+            self.outcomes.put(
+                CheckKey.of(row.verifier, row.gold, extracted), (Status.TIMEOUT, message)
+            )
+            self.stats["pool"] += 1
+        self.stats["rows"] += 1
+        done[row.index] = self.rows.failure_result(row, Status.TIMEOUT, f"rule: {message}", extra)
 
     def work(self, rows: list[SpreadRow]) -> list[tasks.SpreadRow]:
         """What a spread task needs of each row (with its context), with the answers the
