@@ -633,6 +633,27 @@ def test_conclusion_and_thinking() -> None:
     # a template-opened thinking (no <think> in the response) is read when nothing else is
     assert list(_final.answering_texts("x = 5 </think>"))[-1].startswith("x = 5")
     assert list(_final.answering_texts("<think>x = 5</think>")) == [""]
+    # a thinking the response opens and never closes (cut in its reasoning) answers
+    # nothing; text before it does, and a <think> inside a line opens nothing
+    assert list(_final.answering_texts("<think>So \\boxed{7}. But wait")) == [""]
+    assert _final.thinking_split("#### 7\n<think>or 8") == ("<think>or 8", "#### 7\n")
+    assert _final.conclusion("The tag <think> opens it: 7") == "The tag <think> opens it: 7"
+
+
+@pytest.mark.parametrize(
+    ("verifier", "response", "gold"),
+    [
+        (MATH, "<think>The sum is 3+4 = 7. So \\boxed{7}.", "7"),
+        (MATH, "<think>\n3+4 = 7, so \\boxed{7}. Hmm, but wait, let me check the case where", "7"),
+        (GSM8K, "<think>3 + 4 = 7.\n#### 7", "7"),
+    ],
+)
+def test_an_answer_in_a_thinking_never_closed_is_no_answer(
+    verifier: Any, response: str, gold: str
+) -> None:
+    """(An outside red team's finding: the whole response was read as the conclusion.)"""
+    assert _score(verifier, response, gold) == 0.0
+    assert _score(verifier, response + "</think>\n\n" + gold, gold) == 1.0
 
 
 def test_unicode_numbers_keep_their_length() -> None:

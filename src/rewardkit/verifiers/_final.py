@@ -119,8 +119,8 @@ def answering_texts(
     its conclusion. ``rendered=False`` keeps the text as written (no hidden text removed,
     no digits read: an exact-match family compares characters)."""
     text, cut, end = _split(response, rendered=rendered)
-    if cut < 0:
-        return AnsweringTexts(None, text, context.prompt)
+    if cut < 0:  # no thinking closed: all of it answers, up to a thinking never closed
+        return AnsweringTexts(None, text[: _unclosed_thinking(text)], context.prompt)
     final = text[cut + len(THINK_END) : end].rstrip()
     # the template opened the thinking, and the conclusion is not cut mid-sentence (a cut
     # one was going on to answer: what the thinking ended on is no answer it gave) and
@@ -232,8 +232,20 @@ def thinking_split(
     empty pair written after the thinking would make the thinking the answer)."""
     text, cut, end = _split(response, rendered=rendered, mentions=mentions)
     if cut < 0:
-        return "", text
+        opened = _unclosed_thinking(text)
+        return text[opened:], text[:opened]
     return text[:cut], text[cut + len(THINK_END) : end].rstrip()
+
+
+def _unclosed_thinking(text: str) -> int:
+    """Where a ``<think>`` never closed opens ``text`` or one of its lines (a response cut
+    in its reasoning, or one that never left it: what it thought is no answer it gave),
+    else ``len(text)``. One inside a line ("the tag <think> opens ...") opens nothing."""
+    opened = _THINK_OPENS.search(text)
+    return len(text) if opened is None else opened.start()
+
+
+_THINK_OPENS = re.compile(r"(?m)^[ \t]*" + re.escape(THINK_OPEN))
 
 
 def _split(response: str, *, rendered: bool, mentions: bool = True) -> tuple[str, int, int]:
