@@ -102,6 +102,12 @@ def _benign_long() -> dict[str, str]:
         "long number": long_number,
         "identity matrix": matrix,
         "prose x2": "\n\n".join(CORRECT[:40]),
+        # the same long case worked three times (a unit the long window would see), then
+        # the conclusion: it ends on something new
+        "three long cases, then a conclusion": "".join(
+            f"Case {k}: " + "\n".join(CORRECT[1:6])[:1800] + "\n\n" for k in range(1, 4)
+        )
+        + "So all three cases give the same value, and the answer is $\\boxed{12}$.",
     }
     for name, text in shaped.items():
         assert len(text) >= _repetition.WINDOW_CHARS, name
@@ -175,6 +181,17 @@ DEGENERATE = {
     "counter in words": "".join(
         f"Attempt {a}-{b}: the answer is $\\boxed{{3}}$.\n" for a in _WORDS for b in _WORDS
     )[:12000],
+    # a unit longer than a third of the window (an outside red team's finding): a
+    # "re-verify" paragraph of ~2,000 characters holding the answer, 8 times, cut mid-unit
+    "a paragraph loop, 2,000 characters a unit": (
+        "Problem setup. "
+        + (
+            "Let me re-derive it. "
+            + " ".join(_rng.choice(_WORDS) for _ in range(330))
+            + ". Hence the answer is $\\boxed{3}$.\n\n"
+        )
+        * 8
+    )[:-700],
     "counted list loop": "".join(
         f"{i}. The next multiple of 30 is {30 * i}, which cannot be written with only the "
         "digits 0 and 2.\n\n"

@@ -26,7 +26,10 @@ window) are a loop in one of three ways:
   ends on ``\\boxed{2}`` offers a new value, as the first way's last characters do). A
   unit of a few sentences uses dozens of distinct words, which the first way allows no
   loop; a greedy policy's loop at its token limit is often such a unit (two paragraphs,
-  "Step 43: We can rewrite $\\sqrt{53}$ as ... Since $\\"), and counts its steps. Text that ends on a conclusion never repeats its own last
+  "Step 43: We can rewrite $\\sqrt{53}$ as ... Since $\\"), and counts its steps. A unit longer
+  than a third of the window (a "let me re-verify" paragraph holding the answer) is
+  looked for in the last :data:`LONG_WINDOW_CHARS` characters, where its last
+  :data:`MIN_REPEATS` units must repeat. Text that ends on a conclusion never repeats its own last
   characters a period before; a table or list of numbers in one format that runs to the
   very end, with no sentence after it, is read as a loop (it states no answer either).
 - *it compresses away*: zlib packs the window to at most :data:`MAX_COMPRESSED` of its
@@ -88,6 +91,11 @@ MAX_COMPRESSED = 0.10
 and derivations pack to 0.3-0.5, code to 0.25, a list of cases in one format to about
 0.15; the real corpus's long rows that are no loop, to 0.22 at least; a greedy model's
 loops with variations, to 0.02-0.10."""
+LONG_WINDOW_CHARS = 16_384
+"""The second way also looks for a longer unit, a paragraph or a few (up to a third of
+this), in the response's last characters this long: a unit longer than a third of
+:data:`WINDOW_CHARS` ("Let me re-verify ... \\boxed{42}", 2,000 characters, again and
+again) fits the window fewer than :data:`MIN_REPEATS` times."""
 MAX_PERIODS_TRIED = 8
 """Earlier places of the last characters tried as the period, nearest first."""
 MIN_SAME = 0.95
@@ -109,6 +117,12 @@ def degenerate(response: str) -> bool:
         _nothing_new_at_the_end(response, end, MAX_DISTINCT_TOKENS)
         or _one_unit_repeated(window)
         or (_compresses_away(window) and _nothing_new_at_the_end(response, end))
+        or (
+            end > WINDOW_CHARS + WINDOW_CHARS // MIN_REPEATS
+            and _one_unit_repeated(
+                response[max(0, end - LONG_WINDOW_CHARS) : end], WINDOW_CHARS // MIN_REPEATS + 1
+            )
+        )
     )
 
 
@@ -119,18 +133,21 @@ def _compresses_away(window: str) -> bool:
     return len(zlib.compress(data, 1)) <= MAX_COMPRESSED * len(data)
 
 
-def _one_unit_repeated(window: str) -> bool:
+def _one_unit_repeated(window: str, min_period: int = 1) -> bool:
     """Whether ``window``, its numbers read as one, repeats one unit to its end (the
-    module's second way)."""
+    module's second way). The whole window repeats; with a ``min_period`` (a long unit,
+    in a longer window), its last :data:`MIN_REPEATS` units do (they hold more than
+    :data:`WINDOW_CHARS` characters: a list that ends a text is no such loop)."""
     text = _NUMBER.sub("0", window)
     key = text[-PERIOD_KEY_CHARS:]
-    end = len(text) - 1
+    end = len(text) - min_period
     for _ in range(MAX_PERIODS_TRIED):  # the shortest period first; a unit may repeat a
         earlier = text.rfind(key, 0, end)  # sentence inside it ("Wait, ... Wait, ...")
         period = len(text) - PERIOD_KEY_CHARS - earlier
         if earlier < 0 or period * MIN_REPEATS > len(text):
             return False  # most texts: their last characters are new
-        if _periodic(text, period):
+        looped = text if min_period == 1 else text[-MIN_REPEATS * period :]
+        if _periodic(looped, period):
             return not _new_at_the_end(window, period)
         end = earlier + PERIOD_KEY_CHARS - 1
     return False
