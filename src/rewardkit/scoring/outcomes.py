@@ -43,7 +43,11 @@ class CheckKey:
     @classmethod
     def of(cls, verifier: Keyed, gold: str, extracted: Extracted) -> CheckKey:
         also = tuple(extracted.extra.get(ALSO_OFFERED) or ())
-        return cls(verifier.key, gold, extracted.answer, extracted.extra.get("source"), also)
+        source = extracted.extra.get("source")
+        if extracted.answer is None:  # no answer: its verdict can read only what extraction
+            # noted (json_schema's failed: no_json or several_answers, math's hedged)
+            source = (source, tuple(sorted((k, repr(v)) for k, v in extracted.extra.items())))
+        return cls(verifier.key, gold, extracted.answer, source, also)
 
     @property
     def reference(self) -> tuple[str, str]:

@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from rewardkit.config import RewardSection
 from rewardkit.errors import InvalidSampleError
+from rewardkit.verifiers._common import unhidden
 from rewardkit.verifiers._final import closing_correction
 from rewardkit.verifiers._json import MISSING, conclusion, json_equal, loads, pointer
 from rewardkit.verifiers.base import Entry, Extracted, Matcher, Verdict
@@ -78,9 +80,14 @@ class JsonSchemaVerifier:
 
     def extract(self, response: str) -> Extracted:
         """The final JSON text of the conclusion (None: there is none). Linear."""
-        text = conclusion(response).strip()
+        raw = conclusion(response).strip()
         if self.answer == "whole":
-            ok, value = loads(text)
+            ok, value = loads(raw)  # as written: a JSON string may hold "<!--" or "~~"
+            if ok:
+                return _document(raw, value)
+        text = _rendered(raw).strip()
+        if self.answer == "whole" and text != raw:
+            ok, value = loads(text)  # "<!-- draft -->{...}": what a reader sees is one value
             if ok:
                 return _document(text, value)
         block = _last_fence(text)
@@ -143,16 +150,70 @@ def _depth_over(value: Any, limit: int) -> bool:
     return False
 
 
+def _rendered(text: str) -> str:
+    """``text`` as a reader sees it rendered, its code fences kept as written: an HTML
+    comment or a struck-out span (``<del>``, ``<s>``, ``<strike>``) outside a fence hides
+    what it holds, fences too; hidden and struck text outside fences is dropped
+    (:func:`~rewardkit.verifiers._common.unhidden`). A fenced document in a comment is
+    no answer a reader was given. Linear: one pass."""
+    if "<" not in text and "~~" not in text and "\\" not in text and "%" not in text:
+        return text  # most answers: nothing can hide
+    out: list[str] = []
+    pos = 0
+    while pos < len(text):
+        mark = _HIDING_OR_FENCE.search(text, pos)
+        if mark is None:
+            out.append(unhidden(text[pos:]))
+            break
+        out.append(unhidden(text[pos : mark.start()]))
+        if mark.group() == FENCE:  # literal up to its closing fence (or the end)
+            closed = text.find(FENCE, mark.end())
+            end = len(text) if closed < 0 else closed + len(FENCE)
+            out.append(text[mark.start() : end])
+        else:  # hidden up to its end (an unclosed comment or tag hides the rest)
+            closer = "-->" if mark.group() == "<!--" else f"</{mark.group('tag')}>"
+            closed = text.lower().find(closer.lower(), mark.end())
+            end = len(text) if closed < 0 else closed + len(closer)
+            out.append(" ")
+        pos = end
+    return "".join(out)
+
+
+_HIDING_OR_FENCE = re.compile(r"```|<!--|<(?P<tag>del|s|strike)(?:\s[^<>]{0,80})?>", re.I)
+
+
 def _another_after(rest: str) -> bool:
     """Whether the text after the answer's fence gives another document, or takes the
-    answer back with a value ("Actually, that is wrong; the record is {...}"): the fence
-    is then no final answer, as a retracted box is none."""
+    answer back with a value ("Actually, that is wrong; the record is {...}") or in
+    words ("Correction: ...", "Ignore the above.", "The above JSON is wrong.", "Actually,
+    the name should be Bob."): the fence is then no final answer, as a retracted box is
+    none."""
     opened = rest.find("{")
     if opened >= 0:
         closed = rest.rfind("}")
         if closed > opened and loads(rest[opened : closed + 1])[0]:
             return True
+    if _TAKEN_BACK.search(rest[:_TAKEN_BACK_CHARS]):
+        return True
     return closing_correction(rest, words=True, any_lead=False) is not None
+
+
+# A sentence after the document that takes it back: a correction label, an order to
+# ignore it, a verdict on it, or "actually ... should be" a value
+_TAKEN_BACK = re.compile(
+    r"(?:^|(?<=[.!?。！？\n]))[ \t*_>#]*(?:"
+    r"(?i:correction|corrections|erratum|errata|korrektur|berichtigung|correcci[oó]n"
+    r"|corre[cç][aã]o|rectification)[ \t]*[:：]|更正|订正|修正[:：]|정정"
+    r"|(?i:(?:please[ \t]+)?(?:ignore|disregard|discard|scratch)[ \t]+(?:the|that|this|my)"
+    r"[ \t]+(?:above|previous|preceding|last|earlier|json|answer|output|document|block))"
+    r"|(?i:the[ \t]+(?:above|previous|preceding)[ \t]+(?:json|answer|output|document|block"
+    r"|object|record)[ \t]+(?:is|was)[ \t]+(?:wrong|incorrect|invalid|not[ \t]+(?:right"
+    r"|correct|valid)))"
+    r"|(?i:actually),?[ \t][^.\n]{0,80}\b(?i:should)[ \t]+(?:(?i:actually)[ \t]+)?(?i:be)"
+    r"[ \t]+[\"'“A-Z0-9]"
+    r")"
+)
+_TAKEN_BACK_CHARS = 2000  # the text right after the fence: a retraction follows it
 
 
 def _last_fence(text: str) -> str | None:
