@@ -394,6 +394,49 @@ async def test_a_cut_task_that_starts_a_handed_row_is_stopped_not_awaited(
     assert [r.score for r in spread[2:6]] == [0.0, 1.0, 0.0, 0.0]  # fast3 is the gold
 
 
+async def test_a_check_that_ends_in_time_is_no_timeout_when_the_loop_was_busy() -> None:
+    """The engine times a handed-on row out itself, once it has had reward.timeout_s: a
+    check that ended in time (0.8 s of 1 s) while the event loop was busy elsewhere
+    (0.75 to 1.05 s) is read, not thrown away as a timeout, nor cached as one (an outside
+    red team's finding)."""
+    engine = await _timed_engine(slow_s=0.8, timeout_s=1)
+    try:
+        await engine.score_many(_timed_rows([f"q{i}" for i in range(64)]))  # warm
+        answers = [f"q{i}" for i in range(64)]
+        answers[2] = "slow"
+
+        async def busy() -> None:  # another request's work on the loop, across the limit
+            await asyncio.sleep(0.75)
+            time.sleep(0.3)
+
+        results, _ = await asyncio.gather(engine.score_many(_timed_rows(answers)), busy())
+        again = await engine.score_many(_timed_rows(["slow"]))
+    finally:
+        await engine.close()
+    assert results[2].status is Status.OK and again[0].status is Status.OK
+
+
+async def test_cancelling_a_request_fails_no_other_waiting_on_its_check() -> None:
+    """A long check of a spread task is the one other requests' rows with its answer wait
+    for; when its request is cancelled, the check runs again in the pool for them, never
+    an error of someone else's cancellation (an outside red team's finding)."""
+    engine = await _timed_engine(slow_s=0.6, timeout_s=2)
+    try:
+        answers = [f"q{i}" for i in range(64)]
+        answers[2] = "slow"
+        first = asyncio.ensure_future(engine.score_many(_timed_rows(answers)))
+        await asyncio.sleep(0.3)  # its check of "slow" has run past SPREAD_STALL_S
+        second = asyncio.ensure_future(engine.score_many(_timed_rows(["slow"])))
+        await asyncio.sleep(0.05)
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        (result,) = await second
+    finally:
+        await engine.close()
+    assert result.status is Status.OK and result.score == 0.0, result
+
+
 @dataclass(frozen=True)
 class _Hanging:
     """Leaves every row to its check, a few milliseconds, except "hang": a minute."""

@@ -243,6 +243,17 @@ class TaskLink:
         self.last_part_at = written_at
         self.on_part(part)
 
+    def replied(self) -> bool:
+        """Whether the running task's answer has come (or waits in its pipe, unread): a
+        caller about to :meth:`expire` it must not throw a finished answer away."""
+        if self._reply is None:
+            return False
+        if self._reply.done():
+            return True
+        with contextlib.suppress(OSError, ValueError):
+            return self._conn is not None and self._conn.poll(0)
+        return False
+
     def expire(self, message: str) -> bool:
         """End the running task now, as if it had run out of its time (the pool kills and
         replaces its worker, and counts a timeout): for a caller that keeps a limit of its

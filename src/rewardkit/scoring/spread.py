@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rewardkit.config import RewardSection
-from rewardkit.errors import InvalidSampleError, RewardkitError, ScorerTimeout
+from rewardkit.errors import InvalidSampleError, RewardkitError, ScorerTimeout, WorkerCrashed
 from rewardkit.execution.pool import TaskLink, WorkerPool
 from rewardkit.execution.ray_pool import RayWorkerPool
 from rewardkit.scoring import tasks
@@ -225,14 +225,31 @@ class Batch:
 
 @dataclass(slots=True)
 class _Promise:
-    """A long check in a spread task that other rows wait for (:meth:`Outcomes.promise`)."""
+    """A long check in a spread task that other rows wait for (:meth:`Outcomes.promise`),
+    settled on every path: its outcome, or the same check run again in the pool."""
 
     outcomes: Outcomes
     key: CheckKey
     future: asyncio.Future[Outcome]
+    again: Callable[[], Awaitable[Outcome]]  # the check, in the pool
+    running: set[asyncio.Future[None]]  # checks run again: held until they end
 
     def settle(self, outcome: Outcome) -> None:
         self.outcomes.settle(self.key, self.future, outcome)
+
+    def hand_over(self) -> None:
+        """The task can no longer give the outcome (it was cancelled, or its check
+        raised): the check runs again in the pool for whoever waits, as it would alone."""
+        task = asyncio.ensure_future(self._again())
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+
+    async def _again(self) -> None:
+        outcome: Outcome = (Status.ERROR, "its check was cancelled")
+        try:
+            outcome = await self.again()
+        finally:  # cancelled too (the engine closing): never left unsettled
+            self.settle(outcome)
 
 
 class Spreader:
@@ -251,6 +268,7 @@ class Spreader:
         self.guard = guard
         self.outcomes = outcomes
         self.rows = rows
+        self._again: set[asyncio.Future[None]] = set()  # promised checks run again (_Promise)
 
     def batch(self, rows: int, rule_only: bool) -> Batch | None:
         """What gathers a batch of ``rows`` rows into spread tasks, or None: the batch is
@@ -334,6 +352,10 @@ class Spreader:
                     if abandoned:
                         break
                     if not run.done() and progress.ran_for() >= timeout_s:
+                        await asyncio.sleep(0)  # its answer may wait, unread: I/O first
+                        progress.link.collect()
+                        if run.done() or link.replied() or progress.ran_for() < timeout_s:
+                            continue  # it ended in time (the loop was busy elsewhere)
                         # the row had reward.timeout_s of its own: a timeout, its worker
                         # replaced (on Ray: its call cancelled)
                         failure = ScorerTimeout(f"timed out after {timeout_s:g}s")
@@ -359,14 +381,15 @@ class Spreader:
         except BaseException:  # cancelled (the batch was): the task's worker is freed
             for waiting in (run, *later):
                 waiting.cancel()
-            if promised is not None:  # its waiters may be other requests': never left hanging
-                promised.settle((Status.ERROR, "its spread task was cancelled"))
+            if promised is not None:  # its waiters may be other requests': the check
+                promised.hand_over()  # runs again in the pool, for them
             raise
+        if promised is not None:  # before its row is finished: that may wait for it
+            outcome = self._checked_outcome(owned - 1, outcomes, failure, progress)
+            promised.settle(outcome) if outcome is not None else promised.hand_over()
         # The worker is free: let the next task reach it before these rows are finished
         # here (a millisecond of the loop's time, per task, that it would otherwise idle).
         await asyncio.sleep(0)
-        if promised is not None:  # before its row is finished: that may check it again
-            promised.settle(self._checked_outcome(owned - 1, outcomes, failure, progress))
         for offset in range(finished, owned):
             row = rows[offset]
             if offset < len(outcomes):
@@ -375,6 +398,8 @@ class Spreader:
                 self._finish(row, progress.outcomes[offset], done, later)  # done before it
             elif isinstance(failure, ScorerTimeout) and self._own_timeout(offset, progress):
                 self._timed_out(row, progress, done)  # its own work ran out of time
+            elif isinstance(failure, WorkerCrashed) and self._in_its_check(offset, progress):
+                self._crashed(row, progress, failure, done)  # its check killed the worker
             else:  # its task failed before this row was done: its inline phases alone
                 self.stats["rows"] += 1
                 later.append(asyncio.ensure_future(store(self._alone(row), row.index, done)))
@@ -407,13 +432,26 @@ class Spreader:
             self._finish(rows[offset], progress.outcomes[offset], done, later)
         promised = None
         if progress.first is not None:  # in its check: its answer is known
-            key = CheckKey.of(rows[checking].verifier, rows[checking].gold, progress.first[0])
-            future = self.outcomes.promise(key)
-            promised = None if future is None else _Promise(self.outcomes, key, future)
+            promised = self._promise(rows[checking], progress.first[0])
         for part in (rows[reported:checking], rows[checking + 1 : owned]):
             if part:
                 later.append(asyncio.ensure_future(self.score(part, done, handed=True)))
         return checking, checking + 1, promised
+
+    def _promise(self, row: SpreadRow, extracted: Extracted) -> _Promise | None:
+        """The in-flight promise of ``row``'s check (None: cached or in flight already)."""
+        key = CheckKey.of(row.verifier, row.gold, extracted)
+        future = self.outcomes.promise(key)
+        if future is None:
+            return None
+
+        def again() -> Awaitable[Outcome]:
+            truth = row.sample.ground_truth
+            return self.guard.in_pool(
+                tasks.check, row.verifier, extracted, truth, affinity=key.gold
+            )
+
+        return _Promise(self.outcomes, key, future, again, self._again)
 
     def _checked_outcome(
         self,
@@ -421,16 +459,36 @@ class Spreader:
         outcomes: list[tasks.SpreadOutcome],
         failure: BaseException | None,
         progress: _Progress,
-    ) -> Outcome:
-        """The outcome of the long check of the row at ``offset``, for its waiters."""
-        if offset < len(outcomes) and outcomes[offset][0] == "ok":
-            verdict = outcomes[offset][1][2]
+    ) -> Outcome | None:
+        """The outcome of the long check of the row at ``offset``, for its waiters (the
+        row too); None when it must run again (it raised: in the pool, it fails there as
+        it would alone)."""
+        known = outcomes or progress.outcomes  # (a failed task: those it reported)
+        if offset < len(known) and known[offset][0] == "ok":
+            verdict = known[offset][1][2]
             if verdict is not None:
                 return Status.OK, verdict
         if isinstance(failure, ScorerTimeout) and self._own_timeout(offset, progress):
             return Status.TIMEOUT, f"timed out after {self.section.timeout_s:g}s"
-        why = f": {failure}" if failure is not None else " (it raised: checked again alone)"
-        return Status.ERROR, f"its check in a spread task failed{why}"
+        if isinstance(failure, WorkerCrashed) and self._in_its_check(offset, progress):
+            return Status.ERROR, str(failure)  # that check killed its worker: not again
+        return None
+
+    @staticmethod
+    def _in_its_check(offset: int, progress: _Progress) -> bool:
+        """Whether the task was checking the row at ``offset`` when it failed."""
+        return offset == progress.checking and progress.first is not None
+
+    def _crashed(
+        self, row: SpreadRow, progress: _Progress, failure: BaseException, done: dict[int, Result]
+    ) -> None:
+        """The row whose check killed its task's worker: that check's error, as a pooled
+        check that killed its worker gets it (not checked a second time alone)."""
+        assert progress.first is not None
+        self.stats["rows"] += 1
+        self.stats["pool"] += 1
+        extra = progress.first[0].extra
+        done[row.index] = self.rows.failure_result(row, Status.ERROR, f"rule: {failure}", extra)
 
     def _finish(
         self,
