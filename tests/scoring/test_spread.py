@@ -490,15 +490,14 @@ async def test_ordinary_rows_do_not_wait_for_a_hanging_neighbour() -> None:
 
 
 @dataclass(frozen=True)
-class _HangingExtraction:
-    """Decides every row inline; its extraction of "hang" takes a minute."""
+class _SlowThenHanging:
+    """Decides every row inline; extracting "slow" takes 90 ms, "hang" a minute."""
 
-    key: str = "hanging-extraction"
+    key: str = "slow-then-hanging"
 
     def extract(self, response: str) -> Extracted:
-        if response == "hang":
-            time.sleep(60)
-        return Extracted(response.strip(), {"source": "plain"})
+        time.sleep({"slow": 0.09, "hang": 60.0}.get(response, 0.0))
+        return Extracted(response, {"source": "plain"})
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
         return Verdict(float(extracted.answer == ground_truth), {"pred": extracted.answer})
@@ -515,10 +514,10 @@ async def test_ordinary_rows_do_not_wait_for_a_neighbours_hanging_extraction() -
     handed on after SPREAD_STALL_S), and ends `timeout` once it has had reward.timeout_s,
     without being extracted a second time alone (which cost it twice its limit)."""
     rows = [
-        {"data_source": "hanging-extraction", "response": f"a{i}", "ground_truth": "a7"}
+        {"data_source": "slow-then-hanging", "response": f"a{i}", "ground_truth": "a7"}
         for i in range(96)
     ]
-    engine = plug(await make_engine(timeout_s=2), _HangingExtraction())
+    engine = plug(await make_engine(timeout_s=2), _SlowThenHanging())
     try:
         quiet = await engine.score_many(rows)
         rows[3] = {**rows[3], "response": "hang"}
@@ -558,25 +557,6 @@ async def test_a_hanging_check_shared_by_rows_of_a_task_runs_once(cache_size: in
     ordinary = [r for i, r in enumerate(results) if i not in (3, 10, 20)]
     assert all(r.status is Status.OK for r in ordinary)
     assert max(r.elapsed_s or 0 for r in ordinary) < 0.8  # not the 1 s timeout, nor 2
-
-
-@dataclass(frozen=True)
-class _SlowThenHanging:
-    """Decides every row inline; extracting "slow" takes 90 ms, "hang" a minute."""
-
-    key: str = "slow-then-hanging"
-
-    def extract(self, response: str) -> Extracted:
-        time.sleep({"slow": 0.09, "hang": 60.0}.get(response, 0.0))
-        return Extracted(response, {"source": "plain"})
-
-    def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
-        return Verdict(float(extracted.answer == ground_truth), {"pred": extracted.answer})
-
-    def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
-        verdict = self.quick_check(extracted, ground_truth)
-        assert verdict is not None
-        return verdict
 
 
 async def test_a_row_late_in_its_task_gets_its_whole_timeout_once() -> None:
