@@ -163,6 +163,20 @@ async def test_a_row_that_kills_its_worker_fails_alone() -> None:
     assert [r.score for r in others] == [float(i % 3 == 1) for i in range(100) if i not in (10, 50)]
 
 
+async def test_a_row_whose_extraction_kills_its_worker_is_not_run_again() -> None:
+    """The task reports the row it works on: the one whose extraction killed the worker
+    ends `error` at once (one crash, not a second one alone); its neighbours are redone."""
+    engine = plug(await make_engine(), _Fragile())
+    try:
+        results = await engine.score_many(_fragile_rows({10: "die"}))
+        crashes = engine.pool.stats["crashes"]
+    finally:
+        await engine.close()
+    assert results[10].status is Status.ERROR and "died" in (results[10].error or "")
+    assert crashes == 1
+    assert all(r.status is Status.OK for i, r in enumerate(results) if i != 10)
+
+
 async def test_a_spread_task_timeout_costs_only_its_slow_row(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

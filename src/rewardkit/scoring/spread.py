@@ -398,8 +398,9 @@ class Spreader:
                 self._finish(row, progress.outcomes[offset], done, later)  # done before it
             elif isinstance(failure, ScorerTimeout) and self._own_timeout(offset, progress):
                 self._timed_out(row, progress, done)  # its own work ran out of time
-            elif isinstance(failure, WorkerCrashed) and self._in_its_check(offset, progress):
-                self._crashed(row, progress, failure, done)  # its check killed the worker
+            elif isinstance(failure, WorkerCrashed) and offset == progress.checking:
+                self._crashed(row, progress, failure, done)  # its extraction or check
+                # killed the worker (the task reported it was working on it): not again
             else:  # its task failed before this row was done: its inline phases alone
                 self.stats["rows"] += 1
                 later.append(asyncio.ensure_future(store(self._alone(row), row.index, done)))
@@ -482,12 +483,13 @@ class Spreader:
     def _crashed(
         self, row: SpreadRow, progress: _Progress, failure: BaseException, done: dict[int, Result]
     ) -> None:
-        """The row whose check killed its task's worker: that check's error, as a pooled
-        check that killed its worker gets it (not checked a second time alone)."""
-        assert progress.first is not None
+        """The row whose extraction or check killed its task's worker: that error, as a
+        row alone that kills its worker gets it (not run a second time alone)."""
         self.stats["rows"] += 1
-        self.stats["pool"] += 1
-        extra = progress.first[0].extra
+        extra = None
+        if progress.first is not None:  # in its check: a check, as a pooled one
+            self.stats["pool"] += 1
+            extra = progress.first[0].extra
         done[row.index] = self.rows.failure_result(row, Status.ERROR, f"rule: {failure}", extra)
 
     def _finish(
