@@ -34,6 +34,11 @@ def openai(*calls: tuple[str, Any], content: Any = None) -> dict[str, Any]:
 
 
 WEATHER = [{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]
+# the expected call made twice in one message: structured, and written in its text too
+CALLED_IN_BOTH = openai(
+    ("get_weather", '{"city": "Paris", "days": 3}'),
+    content=hermes("get_weather", {"city": "Paris", "days": 3}),
+)
 TWO = [
     {"name": "get_weather", "arguments": {"city": "Paris"}},
     {"name": "get_time", "arguments": {"zone": "CET"}},
@@ -319,10 +324,7 @@ ROWS = [
         "arguments encoded twice",
     ),
     (
-        openai(
-            ("get_weather", '{"city": "Paris", "days": 3}'),
-            content=hermes("get_weather", {"city": "Paris", "days": 3}),
-        ),
+        CALLED_IN_BOTH,
         WEATHER,
         "ok",
         1.0,
@@ -513,12 +515,7 @@ ROWS = [
     # a message's text calls beside its structured ones: the same calls (a template that
     # keeps the raw text) or a malformed message (a wrong call hidden in the text)
     (
-        [
-            openai(
-                ("get_weather", '{"city": "Paris", "days": 3}'),
-                content=hermes("get_weather", {"city": "Paris", "days": 3}),
-            )
-        ],
+        [CALLED_IN_BOTH],
         WEATHER,
         "ok",
         1.0,
