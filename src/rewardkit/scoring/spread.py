@@ -268,7 +268,7 @@ class Spreader:
         self.guard = guard
         self.outcomes = outcomes
         self.rows = rows
-        self._again: set[asyncio.Future[None]] = set()  # promised checks run again (_Promise)
+        self._rechecks: set[asyncio.Future[None]] = set()  # promised checks run again (_Promise)
 
     def batch(self, rows: int, rule_only: bool) -> Batch | None:
         """What gathers a batch of ``rows`` rows into spread tasks, or None: the batch is
@@ -452,7 +452,7 @@ class Spreader:
                 tasks.check, row.verifier, extracted, truth, affinity=key.gold
             )
 
-        return _Promise(self.outcomes, key, future, again, self._again)
+        return _Promise(self.outcomes, key, future, again, self._rechecks)
 
     def _checked_outcome(
         self,

@@ -159,6 +159,7 @@ def _rendered(text: str) -> str:
     if "<" not in text and "~~" not in text and "\\" not in text and "%" not in text:
         return text  # most answers: nothing can hide
     out: list[str] = []
+    lowered = text.lower()  # once: a closing tag is found in any case
     pos = 0
     while pos < len(text):
         mark = _HIDING_OR_FENCE.search(text, pos)
@@ -172,7 +173,7 @@ def _rendered(text: str) -> str:
             out.append(text[mark.start() : end])
         else:  # hidden up to its end (an unclosed comment or tag hides the rest)
             closer = "-->" if mark.group() == "<!--" else f"</{mark.group('tag')}>"
-            closed = text.lower().find(closer.lower(), mark.end())
+            closed = lowered.find(closer.lower(), mark.end())
             end = len(text) if closed < 0 else closed + len(closer)
             out.append(" ")
         pos = end
