@@ -50,6 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("rewardkit: output pipe closed by the reader; stopped", file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:  # before scoring starts; after, the run handles it
+        # The interrupt may have cut an object's construction short (an event loop being
+        # built): its finalizer's "Exception ignored" traceback at exit tells the user
+        # nothing, so the exit prints the one line below and no more.
+        sys.unraisablehook = lambda _unraisable: None
         terminated = _terminated(exc)
         print(f"rewardkit: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
         return 143 if terminated else 130
