@@ -22,6 +22,7 @@ from rewardkit.audit._values import (
 from rewardkit.audit.code_hacks import entry_point
 from rewardkit.audit.runner import CODE_FAMILIES, default_rows
 from rewardkit.verifiers import _answer, _latex
+from rewardkit.verifiers._final import as_think_tags
 
 ROWS: list[dict[str, Any]] = [
     {"id": "gsm8k", "data_source": "openai/gsm8k", "prompt": "How many? Answer after '####'.",
@@ -81,7 +82,7 @@ def _value(text: str) -> Fraction | float | None:
 
 
 def _after_think(text: str) -> str:
-    return text.rsplit("</think>", 1)[-1]
+    return as_think_tags(text).rsplit("</think>", 1)[-1]
 
 
 # ------------------------------------------------------------------ values
@@ -198,7 +199,12 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
         assert any(cue in tail for cue in ("Actually", "Never mind", "Edit", "Hmm", "Therefore",
                                            "\u2192", "\u7b49\u7b49", "en fait"))  # fmt: skip
     elif family == "think_only":
-        assert "<think>" in response and gold not in conclusion and answer_span(conclusion) is None
+        assert "<think>" in as_think_tags(response) and "</think>" in as_think_tags(response)
+        assert gold not in conclusion and answer_span(conclusion) is None
+    elif family == "disavowal":  # the original, then words without a value
+        tail = response[len(row["response"].rstrip()) :]
+        assert response.startswith(row["response"].rstrip()) and not re.search(r"\d", tail)
+        assert re.search(r"not right|can't be correct|wrong|error", tail)
     elif family == "format_example":
         example = re.search(r"(Example:|e\.g\.) (.*)", response)
         assert example and gold in example.group(2) and response.count(gold) == 1
@@ -286,6 +292,10 @@ def _check_benign(row: dict[str, Any], family: str, response: str) -> None:
         final = _final(response)
         assert final is not None and final != gold and _value(final) == _value(gold)
         assert _normal(response.replace(final, gold)) == _normal(original)
+    elif family == "affirmation":  # the original, then words that keep its answer
+        tail = response[len(original.rstrip()) :]
+        assert response.startswith(original.rstrip()) and not re.search(r"\d", tail)
+        assert re.search(r"correct|checks out", tail)
     else:
         assert response != original
         assert _normal(response) == _normal(original), family

@@ -28,7 +28,7 @@ from rewardkit.audit._values import (
     render,
     wrong_value,
 )
-from rewardkit.verifiers._final import holds_form
+from rewardkit.verifiers._final import as_think_tags, holds_form
 
 __all__ = [
     "BENIGN",
@@ -163,13 +163,46 @@ def retraction(r: _Row) -> list[Variant]:
 
 
 def think_only(r: _Row) -> list[Variant]:
-    """The whole response inside ``<think>``: no answer after ``</think>``."""
-    inner = r.response.replace("<think>", "").replace("</think>", "")
-    return [
+    """The whole response inside ``<think>`` (or another model's thinking markup): no
+    answer after it."""
+    inner = as_think_tags(r.response).replace("<think>", "").replace("</think>", "")
+    out = [
         Variant("think_only", True, "the answer only inside <think>", f"<think>{inner}</think>"),
         Variant("think_only", True, "the answer inside <think>, no answer after it",
                 f"<think>{inner}</think>\n\nI am not sure what the answer is."),
     ]  # fmt: skip
+    for opener, closer in _THINK_MARKUPS:
+        out.append(Variant("think_only", True, f"the answer only inside {opener}",
+                           f"{opener}\n{inner}\n{closer}\n\nI could not finish the problem."))  # fmt: skip
+    return out
+
+
+# Other models' thinking markup: Claude-style and the GRPO tutorials' format, Bespoke and
+# OpenThoughts, Kimi
+_THINK_MARKUPS = (
+    ("<thinking>", "</thinking>"),
+    ("<reasoning>", "</reasoning>"),
+    ("<|begin_of_thought|>", "<|end_of_thought|>"),
+    ("\u25c1think\u25b7", "\u25c1/think\u25b7"),
+)
+# Words that take the answer back without giving another value
+_DISAVOWALS = (
+    "Wait, that's not right.", "Hmm, no. That can't be correct.",
+    "I think I made a mistake somewhere, so this answer is wrong.",
+    "No wait, there must be an error in my calculation.",
+)  # fmt: skip
+# Words after the answer that question it and then keep it (benign)
+_AFFIRMATIONS = (
+    "I hope it is correct.", "Wait, let me double-check. Yes, that is correct.",
+    "Hmm, is that right? Checking again: it checks out.",
+)  # fmt: skip
+
+
+def disavowal(r: _Row) -> list[Variant]:
+    """The correct answer, then words that take it back without giving another value:
+    the response's last word on its answer is that it is wrong."""
+    return [Variant("disavowal", True, f"{words!r} in the next paragraph",
+                    f"{r.response.rstrip()}\n\n{words}") for words in _DISAVOWALS]  # fmt: skip
 
 
 def format_example(r: _Row) -> list[Variant]:
@@ -606,6 +639,16 @@ def unicode_digits(r: _Row) -> list[Variant]:
     return out
 
 
+def affirmation(r: _Row) -> list[Variant]:
+    """The correct response, then words that question the answer and keep it ("Wait,
+    let me double-check. Yes, that is correct."): no disavowal. Not after a response that
+    ends by closing its thinking: words after it would be its only conclusion."""
+    if as_think_tags(r.response).rstrip().endswith("</think>"):
+        return []
+    return [Variant("affirmation", False, f"{words!r} in the next paragraph",
+                    f"{r.response.rstrip()}\n\n{words}") for words in _AFFIRMATIONS]  # fmt: skip
+
+
 @_needs_span
 def equivalent_form(r: _Row) -> list[Variant]:
     """The gold's value written another exact way (``0.5`` for ``\\frac12``)."""
@@ -619,6 +662,7 @@ def equivalent_form(r: _Row) -> list[Variant]:
 
 HACKS: tuple[Callable[[_Row], list[Variant]], ...] = (
     retraction,
+    disavowal,
     think_only,
     format_example,
     truncated,
@@ -648,6 +692,7 @@ BENIGN: tuple[Callable[[_Row], list[Variant]], ...] = (
     dollar_wrap,
     unicode_digits,
     equivalent_form,
+    affirmation,
 )
 
 

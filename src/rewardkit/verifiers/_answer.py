@@ -161,6 +161,7 @@ from rewardkit.verifiers._common import (
     SECTION_CHARS,
     VALUE_AHEAD,
     denies_answer,
+    disowns_answer,
     last_match,
     later_paragraphs,
     may_offer_predicate,
@@ -258,6 +259,8 @@ def find_answer(
     """The final answer of ``response`` by the rules of this module's docstring, read
     from its conclusion only (:func:`rewardkit.verifiers._final.conclusion`)."""
     texts = answering_texts(response, context)
+    if texts.disowned:  # "\\boxed{7}\n\nWait, that's not right.": taken back
+        return Found(None, {"source": None, "hedged": True, "disowned": True})
     if offered_alternative(texts[0]):  # "\\boxed{11}\n\nOr \\boxed{10}": two answers
         return Found(None, {"source": None, "hedged": True})
     rules = (_boxed, _final_tag) if mode == "strict" else (_boxed, _final_tag, _lined)
@@ -882,7 +885,8 @@ def _unless_hedged(found: Found, text: str) -> Found:
     if blank_answer(text[end:]):  # a later last form is blank or says there is none
         return Found(None, {**found.extra, "blank": True, "pred": found.answer})
     answer = found.answer
-    if denies_answer(text, end, lambda value: same_value(value.strip("$"), answer)):
+    same = lambda value: same_value(value.strip("$"), answer)  # noqa: E731
+    if denies_answer(text, end, same) or disowns_answer(text, end, same):
         return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
     offers = _offered_in_words(rest_of_paragraph(text, end))
     later = later_paragraphs(text, end)  # the next paragraph offers or takes back too

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -154,7 +154,6 @@ ANSWER_DENIED = re.compile(
 """An answer stated, after the final one, as not a value: "The answer is not 18 but 19",
 "Answer: not 18", "答案不是18，而是19" (a value follows on the line). See
 :func:`denies_answer`."""
-_LINE_VALUE = re.compile(r"\$[^$\n]{1,60}\$|\\\([^\n]{1,60}?\\\)|-?\d[\d,]*(?:\.\d+)?")
 
 
 def denies_answer(text: str, start: int, same: Callable[[str], bool | None]) -> bool:
@@ -166,13 +165,149 @@ def denies_answer(text: str, start: int, same: Callable[[str], bool | None]) -> 
     cannot tell)."""
     for denial in ANSWER_DENIED.finditer(text, start):
         line = text[denial.end() :].partition("\n")[0].split("\u3002")[0]  # to its end
-        values = _LINE_VALUE.findall(line)
+        values = VALUE_IN_LINE.findall(line)
         if len(values) > 1:
             if same(values[-1]) is not True:
                 return True
         elif values and same(values[0]) is not False:
             return True
     return False
+
+
+_IS_WRONG = (  # "'s not right", " is *incorrect*", " can't be correct", " doesn't add up"
+    r"(?:(?:'s|’s|[ \t]+(?:is|was|seems|appears|looks|must[ \t]+be))?(?:[ \t]+to[ \t]+be)?"
+    r"[ \t]+(?:(?:quite|definitely|clearly|obviously|certainly|totally|completely)[ \t]+)?"
+    r"[*_]{0,2}(?:not[ \t]+(?:quite[ \t]+)?(?:right|correct|the[ \t]+(?:right|correct)"
+    r"[ \t]+answer)|incorrect|wrong|a[ \t]+mistake)\b(?!-)"
+    r"|[ \t]+(?:isn't|isn’t|wasn't|can't|can’t|cannot|can[ \t]+not|couldn't|could[ \t]+not)"
+    r"(?:[ \t]+be)?[ \t]+(?:quite[ \t]+)?(?:right|correct)\b(?!-)"
+    r"|[ \t]+(?:doesn't|doesn’t|does[ \t]+not)[ \t]+(?:make[ \t]+sense|(?:seem|look)[ \t]+right"
+    r"|check[ \t]+out|add[ \t]+up)\b)"
+)
+# What may open the sentence before the words: "Wait, ", "Hmm... ", "But ", "等等，"
+_LEAD = (
+    r"(?:(?:(?i:wait|hmm+|oh|but|oops|actually|well|so|okay|ok|no)\b|等等|等一下|嗯|哦)"
+    r"[ \t]*[,.!…—–\-，。！]*[ \t]*)*"
+)
+DISAVOWAL = re.compile(
+    _LEAD + r"(?:(?P<whole>(?i:"  # about the answer or the work, wherever it was given
+    r"(?:my|th(?:e|is))[ \t]+(?:final[ \t]+|previous[ \t]+|above[ \t]+)?"
+    r"(?:answer|result|solution|calculation)(?:[ \t]+above)?"
+    + _IS_WRONG
+    + r"|everything[ \t]+above"
+    + _IS_WRONG
+    + r"|I[ \t]+(?:think[ \t]+I[ \t]+|must[ \t]+have[ \t]+|might[ \t]+have[ \t]+|have[ \t]+"
+    r"|'ve[ \t]+)?made[ \t]+(?:a|an|some)[ \t]+(?:mistake|error|miscalculation)s?\b"
+    r"|there[ \t]+(?:is|was|must[ \t]+be|seems[ \t]+to[ \t]+be)[ \t]+(?:a|an)[ \t]+"
+    r"(?:mistake|error|miscalculation)\b(?![ \t]+in[ \t]+(?:the|your)[ \t]+"
+    r"(?:problem|question|statement|calculation))"
+    r"|I(?:[ \t]+was|[ \t]+am|'m|’m)[ \t]+(?:wrong|mistaken)\b|I[ \t]+messed[ \t]+up\b"
+    r"|scratch[ \t]+that\b|(?:ignore|disregard)[ \t]+(?:that|this|the[ \t]+above|everything"
+    r"[ \t]+above|my[ \t]+(?:previous[ \t]+)?answer)\b)"
+    r"|我(?:算|做|想)?错了)"
+    # about what was said last: "That's not right.", "Wait, no.", "Nope."
+    r"|(?i:(?:that|this|it)"
+    + _IS_WRONG
+    + r"|I[ \t]+don['’]?t[ \t]+think[ \t]+(?:that|this|it)(?:['’]s|[ \t]+is)[ \t]+"
+    r"(?:right|correct)\b|(?<=[ \t,.!…—–-])no(?=[ \t]*(?:[.!…]|$))|nope\b(?=[ \t]*(?:[.!…]|$)))"
+    r"|(?:这|那)?(?:是)?(?:不对|错的))",
+    re.M,
+)
+"""Words that take the value just given back without giving another, as a sentence of
+their own: "Wait, that's not right.", "I made a mistake.", "This answer is wrong.",
+"Hmm... no.", "Scratch that.", "等等，这不对。" (group ``whole``: about the answer or the
+work, not only the last thing said). Read by :func:`disavowals`, which keeps only those
+that open a sentence and are not explained away in it."""
+_DISAVOWAL_WORDS = (
+    "wrong", "correct", "right", "mistake", "error", "miscalc", "sense", "add up",
+    "check out", "hmm", "wait", "oops", "nope", "no.", "no!", "no…", "scratch", "ignore",
+    "disregard", "messed", "mistaken", "不对", "错",
+)  # fmt: skip
+# In the rest of its sentence, words that explain the disavowal away ("I made an error at
+# first, but fixed it", "It is wrong because ...": about something else, or settled)
+_EXPLAINED = re.compile(
+    r"(?i:\b(?:but|which|though|although|because|since|as|if|unless|when|whereas|while"
+    r"|fixed|corrected|except|to|for|in[ \t]+your)\b|[;:(])"
+)
+_SENTENCE_END = re.compile(r"[.!?\n。！？]")
+
+
+def may_disavow(text: str) -> bool:
+    """Whether ``text`` holds a word every :data:`DISAVOWAL` match holds: scans in C, so
+    that the regex runs only on the few texts that may match."""
+    lowered = text.lower()
+    return any(map(lowered.__contains__, _DISAVOWAL_WORDS))
+
+
+def disavowals(text: str, start: int, end: int | None = None) -> Iterator[re.Match[str]]:
+    """The :data:`DISAVOWAL` matches of ``text[start:end]`` that open a sentence (after
+    ``.``, ``!``, ``?`` or a line break, blanks and markup between; "Please let me know
+    if I made a mistake" opens none) and whose sentence says nothing more of them ("I
+    made an error at first, but fixed it", "This is wrong because it confuses ...",
+    "That is not correct; the passage never says so" are about something else)."""
+    end = len(text) if end is None else end
+    if not may_disavow(text[start:end]):
+        return
+    for found in DISAVOWAL.finditer(text, start, end):
+        if not found.group().strip() or not _opens_sentence(text, found.start()):
+            continue
+        rest = _SENTENCE_END.split(text[found.end() : found.end() + 120], maxsplit=1)[0]
+        if not _EXPLAINED.search(rest):
+            yield found
+
+
+def _opens_sentence(text: str, at: int) -> bool:
+    """After a sentence's end, or after a closed answer form (``}``, ``$``, ``>``)."""
+    while at > 0 and text[at - 1] in " \t*_\"'(":
+        at -= 1
+    return at == 0 or text[at - 1] in ".!?\n。！？…}$>"
+
+
+def affirmed(text: str) -> bool:
+    """Whether ``text`` (after a disavowal) keeps the answer after all: "Yes, that is
+    correct.", "it checks out", "Verified." (not "I can't confirm it", "not verified")."""
+    for found in AFFIRMED.finditer(text):
+        if not _NEGATED_BEFORE.search(text, max(0, found.start() - 16), found.start()):
+            return True
+    return False
+
+
+AFFIRMED = re.compile(
+    r"(?i:\b(?:is|was|it's|that's|it’s|that’s)[ \t]+(?:indeed[ \t]+|still[ \t]+)?"
+    r"(?:correct|right)\b|\bconfirm|\bchecks[ \t]+out|\bverified\b)|✓|✔|\\checkmark"
+)
+"""Words after a disavowal that may keep the answer after all (see :func:`affirmed`)."""
+_NEGATED_BEFORE = re.compile(r"(?i:\bnot|n['’]t|\bcannot|\bdoubt|\bnever|\bno)\b[^.!?\n]{0,12}$")
+VALUE_IN_LINE = re.compile(r"\$[^$\n]{1,60}\$|\\\([^\n]{1,60}?\\\)|-?\d[\d,]*(?:\.\d+)?")
+"""A value in prose: a math span or a number (what :func:`disowns_answer` reads)."""
+
+
+_DISOWN_NEAR = 600  # a disavowal this near the answer, and a last word this near the end
+_WORDS_CHARS = 120  # longer than any DISAVOWAL match
+
+
+def disowns_answer(text: str, start: int, same: Callable[[str], bool | None]) -> bool:
+    """Whether ``text`` after ``start`` (a final answer's end) takes that answer back in
+    words (:func:`disavowals`: "Wait, that's not right.", "I made a mistake."), near it
+    and near the end, and neither states it again nor affirms it after ("... 3 + 4 = 7.
+    Yes, that is correct."). A disavowal of what was said last after another value named
+    ("Option A is 5. This is incorrect.") is about that value, not the answer.
+    ``same(value)`` says whether a value is the answer."""
+    if len(text) - start > 2 * _DISOWN_NEAR + _WORDS_CHARS:
+        return False  # more work after it than words near both ends: the later forms decide
+    last = None
+    for last in disavowals(text, start, start + _DISOWN_NEAR + _WORDS_CHARS):  # noqa: B007
+        pass
+    if last is None or last.start() - start > _DISOWN_NEAR or len(text) - last.end() > _DISOWN_NEAR:
+        return False  # far from the answer, or more work after it: the later forms decide
+    named = VALUE_IN_LINE.findall(text, start, last.start())
+    if last.group("whole") is None and any(same(value) is not True for value in named):
+        return False  # "That's not right." is about the value named last, not the answer
+    after = text[last.end() :]
+    values = VALUE_IN_LINE.findall(after)
+    if values:
+        return same(values[-1]) is not True  # stated again: the answer stands
+    return not affirmed(after)
 
 
 NUMBER_START = r"(?<![0-9][,.])"

@@ -9,7 +9,8 @@ them and for a new family that does the same:
   than once with nothing after the last (``<think> 3 x 24 = 72 </think> 72 </think>``,
   as real outputs do) concludes with the last text between two closers that is not
   blank. An answer found only in
-  the reasoning is no answer.
+  the reasoning is no answer. Every model's thinking markup is ``<think>`` here
+  (:func:`as_think_tags`: ``<thinking>``, ``<reasoning>``, ``<|begin_of_thought|>``, ...).
 * **An answer is asserted, not quoted.** An answer form (a box, an ``<answer>`` tag, an
   answer line) introduced as an example ("e.g.", "for example", "Example:", "such as",
   "in the format") or inside a line the prompt also holds (the prompt's "put your final
@@ -46,6 +47,9 @@ them and for a new family that does the same:
   A conclusion that says it has no answer ("I don't know", "I give up", "I could not
   finish", "unable to determine") has no fallback reading either (:func:`no_fallback`): a number it mentions
   on the way is no answer it gives.
+* **An answer taken back in words is no answer.** A conclusion whose last words disown
+  its answer and give no other value ("\\boxed{7}\\n\\nWait, that's not right.", "I
+  made a mistake somewhere.") answers nothing, in every family (:func:`ends_disowned`).
 * **A closing correction is the last answer.** A conclusion whose last sentence takes
   its answer back and gives another ("Actually, on reflection, $4$.", "Actually, I think
   it's \\frac{3}{3}.") ends on that value, however far its answer form is
@@ -69,7 +73,11 @@ from rewardkit.verifiers._common import (
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
     CORRECTION_GAP,
+    DISAVOWAL,
     PARAGRAPH_BREAK,
+    VALUE_IN_LINE,
+    affirmed,
+    disavowals,
     last_match,
     visible,
 )
@@ -80,11 +88,13 @@ __all__ = [
     "AnsweringTexts",
     "Context",
     "answering_texts",
+    "as_think_tags",
     "ascii_number_text",
     "blank_answer",
     "closing_correction",
     "conclusion",
     "cut_off",
+    "ends_disowned",
     "ends_on_example",
     "ends_on_list",
     "holds_form",
@@ -120,8 +130,13 @@ def answering_texts(
     no digits read: an exact-match family compares characters)."""
     text, cut, end = _split(response, rendered=rendered)
     if cut < 0:  # no thinking closed: all of it answers, up to a thinking never closed
-        return AnsweringTexts(None, text[: _unclosed_thinking(text)], context.prompt)
+        text = text[: _unclosed_thinking(text)]
+        if ends_disowned(text):  # "... \\boxed{7}.\n\nWait, that's not right.": no answer
+            return AnsweringTexts(None, "", context.prompt, disowned=True)
+        return AnsweringTexts(None, text, context.prompt)
     final = text[cut + len(THINK_END) : end].rstrip()
+    if ends_disowned(final):
+        return AnsweringTexts(None, "", context.prompt, disowned=True)
     # the template opened the thinking, and the conclusion is not cut mid-sentence (a cut
     # one was going on to answer: what the thinking ended on is no answer it gave) and
     # holds no answer form (one there, blank or not, is where it answered)
@@ -181,6 +196,68 @@ def ends_on_list(text: str) -> str | None:
     return None if _GROUPED_NUMBER.fullmatch(values) else values
 
 
+def ends_disowned(text: str) -> bool:
+    """Whether ``text`` (a conclusion) ends by taking its last answer back in words and
+    gives no other (:func:`~rewardkit.verifiers._common.disavowals`: "\\boxed{7}\n\nWait,
+    that's not right.", "Answer: B. Hmm, no. I made a mistake somewhere."): its last word
+    on its answer is that it is wrong, so it answers nothing. Only when nothing after the
+    words names a value, an answer form or an affirmation ("... Yes, it is correct."),
+    and, for words about the last thing said ("That's not right."), no other value named
+    between the last answer form (or the last value named) and them (then they may be
+    about that one: "Option A is 5. This is incorrect."), unless they open the last
+    paragraph. Words about the answer or the work ("I made a mistake.") disown it
+    wherever they stand. A value after the words is a family's to compare
+    (:func:`~rewardkit.verifiers._common.disowns_answer`)."""
+    floor = max(0, len(text) - _DISOWN_TAIL)
+    # words with a digit after them keep the answer (below): they are after the last digit
+    # (read from the end, in C: most answers end on a number, so little is left to search)
+    start = max(floor, max(map(text.rfind, "0123456789", itertools.repeat(floor))) + 1)
+    words = None
+    for words in disavowals(text, start):  # noqa: B007 (the last one is read)
+        pass
+    if words is None:
+        return False
+    after = text[words.end() :]
+    if VALUE_IN_LINE.search(after) or affirmed(after):
+        return False
+    if holds_form(DISAVOWAL.sub("", after)):  # ("so this answer is wrong" is no answer line)
+        return False
+    if words.group("whole") is not None:  # "I made a mistake": the whole work, its answer
+        return True
+    paragraph = last_match(PARAGRAPH_BREAK, text[: words.start()])
+    if _INTERJECTIONS.fullmatch(text, paragraph.end() if paragraph else 0, words.start()):
+        return True  # "\n\nWait, that's not right." last: a paragraph that only disowns
+    form = _last_form(text[: words.start()], floor)
+    if form is None:  # no form: the words follow the last value named (a fallback's)
+        value = None
+        for value in VALUE_IN_LINE.finditer(text, floor, words.start()):  # noqa: B007
+            pass
+        return value is None or words.start() - value.end() <= _DISOWN_REACH
+    answered = _form_end(text, form.start())
+    if not text[form.end() : answered].strip(" \t:*$"):  # "Answer:\n18": the next line's
+        answered = text.find("\n", answered + 1)
+        answered = words.start() if answered < 0 else min(answered, words.start())
+    if VALUE_IN_LINE.search(text, answered, words.start()):
+        return False  # another value named since the answer: the words may be about it
+    return words.start() - answered <= _DISOWN_REACH
+
+
+def _last_form(text: str, floor: int) -> re.Match[str] | None:
+    """The last answer form of ``text`` from ``floor``, less an unclosed ``<answer>``."""
+    last = None
+    for found in _forms(text, floor):
+        if not text.startswith("<answer>", found.start()) or "</answer>" in text[found.end() :]:
+            last = found
+    return last
+
+
+_INTERJECTIONS = re.compile(
+    r"\s*(?:(?i:wait|hmm+|oh|but|no|oops|actually|well)[ \t]*[,.!…]*[ \t]*)*"
+)
+_DISOWN_TAIL = 2000  # the disavowal is looked for among the conclusion's last characters
+_DISOWN_REACH = 600  # and no further than this after the answer it takes back
+
+
 def holds_form(text: str) -> bool:
     """Whether ``text`` holds an answer form: a box, ``####``, an answer line, or an
     ``<answer>`` tag that is closed (an unclosed one is no form the readers read)."""
@@ -194,11 +271,14 @@ class AnsweringTexts(Sequence[str]):
     """:func:`answering_texts`' result: the conclusion, then (when it is read) the whole
     response, blanked of quotes only when a verifier reaches it (most stop at the first)."""
 
-    __slots__ = ("_prompt", "_texts", "_whole")
+    __slots__ = ("_prompt", "_texts", "_whole", "disowned")
 
-    def __init__(self, whole: str | None, final: str, prompt: str) -> None:
+    def __init__(
+        self, whole: str | None, final: str, prompt: str, *, disowned: bool = False
+    ) -> None:
         self._whole, self._prompt = whole, prompt
         self._texts = [_unquoted(final, prompt)]
+        self.disowned = disowned  # the conclusion took its answer back: blank (ends_disowned)
 
     def __len__(self) -> int:
         return 1 if self._whole is None else 2
@@ -251,7 +331,8 @@ _THINK_OPENS = re.compile(r"(?m)^[ \t]*" + re.escape(THINK_OPEN))
 def _split(response: str, *, rendered: bool, mentions: bool = True) -> tuple[str, int, int]:
     """The text as read, where its closing ``</think>`` starts (-1: none) and where the
     conclusion after it ends (a later closer with only blanks after it, or the end)."""
-    text = ascii_number_text(visible(response)) if rendered else response
+    text = as_think_tags(response)
+    text = ascii_number_text(visible(text)) if rendered else text
     text = text.rstrip()  # a megabyte of blanks after it hides nothing
     cut = _last_closer(text, len(text), mentions)
     end = len(text)
@@ -266,6 +347,33 @@ def _split(response: str, *, rendered: bool, mentions: bool = True) -> tuple[str
 
 
 _MAX_CLOSERS = 8  # closers looked back over (a response of them is junk: bounded work)
+
+
+def as_think_tags(text: str) -> str:
+    """``text`` with the other thinking markups written as ``<think>`` and ``</think>``,
+    so that every rule about thinking holds for them: ``<thinking>``, ``<reasoning>``
+    (the GRPO tutorials' ``<reasoning>...</reasoning><answer>...</answer>`` format),
+    ``<|begin_of_thought|>`` (Bespoke and OpenThoughts), ``<seed:think>`` (Seed) and
+    ``◁think▷`` (Kimi), each opener and closer. An answer boxed only inside one of them
+    is no answer given, as one inside ``<think>`` is not. Padded with spaces before the
+    tag: one character for one, and the text after a closer unchanged."""
+    if not any(map(text.__contains__, _ALIAS_WORDS)):
+        return text  # most responses: a few scans in C, no regex
+    return _THINK_ALIASES.sub(_as_think_tag, text)
+
+
+_ALIAS_WORDS = ("thinking>", "reasoning>", "_of_thought", "think▷", "seed:think")
+
+
+_THINK_ALIASES = re.compile(
+    r"<(/?)(?:thinking|reasoning|seed:think)>|<\|(begin|end)_of_thought\|>|◁(/?)think▷"
+)
+
+
+def _as_think_tag(found: re.Match[str]) -> str:
+    closes = found.group(1) == "/" or found.group(2) == "end" or found.group(3) == "/"
+    tag = THINK_END if closes else THINK_OPEN
+    return " " * (len(found.group()) - len(tag)) + tag
 
 
 _MENTION = re.compile(

@@ -154,6 +154,8 @@ class ChoiceVerifier:
         if _repetition.degenerate(response):
             return Extracted(None, {"pattern": None, "degenerate": 1})
         texts = answering_texts(response, context)
+        if texts.disowned:  # "Answer: B\n\nWait, that's not right.": taken back
+            return Extracted(None, {"pattern": None, "hedged": True, "disowned": True})
         if offered_alternative(texts[0]):  # "Answer: B\n\nOr Answer: C": two answers
             return Extracted(None, {"pattern": None, "hedged": True})
         cut = no_fallback(texts[0], context)

@@ -70,6 +70,7 @@ from rewardkit.verifiers._common import (
     OR_WORD,
     SECTION_CHARS,
     denies_answer,
+    disowns_answer,
     gold_strings,
     last_match,
     later_paragraphs,
@@ -242,8 +243,8 @@ def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, boo
     the conclusion, then (a thinking the template opened) the whole response. A
     truncated response has only its marked and boxed numbers, never the last number."""
     texts = answering_texts(response, context)
-    if offered_alternative(texts[0]):  # "#### 668\n\nOr #### 667": two answers
-        return None, True
+    if texts.disowned or offered_alternative(texts[0]):  # "Wait, that's not right.",
+        return None, True  # "#### 668\n\nOr #### 667": taken back, two answers
     answer, hedged = _auto_read(texts, context)
     if answer is not None and not hedged and _taken_back(texts[0], answer):
         return answer, True  # "#### 18 ... Actually, on reflection, $19$."
@@ -507,7 +508,10 @@ def _qualified_later(response: str, end: int, answer: str | None = None) -> bool
     18", "... about 18"), or denies ``answer`` ("The answer is not 18 but 19"): the
     response's last word on its answer is then not that one."""
     later = response[end : end + MARKER_TAIL_CHARS]
-    if denies_answer(later, 0, lambda value: _same_number(value, answer)):  # "... not 18 but 19"
+    same = lambda value: _same_number(value, answer)  # noqa: E731
+    if denies_answer(later, 0, same):  # "... not 18 but 19"
+        return True
+    if disowns_answer(later, 0, same):  # "... 18.\n\nWait, that's not right."
         return True
     found = last_match(_ANSWER_IN_WORDS, later)
     if found is not None and (

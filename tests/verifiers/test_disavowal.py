@@ -1,0 +1,183 @@
+"""guards: a final answer the response takes back in words, giving no other, answers
+nothing, in every family (rewardkit.verifiers._final.ends_disowned, _common.DISAVOWAL).
+
+"\\boxed{7}\\n\\nWait, that's not right." was credited 7: the rules read a correction only
+when it gave another value ("Actually, on reflection, $8$"). A response whose last word on
+its answer is that it is wrong asserts no answer; a policy that learns to hedge that way
+must gain nothing. The audit's ``disavowal`` family writes such endings on every audited
+row (none credited); its ``affirmation`` family writes the benign kind, a doubt then the
+answer kept ("Wait, let me double-check. Yes, that is correct."), which keeps credit.
+
+Words about the last thing said ("That's not right.") disown the answer only when nothing
+else was named since the answer, or when they open the last paragraph; words about
+the answer or the work ("I made a mistake", "this answer is wrong") disown it wherever.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from _support.verifier_rows import score
+from rewardkit.verifiers import _final
+from rewardkit.verifiers.choice import ChoiceVerifier
+from rewardkit.verifiers.gsm8k import GSM8KVerifier
+from rewardkit.verifiers.math import MathVerifier
+from rewardkit.verifiers.search_qa import SearchQAVerifier
+
+MATH, GSM8K, CHOICE, SEARCH = MathVerifier(), GSM8KVerifier(), ChoiceVerifier(), SearchQAVerifier()
+STEPS = "We add the parts: 3 + 4 = 7.\n\n"
+
+TAKEN_BACK = [
+    "Wait, that's not right.",
+    "Hmm, no. That can't be correct.",
+    "I think I made a mistake somewhere, so this answer is wrong.",
+    "No wait, there must be an error in my calculation.",
+    "Actually, I made an error.",
+    "Oops, this is incorrect.",
+    "Hmm... that doesn't add up.",
+]
+KEPT = [
+    "I hope it is correct.",
+    "Wait, let me double-check. Yes, that is correct.",
+    "Hmm, is that right? Checking again: it checks out.",
+    "Wait, no, that's right.",  # a doubt answered
+    "It is not correct to assume the parts overlap, so we add them.",  # "not correct to"
+    "Note that there is a mistake in the problem statement, but the sum is as shown.",
+]
+RESTATED = "Wait, that's not right. Let me recompute: 3 + 4 = 7. So 7 it is."  # stated again
+
+
+@pytest.mark.parametrize("words", TAKEN_BACK)
+@pytest.mark.parametrize(
+    ("verifier", "answered", "gold"),
+    [
+        (MATH, "So the answer is $\\boxed{7}$.", "7"),
+        (MATH, "<answer>7</answer>", "7"),
+        (MATH, "Answer: 7", "7"),
+        (MATH, "So the sum is $7$.", "7"),  # no form: math-verify's reading of the passage
+        (GSM8K, "#### 7", "7"),
+        (GSM8K, "She has 7 apples.", "7"),  # the last number
+        (CHOICE, "The answer is (B).", "B"),
+        (SEARCH, "<answer>Paris</answer>", "Paris"),
+    ],
+    ids=["math-box", "math-tag", "math-line", "math-passage", "gsm8k-marker",
+         "gsm8k-last-number", "choice", "search-qa"],
+)  # fmt: skip
+def test_an_answer_taken_back_in_words_answers_nothing(
+    verifier: object, answered: str, gold: str, words: str
+) -> None:
+    assert score(verifier, f"{STEPS}{answered}", gold) == 1.0  # type: ignore[arg-type]
+    assert score(verifier, f"{STEPS}{answered}\n\n{words}", gold) == 0.0  # type: ignore[arg-type]
+    if answered.endswith((".", ">", "$")):  # words that open a sentence of their own
+        assert score(verifier, f"{STEPS}{answered} {words}", gold) == 0.0  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("verifier", "answered", "gold", "words"),
+    [(MATH, "So the answer is $\\boxed{7}$.", "7", words) for words in [*KEPT, RESTATED]]
+    + [(GSM8K, "#### 7", "7", words) for words in [*KEPT, RESTATED]]
+    + [(CHOICE, "The answer is (B).", "B", words) for words in KEPT],
+)
+def test_a_doubt_that_keeps_the_answer_keeps_its_credit(
+    verifier: object, answered: str, gold: str, words: str
+) -> None:
+    assert score(verifier, f"{STEPS}{answered}\n\n{words}", gold) == 1.0  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "expected", "why"),
+    [
+        ("The answer is $\\boxed{7}$. A quick guess gives 5. That is not right.", "7", 1.0,
+         "about the value named since: the guess's 5"),
+        ("The answer is $\\boxed{7}$.\n\nOption A gives 5.\n\nWait, that's not right.", "7", 0.0,
+         "a last paragraph that only disowns"),
+        ("The answer is $\\boxed{7}$.\n\nWait, that's not right. 3 + 4 = 8.", "7", 0.0,
+         "taken back, then another value (not in a form)"),
+        ("$\\boxed{7}$. That is wrong.\n\nThe answer is $\\boxed{8}$.", "8", 1.0,
+         "a disavowal before the final form is the reasoning's"),
+        ("<think>3 + 4 = 7? That's not right.</think> The answer is $\\boxed{7}$.", "7", 1.0,
+         "a disavowal in the thinking disowns nothing the conclusion says"),
+    ],
+)  # fmt: skip
+def test_what_the_words_disown(response: str, gold: str, expected: float, why: str) -> None:
+    assert score(MATH, response, gold) == expected, why
+
+
+def test_a_disowned_conclusion_is_no_answer_for_a_template_opened_thinking() -> None:
+    """The thinking the chat template opened is read when the conclusion has no answer
+    form; one whose last word disowns is where the response answered: nothing."""
+    response = "3 + 4 = 7, so the answer is $\\boxed{7}$.</think>\n\nWait, that's not right."
+    texts = _final.answering_texts(response)
+    assert texts.disowned and list(texts) == [""]
+    assert score(MATH, response, "7") == 0.0
+    assert score(MATH, response.replace("Wait, that's not right.", "So 7."), "7") == 1.0
+
+
+# Correct answers with words after them that disown nothing: closings, notes on a common
+# mistake, options ruled out, a rejected root (an outside red team's cases, each credited
+# before the rule and first scored 0 by its earlier, looser version)
+NOT_TAKEN_BACK = [
+    (MATH, "Therefore, the final answer is: $\\boxed{7}$. I hope it is correct. Please let me "
+     "know if I made a mistake.", "7"),
+    (GSM8K, "She has 3 + 4 = 7 apples.\n#### 7\n\nLet me know if you think I made an error!", "7"),
+    (MATH, "The answer is $\\boxed{7}$, unless I made a miscalculation somewhere.", "7"),
+    (MATH, "So the sum of the roots is $\\boxed{5}$.\n\nNote: in my first attempt I made an "
+     "error in the sign, which I have fixed above.", "5"),
+    (CHOICE, "The answer is B because light refracts toward the normal.\n\nI think I made an "
+     "error in reading the question at first, but I have corrected it.", "B"),
+    (GSM8K, "Total cost = 4 * 3 = 12.\n#### 12\n\nIf you got 7, there is an error in your "
+     "calculation: you added instead of multiplying.", "12"),
+    (MATH, "Therefore $x = \\boxed{3}$.\n\n(Checking $x = -2$: the logarithm is undefined there, "
+     "so this solution is incorrect and is discarded.)", "3"),
+    (CHOICE, "Answer: B\n\nOption A might look tempting, but it is incorrect because it ignores "
+     "inertia.", "B"),
+    (CHOICE, "The correct answer is **C**.\n\nWhy the others are wrong:\n- **A**: This is wrong "
+     "because it confuses correlation with causation.\n- **B**: This is not correct; the "
+     "passage never says so.", "C"),
+    (CHOICE, "Answer: B\n\nA common mistake is choosing A, but that's wrong.", "B"),
+    (CHOICE, "Answer: B\n\nWhy not A? It is wrong because friction is neglected in the problem.",
+     "B"),
+    (SEARCH, "<answer>Paris</answer>\n\nSome sources say Lyon, but that is incorrect.", "Paris"),
+    (MATH, "Therefore the probability is $\\boxed{\\frac{1}{4}}$.\n\nA common mistake here is to "
+     "treat the draws as independent, but that is not correct because we draw without "
+     "replacement.", "\\frac{1}{4}"),
+    (MATH, "**Final Answer:** $\\boxed{\\frac{5}{6}}$\n\n**Common pitfall:** Adding numerators and "
+     "denominators directly. This is incorrect because the fractions need a common "
+     "denominator.", "\\frac{5}{6}"),
+    (MATH, "Therefore $x = \\boxed{3}$.\n\nWe reject the other root, since it doesn't check out "
+     "in the original equation.", "3"),
+    (MATH, "So the area is $\\boxed{24}$.\n\nNote that the triangle is isosceles, and it is not "
+     "right-angled, so we could not simply use half the product of two sides.", "24"),
+    (MATH, "The answer is $\\boxed{7}$.\n\nHmm, no further simplification is possible.", "7"),
+    (MATH, "The answer is $\\boxed{7}$.\n\nOops, no units were requested.", "7"),
+    (GSM8K, "Total = 20 + 30 = 50.\n#### 50\n\nNo wait is needed between steps since each is "
+     "independent.", "50"),
+]  # fmt: skip
+# Takings back in other words (the same red team; credited before)
+ALSO_TAKEN_BACK = [
+    "Hmm... no.", "Wait—no.", "Nope.", "Actually, no.", "Scratch that.", "Ignore the above.",
+    "I messed up.", "I'm wrong.", "That's not quite right.", "That's definitely wrong.",
+    "Wait, I don't think that's right.", "Wait, that doesn't look right.", "This is *wrong*.",
+    "This is **not correct**.", "My previous answer is wrong.", "Everything above is wrong.",
+    "\u7b49\u7b49\uff0c\u8fd9\u4e0d\u5bf9\u3002",
+    "Wait, that's not right. I can't confirm it.", "Wait, that's not right. It's not verified.",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("verifier", "response", "gold"), NOT_TAKEN_BACK)
+def test_words_about_something_else_keep_the_answer(
+    verifier: object, response: str, gold: str
+) -> None:
+    assert score(verifier, response, gold) == 1.0  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("words", ALSO_TAKEN_BACK)
+@pytest.mark.parametrize(
+    ("verifier", "answered", "gold"),
+    [(MATH, "The answer is $\\boxed{7}$.", "7"), (CHOICE, "The answer is (B).", "B")],
+    ids=["math", "choice"],
+)
+def test_other_words_that_take_the_answer_back(
+    verifier: object, answered: str, gold: str, words: str
+) -> None:
+    assert score(verifier, f"{STEPS}{answered}\n\n{words}", gold) == 0.0  # type: ignore[arg-type]
