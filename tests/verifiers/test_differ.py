@@ -78,6 +78,8 @@ EQUAL = [
     (r"\Gamma(10^{30}x)", r"(10^{30}x-1)!"),
     (r"\log_2 x", r"\frac{\ln x}{\ln 2}"),
     (r"\cosh(2x)", r"2\sinh^2 x + 1"),
+    ("2", "2, 2.0"),  # a set of two elements, each equal to the gold: sympy calls it {2}
+    ("2", r"\{2, 2.0, 2.00\}"),
 ]
 
 # (gold, prediction): different; the shortcut should see it (the rows it is for).
@@ -109,6 +111,14 @@ DIFFERENT = [
     ("2y", r"\int (x + y) \, dx"),
     ("7", r"F = \int 2x \, dx"),
     (r"\frac{1}{2}", r"\int e^{x} \sin x \, dx"),
+    # A set of several elements against a plain gold: one element surely not the gold
+    # (sympy's symmetric difference of the two: tens of milliseconds on symbols)
+    ("2", r"\{dx, dy, e a m n x\}"),  # a real output's passage listed its variables
+    ("10", "n, n+5, n+6, n+9, n+15"),
+    (r"\frac{5}{11}", "a, b"),
+    ("2", "1, 3"),
+    ("3", "x, 3"),
+    (r"\frac{1}{2}", r"0.5, \sqrt{2}"),
 ]
 
 
@@ -152,6 +162,8 @@ def test_shows_plain_expressions_different(gold: str, pred: str) -> None:
         ("1", r"\int \int x y \, dx \, dy"),  # several variables
         ("2", r"\int \sum_{k=1}^{n} k x \, dx"),  # an integrand evalf cannot vouch for
         ("2", "f(x)"),  # an undefined function
+        ("1", r"\sin^2 x + \cos^2 x, 1"),  # no element shown different: math-verify's call
+        ("x", "x, y"),  # a gold with a variable against a set: math-verify's call
     ],
 )
 def test_leaves_other_shapes_to_math_verify(gold: str, pred: str) -> None:

@@ -178,12 +178,15 @@ def think_only(r: _Row) -> list[Variant]:
 
 
 # Other models' thinking markup: Claude-style and the GRPO tutorials' format, Bespoke and
-# OpenThoughts, Kimi
+# OpenThoughts, Kimi, Magistral, and gpt-oss's channels as verl's decode leaves them
+# (special tokens stripped: "analysis...assistantfinal...")
 _THINK_MARKUPS = (
     ("<thinking>", "</thinking>"),
     ("<reasoning>", "</reasoning>"),
     ("<|begin_of_thought|>", "<|end_of_thought|>"),
     ("\u25c1think\u25b7", "\u25c1/think\u25b7"),
+    ("[THINK]", "[/THINK]"),
+    ("analysis", "assistantfinal"),
 )
 # Words that take the answer back without giving another value
 _DISAVOWALS = (

@@ -23,11 +23,12 @@ where math-verify's answer is surely False:
 
 The point gives each variable a value it may take: math-verify's variables are real
 (or carry no assumption), and the values are positive irrational-looking reals, so
-no identity that holds only for integers or negatives can be missed. Two more shapes:
+no identity that holds only for integers or negatives can be missed. Three more shapes:
 a percent, which latex2sympy writes as ``25*UnevaluatedExpr(1/100)``, is evaluated at
 its exact value; an indefinite integral against a gold without its variable is
 different when its integrand is clearly nonzero at the point (the derivative of the
-difference: no constant). Anything else (other assumptions, definite integrals, sums,
+difference: no constant); a set of several elements against a gold is different when
+one element surely is (:func:`_set_differs`). Anything else (other assumptions, definite integrals, sums,
 limits, derivatives, undefined functions, a value that does not evaluate to a number)
 answers False: math-verify decides, as before. Nothing here imports sympy until a worker calls it.
 """
@@ -66,6 +67,8 @@ def _different(gold: Any, pred: Any) -> bool:
     sympy, grader = _modules()
     if not _plain(gold, sympy):
         return False
+    if isinstance(pred, sympy.FiniteSet) and len(pred) >= 2:
+        return _set_differs(gold, pred, sympy)
     if grader.is_equation(pred):
         pred = grader.take_last_relation(pred).rhs  # "x = 5" against 5: as math-verify does
     if isinstance(pred, sympy.Integral):
@@ -86,6 +89,25 @@ def _different(gold: Any, pred: Any) -> bool:
     difference = _value(gold - pred, point, sympy)
     scale = max(abs(_value(gold, point, sympy)), abs(_value(pred, point, sympy)))
     return abs(difference) > _CLEARLY_NONZERO * scale
+
+
+def _set_differs(gold: Any, items: Any, sympy: Any) -> bool:
+    """A set of two or more elements against a plain gold (``{dx, dy, E*a*m*n*x}``
+    against 2, from a passage that lists variables).
+
+    math-verify compares the set with ``{gold}``: sizes differ, so only sympy showing
+    their symmetric difference empty makes them equal, which needs every element shown
+    equal to the gold (``{2, 2.0}`` is, against 2). One element surely not the gold keeps
+    it nonempty: one :func:`_different` shows different, or a lone variable against a
+    gold without any (sympy cannot show ``a = 5/11``). The symmetric difference itself is
+    what costs there (tens of milliseconds on symbolic elements).
+    """
+    constant = not gold.free_symbols
+    return any(
+        (constant and isinstance(item, sympy.Symbol) and _may_take_the_point(item))
+        or _different(gold, item)
+        for item in items.args
+    )
 
 
 def _antiderivative_differs(gold: Any, integral: Any, sympy: Any) -> bool:

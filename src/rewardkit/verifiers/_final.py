@@ -351,28 +351,68 @@ _MAX_CLOSERS = 8  # closers looked back over (a response of them is junk: bounde
 
 def as_think_tags(text: str) -> str:
     """``text`` with the other thinking markups written as ``<think>`` and ``</think>``,
-    so that every rule about thinking holds for them: ``<thinking>``, ``<reasoning>``
-    (the GRPO tutorials' ``<reasoning>...</reasoning><answer>...</answer>`` format),
-    ``<|begin_of_thought|>`` (Bespoke and OpenThoughts), ``<seed:think>`` (Seed) and
-    ``◁think▷`` (Kimi), each opener and closer. An answer boxed only inside one of them
-    is no answer given, as one inside ``<think>`` is not. Padded with spaces before the
-    tag: one character for one, and the text after a closer unchanged."""
-    if not any(map(text.__contains__, _ALIAS_WORDS)):
+    so that every rule about thinking holds for them. An answer boxed only inside one of
+    them is no answer given, as one inside ``<think>`` is not. Padded with spaces before
+    the tag: one character for one, and the text after a closer unchanged.
+
+    The markups are those published models write in the text a reward function reads
+    (vLLM's and SGLang's reasoning parsers; ``tests/verifiers/test_thinking_markup.py``
+    cites each): ``<think>`` in any case and spacing, ``<thinking>``, ``<thought>``
+    (EXAONE Deep), ``<reasoning>`` (the GRPO tutorials' format), ``<seed:think>``,
+    ``<mm:think>``, ``<longcat_think>``, ``<|begin_of_thought|>`` (Bespoke, OpenThoughts),
+    ``◁think▷`` (Kimi), ``[THINK]`` (Magistral), ``<|START_THINKING|>`` (Cohere),
+    ``<|inner_prefix|>`` (Apertus), and gpt-oss's analysis channel until its final one:
+    as its special tokens render, and as verl's decode leaves it without them
+    (``analysisWe need...assistantfinal...``)."""
+    if "assistantfinal" in text:  # gpt-oss's channels, special tokens stripped
+        text = text.replace("assistantfinal", " " * 6 + THINK_END)
+        if text.startswith("analysis"):  # the model opened its analysis itself
+            text = " " + THINK_OPEN + text[8:]
+    elif text.startswith("analysis") and _opens_message(text[8:9]):  # cut off in it
+        text = " " + THINK_OPEN + text[8:]
+    if _plain_think_tags_only(text):
         return text  # most responses: a few scans in C, no regex
     return _THINK_ALIASES.sub(_as_think_tag, text)
 
 
-_ALIAS_WORDS = ("thinking>", "reasoning>", "_of_thought", "think▷", "seed:think")
+def _opens_message(char: str) -> bool:
+    """Whether ``char``, right after a leading "analysis", starts gpt-oss's analysis
+    message (its channel tokens stripped: "analysisWe need..."), not a word of prose
+    ("analysis of", "analysis:")."""
+    return bool(char) and not (char.isspace() or char.islower() or char in ",.:;!?)'\"-")
+
+
+def _plain_think_tags_only(text: str) -> bool:
+    """Whether ``text`` holds no markup but ``<think>`` and ``</think>`` themselves."""
+    if "HINK" in text or "hought" in text or "easoning>" in text or "|inner_" in text:
+        return False
+    if "|channel|>" in text:
+        return False
+    return text.count("hink") == text.count(THINK_OPEN) + text.count(THINK_END)
 
 
 _THINK_ALIASES = re.compile(
-    r"<(/?)(?:thinking|reasoning|seed:think)>|<\|(begin|end)_of_thought\|>|◁(/?)think▷"
+    r"<[ \t]*(?P<tag_close>/?)[ \t]*"
+    r"(?i:think|thinking|thought|reasoning|seed:think|mm:think|longcat_think)[ \t]*>"
+    r"|<\|(?P<dash>begin|end)_of_thought\|>|◁(?P<kimi_close>/?)think▷"
+    r"|\[(?P<bracket_close>/?)THINK\]|<\|(?P<cohere>START|END)_THINKING\|>"
+    r"|<\|inner_(?P<apertus>prefix|suffix)\|>"
+    r"|(?P<harmony_open><\|channel\|>analysis<\|message\|>)"
+    r"|(?:<\|start\|>assistant)?<\|channel\|>final<\|message\|>"
 )
 
 
 def _as_think_tag(found: re.Match[str]) -> str:
-    closes = found.group(1) == "/" or found.group(2) == "end" or found.group(3) == "/"
-    tag = THINK_END if closes else THINK_OPEN
+    opens = (
+        found.group("tag_close") == ""
+        or found.group("dash") == "begin"
+        or found.group("kimi_close") == ""
+        or found.group("bracket_close") == ""
+        or found.group("cohere") == "START"
+        or found.group("apertus") == "prefix"
+        or found.group("harmony_open") is not None
+    )
+    tag = THINK_OPEN if opens else THINK_END
     return " " * (len(found.group()) - len(tag)) + tag
 
 
