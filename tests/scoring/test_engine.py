@@ -104,6 +104,28 @@ async def test_workers_keep_what_the_fork_server_loaded_out_of_the_collector() -
     assert frozen > 10_000  # math-verify, sympy and the parser's warm-up: all frozen
 
 
+async def test_rows_that_once_backtracked_for_hours_are_scored_with_their_batch() -> None:
+    """Their inline phases run on the event loop: a pattern that backtracked through 3^n
+    readings of them held every row of every batch (the patterns' own guard:
+    tests/verifiers/test_extraction_bounds.py)."""
+    engine = await _engine()
+    hostile = [
+        {"data_source": "math", "response": "Let me compute. " + "\\text{a}" * 100 + "=5",
+         "ground_truth": "5"},
+        {"data_source": "math", "response": "\\boxed{" + "Wait, so " * 40, "ground_truth": "5"},
+        {"data_source": "math", "response": "Let me compute. $" + "(" * 1500 + "1" + ")" * 1500
+         + "$", "ground_truth": "5"},
+    ]  # fmt: skip
+    try:
+        results = await asyncio.wait_for(engine.score_many([*hostile, INLINE_RIGHT]), 60)
+    finally:
+        await engine.close()
+    assert [r.status for r in results] == [Status.OK] * 4
+    assert results[-1].score == 1.0
+    assert results[2].score == -1.0  # verl's scale for a wrong answer: decided, no timeout
+    assert results[2].extra.get("guard") == "deep nesting"
+
+
 async def test_a_long_batch_of_inline_rows_hands_the_loop_back_as_it_goes() -> None:
     engine = await _engine()
     done: dict[int, object] = {}

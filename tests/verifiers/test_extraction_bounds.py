@@ -10,7 +10,11 @@ for a loaded CI machine; the targets on an idle core are tens of milliseconds.
 
 from __future__ import annotations
 
+import random
+import signal
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -22,10 +26,13 @@ from _support.verifier_rows import (
     check_math_and_gsm8k_row,
     table_params,
 )
+from rewardkit.config import load_config
 from rewardkit.verifiers import _latex
 from rewardkit.verifiers.math import MathVerifier
+from rewardkit.verifiers.registry import VerifierTable
 
 MATH = MathVerifier()
+TABLE = VerifierTable(load_config({}).reward)
 
 _JUNK_BOX = "\\boxed{" + "{" * 4100  # an unclosed box: a brace scan of MAX_BOX_CHARS
 _PAD = "and so on. " * 500  # 5.5 KB of prose, no blank line
@@ -251,3 +258,139 @@ def test_a_long_list_of_numbers_is_read_in_linear_time(numbers: str, ending: str
         started = time.process_time()
         verifier.quick_check(verifier.extract(response), gold)
         assert time.process_time() - started < 1.0, type(verifier).__name__
+
+
+# --- a unit repeated: no pattern backtracks once per way to split it ----------------------
+#
+# A regex with two ways to read a piece (``\\text`` read whole, or as ``\\tex`` then a
+# letter; a space taken by either of two blank runs) backtracks through 2^n or 3^n
+# splits of n pieces when what follows them fails. Such rows hung the event loop, which
+# runs the inline phases: each was found by repeating a short unit (the seeded fuzz below
+# does the same) and took minutes to hours before the patterns read each piece one way.
+REPEATED_UNITS = {
+    "text commands before =5": "Let me compute. " + "\\text{a}" * 100 + "=5",
+    "right parens": "Let me compute. " + "\\right)" * 400 + " = 5.",
+    "quads": "Let me compute. " + ":\\quada b" * 120 + " is 5.",
+    "angles": "x = " + "|)\\angle B" * 400 + "=5",
+    "fractions": "Let me compute. " + "\\frac{1}{2}" * 40 + " is 5.",
+    "units in a span": "$" + "\\text{ cm}" * 400 + "=5",
+    "interjections": "\\boxed{" + "Wait, so " * 40,
+    "interjections before no": "So it is 7. " + "Hmm, so " * 200 + "no.",
+}
+_BOUND_S = 1.0  # each took minutes; milliseconds now on an idle core
+
+
+class _TooSlow(Exception):
+    pass
+
+
+def _within_bound(call: Callable[[], object]) -> float:
+    """``call()``'s CPU seconds, cut by an alarm (re checks signals) past the bound."""
+
+    def alarm(*_: object) -> None:
+        raise _TooSlow
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, 10 * _BOUND_S)
+    started = time.process_time()
+    try:
+        call()
+    except _TooSlow:
+        pass
+    except Exception:  # a verifier refusing the row is a bounded answer too
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    return time.process_time() - started
+
+
+_INLINE = {
+    source: TABLE.pick(source)
+    for source in ("lighteval/MATH", "openai/gsm8k", "mmlu", "searchR1_nq", "json_schema")
+}
+
+
+def _inline_phases(verifier: Any, response: str) -> None:
+    verifier.quick_check(verifier.extract(response), "5")
+
+
+@pytest.mark.parametrize("response", REPEATED_UNITS.values(), ids=REPEATED_UNITS.keys())
+def test_a_repeated_unit_is_read_in_bounded_time(response: str) -> None:
+    for source, verifier in _INLINE.items():
+        spent = _within_bound(lambda v=verifier: _inline_phases(v, response))
+        assert spent < _BOUND_S, (source, spent)
+
+
+_UNITS = (
+    "\\text{a}", "\\mathrm{x}", "\\frac{1}{2}", "\\sqrt{2}", "\\boxed{1}", "$1$", "$x$",
+    "\\(x\\)", "1 = ", "= 1 ", "is 5 ", "x", "1", " ", ". ", ", ", "(", ")", "{", "}", "\\",
+    "$", "=", "the answer is ", "Answer: ", "<answer>", "</answer>", "**", "\n", "\\\\",
+    "&", "^{2}", "_1", "1,000", "\\cdot ", "\\left(", "\\right)", "\\%", "-", "#### ",
+    "Wait, ", "Hmm, ", "no. ", "not ", "that's ", "wrong ", "\\quad", "\\angle B",
+    "\\text{ cm}", "(B) ", "Option C", "I think ", "so ", "or ", "maybe ", "dozen ",
+    "</think>", "等等，", "答案", "\\[", "\\]",
+)  # fmt: skip
+_COMMANDS = (
+    "\\text{a}",
+    "\\quad",
+    "\\angle B",
+    "\\right)",
+    "\\frac{1}{2}",
+    "\\cdot",
+    "\\mathrm{m}",
+)
+# half the ends state a value: what the inline readings try hardest to match
+_ENDS = ("=5", " = 5.", " is 5.", " no.", "", ". The answer is 5.", "$", "}", "</answer>")
+_STARTS = ("", "Let me compute. ", "The answer is ", "\\boxed{", "<answer>", "$", "x = ")
+
+
+def _repeated_units(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        unit = "".join(rng.choice(_UNITS) for _ in range(rng.randint(1, 3)))
+        if rng.random() < 0.5:  # commands: read as a command or as letters
+            unit = rng.choice(_COMMANDS) + unit
+        repeats = rng.choice((25, 40, 80, 200))
+        end = rng.choice(_ENDS[:4] if rng.random() < 0.5 else _ENDS)
+        texts.append(rng.choice(_STARTS) + unit * repeats + end)
+    return texts
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_repeated_units_are_read_in_bounded_time(seed: int) -> None:
+    """The attacker that found the rows above, seeded (seeds 2 to 4 hit both patterns as
+    they were): 6 x 40 texts through 5 families."""
+    for response in _repeated_units(seed, 40):
+        for source, verifier in _INLINE.items():
+            spent = _within_bound(lambda v=verifier, r=response: _inline_phases(v, r))
+            assert spent < _BOUND_S, (source, spent, response[:80])
+
+
+# A passage (no marked answer) goes to math-verify's extraction, which may parse any of
+# its formulas: the answers' structural guards hold for it too (each ran to the worker's
+# time limit there: minutes of sympy or of the parser's predictions)
+PASSAGE_BOMBS = {
+    "nested parentheses": "Let me compute. $" + "(" * 1500 + "1" + ")" * 1500 + "$",
+    "exponent tower": "Let me compute. $2^{2^{2^{2^{2^{2}}}}}$",
+    "huge power": "Let me compute. $\\frac{10^{1000000}}{3}$",
+    "nested factorials": "Let me compute. $(5!)!!$",
+}
+
+
+@pytest.mark.parametrize("response", PASSAGE_BOMBS.values(), ids=PASSAGE_BOMBS.keys())
+def test_a_passage_with_a_parser_bomb_is_decided_without_the_parser(response: str) -> None:
+    extracted = MATH.extract(response)
+    assert extracted.extra.get("source") == "expression"
+    found: list[Any] = []
+    spent = _within_bound(lambda: found.append(MATH.check(extracted, "5")))
+    assert spent < _BOUND_S and found, spent
+    assert found[0].score == 0.0 and found[0].extra.get("guard"), found[0]
+
+
+def test_a_passage_of_ordinary_formulas_still_reaches_math_verify() -> None:
+    extracted = MATH.extract("First, $(2+3)$ and $((1))$ give $5$")
+    assert extracted.extra.get("source") == "expression"
+    verdict = MATH.check(extracted, "5")
+    assert verdict.score == 1.0 and "guard" not in verdict.extra

@@ -184,10 +184,13 @@ _IS_WRONG = (  # "'s not right", " is *incorrect*", " can't be correct", " doesn
     r"|[ \t]+(?:doesn't|doesn’t|does[ \t]+not)[ \t]+(?:make[ \t]+sense|(?:seem|look)[ \t]+right"
     r"|check[ \t]+out|add[ \t]+up)\b)"
 )
-# What may open the sentence before the words: "Wait, ", "Hmm... ", "But ", "等等，"
+# What may open the sentence before the words: "Wait, ", "Hmm... ", "But ", "等等，".
+# Each one atomic (``(?>...)``): its two runs of blanks could otherwise share a space
+# two ways, and "Wait, so " forty times before no disavowal backtracked 2^40 times (one
+# row hung the event loop: tests/verifiers/test_extraction_bounds.py).
 _LEAD = (
-    r"(?:(?:(?i:wait|hmm+|oh|but|oops|actually|well|so|okay|ok|no)\b|等等|等一下|嗯|哦)"
-    r"[ \t]*[,.!…—–\-，。！]*[ \t]*)*"
+    r"(?:(?>(?:(?i:wait|hmm+|oh|but|oops|actually|well|so|okay|ok|no)\b|等等|等一下|嗯|哦)"
+    r"[ \t]*[,.!…—–\-，。！]*[ \t]*))*"
 )
 DISAVOWAL = re.compile(
     _LEAD + r"(?:(?P<whole>(?i:"  # about the answer or the work, wherever it was given

@@ -776,14 +776,23 @@ def guard_reason(norm: str) -> str | None:
     """Why a normalised answer must not reach sympy (None: it may)."""
     if len(norm) > MAX_ANSWER_CHARS:
         return "too long"
-    if _nesting_depth(norm) > MAX_NESTING:
+    return passage_guard_reason(norm)
+
+
+def passage_guard_reason(text: str) -> str | None:
+    """Why a text must not reach math-verify's parser (None: it may): the answer guards
+    but the length, for a fallback passage (bounded by its own length, and read by
+    math-verify's extraction, which may parse any of its formulas). A passage ending on
+    1,500 nested parentheses or on ``$2^{2^{2^{2^{2^{2}}}}}$`` ran to the worker's time
+    limit there; each is decided at once instead."""
+    if _nesting_depth(text) > MAX_NESTING:
         return "deep nesting"
-    if _exponent_depth(norm) >= 3 or _NUMERIC_TOWER.search(norm):
+    if _exponent_depth(text) >= 3 or _NUMERIC_TOWER.search(text):
         return "exponent tower"
-    big = _BIG_EXPONENT.search(norm)
-    if (big and int(big.group(1)) > MAX_EXPONENT) or _BIG_FACTORIAL.search(norm):
+    big = _BIG_EXPONENT.search(text)
+    if (big and int(big.group(1)) > MAX_EXPONENT) or _BIG_FACTORIAL.search(text):
         return "huge number"
-    if _NESTED_FACTORIAL.search(norm):  # "27!!", "(5!)!": sympy computes (27!)!
+    if _NESTED_FACTORIAL.search(text):  # "27!!", "(5!)!": sympy computes (27!)!
         return "huge number"
     return None
 

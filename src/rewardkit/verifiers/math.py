@@ -165,10 +165,13 @@ class MathVerifier:
 
         With ``fast_paths`` off only the structural guards run before math-verify: they
         keep exponent towers and bracket bombs away from sympy whatever the setting.
-        A fallback passage goes to math-verify's extraction before any of these.
+        A fallback passage goes to math-verify's extraction before any of these, but
+        for the same guards (:func:`~rewardkit.verifiers._latex.passage_guard_reason`).
         """
         if _is_passage(extracted):  # before any comparison: a passage is not an answer
             golds = _gold_answers(ground_truth)
+            if reason := _latex.passage_guard_reason(extracted.answer or ""):
+                return verdict(False, None, source="expression", guard=reason)
             if _answer.false_chain(_TAGS_AND_DELIMITERS.sub("", extracted.answer or "").strip()):
                 return verdict(False, None, source="expression")  # "<answer>x = 19 = 18</answer>"
             read = _expression_verdict(extracted.answer or "", golds, self.decimals)
