@@ -276,6 +276,9 @@ REPEATED_UNITS = {
     "units in a span": "$" + "\\text{ cm}" * 400 + "=5",
     "interjections": "\\boxed{" + "Wait, so " * 40,
     "interjections before no": "So it is 7. " + "Hmm, so " * 200 + "no.",
+    "interjections before a disavowal": "So \\boxed{7}.\n\n"
+    + "Wait " * 40
+    + "x. That's not right.",
 }
 _BOUND_S = 1.0  # each took minutes; milliseconds now on an idle core
 
@@ -394,3 +397,48 @@ def test_a_passage_of_ordinary_formulas_still_reaches_math_verify() -> None:
     assert extracted.extra.get("source") == "expression"
     verdict = MATH.check(extracted, "5")
     assert verdict.score == 1.0 and "guard" not in verdict.extra
+
+
+# A long run of one blank: where two or three optional blank runs meet, or a search
+# starts anywhere inside the run, a pattern is quadratic or cubic in it (the pattern
+# alone: 4,000 spaces took 80-120 s in two of them, 2,000 took 67 s in a third; found by
+# regexploit's ReDoS finder run over every compiled pattern; a worker also handed math-verify the run, whose normalisation took
+# seconds). Inline and worker phases both bounded.
+_RUN = " " * 3_500  # under the loop rule's window: a longer run is a loop, decided at once
+BLANK_RUNS = {
+    "a listed value": "So $a = 376, 375" + _RUN + "x$.",
+    "a mark after a group": "\\boxed{(1,2)^\\circ" + _RUN + "x}",
+    "a labelled tuple": "\\boxed{(" + _RUN + "x) = (1, 2)}",
+    "and between labels": "So a = 376, 375" + _RUN + "x.",
+    "a tab run": "The answer is $(1, 2)" + "\t" * 3_500 + "x$",
+}
+
+
+@pytest.fixture(scope="module")
+def warm_math() -> None:
+    from rewardkit.verifiers import _warm
+
+    _warm.warm_up_all()  # math-verify imported: its first use is not what is bounded
+
+
+@pytest.mark.parametrize("response", BLANK_RUNS.values(), ids=BLANK_RUNS.keys())
+def test_a_long_run_of_blanks_is_read_in_bounded_time(response: str, warm_math: None) -> None:
+    for source, verifier in _INLINE.items():
+        spent = _within_bound(lambda v=verifier: _inline_phases(v, response))
+        assert spent < _BOUND_S, (source, spent)
+    extracted = MATH.extract(response)
+    if MATH.quick_check(extracted, "5") is None:
+        spent = _within_bound(lambda: MATH.check(extracted, "5"))
+        assert spent < 2 * _BOUND_S, spent
+
+
+def test_a_long_chain_of_equalities_is_decided_by_its_text(warm_math: None) -> None:
+    """latex2sympy flattens a chain's nested ``And`` again at each link: 200 links took
+    2.5 s in a worker. Past MAX_RELATIONS the answer is decided by its text."""
+    chain = "=".join(f"{j + 1}y" for j in range(200))
+    extracted = MATH.extract("\\boxed{" + chain + "}")
+    found: list[Any] = []
+    spent = _within_bound(lambda: found.append(MATH.check(extracted, "5")))
+    assert spent < _BOUND_S and found[0].score == 0.0
+    assert found[0].extra.get("guard") == "long chain"
+    assert MATH.check(MATH.extract("\\boxed{x = 2 + 3 = 5}"), "5").score == 1.0

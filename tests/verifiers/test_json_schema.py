@@ -153,6 +153,28 @@ def test_a_catastrophic_pattern_costs_its_row_only() -> None:
     assert time.perf_counter() - started < 20
 
 
+def test_a_closed_recursive_schema_is_validated_in_a_worker() -> None:
+    """jsonschema checks ``unevaluatedProperties`` by validating every ``allOf``/``anyOf``
+    subschema again over the subtree at each level: each level doubles the time (a
+    400-character chain took 9 s). Such a schema is no inline check: the event loop
+    never runs it (a red team's find)."""
+    node = {
+        "type": "object",
+        "allOf": [{"properties": {"name": {"type": "string"}}}],
+        "anyOf": [{"properties": {"child": {"$ref": "#/$defs/node"}}}, {"required": ["name"]}],
+        "unevaluatedProperties": False,
+    }
+    schema = {"$defs": {"node": node}, "$ref": "#/$defs/node"}
+    doc: dict[str, Any] = {"name": "leaf"}
+    for _ in range(16):
+        doc = {"name": "n", "child": doc}
+    verifier = JsonSchemaVerifier()
+    extracted = verifier.extract(json.dumps(doc))
+    started = time.process_time()
+    assert verifier.quick_check(extracted, schema) is None  # left to a worker
+    assert time.process_time() - started < 0.5
+
+
 def test_fenced_mode_reads_fences_only() -> None:
     fenced = JsonSchemaVerifier(answer="fenced")
     assert fenced.extract(DOC).answer is None

@@ -1471,7 +1471,9 @@ _STATED_TAIL = re.compile(
 # value). A passage's last sentence: also numbers and math spans ("The product of
 # \(100\) and \(120\) is \(12000\)"), but no relation, percent or display math.
 # A chain of = in plain text before the value: "7 - 1 = ", "(5 + 4) / 3 = 2 + 1 = "
-_PLAIN_CHAIN = re.compile(r"(?<![\w.])(?:[-+*/^().\d]+(?:[ \t]+[-+*/^().\d]+)*[ \t]*=[ \t]*)+$")
+_PLAIN_CHAIN = re.compile(  # possessive runs: a failed search is linear from each start
+    r"(?<![\w.])(?:[-+*/^().\d]++(?:[ \t]++[-+*/^().\d]++)*+[ \t]*+=[ \t]*+)+$"
+)
 # What comes after "so", "thus", "therefore", "hence" concludes: values stated before
 # them are premises ("There are $7$ sides, so the perimeter is $28$")
 _CONCLUDING = re.compile(r"(?i)\b(?:so|thus|therefore|hence)\b")

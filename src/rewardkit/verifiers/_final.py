@@ -158,7 +158,7 @@ _LISTED_VALUE = (
 )
 _LISTED = re.compile(
     r"[A-Za-z][ \t]*=[ \t]*" + _LISTED_VALUE + r"(?:[ \t]*,[ \t]*" + _LISTED_VALUE + r"){1,8}"
-    r"[ \t]*\$?[ \t]*\.?[ \t]*$"
+    r"[ \t]*+\$?[ \t]*+\.?[ \t]*+$"  # possessive: 3 runs sharing blanks was cubic
 )
 # ... or, in a math span, to several expressions: "So $a = 3s, 2s, 4s$.", "$r = 5\sqrt{30},
 # 4\sqrt{30}$", "$a = 2 : 2, 1 : 2$" (each item short, no relation, no plain word in it)
@@ -251,8 +251,8 @@ def _last_form(text: str, floor: int) -> re.Match[str] | None:
     return last
 
 
-_INTERJECTIONS = re.compile(
-    r"\s*(?:(?i:wait|hmm+|oh|but|no|oops|actually|well)[ \t]*[,.!…]*[ \t]*)*"
+_INTERJECTIONS = re.compile(  # each one atomic, as _common's lead (2^n ways to fail)
+    r"\s*(?:(?>(?i:wait|hmm+|oh|but|no|oops|actually|well)[ \t]*[,.!…]*[ \t]*))*"
 )
 _DISOWN_TAIL = 2000  # the disavowal is looked for among the conclusion's last characters
 _DISOWN_REACH = 600  # and no further than this after the answer it takes back

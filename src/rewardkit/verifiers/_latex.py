@@ -28,6 +28,9 @@ MAX_SCAN_CHARS = 16 * MAX_BOX_CHARS
 When it is spent the scan stops; earlier boxes are not read (as past MAX_BOX_COMMANDS)."""
 MAX_NESTING = 50
 MAX_EXPONENT = 10_000
+MAX_RELATIONS = 16
+"""An answer chaining more ``=`` is decided by its text: latex2sympy builds a chain as a
+nested ``And`` that it flattens again at each link (200 links: 2.5 s in a worker)."""
 
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
 _BRACE_OR_ESCAPE = re.compile(r"\\.|[{}]", re.DOTALL)
@@ -300,9 +303,10 @@ def _closing_brace(text: str, brace: int) -> int:
 # as a power of the group and kept the group's last item (60): a wrong "(99, 60)\%"
 # equalled 60, and "(30, 60)^\circ" was no (30, 60).
 _MARK_AFTER_GROUP = re.compile(
-    r"(?P<close>(?:\\right\s*)?(?:\)|\]|\\\}))(?:\s|\\[,;:! ])*"
+    r"(?P<close>(?:\\right\s*)?(?:\)|\]|\\\}))(?:\s|\\[,;:! ])*+"
     r"(?P<mark>\^\s?\{\s?\\circ\s?\}|\^\s?\\circ(?![A-Za-z])|°|\\degree(?![A-Za-z])|\\%)"
-    r"(?P<tail>\s*(?:\\text\s?\{[^{}]*\})?\s*\.?\s*)$"
+    # possessive blank runs: three that could share a run of blanks were cubic in it
+    r"(?P<tail>\s*+(?:\\text\s?\{[^{}]*\})?\s*+\.?\s*+)$"
 )
 
 
@@ -776,6 +780,8 @@ def guard_reason(norm: str) -> str | None:
     """Why a normalised answer must not reach sympy (None: it may)."""
     if len(norm) > MAX_ANSWER_CHARS:
         return "too long"
+    if norm.count("=") > MAX_RELATIONS:
+        return "long chain"
     return passage_guard_reason(norm)
 
 

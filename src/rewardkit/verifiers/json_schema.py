@@ -54,8 +54,14 @@ MAX_DEPTH = 64
 INLINE_MAX_ANSWER_CHARS = 16_384
 """Larger documents are validated in a worker (``uniqueItems`` is quadratic)."""
 # Keywords whose check may take long whatever the document's size: regular expressions
-# (backtracking), and uniqueItems (quadratic: a 16 KB array took 1.9 s on the event loop)
-_SLOW_KEYWORDS = ('"pattern"', '"patternProperties"', '"uniqueItems"')
+# (backtracking), uniqueItems (quadratic: a 16 KB array took 1.9 s on the event loop), and
+# unevaluatedProperties/Items (jsonschema validates every allOf/anyOf/oneOf subschema
+# again over the subtree at each level: a 727-character chain under a recursive closed
+# schema took over 12 s, each level doubling it)
+_SLOW_KEYWORDS = (
+    '"pattern"', '"patternProperties"', '"uniqueItems"', '"unevaluatedProperties"',
+    '"unevaluatedItems"',
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -195,6 +195,7 @@ class MathVerifier:
         return verdict(True, answer)
 
 
+_BLANK_RUN = re.compile(r"[ \t]{2,}")
 _TAGS_AND_DELIMITERS = re.compile(r"</?answer>|\$|\\[()\[\]]")
 
 
@@ -619,7 +620,10 @@ def _for_math_verify(answer: str) -> str:
     ``\\big`` sizes, ``\\textstyle``, empty ``\\mbox{}``, a trailing ``\\right``, ``°`` and
     ``\\degree`` after a value; spacing before a decimal point, which math-verify read
     as a product (``3\\,.5`` was 1.5); a degree or percent sign after a whole group, put
-    on each item (it read ``(99, 60)\\%`` as 60); ``\\textendash`` as the dash it shows."""
+    on each item (it read ``(99, 60)\\%`` as 60); ``\\textendash`` as the dash it shows.
+    A run of blanks is one space, as TeX sets it (math-verify's own normalisation took
+    seconds over a run of thousands)."""
+    answer = _BLANK_RUN.sub(" ", answer)
     label, rest = _latex.choice_label(_latex.normalise(answer))
     if label and rest:
         return rest
@@ -698,9 +702,13 @@ def _label_order(labels: list[str]) -> list[str] | None:
 _ORDERS = ("xyz", "abcd", "pq", "hk", "mn", "rs", "uvw", "ABCD")
 _LABEL = re.compile(r"[A-Za-z](?:_\{?\d{1,2}\}?)?")
 _SUBSCRIPTED = re.compile(r"([A-Za-z])_\{?(\d{1,2})\}?")
-_LABEL_TUPLE = re.compile(r"\\?(?:left)?\(\s*([A-Za-z_{}\d\s,]+?)\s*\\?(?:right)?\)\s*=\s*(.+)")
+_LABEL_TUPLE = re.compile(  # possessive blanks: "(" and 500 spaces took a second
+    r"\\?(?:left)?\(\s*+([A-Za-z_{}\d\s,]+?)\s*+\\?(?:right)?\)\s*=\s*(.+)"
+)
 _OUTER_PARENS = re.compile(r"(?:\\left)?\((.*?)(?:\\right)?\)", re.S)
-_AND_BETWEEN = re.compile(r"\s*(?:\\text\s?\{\s*and\s*\}|\\quad|\band\b)\s*")
+# starts where a blank run starts (or at no blank): searched from inside a long run of
+# blanks, the leading \s* rescanned the rest of the run from every position (quadratic)
+_AND_BETWEEN = re.compile(r"(?<!\s)\s*+(?:\\text\s?\{\s*and\s*\}|\\quad|\band\b)\s*")
 
 
 # "\textendash 3" shows "–3": math-verify dropped the command and read 3 (as it reads
@@ -792,7 +800,9 @@ def _expression_verdict(
 ) -> Verdict:
     """The fallback: math-verify extracts the answer from the end of the response as
     verl's ``math_verify`` scorer does (its default LaTeX and expression configs); a
-    decimal it reads is held to the gold exactly, as a boxed one is."""
+    decimal it reads is held to the gold exactly, as a boxed one is. A run of blanks
+    is one space, as TeX sets it (:func:`_for_math_verify`)."""
+    passage = _BLANK_RUN.sub(" ", passage)
     found = _parse_passage(passage)
     pred = next((item for item in reversed(found) if isinstance(item, str)), None)
     if pred is not None and _changed(passage, pred):
