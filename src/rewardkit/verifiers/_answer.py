@@ -1390,7 +1390,9 @@ def stated_value(text: str, *, whole: bool = False) -> str | None:
         return None  # "has in excess of 18", "has a multiple of 18": not 18
     value = found.group(group)
     value = value.strip().rstrip(".").rstrip()  # "$50.$": a full stop in the span
-    chain = _PLAIN_CHAIN.search(lead + "=") if found.group().startswith("=") else None
+    chain = None
+    if found.group().startswith("="):  # a chain ends the lead: looked for in its end only
+        chain = _PLAIN_CHAIN.search(lead + "=", max(0, len(lead) - _CHAIN_CHARS))
     if chain is not None:  # "the range is 7 - 1 = 6": a chain in plain text, checked
         if chain_value(chain.group() + value) is None:
             return None
@@ -1471,6 +1473,11 @@ _STATED_TAIL = re.compile(
 # value). A passage's last sentence: also numbers and math spans ("The product of
 # \(100\) and \(120\) is \(12000\)"), but no relation, percent or display math.
 # A chain of = in plain text before the value: "7 - 1 = ", "(5 + 4) / 3 = 2 + 1 = "
+_CHAIN_CHARS = 400
+"""How far back a chain before the stated value is looked for: a failed search is
+quadratic in what it scans (a 4,000-character lead of terms took 80 ms on the event
+loop). A longer chain leaves an ``=`` in the lead, which then states nothing: the
+passage goes to math-verify as before."""
 _PLAIN_CHAIN = re.compile(  # possessive runs: a failed search is linear from each start
     r"(?<![\w.])(?:[-+*/^().\d]++(?:[ \t]++[-+*/^().\d]++)*+[ \t]*+=[ \t]*+)+$"
 )
