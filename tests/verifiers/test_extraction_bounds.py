@@ -411,6 +411,8 @@ BLANK_RUNS = {
     "a labelled tuple": "\\boxed{(" + _RUN + "x) = (1, 2)}",
     "and between labels": "So a = 376, 375" + _RUN + "x.",
     "a tab run": "The answer is $(1, 2)" + "\t" * 3_500 + "x$",
+    # where a thinking markup's "<" may be followed by blanks (an outside red team's find)
+    "blanks after <": "<" + " " * 12_000 + " I was thinking. The answer is 5.",
 }
 
 
@@ -442,3 +444,24 @@ def test_a_long_chain_of_equalities_is_decided_by_its_text(warm_math: None) -> N
     assert spent < _BOUND_S and found[0].score == 0.0
     assert found[0].extra.get("guard") == "long chain"
     assert MATH.check(MATH.extract("\\boxed{x = 2 + 3 = 5}"), "5").score == 1.0
+
+
+_PROSE = " ".join(f"Step {k}: we compute term {k} as {k * k} and record it." for k in range(220))
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "\u55ef" * 1985 + "\uff0c\u6362\u4e2a\u65b9\u6cd5\u8bd5\u8bd5\uff0c\u9519\u8bef",
+        "oh!" * 651 + " wrong.",
+    ],
+    ids=["cjk", "ascii"],
+)
+def test_a_run_of_interjections_before_the_end_is_read_in_bounded_time(tail: str) -> None:
+    """Each interjection a disavowal may open with was tried from every start, the run
+    given back one at a time: quadratic in a run of two thousand (0.8 s on the event
+    loop, an outside red team's find). At most eight open one now."""
+    response = _PROSE + "\n\n" + tail
+    for source, verifier in _INLINE.items():
+        spent = _within_bound(lambda v=verifier: _inline_phases(v, response))
+        assert spent < _BOUND_S / 4, (source, spent)

@@ -187,10 +187,12 @@ _IS_WRONG = (  # "'s not right", " is *incorrect*", " can't be correct", " doesn
 # What may open the sentence before the words: "Wait, ", "Hmm... ", "But ", "等等，".
 # Each one atomic (``(?>...)``): its two runs of blanks could otherwise share a space
 # two ways, and "Wait, so " forty times before no disavowal backtracked 2^40 times (one
-# row hung the event loop: tests/verifiers/test_extraction_bounds.py).
+# row hung the event loop: tests/verifiers/test_extraction_bounds.py). At most eight: the
+# search tries every start, each giving its run back one at a time (quadratic in a run of
+# two thousand "嗯": 0.8 s), and a sentence opens with a few.
 _LEAD = (
     r"(?:(?>(?:(?i:wait|hmm+|oh|but|oops|actually|well|so|okay|ok|no)\b|等等|等一下|嗯|哦)"
-    r"[ \t]*[,.!…—–\-，。！]*[ \t]*))*"
+    r"[ \t]*[,.!…—–\-，。！]*[ \t]*)){0,8}"
 )
 DISAVOWAL = re.compile(
     _LEAD + r"(?:(?P<whole>(?i:"  # about the answer or the work, wherever it was given

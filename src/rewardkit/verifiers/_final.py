@@ -392,7 +392,7 @@ def _plain_think_tags_only(text: str) -> bool:
 
 
 _THINK_ALIASES = re.compile(
-    r"<[ \t]*(?P<tag_close>/?)[ \t]*"
+    r"<[ \t]*+(?P<tag_close>/?)[ \t]*+"  # possessive: two runs sharing blanks, quadratic
     r"(?i:think|thinking|thought|reasoning|seed:think|mm:think|longcat_think)[ \t]*>"
     r"|<\|(?P<dash>begin|end)_of_thought\|>|◁(?P<kimi_close>/?)think▷"
     r"|\[(?P<bracket_close>/?)THINK\]|<\|(?P<cohere>START|END)_THINKING\|>"
