@@ -181,3 +181,20 @@ def test_other_words_that_take_the_answer_back(
     verifier: object, answered: str, gold: str, words: str
 ) -> None:
     assert score(verifier, f"{STEPS}{answered}\n\n{words}", gold) == 0.0  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("count", [1, 9, 12, 30])
+@pytest.mark.parametrize(
+    "response",
+    [
+        "So \\boxed{7}.\n\n{lead}that is not right.",
+        "So \\boxed{7}. {lead}I made a mistake.",
+        "#### 7\n\n{lead}I made a mistake somewhere.",
+    ],
+)
+def test_a_run_of_interjections_still_opens_the_words(response: str, count: int) -> None:
+    """The lead is bounded (a search over a long run of them was quadratic), not so
+    low that a policy can pad its way past it."""
+    text = response.replace("{lead}", "Wait, " * count)
+    assert score(MATH, text, "7") == 0.0
+    assert score(GSM8K, text, "7") == 0.0

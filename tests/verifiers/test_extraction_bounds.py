@@ -460,7 +460,7 @@ _PROSE = " ".join(f"Step {k}: we compute term {k} as {k * k} and record it." for
 def test_a_run_of_interjections_before_the_end_is_read_in_bounded_time(tail: str) -> None:
     """Each interjection a disavowal may open with was tried from every start, the run
     given back one at a time: quadratic in a run of two thousand (0.8 s on the event
-    loop, an outside red team's find). At most eight open one now."""
+    loop, an outside red team's find). At most 32 open one now."""
     response = _PROSE + "\n\n" + tail
     for source, verifier in _INLINE.items():
         spent = _within_bound(lambda v=verifier: _inline_phases(v, response))

@@ -187,12 +187,13 @@ _IS_WRONG = (  # "'s not right", " is *incorrect*", " can't be correct", " doesn
 # What may open the sentence before the words: "Wait, ", "Hmm... ", "But ", "等等，".
 # Each one atomic (``(?>...)``): its two runs of blanks could otherwise share a space
 # two ways, and "Wait, so " forty times before no disavowal backtracked 2^40 times (one
-# row hung the event loop: tests/verifiers/test_extraction_bounds.py). At most eight: the
+# row hung the event loop: tests/verifiers/test_extraction_bounds.py). At most 32: the
 # search tries every start, each giving its run back one at a time (quadratic in a run of
-# two thousand "嗯": 0.8 s), and a sentence opens with a few.
+# two thousand "嗯": 0.8 s unbounded, 30 ms so), and a sentence opens with a few (eight
+# was too few: nine "Wait, " before "I made a mistake." kept the answer).
 _LEAD = (
     r"(?:(?>(?:(?i:wait|hmm+|oh|but|oops|actually|well|so|okay|ok|no)\b|等等|等一下|嗯|哦)"
-    r"[ \t]*[,.!…—–\-，。！]*[ \t]*)){0,8}"
+    r"[ \t]*[,.!…—–\-，。！]*[ \t]*)){0,32}"
 )
 DISAVOWAL = re.compile(
     _LEAD + r"(?:(?P<whole>(?i:"  # about the answer or the work, wherever it was given
