@@ -1491,7 +1491,7 @@ _PLAIN_LEAD = re.compile(r"(?:[^\d$\\\[\]{}=<>%\n]|" + _NAME_SPAN + r"){0,300}")
 # Each piece atomic (``(?>...)``): a command is read whole or not at all. Without it,
 # ``\\text{a}`` also read as ``\\tex`` then ``t{a}``, three ways per command, and a
 # lead of 60 commands past the bound backtracked through 3^60 of them (one row hung
-# the event loop: tests/verifiers/test_extract_cost.py).
+# the event loop: tests/verifiers/test_extraction_bounds.py).
 _STATED_LEAD = re.compile(
     r"(?>[^$\\=<>%\n]|\$[^$\n=<>%]{1,200}\$|\\\((?:[^\\\n=<>%]|\\[^()\n]){1,200}\\\)"
     r"|\\[A-Za-z]{1,20}+(?![({\[]))"

@@ -364,11 +364,11 @@ def as_think_tags(text: str) -> str:
     ``<|inner_prefix|>`` (Apertus), and gpt-oss's analysis channel until its final one:
     as its special tokens render, and as verl's decode leaves it without them
     (``analysisWe need...assistantfinal...``)."""
-    if "assistantfinal" in text:  # gpt-oss's channels, special tokens stripped
+    finals = "assistantfinal" in text  # gpt-oss's channels, special tokens stripped
+    if finals:
         text = text.replace("assistantfinal", " " * 6 + THINK_END)
-        if text.startswith("analysis"):  # the model opened its analysis itself
-            text = " " + THINK_OPEN + text[8:]
-    elif text.startswith("analysis") and _opens_message(text[8:9]):  # cut off in it
+    # its analysis opened by the model (before a final channel, or cut off in it)
+    if text.startswith("analysis") and (finals or _opens_message(text[8:9])):
         text = " " + THINK_OPEN + text[8:]
     if _plain_think_tags_only(text):
         return text  # most responses: a few scans in C, no regex
@@ -384,13 +384,13 @@ def _opens_message(char: str) -> bool:
 
 def _plain_think_tags_only(text: str) -> bool:
     """Whether ``text`` holds no markup but ``<think>`` and ``</think>`` themselves."""
-    if "HINK" in text or "hought" in text or "easoning>" in text or "|inner_" in text:
-        return False
-    if "|channel|>" in text:
+    if any(map(text.__contains__, _OTHER_MARKUP_WORDS)):
         return False
     return text.count("hink") == text.count(THINK_OPEN) + text.count(THINK_END)
 
 
+# Words of the markups "hink" does not count: [THINK], <thought>, <reasoning>, Apertus, gpt-oss
+_OTHER_MARKUP_WORDS = ("HINK", "hought", "easoning>", "|inner_", "|channel|>")
 _THINK_ALIASES = re.compile(
     r"<[ \t]*+(?P<tag_close>/?)[ \t]*+"  # possessive: two runs sharing blanks, quadratic
     r"(?i:think|thinking|thought|reasoning|seed:think|mm:think|longcat_think)[ \t]*>"
