@@ -8,9 +8,13 @@ expected, reason)``; math rows expected 0 are also checked with ``fast_paths=Fal
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
 from _support.verifier_rows import check_choice_row, check_math_and_gsm8k_row, table_params
+from rewardkit.verifiers import _common
 from rewardkit.verifiers._common import visible
 
 # checked on math and on GSM8K ``auto``
@@ -101,6 +105,35 @@ def test_struck_hidden_and_dashes_as_rendered(text: str, seen: str) -> None:
     """A red-team probe found each struck or hidden gold credited (and a dash-minus read
     as no sign, both ways): what a reader does not see is no answer."""
     assert visible(text) == seen
+
+
+# The unshown elements as branches of one pattern, as they were (a lazy scan of up to 2,000
+# characters per opener): the specification the scanner in _common must match.
+_UNSHOWN_AS_ONE_PATTERN = re.compile(
+    _common._HIDDEN.pattern
+    + r"|<(?P<unshown>template|noscript|script|style)\b[^<>]{0,200}>.{0,2000}?</(?P=unshown)\s{0,3}>"
+    r"|<!\[CDATA\[.{0,2000}?\]\]>"
+    r"|\\iffalse\b.{0,2000}?\\fi\b|\\begin\{comment\}.{0,2000}?\\end\{comment\}",
+    re.DOTALL,
+)
+_PIECES = (
+    "<style>", "</style>", "</style >", "<script>", "</script>", "<template a=1>",
+    "</template>", "<noscript>", "</noscript>", "<![CDATA[", "]]>", "\\iffalse", "\\fi",
+    "\\finite", "\\begin{comment}", "\\end{comment}", "<del>", "</del>", "<span hidden>",
+    "</span>", "<style hidden>", "<script \\iffalse>", "\\sout{", "}", "\n", "\n% c", "<s>",
+    "</s>", "x", " ", "18", "<", ">", "[//]: # (", ")", "a" * 700, "b" * 1500,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_unshown_elements_are_removed_as_one_pattern_would(seed: int) -> None:
+    """Elements a browser never shows (``<script>``, CDATA, ``\\iffalse``...) are found by
+    a scan that reads each closer once: where they meet each other, the other hidden
+    parts, or a closer past 2,000 characters, the text left is the one pattern's."""
+    rng = random.Random(seed)
+    for _ in range(1500):
+        text = "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 30)))
+        assert _common._without_hidden(text) == _UNSHOWN_AS_ONE_PATTERN.sub(" ", text), text
 
 
 def test_visible_text() -> None:

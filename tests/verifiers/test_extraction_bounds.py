@@ -279,6 +279,10 @@ REPEATED_UNITS = {
     "interjections before a disavowal": "So \\boxed{7}.\n\n"
     + "Wait " * 40
     + "x. That's not right.",
+    # each unclosed opener once scanned 2,000 characters for its closer (55 ms here)
+    "unclosed styles": "<style>" * 2857 + " The answer is 5.",
+    "unclosed CDATA": "<![CDATA[" * 2222 + " The answer is 5.",
+    "unclosed iffalse": "\\iffalse" * 2500 + " The answer is 5.",
 }
 _BOUND_S = 1.0  # each took minutes; milliseconds now on an idle core
 

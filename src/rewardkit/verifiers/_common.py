@@ -415,10 +415,7 @@ _HIDDEN = re.compile(
     r"\s{0,3}hidden|(?<![\w-])color:\s{0,3}(?:white|transparent|#fff(?:fff)?\b)"
     r"|font-size:\s{0,3}0(?![.\d]*[1-9])|opacity:\s{0,3}0(?![.\d]*[1-9]))"
     r"[^<>]{0,200}>.{0,400}?</(?P=tag)\s{0,3}>"
-    # elements a browser never shows, CDATA
-    r"|<(?P<unshown>template|noscript|script|style)\b[^<>]{0,200}>.{0,2000}?</(?P=unshown)\s{0,3}>"
-    r"|<!\[CDATA\[.{0,2000}?\]\]>"
-    r"|\\iffalse\b.{0,2000}?\\fi\b|\\begin\{comment\}.{0,2000}?\\end\{comment\}"
+    # (here, in this order, stand the unshown elements: _UNSHOWN_OPENER, _UNSHOWN_CLOSERS)
     # a LaTeX comment line ("% \boxed{18}"); a markdown comment ("[//]: # (18)")
     r"|(?:^|(?<=\n))[ \t]{0,8}%[^\n]{0,400}"
     r"|(?:^|(?<=\n))[ \t]{0,3}\[[^\]\n]{0,40}\]:[ \t]{0,3}(?:#|<>)[ \t]{0,3}(?:\([^\n]{0,400}\)|\"[^\n]{0,400}\")"
@@ -427,6 +424,25 @@ _HIDDEN = re.compile(
     r"|(?<=.)<s>[^<\n]{1,200}</s>(?=.)",
     re.DOTALL,
 )
+# Elements a browser never shows, CDATA, ``\\iffalse ... \\fi`` and the comment environment:
+# hidden too, where the closer stands at most _UNSHOWN_SPAN characters after the opener. Not
+# a branch of _HIDDEN: there a lazy ``.{0,2000}?`` rescanned 2,000 characters for each
+# unclosed opener (55 ms over 20,000 characters of "<style>"); :func:`_unshown_after` finds
+# each closer once (:func:`_without_hidden` keeps _HIDDEN's leftmost-first order).
+_UNSHOWN_SPAN = 2000
+_UNSHOWN_OPENER = re.compile(
+    r"<(?P<tag>template|noscript|script|style)\b[^<>]{0,200}>|<!\[CDATA\[|\\iffalse\b"
+    r"|\\begin\{comment\}"
+)
+_UNSHOWN_CLOSERS = {
+    **{
+        tag: re.compile(rf"</{tag}\s{{0,3}}>")
+        for tag in ("template", "noscript", "script", "style")
+    },
+    "<![CDATA[": re.compile(r"\]\]>"),
+    "\\iffalse": re.compile(r"\\fi\b"),
+    "\\begin{comment}": re.compile(r"\\end\{comment\}"),
+}
 # What may start a part of _HIDDEN, by a literal first character (a pattern with one is
 # scanned by memchr; an alternation of several first characters is not: 30x slower)
 _MAY_HIDE_TEX = re.compile(
@@ -573,10 +589,49 @@ def unhidden(text: str) -> str:
     if "<!--" in text:
         text = _without_comments(text)
     if _may_hide(text):
-        text = _HIDDEN.sub(" ", text)
+        text = _without_hidden(text)
     if "~~" in text or _STRUCK_TAG.search(text):
         text = _STRUCK.sub(" ", text)
     return text
+
+
+def _without_hidden(text: str) -> str:
+    """``_HIDDEN.sub(" ", text)``, the unshown elements included: at each step the leftmost
+    of the next _HIDDEN match and the next unshown element (at the same place _HIDDEN's
+    match, as its branches before them came first). Each search's answer is kept while it
+    still lies ahead, so that no stretch of text is searched twice."""
+    pieces: list[str] = []
+    pos, hidden, unshown = 0, _HIDDEN.search(text), _unshown_after(text, 0, {})
+    closers: dict[str, re.Match[str] | None] = {}
+    while hidden is not None or unshown is not None:
+        if hidden is not None and (unshown is None or hidden.start() <= unshown[0]):
+            start, end = hidden.span()
+        else:
+            assert unshown is not None
+            start, end = unshown
+        pieces += [text[pos:start], " "]
+        pos = end
+        if hidden is not None and hidden.start() < pos:
+            hidden = _HIDDEN.search(text, pos)
+        if unshown is not None and unshown[0] < pos:
+            unshown = _unshown_after(text, pos, closers)
+    return "".join(pieces) + text[pos:] if pieces else text
+
+
+def _unshown_after(
+    text: str, pos: int, closers: dict[str, re.Match[str] | None]
+) -> tuple[int, int] | None:
+    """The first unshown element at or after ``pos`` (its span), or None. ``closers``
+    keeps each kind's next closer, found once for a run of openers."""
+    while opener := _UNSHOWN_OPENER.search(text, pos):
+        kind = opener["tag"] or opener[0]
+        closer = closers.get(kind, opener)  # the opener: not searched yet
+        if closer is not None and closer.start() < opener.end():
+            closer = closers[kind] = _UNSHOWN_CLOSERS[kind].search(text, opener.end())
+        if closer is not None and closer.start() - opener.end() <= _UNSHOWN_SPAN:
+            return opener.start(), closer.end()
+        pos = opener.start() + 1
+    return None
 
 
 def _may_hide(text: str) -> bool:
