@@ -376,3 +376,37 @@ def test_a_check_past_the_hard_limit_is_a_timeout_row() -> None:
         first, second = loop.score(rows)
     assert first.status.value == "timeout", first.error
     assert (second.status.value, second.score) == ("ok", 1.0)
+
+
+# What a collapsing policy writes (a run of one character), for the four checkers whose
+# official patterns read such a run in quadratic time (an outside red team's finding:
+# 0.3 to 2 s a check at 20,000 characters, 4 s in loose mode)
+RUNS = [
+    (("detectable_content:number_placeholders", {"num_placeholders": 2}), "[", " end."),
+    (("detectable_content:number_placeholders", {"num_placeholders": 1}), "[", "] x [y]"),
+    (("detectable_format:number_bullet_lists", {"num_bullets": 2}), "\n", "* a\n- b"),
+    (("detectable_format:number_bullet_lists", {"num_bullets": 3}), " \n", "b"),
+    (("detectable_content:postscript", {"postscript_marker": "P.S."}), " ", "p. s. bye"),
+    (("detectable_content:postscript", {"postscript_marker": "Note:"}), "\n", "b"),
+    (("detectable_format:title", {}), "<<", " end."),
+    (("detectable_format:title", {}), "<<", "x>>"),
+]
+
+
+@pytest.mark.parametrize(("instruction", "unit", "tail"), RUNS)
+def test_a_run_of_one_character_is_checked_as_officially_in_linear_time(
+    instruction: tuple[str, dict[str, Any]], unit: str, tail: str
+) -> None:
+    from if_verifiable.ifeval import instructions_registry
+
+    official = instructions_registry.INSTRUCTION_DICT[instruction[0]](instruction[0])
+    official.build_description(**instruction[1])
+    short = "a" + unit * (1000 // len(unit)) + tail  # short enough for the official code
+    texts = _ifeval_checks.loose_variants(short)
+    expected = any(text.strip() and official.check_following(text) for text in texts)
+    assert _ifeval_checks.follows([instruction], short, loose=True) == [expected]
+    long = "a" + unit * (20_000 // len(unit)) + tail
+    started = time.process_time()
+    verdicts = _ifeval_checks.follows([instruction], long, loose=True)
+    assert time.process_time() - started < 0.5, "the official patterns took 1 to 4 s here"
+    assert verdicts == [expected]  # the run's length changes nothing here

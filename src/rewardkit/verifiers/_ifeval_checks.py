@@ -37,6 +37,7 @@ from types import ModuleType
 from typing import Any
 
 from rewardkit.errors import InvalidSampleError, ScorerError
+from rewardkit.verifiers import _ifeval_linear
 
 __all__ = ["INSTALL_HINT", "Instruction", "follows", "loose_variants", "punkt_root", "warm_up"]
 
@@ -84,7 +85,39 @@ def _registry() -> dict[str, Callable[[str], Any]]:
     langdetect.DetectorFactory.seed = 0
     table = dict(instructions_registry.INSTRUCTION_DICT)
     table["keywords:letter_frequency"] = _letter_frequency_class(instructions)
+    table.update(_linear_classes(instructions))
     return table
+
+
+def _linear_classes(instructions: ModuleType) -> dict[str, type]:
+    """Four official checkers whose patterns read a run of ``[``, ``<<`` or blanks in
+    quadratic time, with the same verdicts read in one pass (:mod:`._ifeval_linear`)."""
+
+    class Placeholders(instructions.PlaceholderChecker):  # type: ignore[name-defined]
+        def check_following(self, value: str) -> bool:
+            return _ifeval_linear.placeholder_count(value) >= self._num_placeholders
+
+    class Bullets(instructions.BulletListChecker):  # type: ignore[name-defined]
+        def check_following(self, value: str) -> bool:
+            return _ifeval_linear.bullet_count(value) == self._num_bullets
+
+    class Postscript(instructions.PostscriptChecker):  # type: ignore[name-defined]
+        def check_following(self, value: str) -> bool:
+            pattern = _ifeval_linear.postscript_pattern(self._postscript_marker)
+            if pattern is None:
+                return bool(super().check_following(value))
+            return re.search(pattern, value.lower(), flags=re.MULTILINE) is not None
+
+    class Title(instructions.TitleChecker):  # type: ignore[name-defined]
+        def check_following(self, value: str) -> bool:
+            return _ifeval_linear.has_title(value)
+
+    return {
+        "detectable_content:number_placeholders": Placeholders,
+        "detectable_format:number_bullet_lists": Bullets,
+        "detectable_content:postscript": Postscript,
+        "detectable_format:title": Title,
+    }
 
 
 def _letter_frequency_class(instructions: ModuleType) -> type:
