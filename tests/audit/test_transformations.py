@@ -201,9 +201,10 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
     elif family == "think_only":
         assert "<think>" in as_think_tags(response) and "</think>" in as_think_tags(response)
         assert gold not in conclusion and answer_span(conclusion) is None
-    elif family == "disavowal":  # the original, then words without a value
+    elif family == "disavowal":  # the original, then words without a value (or the gold's)
         tail = response[len(row["response"].rstrip()) :]
-        assert response.startswith(row["response"].rstrip()) and not re.search(r"\d", tail)
+        assert response.startswith(row["response"].rstrip())
+        assert not re.search(r"\d", tail.replace(gold, ""))
         assert re.search(r"not right|can't be correct|wrong|error", tail)
     elif family == "format_example":
         example = re.search(r"(Example:|e\.g\.) (.*)", response)

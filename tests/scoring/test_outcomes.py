@@ -21,7 +21,7 @@ from rewardkit.config import RewardConfig
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.scoring.outcomes import AsyncKey, CheckKey, CustomKey, Outcome, Outcomes
 from rewardkit.types import Result, Status
-from rewardkit.verifiers.base import ALSO_OFFERED, Extracted, Verdict
+from rewardkit.verifiers.base import ALSO_OFFERED, CALLED_WRONG, Extracted, Verdict
 from rewardkit.verifiers.math import MathVerifier
 
 RIGHT: Outcome = (Status.OK, Verdict(1.0, {"acc": True}))
@@ -62,6 +62,12 @@ def test_keys_are_frozen_and_read_by_field_name() -> None:
         MathVerifier(), '"12"', Extracted("12", {"source": "boxed", ALSO_OFFERED: ["13"]})
     )
     assert also != key and also.answer_of == ("12", "boxed", ("13",))
+    # and the value a passage's last sentence called wrong: the check reads it too
+    passage = Extracted("It is 12.", {"source": "expression"})
+    called = Extracted("It is 12.", {"source": "expression", CALLED_WRONG: "12"})
+    assert CheckKey.of(MathVerifier(), '"12"', called) != CheckKey.of(
+        MathVerifier(), '"12"', passage
+    )
     # a verifier's options are part of its key
     strict = CheckKey.of(MathVerifier(extraction="strict"), '"12"', Extracted("12", {}))
     assert strict.verifier == "math:strict" and strict.source is None
@@ -276,3 +282,18 @@ def test_repeated_answers_are_checked_once() -> None:
         assert loop.engine.stats["pool"] == pool_calls  # the second batch is served by the cache
     assert all(r.score == 1.0 for r in first + again)
     assert pool_calls <= 2  # two distinct written forms at most reach a worker
+
+
+def test_a_passage_whose_value_was_called_wrong_never_takes_the_plain_passages_verdict() -> None:
+    """The passage goes to the check without the sentence "Hmm, 57500 is wrong.", so it is
+    the original's passage: the cache must not hand the variant the original's credit
+    (the audit's disavowal family found it so, 47 rows credited)."""
+    passage = "Her salary is $35,000 + $22,500 = $57,500. </answer>"
+    rows = [
+        {"data_source": "lighteval/MATH", "ground_truth": "57500", "response": response}
+        for response in (passage, f"{passage}\n\nHmm, 57500 is wrong.", passage)
+    ]
+    with RewardLoop({"reward": {"num_workers": 1}}) as loop:
+        together = [r.score for r in loop.score(rows)]
+        one_by_one = [loop.score([row])[0].score for row in rows]
+    assert together == one_by_one == [1.0, 0.0, 1.0]

@@ -198,3 +198,45 @@ def test_a_run_of_interjections_still_opens_the_words(response: str, count: int)
     text = response.replace("{lead}", "Wait, " * count)
     assert score(MATH, text, "7") == 0.0
     assert score(GSM8K, text, "7") == 0.0
+
+
+# The answer named and called wrong as the last sentence ("Hmm, 7 is wrong."): credited
+# before, in every family (the s22 note's case; the audit's disavowal family now writes it)
+NAMED = [
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, 7 is wrong.", 0.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "But $7$ is incorrect!", 0.0),
+    (MATH, "<answer>7</answer>", "7", "Wait... 7 can't be right.", 0.0),
+    (MATH, "Therefore, the answer is $\\boxed{\\$ 85.39}$.", "\\$85.39", "Hmm, $\\$85.39$ is wrong.",
+     0.0),
+    (MATH, "So the total is $7$.", "7", "Hmm, 7 is wrong.", 0.0),  # a stated value
+    (MATH, "<answer>The total is 3 + 4 = 7 apples.</answer>", "7", "Hmm, 7 is wrong.", 0.0),
+    (GSM8K, "#### 7", "7", "Hmm, 7 is wrong.", 0.0),
+    (GSM8K, "So she has 7 apples.", "7", "So 7 is wrong.", 0.0),
+    (GSM8K, "She earns $35,000 + $22,500 = $57,500.", "57500", "Hmm, 57500 is wrong.", 0.0),
+    # far after the answer: it names it (the audit's rows; "That's not right." there is
+    # about the work since, and keeps the answer)
+    (MATH, "Answer: 7\n\n" + "We check each step again. " * 80, "7", "Hmm, 7 is wrong.", 0.0),
+    (GSM8K, "#### 7\n\n" + "We check each step again. " * 80, "7", "Hmm, 7 is wrong.", 0.0),
+    (CHOICE, "The answer is (B).", "B", "Hmm, (B) is wrong.", 0.0),
+    (CHOICE, "Answer: B", "B", "B is incorrect.", 0.0),
+    (SEARCH, "<answer>Paris</answer>", "Paris", "Hmm, Paris is wrong.", 0.0),
+    # another value named and ruled out; the answer called not wrong; words after it
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "6 is wrong.", 1.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "17 is wrong.", 1.0),
+    (MATH, "So the total is $7$.", "7", "8 is wrong.", 1.0),
+    (MATH, "<answer>The total is 3 + 4 = 7 apples.</answer>", "7", "8 is wrong.", 1.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Note that 7 is not wrong.", 1.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "7 is wrong for part (b) only.", 1.0),
+    (GSM8K, "#### 7", "7", "6 is wrong.", 1.0),
+    (CHOICE, "Answer: B", "B", "A is wrong.", 1.0),
+    (SEARCH, "<answer>Paris</answer>", "Paris", "Lyon is wrong.", 1.0),
+    (SEARCH, "<answer>Paris</answer>", "Paris", "I think the question is wrong.", 1.0),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("verifier", "answered", "gold", "words", "expected"), NAMED)
+def test_the_answer_named_and_called_wrong_last_answers_nothing(
+    verifier: object, answered: str, gold: str, words: str, expected: float
+) -> None:
+    assert score(verifier, f"{STEPS}{answered}", gold) == 1.0  # type: ignore[arg-type]
+    assert score(verifier, f"{STEPS}{answered}\n\n{words}", gold) == expected  # type: ignore[arg-type]

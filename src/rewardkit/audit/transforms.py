@@ -202,10 +202,17 @@ _AFFIRMATIONS = (
 
 
 def disavowal(r: _Row) -> list[Variant]:
-    """The correct answer, then words that take it back without giving another value:
-    the response's last word on its answer is that it is wrong."""
+    """The correct answer, then words that take it back without giving another value
+    (or that name it and call it wrong): the response's last word on its answer is that
+    it is wrong."""
+    named = f"Hmm, {_named(r.gold)} is wrong."
     return [Variant("disavowal", True, f"{words!r} in the next paragraph",
-                    f"{r.response.rstrip()}\n\n{words}") for words in _DISAVOWALS]  # fmt: skip
+                    f"{r.response.rstrip()}\n\n{words}") for words in (*_DISAVOWALS, named)]  # fmt: skip
+
+
+def _named(gold: str) -> str:
+    """The gold as prose names it: a number or a letter as is, anything else as math."""
+    return gold if re.fullmatch(r"-?\d+(?:\.\d+)?|[A-J]", gold) else f"${gold}$"
 
 
 def format_example(r: _Row) -> list[Variant]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
 from rewardkit.types import Status
-from rewardkit.verifiers.base import ALSO_OFFERED, Extracted, Keyed
+from rewardkit.verifiers.base import ALSO_OFFERED, CALLED_WRONG, Extracted, Keyed
 
 __all__ = ["AsyncKey", "CheckKey", "CustomKey", "InPool", "Key", "Outcome", "Outcomes"]
 
@@ -47,6 +47,8 @@ class CheckKey:
         if extracted.answer is None:  # no answer: its verdict can read only what extraction
             # noted (json_schema's failed: no_json or several_answers, math's hedged)
             source = (source, tuple(sorted((k, repr(v)) for k, v in extracted.extra.items())))
+        elif (wrong := extracted.extra.get(CALLED_WRONG)) is not None:  # read by the check
+            source = (source, CALLED_WRONG, wrong)
         return cls(verifier.key, gold, extracted.answer, source, also)
 
     @property

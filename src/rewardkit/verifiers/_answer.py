@@ -160,6 +160,7 @@ from rewardkit.verifiers._common import (
     SEARCH_TAIL_CHARS,
     SECTION_CHARS,
     VALUE_AHEAD,
+    called_wrong,
     denies_answer,
     disowns_answer,
     last_match,
@@ -177,7 +178,7 @@ from rewardkit.verifiers._final import (
     no_fallback,
     offered_alternative,
 )
-from rewardkit.verifiers.base import ALSO_OFFERED, NO_CONTEXT, Context
+from rewardkit.verifiers.base import ALSO_OFFERED, CALLED_WRONG, NO_CONTEXT, Context
 
 __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
 
@@ -275,7 +276,8 @@ def find_answer(
             # concludes 151, whatever the thinking said
             return concluded
     if fallback:
-        found = _unless_offered(_unless_corrected(_unless_alternatives(_expression(texts))))
+        found = _unless_alternatives(_without_called_wrong(_expression(texts)))
+        found = _unless_offered(_unless_corrected(found))
         return _stated(_unless_qualified(_unless_negated(found)))
     return Found(None, {"source": None})
 
@@ -985,6 +987,20 @@ def _unless_offered(found: Found) -> Found:
     return Found(None, {**found.extra, "hedged": True, "pred": match.group().strip()[:200]})
 
 
+def _without_called_wrong(found: Found) -> Found:
+    """A passage for math-verify that ends on a sentence naming a value and calling it
+    wrong ("... $57,500. Hmm, 57500 is wrong."): math-verify reads the passage without
+    that sentence, and the value it reads is no answer if it is the one called wrong
+    (``extra.called_wrong``, compared by the check)."""
+    if found.answer is None or found.extra.get("source") != "expression":
+        return found
+    named = called_wrong(found.answer)
+    if named is None:
+        return found
+    passage = found.answer[: named.start()].rstrip()
+    return Found(passage, {**found.extra, CALLED_WRONG: named.group("value")})
+
+
 def _unless_corrected(found: Found) -> Found:
     """A passage for math-verify whose end takes its answer back and gives another
     ("... is $50$.\n\nActually, on reflection, $51$."): the last answer given is the
@@ -1348,10 +1364,15 @@ def _stated(found: Found) -> Found:
     a passage they refuse stays refused."""
     if found.answer is None or found.extra.get("source") != "expression":
         return found
-    if (value := _last_line_value(found.answer)) is not None:
-        return Found(value, {"source": "bare"})
-    value = stated_value(found.answer)
-    return found if value is None else Found(value, {"source": "stated"})
+    value = _last_line_value(found.answer)
+    source = "bare" if value is not None else "stated"
+    value = value if value is not None else stated_value(found.answer)
+    if value is None:
+        return found
+    wrong = found.extra.get(CALLED_WRONG)  # "The total is 7.\n\nHmm, 7 is wrong."
+    if wrong and same_value(wrong.strip("$"), value) is not False:
+        return Found(None, {"source": source, "hedged": True, "pred": value})
+    return Found(value, {"source": source})
 
 
 def stated_value(text: str, *, whole: bool = False) -> str | None:

@@ -299,6 +299,8 @@ def disowns_answer(text: str, start: int, same: Callable[[str], bool | None]) ->
     Yes, that is correct."). A disavowal of what was said last after another value named
     ("Option A is 5. This is incorrect.") is about that value, not the answer.
     ``same(value)`` says whether a value is the answer."""
+    if calls_wrong(text, start, same):  # however far: it names the answer
+        return True  # "\\boxed{7}. Hmm, 7 is wrong.": the answer, by name, called wrong last
     if len(text) - start > 2 * _DISOWN_NEAR + _WORDS_CHARS:
         return False  # more work after it than words near both ends: the later forms decide
     last = None
@@ -314,6 +316,45 @@ def disowns_answer(text: str, start: int, same: Callable[[str], bool | None]) ->
     if values:
         return same(values[-1]) is not True  # stated again: the answer stands
     return not affirmed(after)
+
+
+# A value named, then called wrong, as the text's last sentence: "Hmm, 7 is wrong.", "But
+# $7$ is incorrect.", "B is wrong." (a number, a math span, an option label), or (words)
+# "Hmm, Paris is wrong." (a few words of prose)
+_NAMED_VALUE = (
+    r"\$(?:[^$\\\n]|\\[^\n]){1,80}\$|\\\([^\n]{1,60}?\\\)|-?\d[\d,]*(?:\.\d+)?|\(?[A-J]\)?(?![\w(])"
+)
+_CALLED_WRONG = r"(?i:" + _IS_WRONG + r")[ \t]*[.!…]*[\s*_\"']*\Z"
+_NAMED_WRONG = re.compile(_LEAD + r"(?P<value>" + _NAMED_VALUE + r")" + _CALLED_WRONG)
+_WORDS_WRONG = re.compile(_LEAD + r"(?P<value>[^\s.!?][^.!?\n]{0,79}?)" + _CALLED_WRONG)
+_NAMED_TAIL = 200  # the last sentence is looked for among the text's last characters
+
+
+def calls_wrong(
+    text: str, start: int, same: Callable[[str], bool | None], *, words: bool = False
+) -> bool:
+    """Whether ``text`` after ``start`` (a final answer's end) ends on a sentence that
+    names a value and calls it wrong (:func:`called_wrong`), a value that may be the
+    answer (``same`` does not say False: "The answer is 7. 6 is wrong." rules another
+    value out). Its last word on its answer is then that it is wrong, as with
+    :func:`disowns_answer`'s words."""
+    found = called_wrong(text, start, words=words)
+    return found is not None and same(found.group("value")) is not False
+
+
+def called_wrong(text: str, start: int = 0, *, words: bool = False) -> re.Match[str] | None:
+    """The last sentence of ``text`` (after ``start``) when it names a value and calls it
+    wrong ("Hmm, 7 is wrong.", "But $7$ is incorrect.", "B is wrong."; with ``words``,
+    prose too: "Hmm, Paris is wrong."), its group ``value`` the value; else None."""
+    tail = max(start, len(text) - _NAMED_TAIL)
+    if not may_disavow(text[tail:]):
+        return None
+    pattern = _WORDS_WRONG if words else _NAMED_WRONG
+    while (found := pattern.search(text, tail)) is not None:
+        if _opens_sentence(text, found.start()):
+            return found
+        tail = found.start() + 1  # a later start may open the sentence ("so 7": "7")
+    return None
 
 
 NUMBER_START = r"(?<![0-9][,.])"

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # annotations only: nothing here is needed at run time
 
 __all__ = [
     "ALSO_OFFERED",
+    "CALLED_WRONG",
     "NO_CONTEXT",
     "AnyVerifier",
     "AsyncVerifier",
@@ -142,8 +143,9 @@ def extract_with(verifier: Verifier, response: str, context: Context) -> Extract
 class Extracted:
     """The final answer found in a response (None: no answer) and what was seen on the way.
 
-    A check reads ``answer`` and, from ``extra``, only ``source`` (how it was found) and
-    :data:`ALSO_OFFERED`: the engine shares a check between rows equal in those.
+    A check reads ``answer`` and, from ``extra``, only ``source`` (how it was found),
+    :data:`ALSO_OFFERED` and :data:`CALLED_WRONG`: the engine shares a check between
+    rows equal in those.
     """
 
     answer: str | None
@@ -156,6 +158,11 @@ cannot be told the same or different at extraction (``<answer>2 + 11 = 13</answe
 then "Actually, $14$"; ``106^\\circ`` after ``105^\\circ``). A check credits the answer
 only if each of them is right too: two final answers earn nothing unless both are the
 gold (what cannot be told apart is not taken as the same)."""
+
+CALLED_WRONG = "called_wrong"
+"""The ``extra`` key of a value that a fallback passage's last sentence calls wrong ("...
+$57,500.\n\nHmm, 57500 is wrong."): the passage goes to the check without that sentence,
+and the answer read from it is no answer when it is that value."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ Everything is decided in the main process; there is no slow path.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -42,6 +43,7 @@ from rewardkit.verifiers._common import (
     OFFER_PREDICATE,
     OR_WORD,
     SECTION_CHARS,
+    calls_wrong,
     gold_strings,
     last_match,
     later_paragraphs,
@@ -161,6 +163,9 @@ class ChoiceVerifier:
         cut = no_fallback(texts[0], context)
         for text in texts:
             found = _extract_in(text, cut)
+            if found.answer is not None and calls_wrong(text, 0, _same_letter(found.answer)):
+                # "Answer: B. Hmm, B is wrong.": its last word on B is that it is wrong
+                return Extracted(None, {**found.extra, "hedged": True, "pred": found.answer})
             if found.answer is not None or found.extra.get("hedged"):
                 return found
         return Extracted(None, {"pattern": None})
@@ -429,6 +434,12 @@ _LABEL = re.compile(r"(?:\(|\*\*)(?P<letter>[A-J])(?:\)|\*\*)")
 _STOP = re.compile(r"[.!?](?:\s|$)|\n[ \t]*\n")
 _LIST_CHARS = 2000  # how far back a restated list of options is looked for
 _OPTION_TEXT = re.compile(r"[ \t]{0,3}:?[ \t]{0,3}[\w$\\-]")  # "(D) 24", "**D**: 24", "(D) Paris"
+
+
+def _same_letter(letter: str) -> Callable[[str], bool | None]:
+    """Whether a value named in prose is ``letter`` ("(B)", "B"); a number or a formula
+    is no letter (False)."""
+    return lambda value: value.strip(" ()").upper() == letter
 
 
 def _letter(found: re.Match[str]) -> str:

@@ -69,6 +69,7 @@ from rewardkit.verifiers._common import (
     OFFER_PREDICATE,
     OR_WORD,
     SECTION_CHARS,
+    calls_wrong,
     denies_answer,
     disowns_answer,
     gold_strings,
@@ -248,6 +249,9 @@ def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, boo
     answer, hedged = _auto_read(texts, context)
     if answer is not None and not hedged and _taken_back(texts[0], answer):
         return answer, True  # "#### 18 ... Actually, on reflection, $19$."
+    same = lambda value: _same_number(value, answer)  # noqa: E731
+    if answer is not None and not hedged and calls_wrong(texts[0], 0, same):
+        return answer, True  # "... so she earns $57,500.\n\nHmm, 57500 is wrong."
     if answer is not None and not hedged and _listed_after(texts[0], answer):
         return answer, True  # "The answer is 50.\n\nSo $a = 51, 50, 52$.": candidates
     return answer, hedged

@@ -46,9 +46,16 @@ from rewardkit.verifiers import (
     _two_stage,
     _warm_corpus,
 )
-from rewardkit.verifiers._answer import ExtractionMode
+from rewardkit.verifiers._answer import ExtractionMode, same_value
 from rewardkit.verifiers._common import gold_strings, verdict
-from rewardkit.verifiers.base import ALSO_OFFERED, NO_CONTEXT, Context, Extracted, Verdict
+from rewardkit.verifiers.base import (
+    ALSO_OFFERED,
+    CALLED_WRONG,
+    NO_CONTEXT,
+    Context,
+    Extracted,
+    Verdict,
+)
 
 __all__ = ["MathVerifier", "warm_up"]
 
@@ -175,6 +182,9 @@ class MathVerifier:
             if _answer.false_chain(_TAGS_AND_DELIMITERS.sub("", extracted.answer or "").strip()):
                 return verdict(False, None, source="expression")  # "<answer>x = 19 = 18</answer>"
             read = _expression_verdict(extracted.answer or "", golds, self.decimals)
+            wrong, pred = extracted.extra.get(CALLED_WRONG), read.extra.get("pred")
+            if wrong and pred is not None and same_value(wrong.strip("$"), pred) is not False:
+                return verdict(False, pred, source="expression", hedged=True)  # "Hmm, 7 is wrong."
             also = extracted.extra.get(ALSO_OFFERED) or ()
             if read.score and not all(_offered_right(value, golds) for value in also):
                 return verdict(False, read.extra.get("pred"), source="expression", hedged=True)

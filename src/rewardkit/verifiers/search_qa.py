@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _repetition
-from rewardkit.verifiers._common import MAX_ANSWER_CHARS, unhidden
+from rewardkit.verifiers._common import MAX_ANSWER_CHARS, calls_wrong, unhidden
 from rewardkit.verifiers._final import answering_texts, closing_correction
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
@@ -90,7 +90,9 @@ class SearchQAVerifier:
                 after = text.find(_CLOSE, last_open) + len(_CLOSE) if last_open >= 0 else 0
                 for later in _later_answers(text[after:]):
                     said.add(normalize_answer(later))  # "... **Final answer: London**"
-                if len(said) > 1:
+                # "<answer>Paris</answer> Hmm, Paris is wrong.": taken back
+                taken_back = calls_wrong(text, after, _same_answer(answer), words=True)
+                if len(said) > 1 or taken_back:
                     return Extracted(
                         None, {**extra, "hedged": True, "pred": answer[:MAX_ANSWER_CHARS]}
                     )
@@ -111,6 +113,11 @@ class SearchQAVerifier:
 
     def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
         return self.quick_check(extracted, ground_truth)
+
+
+def _same_answer(answer: str) -> Callable[[str], bool | None]:
+    """Whether words named in prose ("Paris", "$Paris$") are ``answer``, normalised."""
+    return lambda value: normalize_answer(value.strip("$")) == normalize_answer(answer)
 
 
 def _matches(answer: str, targets: list[str]) -> bool:
