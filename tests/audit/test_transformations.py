@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import re
 import unicodedata
 from fractions import Fraction
@@ -138,6 +139,35 @@ def test_answer_span_finds_the_last_form(text: str, kind: str | None, content: s
     span = answer_span(text)
     assert (span.kind if span else None) == kind
     assert (span.content(text).strip() if span else None) == content
+
+
+# The answer-line pattern as it was (a lazy group before the trailing blanks: quadratic in a
+# run of them): the spans the one-pass reading must give
+_LINE_AS_WAS = re.compile(r"(?im)^[ \t]*\**(?:final )?answer\**[ \t]*:\**[ \t]*([^\n]*?)[ \t.]*$")
+
+
+def test_answer_lines_span_as_the_lazy_pattern_did() -> None:
+    rng = random.Random(0)
+    pieces = ("Answer:", "**Final answer:**", " ", "\t", ".", "..", "7", "x", "\n", "\r", "*")
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 14)))
+        found = None
+        for found in _LINE_AS_WAS.finditer(text):  # noqa: B007 (the last one)
+            pass
+        span = answer_span(text)
+        if found is None or not found.group(1).strip():
+            assert span is None or span.kind != "line", text
+            continue
+        assert span is not None and span.kind == "line", text
+        assert (span.form_start, span.form_end, span.start, span.end) == (
+            found.start(),
+            found.end(),
+            found.start(1),
+            found.end(1),
+        ), text
+    blanks = "Answer: x" + " " * 20_000 + "y"  # 4 s before; a scan now
+    span = answer_span(blanks)
+    assert span is not None and span.content(blanks) == blanks[8:]
 
 
 # ------------------------------------------------------------------ variants

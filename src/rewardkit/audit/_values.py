@@ -248,16 +248,23 @@ def _last_tag(text: str) -> AnswerSpan | None:
 
 
 _HASHES = re.compile(r"####[ \t]*([^\n]*)")
-_LINE = re.compile(r"(?im)^[ \t]*\**(?:final )?answer\**[ \t]*:\**[ \t]*([^\n]*?)[ \t.]*$")
+# the line's rest, its trailing blanks and full stops trimmed after the match (a lazy
+# group before "[ \t.]*$" rescanned a run of blanks from each of its characters)
+_LINE = re.compile(r"(?im)^[ \t]*\**(?:final )?answer\**[ \t]*:\**[ \t]*([^\n]*)")
 
 
-def _last_match(pattern: re.Pattern[str], text: str, kind: Kind) -> AnswerSpan | None:
+def _last_match(
+    pattern: re.Pattern[str], text: str, kind: Kind, trim: str = ""
+) -> AnswerSpan | None:
     found: re.Match[str] | None = None
     for found in pattern.finditer(text):  # noqa: B007 (the last one)
         pass
-    if found is None or not found.group(1).strip():
+    content = "" if found is None else found.group(1).rstrip(trim)
+    if found is None or not content.strip():
         return None
-    return AnswerSpan(kind, found.start(), found.end(), found.start(1), found.end(1))
+    return AnswerSpan(
+        kind, found.start(), found.end(), found.start(1), found.start(1) + len(content)
+    )
 
 
 def answer_span(text: str) -> AnswerSpan | None:
@@ -272,7 +279,7 @@ def answer_span(text: str) -> AnswerSpan | None:
             _last_boxed(text),
             _last_tag(text),
             _last_match(_HASHES, text, "hashes"),
-            _last_match(_LINE, text, "line"),
+            _last_match(_LINE, text, "line", trim=" \t."),
         )
         if span is not None
     ]
