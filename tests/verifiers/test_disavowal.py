@@ -152,6 +152,10 @@ NOT_TAKEN_BACK = [
     (MATH, "The answer is $\\boxed{7}$.\n\nOops, no units were requested.", "7"),
     (GSM8K, "Total = 20 + 30 = 50.\n#### 50\n\nNo wait is needed between steps since each is "
      "independent.", "50"),
+    # "false" said of a statement, not of the answer: a sentence going on, truth values
+    (MATH, "The answer is $\\boxed{7}$. It is false that 8 works.", "7"),
+    (SEARCH, "<answer>False</answer> That is false.", "False"),
+    (MATH, "Statement 2 is false, so the answer is $\\boxed{7}$. That is false.", "7"),
 ]  # fmt: skip
 # Takings back in other words (the same red team; credited before)
 ALSO_TAKEN_BACK = [
@@ -161,6 +165,7 @@ ALSO_TAKEN_BACK = [
     "This is **not correct**.", "My previous answer is wrong.", "Everything above is wrong.",
     "\u7b49\u7b49\uff0c\u8fd9\u4e0d\u5bf9\u3002",
     "Wait, that's not right. I can't confirm it.", "Wait, that's not right. It's not verified.",
+    "That is false.", "Hmm, that is clearly false!", "This is untrue.",
 ]  # fmt: skip
 
 
