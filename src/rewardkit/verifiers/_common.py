@@ -474,10 +474,22 @@ _HIDDEN = re.compile(
     re.DOTALL,
 )
 # Elements a browser never shows, CDATA, ``\\iffalse ... \\fi`` and the comment environment:
-# hidden too, where the closer stands at most _UNSHOWN_SPAN characters after the opener. Not
-# a branch of _HIDDEN: there a lazy ``.{0,2000}?`` rescanned 2,000 characters for each
-# unclosed opener (55 ms over 20,000 characters of "<style>"); :func:`_unshown_after` finds
-# each closer once (:func:`_without_hidden` keeps _HIDDEN's leftmost-first order).
+# hidden too, where the closer stands at most _UNSHOWN_SPAN characters after the opener.
+# As branches of one pattern (_HIDDEN_WHOLE) a lazy ``.{0,2000}?`` rescans 2,000 characters
+# for each unclosed opener (55 ms over 20,000 characters of "<style>"): past
+# _FEW_UNSHOWN openers, :func:`_merged_hidden` finds each closer once instead.
+_UNSHOWN_BRANCHES = (
+    r"<(?P<unshown>template|noscript|script|style)\b[^<>]{0,200}>.{0,2000}?</(?P=unshown)\s{0,3}>"
+    r"|<!\[CDATA\[.{0,2000}?\]\]>"
+    r"|\\iffalse\b.{0,2000}?\\fi\b|\\begin\{comment\}.{0,2000}?\\end\{comment\}"
+)
+# (after _HIDDEN's branches: none of them starts where one of these can, but the hidden
+# element's, which finds the same closer first)
+_HIDDEN_WHOLE = re.compile(_HIDDEN.pattern + "|" + _UNSHOWN_BRANCHES, re.DOTALL)
+_UNSHOWN_WORDS = (
+    "<template", "<noscript", "<script", "<style", "<![CDATA[", "\\iffalse", "\\begin{comment}",
+)  # fmt: skip
+_FEW_UNSHOWN = 64  # openers whose lazy scans cost less than a Python loop over the matches
 _UNSHOWN_SPAN = 2000
 _UNSHOWN_OPENER = re.compile(
     r"<(?P<tag>template|noscript|script|style)\b[^<>]{0,200}>|<!\[CDATA\[|\\iffalse\b"
@@ -645,13 +657,21 @@ def unhidden(text: str) -> str:
 
 
 def _without_hidden(text: str) -> str:
-    """``_HIDDEN.sub(" ", text)``, the unshown elements included: at each step the leftmost
-    of the next _HIDDEN match and the next unshown element (at the same place _HIDDEN's
-    match, as its branches before them came first). Each search's answer is kept while it
-    still lies ahead, so that no stretch of text is searched twice."""
+    """``_HIDDEN_WHOLE.sub(" ", text)``: by the pattern itself (in C) where few unshown
+    openers stand, else by :func:`_merged_hidden` (linear, a Python step a match)."""
+    if sum(map(text.count, _UNSHOWN_WORDS)) <= _FEW_UNSHOWN:
+        return _HIDDEN_WHOLE.sub(" ", text)
+    return _merged_hidden(text)
+
+
+def _merged_hidden(text: str) -> str:
+    """``_HIDDEN_WHOLE.sub(" ", text)``: at each step the leftmost of the next _HIDDEN match
+    and the next unshown element (:func:`_unshown_after`; at the same place _HIDDEN's
+    match, as its branches come first). Each search's answer is kept while it still lies
+    ahead, so that no stretch of text is searched twice."""
     pieces: list[str] = []
-    pos, hidden, unshown = 0, _HIDDEN.search(text), _unshown_after(text, 0, {})
     closers: dict[str, re.Match[str] | None] = {}
+    pos, hidden, unshown = 0, _HIDDEN.search(text), _unshown_after(text, 0, closers)
     while hidden is not None or unshown is not None:
         if hidden is not None and (unshown is None or hidden.start() <= unshown[0]):
             start, end = hidden.span()
