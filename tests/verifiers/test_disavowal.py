@@ -152,10 +152,11 @@ NOT_TAKEN_BACK = [
     (MATH, "The answer is $\\boxed{7}$.\n\nOops, no units were requested.", "7"),
     (GSM8K, "Total = 20 + 30 = 50.\n#### 50\n\nNo wait is needed between steps since each is "
      "independent.", "50"),
-    # "false" said of a statement, not of the answer: a sentence going on, truth values
-    (MATH, "The answer is $\\boxed{7}$. It is false that 8 works.", "7"),
-    (SEARCH, "<answer>False</answer> That is false.", "False"),
-    (MATH, "Statement 2 is false, so the answer is $\\boxed{7}$. That is false.", "7"),
+    # "That is false." after a claim discussed: about the claim (an outside red team's
+    # cases, scored 0 by a "false" rule tried and dropped)
+    (CHOICE, "The answer is C.\n\nOption A says the Sun orbits the Earth. That is false.", "C"),
+    (SEARCH, "<answer>Paris</answer>\n\nSome claim the capital moved to Lyon. That is false.",
+     "Paris"),
 ]  # fmt: skip
 # Takings back in other words (the same red team; credited before)
 ALSO_TAKEN_BACK = [
@@ -165,7 +166,6 @@ ALSO_TAKEN_BACK = [
     "This is **not correct**.", "My previous answer is wrong.", "Everything above is wrong.",
     "\u7b49\u7b49\uff0c\u8fd9\u4e0d\u5bf9\u3002",
     "Wait, that's not right. I can't confirm it.", "Wait, that's not right. It's not verified.",
-    "That is false.", "Hmm, that is clearly false!", "This is untrue.",
 ]  # fmt: skip
 
 
@@ -215,6 +215,10 @@ NAMED = [
      0.0),
     (MATH, "So the total is $7$.", "7", "Hmm, 7 is wrong.", 0.0),  # a stated value
     (MATH, "<answer>The total is 3 + 4 = 7 apples.</answer>", "7", "Hmm, 7 is wrong.", 0.0),
+    # the value called wrong not told from the answer inline: the check compares it
+    (MATH, "<answer>$\\frac{2^2}{2^4} = 2^{-2}$</answer>", "\\frac{1}{4}",
+     "Hmm, $\\frac{1}{4}$ is wrong.", 0.0),
+    (MATH, "<answer>The count is (5 × 4) / (2 × 1) = 10.</answer>", "10", "Hmm, 10 is wrong.", 0.0),
     (GSM8K, "#### 7", "7", "Hmm, 7 is wrong.", 0.0),
     (GSM8K, "So she has 7 apples.", "7", "So 7 is wrong.", 0.0),
     (GSM8K, "She earns $35,000 + $22,500 = $57,500.", "57500", "Hmm, 57500 is wrong.", 0.0),
@@ -236,6 +240,13 @@ NAMED = [
     (CHOICE, "Answer: B", "B", "A is wrong.", 1.0),
     (SEARCH, "<answer>Paris</answer>", "Paris", "Lyon is wrong.", 1.0),
     (SEARCH, "<answer>Paris</answer>", "Paris", "I think the question is wrong.", 1.0),
+    # a value that cannot be told apart from the answer inline is not taken for it (an
+    # outside red team's cases: each scored 0 by the rule's first version)
+    (GSM8K, "#### 18", "18", "Trying other values: so $x = 20$ is wrong.", 1.0),
+    (GSM8K, "#### 18", "18", "$6 + 3 = 9$ is wrong.", 1.0),
+    (MATH, "So the angle is $\\boxed{30^\\circ}$.", "30^\\circ", "But 60 is wrong.", 1.0),
+    (MATH, "So it is $\\boxed{\\sqrt{2}}$.", "\\sqrt{2}", "1.5 is wrong.", 1.0),
+    (MATH, "So $\\boxed{\\text{II and III}}$.", "\\text{II and III}", "So I is wrong.", 1.0),
 ]  # fmt: skip
 
 

@@ -192,7 +192,7 @@ _THINK_MARKUPS = (
 _DISAVOWALS = (
     "Wait, that's not right.", "Hmm, no. That can't be correct.",
     "I think I made a mistake somewhere, so this answer is wrong.",
-    "No wait, there must be an error in my calculation.", "That is false.",
+    "No wait, there must be an error in my calculation.",
 )  # fmt: skip
 # Words after the answer that question it and then keep it (benign)
 _AFFIRMATIONS = (

@@ -870,9 +870,26 @@ def _closer(line: str, right: str, start: int) -> int:
 
 def _unless_hedged(found: Found, text: str) -> Found:
     """``found``, or no answer (``hedged``) when its concluding section offers another
-    final answer that is surely a different value, or one value offers two."""
+    final answer that is surely a different value, or one value offers two. A last
+    sentence calling a value wrong that cannot be told from the answer inline ("Hmm,
+    $\\frac{1}{4}$ is wrong." after a box of ``2^{-2}``) is no offer: the rest is read
+    without it, and the check compares that value (``CALLED_WRONG``)."""
     if found.answer is None or found.start < 0:
         return found
+    named = called_wrong(text, found.end if found.end >= 0 else found.start)
+    if named is None or same_value(named.group("value").strip("$"), found.answer) is not None:
+        return _hedged_in(found, text)  # (a value told the answer: disowns_answer below)
+    kept = _hedged_in(found, text[: named.start()].rstrip())
+    if kept.answer is None:
+        return kept
+    return Found(
+        kept.answer, {**kept.extra, CALLED_WRONG: named.group("value")}, kept.start, kept.end
+    )
+
+
+def _hedged_in(found: Found, text: str) -> Found:
+    """:func:`_unless_hedged`'s reading of ``text``."""
+    assert found.answer is not None
     section = section_start(text, found.start)
     read_from = max(section, len(text) - SECTION_CHARS)
     if unread_answer(text, section, read_from, boxes=False):
@@ -1370,7 +1387,10 @@ def _stated(found: Found) -> Found:
     if value is None:
         return found
     wrong = found.extra.get(CALLED_WRONG)  # "The total is 7.\n\nHmm, 7 is wrong."
-    if wrong and same_value(wrong.strip("$"), value) is not False:
+    same = same_value(wrong.strip("$"), value) if wrong else False
+    if same is None:
+        return found  # not told inline: the check compares what math-verify reads
+    if same:
         return Found(None, {"source": source, "hedged": True, "pred": value})
     return Found(value, {"source": source})
 

@@ -214,9 +214,6 @@ DISAVOWAL = re.compile(
     # about what was said last: "That's not right.", "Wait, no.", "Nope."
     r"|(?i:(?:that|this|it)"
     + _IS_WRONG
-    # "That is false.": a sentence of its own ("It is false that ..." says something else)
-    + r"|(?:that|this|it)(?:'s|’s|[ \t]+is|[ \t]+was)[ \t]+(?:(?:clearly|obviously|definitely"
-    r"|totally|completely)[ \t]+)?(?P<false>false|untrue)(?=[ \t]*[.!…]*[ \t]*(?:\n|$))"
     + r"|I[ \t]+don['’]?t[ \t]+think[ \t]+(?:that|this|it)(?:['’]s|[ \t]+is)[ \t]+"
     r"(?:right|correct)\b|(?<=[ \t,.!…—–-])no(?=[ \t]*(?:[.!…]|$))|nope\b(?=[ \t]*(?:[.!…]|$)))"
     r"|(?:这|那)?(?:是)?(?:不对|错的))",
@@ -230,7 +227,7 @@ that open a sentence and are not explained away in it."""
 _DISAVOWAL_WORDS = (
     "wrong", "correct", "right", "mistake", "error", "miscalc", "sense", "add up",
     "check out", "hmm", "wait", "oops", "nope", "no.", "no!", "no…", "scratch", "ignore",
-    "disregard", "messed", "mistaken", "false", "untrue", "不对", "错",
+    "disregard", "messed", "mistaken", "不对", "错",
 )  # fmt: skip
 # In the rest of its sentence, words that explain the disavowal away ("I made an error at
 # first, but fixed it", "It is wrong because ...": about something else, or settled)
@@ -239,7 +236,6 @@ _EXPLAINED = re.compile(
     r"|fixed|corrected|except|to|for|in[ \t]+your)\b|[;:(])"
 )
 _SENTENCE_END = re.compile(r"[.!?\n。！？]")
-_TRUTH_VALUES = re.compile(r"(?i:\b(?:true|false)\b)")  # a text that weighs statements
 
 
 def may_disavow(text: str) -> bool:
@@ -261,10 +257,6 @@ def disavowals(text: str, start: int, end: int | None = None) -> Iterator[re.Mat
     for found in DISAVOWAL.finditer(text, start, end):
         if not found.group().strip() or not _opens_sentence(text, found.start()):
             continue
-        if found.group("false") and _TRUTH_VALUES.search(
-            text, max(0, found.start() - 80), found.start()
-        ):
-            continue  # "<answer>False</answer> That is false.": about truth values, kept
         rest = _SENTENCE_END.split(text[found.end() : found.end() + 120], maxsplit=1)[0]
         if not _EXPLAINED.search(rest):
             yield found
@@ -342,12 +334,13 @@ def calls_wrong(
     text: str, start: int, same: Callable[[str], bool | None], *, words: bool = False
 ) -> bool:
     """Whether ``text`` after ``start`` (a final answer's end) ends on a sentence that
-    names a value and calls it wrong (:func:`called_wrong`), a value that may be the
-    answer (``same`` does not say False: "The answer is 7. 6 is wrong." rules another
-    value out). Its last word on its answer is then that it is wrong, as with
-    :func:`disowns_answer`'s words."""
+    names a value and calls it wrong (:func:`called_wrong`), a value that ``same`` says is
+    the answer: "The answer is 7. 6 is wrong." rules another value out, and so may a value
+    that cannot be told apart inline ("\\boxed{30^\\circ} ... But 60 is wrong.", "#### 18
+    ... So $x = 20$ is wrong."). Its last word on its answer is then that it is wrong, as
+    with :func:`disowns_answer`'s words."""
     found = called_wrong(text, start, words=words)
-    return found is not None and same(found.group("value")) is not False
+    return found is not None and same(found.group("value")) is True
 
 
 def called_wrong(text: str, start: int = 0, *, words: bool = False) -> re.Match[str] | None:

@@ -46,7 +46,7 @@ from rewardkit.verifiers import (
     _two_stage,
     _warm_corpus,
 )
-from rewardkit.verifiers._answer import ExtractionMode, same_value
+from rewardkit.verifiers._answer import ExtractionMode
 from rewardkit.verifiers._common import gold_strings, verdict
 from rewardkit.verifiers.base import (
     ALSO_OFFERED,
@@ -117,6 +117,8 @@ class MathVerifier:
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
         """Decide without sympy, or None when math-verify is needed."""
         quick = self._quick_answer(extracted, ground_truth)
+        if quick is not None and quick.score and extracted.extra.get(CALLED_WRONG):
+            return None  # right, unless it is the value its last sentence called wrong
         also = extracted.extra.get(ALSO_OFFERED)
         if not also or quick is None or not quick.score:
             return quick
@@ -182,9 +184,8 @@ class MathVerifier:
             if _answer.false_chain(_TAGS_AND_DELIMITERS.sub("", extracted.answer or "").strip()):
                 return verdict(False, None, source="expression")  # "<answer>x = 19 = 18</answer>"
             read = _expression_verdict(extracted.answer or "", golds, self.decimals)
-            wrong, pred = extracted.extra.get(CALLED_WRONG), read.extra.get("pred")
-            if wrong and pred is not None and same_value(wrong.strip("$"), pred) is not False:
-                return verdict(False, pred, source="expression", hedged=True)  # "Hmm, 7 is wrong."
+            if read.score and _called_right(extracted, golds):  # "... Hmm, 7 is wrong."
+                return verdict(False, read.extra.get("pred"), source="expression", hedged=True)
             also = extracted.extra.get(ALSO_OFFERED) or ()
             if read.score and not all(_offered_right(value, golds) for value in also):
                 return verdict(False, read.extra.get("pred"), source="expression", hedged=True)
@@ -199,6 +200,8 @@ class MathVerifier:
         golds = _gold_answers(ground_truth)
         if not _right(answer, golds):
             return verdict(False, answer)
+        if _called_right(extracted, golds):  # "... Hmm, $\\frac{1}{4}$ is wrong."
+            return verdict(False, answer, hedged=True)
         also = extracted.extra.get(ALSO_OFFERED) or ()
         if not all(_offered_right(value, golds) for value in also):
             return verdict(False, answer, hedged=True)  # two final answers, one of them wrong
@@ -776,6 +779,15 @@ def _typeset_as(match: re.Match[str]) -> str:
         and text[match.end() : match.end() + 1].isalpha()
     )
     return " " if between_letters else ""
+
+
+def _called_right(extracted: Extracted, golds: tuple[str, ...]) -> bool:
+    """Whether the value the response's last sentence called wrong
+    (:data:`~rewardkit.verifiers.base.CALLED_WRONG`) is a gold: asked of an answer shown
+    right, it says whether the response called its own answer wrong (math-verify's
+    reading of a passage, ``(5 × 4) / (2 × 1) = 10``, has no text to compare)."""
+    wrong = extracted.extra.get(CALLED_WRONG)
+    return isinstance(wrong, str) and _right(wrong.strip("$"), golds)
 
 
 def _math_verify_equal(gold: str, answer: str) -> bool:
