@@ -1007,8 +1007,8 @@ def _unless_offered(found: Found) -> Found:
 def _without_called_wrong(found: Found) -> Found:
     """A passage for math-verify that ends on a sentence naming a value and calling it
     wrong ("... $57,500. Hmm, 57500 is wrong."): math-verify reads the passage without
-    that sentence, and the value it reads is no answer if it is the one called wrong
-    (``extra.called_wrong``, compared by the check)."""
+    that sentence, and a right reading is no answer if the value called wrong is a gold
+    too (``extra.called_wrong``, compared by the check)."""
     if found.answer is None or found.extra.get("source") != "expression":
         return found
     named = called_wrong(found.answer)
