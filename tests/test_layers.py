@@ -24,6 +24,8 @@ PACKAGE = "rewardkit"
 LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     # The leaves: errors and helpers that import nothing of rewardkit.
     ("errors", 0, ("rewardkit.errors", "rewardkit._system", "rewardkit._closing")),
+    # How the small dataclasses that cross to the workers a row at a time pickle.
+    ("pickling", 0, ("rewardkit._pickling",)),
     # Fair sharing of slots between requesters (the pool's workers, the sandbox's runs).
     ("fair", 0, ("rewardkit._fair",)),
     ("types", 1, ("rewardkit.types",)),

@@ -17,9 +17,12 @@ differently).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+
+from rewardkit._pickling import pickled_by_fields
 
 if TYPE_CHECKING:  # annotations only: nothing here is needed at run time
     from typing_extensions import TypeIs
@@ -44,6 +47,7 @@ __all__ = [
 ]
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Context:
     """What a verifier may know of a row besides its response, for the rule that reads the
@@ -83,10 +87,21 @@ class Context:
         text = _prompt_text(prompt)
         if not text and not truncated:
             return NO_CONTEXT
-        return cls(_answer_form_lines(text), truncated)
+        return (
+            _context(text, truncated)
+            if cls is Context
+            else cls(_answer_form_lines(text), truncated)
+        )
 
 
 NO_CONTEXT = Context()
+
+
+@functools.lru_cache(maxsize=256)
+def _context(text: str, truncated: bool) -> Context:
+    # One object for the rollouts of a prompt: read once, and pickled once in a spread
+    # task (pickle sends an object it has seen as a reference).
+    return Context(_answer_form_lines(text), truncated)
 
 
 def _prompt_text(prompt: Any) -> str:
@@ -139,6 +154,7 @@ def extract_with(verifier: Verifier, response: str, context: Context) -> Extract
     return verifier.extract(response)
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Extracted:
     """The final answer found in a response (None: no answer) and what was seen on the way.
@@ -165,6 +181,7 @@ $57,500.\n\nHmm, 57500 is wrong."): the passage goes to the check without that s
 and the answer read from it is no answer when it is that value."""
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """A verifier's score for one answer, with reward_extra_info (``acc``, ``pred``, ...)."""
