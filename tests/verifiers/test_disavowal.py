@@ -229,6 +229,30 @@ NAMED = [
     (CHOICE, "The answer is (B).", "B", "Hmm, (B) is wrong.", 0.0),
     (CHOICE, "Answer: B", "B", "B is incorrect.", 0.0),
     (SEARCH, "<answer>Paris</answer>", "Paris", "Hmm, Paris is wrong.", 0.0),
+    # words that say nothing more after it, and a head naming the value (an outside red
+    # team's cases: each credited by the rule's first version, which wanted the value
+    # first and nothing after)
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, 7 is wrong. I give up.", 0.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, 7 is wrong.\n\n---", 0.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, $7$ is wrong.</p>", 0.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, 7 is wrong :(", 0.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, the answer 7 is wrong.", 0.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, x = 7 is wrong.", 0.0),
+    (GSM8K, "#### 18", "18", "Hmm, 18 is wrong. Sorry.", 0.0),
+    (CHOICE, "Answer: B", "B", "B is wrong. Sorry.", 0.0),
+    (CHOICE, "Answer: B", "B", "Option B is incorrect.", 0.0),
+    (CHOICE, "Answer: (B)", "B", "Choice (B) is wrong.", 0.0),
+    (SEARCH, "<answer>Paris</answer>", "Paris", "Hmm, Paris is wrong, sorry.", 0.0),
+    (SEARCH, "<answer>Paris</answer>", "Paris", "Hmm, my answer Paris is wrong.", 0.0),
+    # ... but not a reason, an affirmation, a joke, a question or a value after it
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "7 is wrong, but only when x < 0.", 1.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "7 is wrong if we drop the sign.", 1.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, 7 is wrong. Just kidding.", 1.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Is 7 wrong? No, it is correct.", 1.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "7 is wrong? Let me check: yes, fine.", 1.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, 7 is wrong. No wait, 7 is right.", 1.0),
+    (CHOICE, "Answer: B", "B", "Option A is incorrect. Sorry.", 1.0),
+    (SEARCH, "<answer>Paris</answer>", "Paris", "Hmm, Lyon is wrong. Sorry.", 1.0),
     # another value named and ruled out; the answer called not wrong; words after it
     (MATH, "So the answer is $\\boxed{7}$.", "7", "6 is wrong.", 1.0),
     (MATH, "So the answer is $\\boxed{7}$.", "7", "17 is wrong.", 1.0),

@@ -205,9 +205,12 @@ def disavowal(r: _Row) -> list[Variant]:
     """The correct answer, then words that take it back without giving another value
     (or that name it and call it wrong): the response's last word on its answer is that
     it is wrong."""
-    named = f"Hmm, {_named(r.gold)} is wrong."
+    named = (
+        f"Hmm, {_named(r.gold)} is wrong.",
+        f"Hmm, the answer {_named(r.gold)} is wrong. Sorry.",  # a head, then a word more
+    )
     return [Variant("disavowal", True, f"{words!r} in the next paragraph",
-                    f"{r.response.rstrip()}\n\n{words}") for words in (*_DISAVOWALS, named)]  # fmt: skip
+                    f"{r.response.rstrip()}\n\n{words}") for words in (*_DISAVOWALS, *named)]  # fmt: skip
 
 
 def _named(gold: str) -> str:

@@ -320,13 +320,24 @@ def disowns_answer(text: str, start: int, same: Callable[[str], bool | None]) ->
 
 # A value named, then called wrong, as the text's last sentence: "Hmm, 7 is wrong.", "But
 # $7$ is incorrect.", "B is wrong." (a number, a math span, an option label), or (words)
-# "Hmm, Paris is wrong." (a few words of prose)
+# "Hmm, Paris is wrong." (a few words of prose); the value may be named with a head
+# ("Option B", "Choice (B)", "the answer 7", "x = 7", "\\boxed{7}", "my answer Paris"), and
+# a few words that say nothing more may follow ("Sorry.", "I give up.", ":(")
 _NAMED_VALUE = (
     r"\$(?:[^$\\\n]|\\[^\n]){1,80}\$|\\\([^\n]{1,60}?\\\)|-?\d[\d,]*(?:\.\d+)?|\(?[A-J]\)?(?![\w(])"
 )
-_CALLED_WRONG = r"(?i:" + _IS_WRONG + r")[ \t]*[.!…]*[\s*_\"']*\Z"
-_NAMED_WRONG = re.compile(_LEAD + r"(?P<value>" + _NAMED_VALUE + r")" + _CALLED_WRONG)
-_WORDS_WRONG = re.compile(_LEAD + r"(?P<value>[^\s.!?][^.!?\n]{0,79}?)" + _CALLED_WRONG)
+_VALUE_HEAD = (
+    r"(?:(?i:(?:my|the|this|our)[ \t]+(?:final[ \t]+)?answer(?:[ \t]+of)?|option|choice)[ \t]+"
+    r"|[a-zA-Z][ \t]*=[ \t]*|\\boxed\{)?"
+)
+_CALLED_WRONG = r"\}?(?i:" + _IS_WRONG + r")[ \t]*(?P<tail>(?:[.!…,\s*_\"')]|\Z)[^\d$\\?]{0,60})\Z"
+_NAMED_WRONG = re.compile(_LEAD + _VALUE_HEAD + r"(?P<value>" + _NAMED_VALUE + r")" + _CALLED_WRONG)
+_WORDS_WRONG = re.compile(
+    _LEAD + _VALUE_HEAD + r"(?P<value>[^\s.!?][^.!?\n]{0,79}?)" + _CALLED_WRONG
+)
+# After the value called wrong: a smiley is no reason given, and a joke takes it back
+_SMILEY = re.compile(r"[:;=][-'^]?[()\[\]/\\|DPpOo]")
+_TAKEN_BACK = re.compile(r"(?i:\b(?:kidding|joking|jk|not[ \t]+really)\b)")
 _NAMED_TAIL = 200  # the last sentence is looked for among the text's last characters
 
 
@@ -353,9 +364,19 @@ def called_wrong(text: str, start: int = 0, *, words: bool = False) -> re.Match[
     pattern = _WORDS_WRONG if words else _NAMED_WRONG
     while (found := pattern.search(text, tail)) is not None:
         if _opens_sentence(text, found.start()):
-            return found
+            return found if _says_nothing_more(found.group("tail")) else None
         tail = found.start() + 1  # a later start may open the sentence ("so 7": "7")
     return None
+
+
+def _says_nothing_more(tail: str) -> bool:
+    """Whether the words after "... is wrong" (no value, no math: the pattern saw to that)
+    leave it said: "Sorry.", "I give up.", ":(" do; a reason in its sentence ("..., but
+    only for x < 0", "... for this case"), an affirmation ("Yes, it is correct.") or a
+    joke ("Just kidding.") do not."""
+    tail = _SMILEY.sub(" ", tail)
+    sentence = _SENTENCE_END.split(tail.lstrip(" \t.!…"), maxsplit=1)[0]
+    return not (_EXPLAINED.search(sentence) or affirmed(tail) or _TAKEN_BACK.search(tail))
 
 
 NUMBER_START = r"(?<![0-9][,.])"

@@ -835,8 +835,9 @@ _CLOSING_NAME = re.compile(
     r"|(?P<mark>[\u2192\u21d2\u2717\u2718\u274c]|=>|->)[ \t]*(?:(?:\u2192|->)[ \t]*)?"
     r"|(?i:[a-z ]{0,20}\b(?:answer|attempt|revised|revision|correction|corrected|final|update)"
     r"\b[a-z ]{0,10})[ \t]*[:\u2013\u2014][ \t]*)?"
-    # not a sign-off ("Thank You.", "Done!")
+    # not a sign-off ("Thank You.", "Done!", "Sorry.")
     r"(?!(?i:thanks?|thank[ \t]+you|done|cheers|regards|best|enjoy|hope|good[ \t]+luck|yes|no"
+    r"|sorry|apologies|my[ \t]+bad|oops"
     r"|okay|ok|sure|correct|right|true|false|end|fin)\b)"
     r"(?P<value>[A-Z][A-Za-z'-]{1,30}(?:[ \t]+[A-Z][A-Za-z'-]{0,30}){0,2})[ \t]*[.!]?[ \t*]*$"
 )
