@@ -245,7 +245,10 @@ def report(
             f"| {run.label} | {run.workers} | {run.rows_per_s:,.0f} | {run.median_s:.2f} | "
             f"{run.pool_tasks} | {vs} |"
         )
+    each = "; ".join(f"{run.label} " + " ".join(f"{x:.2f}" for x in run.seconds) for run in runs)
     lines += [
+        "",
+        f"Seconds per batch, batch by batch (each batch ran on every backend in turn): {each}.",
         "",
         "| scheduling (trivial `divmod` tasks) | wall per task | driver CPU per task |",
         "|---|---:|---:|",
