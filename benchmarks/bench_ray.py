@@ -71,8 +71,10 @@ class Run:
     rows: int
     seconds: list[float]
     driver_cpu: list[float]
-    pool_tasks: int
+    pool_tasks: int  # rows whose check ran in a worker (engine.stats["pool"])
     loop_cpu: list[float] = field(default_factory=list)
+    worker_tasks: int = 0  # the pool's tasks (spread tasks, and checks sent alone)
+    calls: int | None = None  # remote calls (Ray only): tasks waiting together share one
 
     @property
     def median_s(self) -> float:
@@ -124,6 +126,7 @@ def time_backends(configs: dict[str, dict[str, Any]], args: argparse.Namespace) 
             loop.score(make_batch(args.prompts, args.rollouts, WARM_SEED))
         _until_warm(loops)
         before = [loop.engine.stats["pool"] for loop in loops]
+        sent = [dict(loop.engine.pool.stats) for loop in loops]
         outcomes: list[list[tuple[Any, Any]]] = []
         for rows in batches:
             for run, loop in zip(runs, loops, strict=True):
@@ -136,8 +139,12 @@ def time_backends(configs: dict[str, dict[str, Any]], args: argparse.Namespace) 
             # Same batch, same statuses and scores, whatever the backend.
             assert all(o == outcomes[0] for o in outcomes), "backends disagree"
             outcomes.clear()
-        for run, loop, start in zip(runs, loops, before, strict=True):
+        for run, loop, start, stats in zip(runs, loops, before, sent, strict=True):
             run.pool_tasks = (loop.engine.stats["pool"] - start) // len(batches)
+            now = loop.engine.pool.stats
+            run.worker_tasks = (now["tasks"] - stats["tasks"]) // len(batches)
+            if "calls" in now:
+                run.calls = (now["calls"] - stats["calls"]) // len(batches)
     return runs
 
 
@@ -235,15 +242,16 @@ def report(
         f"{str(not args.no_fast_paths).lower()}. Load average (1 min) at start / end: "
         f"{args.load[0]:.1f} / {os.getloadavg()[0]:.1f} (a shared machine: other work ran too).",
         "",
-        "| backend | scoring workers | rows/s | seconds per batch | pool tasks per batch "
-        "| throughput vs local |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| backend | scoring workers | rows/s | seconds per batch | rows checked in a worker "
+        "| worker tasks / remote calls per batch | throughput vs local |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for run in runs:
         vs = "" if run is local else _vs(run, local)
         lines.append(
             f"| {run.label} | {run.workers} | {run.rows_per_s:,.0f} | {run.median_s:.2f} | "
-            f"{run.pool_tasks} | {vs} |"
+            f"{run.pool_tasks} | {run.worker_tasks} / {'-' if run.calls is None else run.calls} "
+            f"| {vs} |"
         )
     each = "; ".join(f"{run.label} " + " ".join(f"{x:.2f}" for x in run.seconds) for run in runs)
     lines += [
@@ -260,7 +268,7 @@ def report(
     lines += [
         "",
         f"Per-actor throughput (one actor, this batch): {per_actor:,.0f} rows/s "
-        f"({ray1.pool_tasks / ray1.median_s:,.0f} pool tasks/s). Driver CPU per row, whole "
+        f"({ray1.worker_tasks / ray1.median_s:,.0f} worker tasks/s). Driver CPU per row, whole "
         f"process / event-loop thread: ray {ray2.driver_cpu_per_row * 1e3:.2f} / "
         f"{ray2.loop_cpu_per_row * 1e3:.2f} ms, local {local.driver_cpu_per_row * 1e3:.2f} / "
         f"{local.loop_cpu_per_row * 1e3:.2f} ms.",
