@@ -204,6 +204,8 @@ def test_hostile_responses_are_bounded(response: str, strict: float) -> None:
     assert STRICT.quick_check(STRICT.extract(response), "5").score == strict
 
 
+TORA = "```python\ndef answer():\n    return 8 * 15\n\nprint(answer())\n```\n"
+
 # ``auto``: the number a final answer states, read out of what qualifies it (a second value,
 # a range, a bound, a negation, an operator word); any word between two numbers that ends
 # the clause is no number ("18 sau 20", "18 hours 30 minutes"), unless it is a context
@@ -275,7 +277,23 @@ AUTO_ROWS: list[tuple[str, str, float, str]] = [
     ("18", "The answer is 18 in 2 weeks.", 1.0, "a context"),
     ("18", "The answer is 18 because 3 x 6 = 18.", 1.0, "a reason going on"),
     ("18", "The answer is 18 (3 x 6)", 1.0, "a calculation in parentheses, not '(alt. 20)'"),
-]
+    # a program's printed output restated last (ToRA's GSM8K endings, tests/data/real_outputs
+    # tora-70b-v1.0:705 and :1254, their box taken off: the last number is the question's)
+    ("120", f"{TORA}```output\n120.0\n```\nMartha's turtle can crawl $120.0$ feet in 40 seconds.",
+     1.0, "the printed value said again, then a number of the question"),
+    ("30", f"{TORA}```output\n30\n```\nIt will take $30$ minutes longer for the coat on 6 "
+     "paintings to dry.", 1.0, "the same, an integer"),
+    ("6", f"{TORA}```output\n120.0\n```\nMartha's turtle can crawl $120.0$ feet in 6 seconds.",
+     0.0, "the question's number is no answer"),
+    ("40", f"{TORA}```output\n120.0\n```\nSo the turtle crawls 40 feet.", 1.0,
+     "not restated: the last number, as before"),
+    ("2", f"{TORA}```output\n120\n```\nThat is 120 seconds, or 120 / 60 = 2 minutes.", 1.0,
+     "work after it: the last number"),
+    ("9", f"{TORA}```output\n9\n```\nJane must score at least $9$ points.", 0.0,
+     "restated with a bound: what qualifies it stays"),
+    ("120", f"{TORA}```output\n120\n```\nIt is $120$ feet. No wait, it is 130 feet.", 0.0,
+     "a later sentence gives another number: the last number"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(

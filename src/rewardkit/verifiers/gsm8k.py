@@ -306,10 +306,44 @@ def _auto_read(texts: Sequence[str], context: Context) -> tuple[str | None, bool
     if listed is not None:  # "#### -17, -18": the marked answer is several numbers, not one
         return listed.group(1).strip(), False
     for text in texts:
-        answer = _last_number(without_code(text))  # a program's numbers are no answer
-        if answer is not None:
+        answer = _printed_and_restated(text) or _last_number(without_code(text))
+        if answer is not None:  # (a program's numbers are no answer)
             return answer, False
     return None, False
+
+
+# A program's printed output, ToRA's way: "```output\n120.0\n```", one number
+_PRINTED = re.compile(
+    r"```output[ \t]*\n[ \t]*(-?\d[\d,]*(?:\.\d+)?)[ \t]*\n[ \t]*```[ \t]*$", re.M
+)
+_PRINTED_TAIL = 400  # the words after the output: a sentence or two that restate it
+
+
+def _printed_and_restated(text: str) -> str | None:
+    """The number a program printed last (a fenced ``output`` block of one number), when
+    the words after it, the text's last, restate it and compute nothing more: "```output
+    120.0```\nMartha's turtle can crawl $120.0$ feet in 40 seconds." answers 120, not
+    40. The program's result said twice is the answer; the last number is a quantity of
+    the question's. Not when a later sentence gives a number ("No wait, it is 130.")."""
+    if "```output" not in text:
+        return None
+    printed = last_match(_PRINTED, text)
+    if printed is None:
+        return None
+    after = text[printed.end() :]
+    if len(after) > _PRINTED_TAIL or "```" in after or "=" in after:
+        return None  # more work after it, or another program
+    value = plain_number(printed.group(1))
+    for number in _LAST_NUMBER.finditer(after):
+        if value is not None and plain_number(number.group(1)) == value:
+            ends = _SENTENCE_ENDS.search(after, number.end())
+            if ends is not None and _LAST_NUMBER.search(after, ends.end()):
+                return None  # a later sentence gives a number: "No wait, it is 130."
+            return _qualified(after, number.start(), number.end(), number.group(1))
+    return None
+
+
+_SENTENCE_ENDS = re.compile(r"[.!?](?=\s|$)|\n")
 
 
 def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]:
