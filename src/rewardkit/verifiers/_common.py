@@ -301,6 +301,8 @@ def disowns_answer(text: str, start: int, same: Callable[[str], bool | None]) ->
     ``same(value)`` says whether a value is the answer."""
     if calls_wrong(text, start, same):  # however far: it names the answer
         return True  # "\\boxed{7}. Hmm, 7 is wrong.": the answer, by name, called wrong last
+    if (said := _WRONG_RIGHT_AFTER.match(text, start)) and _says_nothing_more(said.group("tail")):
+        return True  # "Hmm, \\boxed{7} is wrong.": the answer form itself, called wrong last
     if len(text) - start > 2 * _DISOWN_NEAR + _WORDS_CHARS:
         return False  # more work after it than words near both ends: the later forms decide
     last = None
@@ -331,6 +333,7 @@ _VALUE_HEAD = (
     r"|[a-zA-Z][ \t]*=[ \t]*|\\boxed\{)?"
 )
 _CALLED_WRONG = r"\}?(?i:" + _IS_WRONG + r")[ \t]*(?P<tail>(?:[.!…,\s*_\"')]|\Z)[^\d$\\?]{0,60})\Z"
+_WRONG_RIGHT_AFTER = re.compile(r"[ \t]*[}$]{0,3}" + _CALLED_WRONG)  # at an answer form's end
 _NAMED_WRONG = re.compile(_LEAD + _VALUE_HEAD + r"(?P<value>" + _NAMED_VALUE + r")" + _CALLED_WRONG)
 _WORDS_WRONG = re.compile(
     _LEAD + _VALUE_HEAD + r"(?P<value>[^\s.!?][^.!?\n]{0,79}?)" + _CALLED_WRONG
