@@ -704,6 +704,8 @@ def clean_answer(line: str) -> str | None:
     None when nothing is left or the line reads as a sentence rather than a value.
     """
     line = _BOLD.sub(r"\1", _strip_tags(_HOPE.sub("", line[: MAX_ANSWER_CHARS + 100])))
+    if adverb := _ADVERB_FIRST.match(line):  # "the answer is indeed $50$": 50
+        line = line[adverb.end() :]
     trailing = _TRAILING_OFF.search(line)
     if trailing:  # "Answer: 27...": trailing off, not stated (kept for the check to refuse)
         value = _value_on(line[: trailing.start()].strip(_OUTER_NOISE))
@@ -716,6 +718,12 @@ def clean_answer(line: str) -> str | None:
     return _value_on(line)
 
 
+# An adverb between the marker and the value: "The answer is indeed 50.", "... is
+# actually $6$.", "... is therefore 5" (no part of the value)
+_ADVERB_FIRST = re.compile(
+    r"[ \t]*(?i:indeed|actually|exactly|precisely|simply|just|clearly|still|now|then|therefore"
+    r"|thus|hence|also|really|certainly|definitely|obviously|correctly)\b[ \t]*,?[ \t]*(?=\S)"
+)
 _TRAILING_OFF = re.compile(r"(?<=[\d$}])[ \t]{0,2}(?:\.{3,}|\u2026)[ \t.*]*$")
 
 
