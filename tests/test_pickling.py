@@ -23,6 +23,7 @@ class _One:
     [
         Context("final answer: \\boxed{}", True),
         Context("", False, ({"role": "user", "content": "hi"},)),
+        Context("answer: c", False, asks_for_wrong=True),
         NO_CONTEXT,
         Extracted("7", {"source": "boxed", "also_offered": ("8",)}),
         Extracted(None),
@@ -53,3 +54,5 @@ def test_the_rollouts_of_a_prompt_share_one_context() -> None:
     messages = [{"role": "user", "content": prompt}]
     assert Context.of(messages, None) is first
     assert Context.of("", None) is NO_CONTEXT
+    assert Context.of("Which of these is NOT prime?", None).asks_for_wrong
+    assert not first.asks_for_wrong

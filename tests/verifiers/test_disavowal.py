@@ -19,6 +19,7 @@ import pytest
 
 from _support.verifier_rows import score
 from rewardkit.verifiers import _final
+from rewardkit.verifiers.base import Context
 from rewardkit.verifiers.choice import ChoiceVerifier
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
 from rewardkit.verifiers.math import MathVerifier
@@ -247,7 +248,23 @@ NAMED = [
     (CHOICE, "Answer: (B)", "B", "Choice (B) is wrong.", 0.0),
     (SEARCH, "<answer>Paris</answer>", "Paris", "Hmm, Paris is wrong, sorry.", 0.0),
     (SEARCH, "<answer>Paris</answer>", "Paris", "Hmm, my answer Paris is wrong.", 0.0),
-    # ... but not a reason, an affirmation, a joke, a question or a value after it
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, 7 is wrong : (", 0.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "7 is wrong. My bad, I give up on this one.",
+     0.0),
+    # the last of two sentences calling values wrong is the one (a second red team's cases)
+    (CHOICE, "Answer: B", "B", "A is wrong. B is wrong.", 0.0),
+    (CHOICE, "Answer: B", "B", "Option A is wrong. Option B is wrong.", 0.0),
+    (SEARCH, "<answer>Paris</answer>", "Paris", "My reasoning is wrong. Paris is wrong.", 0.0),
+    (CHOICE, "Answer: B", "B", "B is wrong. A is wrong.", 1.0),
+    # ... but not a reason, an affirmation, a joke, a question or a value after it: only a
+    # known sign-off says nothing more (a second red team's doubts withdrawn)
+    (GSM8K, "#### 7", "7", "Hmm, 7 is wrong. Never mind.", 1.0),
+    (GSM8K, "#### 7", "7", "Hmm, 7 is wrong... no wait, it's fine.", 1.0),
+    (GSM8K, "#### 7", "7", "Hmm, 7 is wrong. I take that back.", 1.0),
+    (GSM8K, "#### 7", "7", "Hmm, 7 is wrong, lol.", 1.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, x = 7 is wrong. It works, I checked.", 1.0),
+    (CHOICE, "Answer: B", "B", "Option B is wrong, said nobody ever.", 1.0),
+    (CHOICE, "Answer: C", "C", "C is incorrect, so it is our pick.", 1.0),
     (MATH, "So the answer is $\\boxed{7}$.", "7", "7 is wrong, but only when x < 0.", 1.0),
     (MATH, "So the answer is $\\boxed{7}$.", "7", "7 is wrong if we drop the sign.", 1.0),
     (MATH, "So the answer is $\\boxed{7}$.", "7", "So $\\boxed{7}$ is wrong for part (b) only.",
@@ -286,3 +303,17 @@ def test_the_answer_named_and_called_wrong_last_answers_nothing(
 ) -> None:
     assert score(verifier, f"{STEPS}{answered}", gold) == 1.0  # type: ignore[arg-type]
     assert score(verifier, f"{STEPS}{answered}\n\n{words}", gold) == expected  # type: ignore[arg-type]
+
+
+def test_an_option_called_incorrect_is_the_answer_where_the_question_asks_for_one() -> None:
+    """ "Which statement is incorrect?" ... "Answer: C. Option C is incorrect." restates
+    the answer (Context.asks_for_wrong, read from the prompt); elsewhere it takes it back."""
+    response = "Statement C contradicts the passage.\n\nAnswer: C\n\nOption C is incorrect."
+    for prompt, expected in [
+        ("Which of the following statements is incorrect?\nA) ...\nB) ...\nC) ...", "C"),
+        ("All of the following are mammals EXCEPT:\nA) ...", "C"),
+        ("Which of these is NOT a prime number?", "C"),
+        ("Which of the following statements is true?\nA) ...", None),
+    ]:
+        context = Context.of(prompt, {})
+        assert CHOICE.extract(response, context).answer == expected, prompt

@@ -293,6 +293,17 @@ AUTO_ROWS: list[tuple[str, str, float, str]] = [
      "restated with a bound: what qualifies it stays"),
     ("120", f"{TORA}```output\n120\n```\nIt is $120$ feet. No wait, it is 130 feet.", 0.0,
      "a later sentence gives another number: the last number"),
+    # an outside red team's cases: a value printed on the way, or corrected after
+    ("36", f"{TORA}```output\n12\n```\nShe buys 12 packs, so she spends 36 dollars.", 1.0,
+     "restated in prose: an intermediate value as likely as a result"),
+    ("40", f"{TORA}```output\n36\n```\nShe pays $36$ dollars, so with the $4$ dollar tip, "
+     "she pays $40$ dollars.", 1.0, "more math after it: another value stated"),
+    ("12", f"{TORA}```output\n3\n```\nShe needs $3$ more boxes to make 12 boxes.", 1.0,
+     "'make 12' is no quantity recalled"),
+    ("36", f"{TORA}```output\n36\n```\nShe pays $36$ dollars, actually 40 dollars.", 0.0,
+     "a correction after it"),
+    ("36", f"{TORA}```output\n36\n```\nShe pays $36$ dollars \u2192 40 dollars after tax.",
+     0.0, "an arrow to another value"),
 ]  # fmt: skip
 
 

@@ -338,9 +338,6 @@ _NAMED_WRONG = re.compile(_LEAD + _VALUE_HEAD + r"(?P<value>" + _NAMED_VALUE + r
 _WORDS_WRONG = re.compile(
     _LEAD + _VALUE_HEAD + r"(?P<value>[^\s.!?][^.!?\n]{0,79}?)" + _CALLED_WRONG
 )
-# After the value called wrong: a smiley is no reason given, and a joke takes it back
-_SMILEY = re.compile(r"[:;=][-'^]?[()\[\]/\\|DPpOo]")
-_TAKEN_BACK = re.compile(r"(?i:\b(?:kidding|joking|jk|not[ \t]+really)\b)")
 _NAMED_TAIL = 200  # the last sentence is looked for among the text's last characters
 
 
@@ -366,20 +363,36 @@ def called_wrong(text: str, start: int = 0, *, words: bool = False) -> re.Match[
         return None
     pattern = _WORDS_WRONG if words else _NAMED_WRONG
     while (found := pattern.search(text, tail)) is not None:
-        if _opens_sentence(text, found.start()):
-            return found if _says_nothing_more(found.group("tail")) else None
-        tail = found.start() + 1  # a later start may open the sentence ("so 7": "7")
+        if _opens_sentence(text, found.start()) and _says_nothing_more(found.group("tail")):
+            return found
+        # a later start may open the sentence ("so 7": "7"), or be the last of two
+        # ("A is wrong. B is wrong.": the tail of A's holds B's sentence)
+        tail = found.start() + 1
     return None
 
 
 def _says_nothing_more(tail: str) -> bool:
     """Whether the words after "... is wrong" (no value, no math: the pattern saw to that)
-    leave it said: "Sorry.", "I give up.", ":(" do; a reason in its sentence ("..., but
-    only for x < 0", "... for this case"), an affirmation ("Yes, it is correct.") or a
-    joke ("Just kidding.") do not."""
-    tail = _SMILEY.sub(" ", tail)
-    sentence = _SENTENCE_END.split(tail.lstrip(" \t.!…"), maxsplit=1)[0]
-    return not (_EXPLAINED.search(sentence) or affirmed(tail) or _TAKEN_BACK.search(tail))
+    leave it said: nothing but a sign-off ("Sorry.", "I give up.", "My bad.", ":(") and
+    markup ("---", "</p>"). Anything else may take it back or explain it away ("Never
+    mind.", "Just kidding.", "..., but only for x < 0", "Yes, it is correct."), so a
+    known sign-off alone counts, not words merely lacking a reason."""
+    left = _SIGN_OFF.sub(" ", _SMILEY.sub(" ", _MARKUP.sub(" ", tail)))
+    return not left.strip(_SAID_CHARS)
+
+
+# After "... is wrong": what says nothing more (see _says_nothing_more)
+_SMILEY = re.compile(r"[:;=][-'^]?[()\[\]/\\|DPpOo]")
+_MARKUP = re.compile(r"</?[A-Za-z]{1,10}>|[-*_#=~]{2,}")
+_SIGN_OFF = re.compile(
+    r"(?i:\b(?:sorry|apologies|my[ \t]+bad|oops|ugh|sigh|hmm+|damn"
+    r"|I[ \t]+give[ \t]+up(?:[ \t]+on[ \t]+(?:this|it)(?:[ \t]+(?:one|problem|question))?)?"
+    r"|I[ \t]+(?:can['’]?t|cannot|could[ \t]*n['’]?t)[ \t]+(?:solve|do|figure[ \t]+out)"
+    r"[ \t]+(?:it|this)(?:[ \t]+(?:one|problem|question))?"
+    r"|I[ \t]+(?:don['’]?t|do[ \t]+not)[ \t]+know(?:[ \t]+the[ \t]+answer)?"
+    r"|let[ \t]+me[ \t]+(?:try[ \t]+again|re-?try|start[ \t]+over))\b)"
+)
+_SAID_CHARS = " \t\r\n.!…,;:'\"()*_-—–"
 
 
 NUMBER_START = r"(?<![0-9][,.])"

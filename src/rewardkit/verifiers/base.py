@@ -18,6 +18,7 @@ differently).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
@@ -72,6 +73,9 @@ class Context:
     truncated: bool = False
     trajectory: tuple[Mapping[str, Any], ...] | None = field(default=None, compare=False)
     # not compared nor hashed: messages are dicts, and a Context may key a cache
+    asks_for_wrong: bool = False
+    # the prompt asks for what is wrong ("Which statement is incorrect?", "... NOT ...",
+    # "... EXCEPT"): then "Option C is incorrect." after "Answer: C" restates the answer
 
     @classmethod
     def of(
@@ -101,7 +105,14 @@ NO_CONTEXT = Context()
 def _context(text: str, truncated: bool) -> Context:
     # One object for the rollouts of a prompt: read once, and pickled once in a spread
     # task (pickle sends an object it has seen as a reference).
-    return Context(_answer_form_lines(text), truncated)
+    asks = _ASKS_FOR_WRONG.search(text) is not None
+    return Context(_answer_form_lines(text), truncated, asks_for_wrong=asks)
+
+
+_ASKS_FOR_WRONG = re.compile(
+    r"(?i:\b(?:incorrect|untrue|false|wrong|inaccurate|not[ \t]+(?:true|correct|accurate)"
+    r"|least[ \t]+likely)\b)|\b(?:NOT|EXCEPT)\b"
+)
 
 
 def _prompt_text(prompt: Any) -> str:

@@ -163,7 +163,11 @@ class ChoiceVerifier:
         cut = no_fallback(texts[0], context)
         for text in texts:
             found = _extract_in(text, cut)
-            if found.answer is not None and calls_wrong(text, 0, _same_letter(found.answer)):
+            if (
+                found.answer is not None
+                and not context.asks_for_wrong  # "Which is incorrect? ... C is incorrect."
+                and calls_wrong(text, 0, _same_letter(found.answer))
+            ):
                 # "Answer: B. Hmm, B is wrong.": its last word on B is that it is wrong
                 return Extracted(None, {**found.extra, "hedged": True, "pred": found.answer})
             if found.answer is not None or found.extra.get("hedged"):

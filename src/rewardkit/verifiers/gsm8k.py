@@ -321,10 +321,13 @@ _PRINTED_TAIL = 400  # the words after the output: a sentence or two that restat
 
 def _printed_and_restated(text: str) -> str | None:
     """The number a program printed last (a fenced ``output`` block of one number), when
-    the words after it, the text's last, restate it and compute nothing more: "```output
-    120.0```\nMartha's turtle can crawl $120.0$ feet in 40 seconds." answers 120, not
-    40. The program's result said twice is the answer; the last number is a quantity of
-    the question's. Not when a later sentence gives a number ("No wait, it is 130.")."""
+    the words after it, the text's last, set it off as math and say no other number of
+    their own: "```output 120.0```\nMartha's turtle can crawl $120.0$ feet in 40
+    seconds." answers 120, not 40. The program's result said twice is the answer; a
+    later number is allowed only as a quantity of the question ("in 40 seconds", "for 2
+    weeks", "of 2300 people"), in prose: "She buys $12$ packs, so she spends 36 dollars."
+    and "$30$, actually 40" fall back to the last number, as does a restatement in
+    prose ("... 12 packs ...": an intermediate value as likely as a result)."""
     if "```output" not in text:
         return None
     printed = last_match(_PRINTED, text)
@@ -334,16 +337,39 @@ def _printed_and_restated(text: str) -> str | None:
     if len(after) > _PRINTED_TAIL or "```" in after or "=" in after:
         return None  # more work after it, or another program
     value = plain_number(printed.group(1))
-    for number in _LAST_NUMBER.finditer(after):
-        if value is not None and plain_number(number.group(1)) == value:
-            ends = _SENTENCE_ENDS.search(after, number.end())
-            if ends is not None and _LAST_NUMBER.search(after, ends.end()):
-                return None  # a later sentence gives a number: "No wait, it is 130."
-            return _qualified(after, number.start(), number.end(), number.group(1))
+    numbers = list(_LAST_NUMBER.finditer(after))
+    for at, number in enumerate(numbers):
+        if value is None or plain_number(number.group(1)) != value:
+            continue
+        if not _set_off(after, number) or not all(
+            _of_the_question(after, later) for later in numbers[at + 1 :]
+        ):
+            return None
+        return _qualified(after, number.start(), number.end(), number.group(1))
     return None
 
 
-_SENTENCE_ENDS = re.compile(r"[.!?](?=\s|$)|\n")
+def _set_off(text: str, number: re.Match[str]) -> bool:
+    """Whether ``number`` is written as math: ``$120.0$``, ``\\(120\\)``."""
+    opened = number.group(1).lstrip("-").startswith("$") or text[: number.start()].rstrip(
+        " \t"
+    ).endswith(("$", "\\("))
+    return opened and text[number.end() :].lstrip(" \t").startswith(("$", "\\)"))
+
+
+# The words before a quantity of the question: "in 40 seconds", "after 2 years", "for 2300
+# people", "on the 6 paintings" (not "so she spends 36", "actually 40", "-> 40")
+_QUESTION_QUANTITY = re.compile(
+    r"(?i:\b(?:in|after|for|of|over|on|with|within|during|per|from|at|by|last|first|next"
+    r"|each|every|all|the|a|an|his|her|their|its)[ \t]+)$"
+)
+
+
+def _of_the_question(text: str, number: re.Match[str]) -> bool:
+    """Whether a number after the restated result reads as a quantity of the question."""
+    if _set_off(text, number):
+        return False  # math of its own: a value stated, not a quantity recalled
+    return _QUESTION_QUANTITY.search(text, max(0, number.start() - 24), number.start()) is not None
 
 
 def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]:
