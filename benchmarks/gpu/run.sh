@@ -19,19 +19,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/rewardkit-gpu}
 mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-
-step() {  # step NAME SECONDS COMMAND...: run it with a limit, its output in $OUT/NAME.log
-  local name=$1 limit=$2
-  shift 2
-  local t0=$SECONDS
-  timeout --kill-after=10 "$limit" "$@" >"$OUT/$name.log" 2>&1
-  local rc=$?
-  echo "== $name: rc $rc in $((SECONDS - t0)) s: $*" | tee -a "$OUT/summary.log"
-  tail -n 25 "$OUT/$name.log"
-}
+source benchmarks/gpu/lib.sh
+install_wheels || exit 1
 
 {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
