@@ -603,3 +603,22 @@ def test_a_long_fallback_passage_is_read_by_math_verify_not_guarded() -> None:
     verdict = V.check(extracted, "42")
     assert (verdict.score, verdict.extra["pred"]) == (1.0, "42")
     assert "guard" not in verdict.extra
+
+
+# A final passage that is a number and a math span, nothing else: an answer tag's value
+# with its tag gone (the real-output corpus's prose slice: ei_G8 iter_5:194, :304, :310)
+GLUED = [
+    ("Thus the side is longer.</think>  8 $\\sqrt{2}$ ", "8\\sqrt{2}", 1.0),
+    ("It is 37/6 feet.</think>  6$\\frac{1}{6}$ ", "6\\frac{1}{6}\\text{ feet}", 1.0),
+    ("It is 37/6 feet.</think>  6 $\\frac {1} {6} $ ", "6\\frac{1}{6}\\text{ feet}", 1.0),
+    ("</think> 2 $\\frac{1}{2}$ ", "\\frac{5}{2}", 1.0),  # a mixed number, as the gold's
+    ("</think> 2 $\\frac{1}{2}$ ", "1", 0.0),  # never the product 2 x 1/2
+    ("</think> 8 $\\sqrt{2}$ ", "\\sqrt{2}", 0.0),  # never the span alone
+]
+
+
+@pytest.mark.parametrize(("response", "gold", "expected"), GLUED)
+def test_a_number_and_a_span_alone_are_one_value(response: str, gold: str, expected: float) -> None:
+    extracted = V.extract(response)
+    quick = V.quick_check(extracted, gold)
+    assert (quick if quick is not None else V.check(extracted, gold)).score == expected

@@ -1378,6 +1378,8 @@ def _expression(texts: Sequence[str]) -> Found:
             passage = _passage(text, len(text) if end is None else end)
             if _WRAPPED_NUMBER.fullmatch(passage):  # "\text{4}" and nothing else: 4
                 return Found(passage.strip("$").rstrip("."), {"source": "wrapped"})
+            if glued := _GLUED_PASSAGE.fullmatch(passage):  # "6 $\frac{1}{6}$" and nothing else
+                passage = f"${glued.group(1)}{glued.group(2).strip()}$"  # one value: 6\frac{1}{6}
             return Found(passage, {"source": "expression"})
     return Found(None, {"source": None})  # no digit and no LaTeX: math-verify finds nothing
 
@@ -1570,6 +1572,9 @@ _MATHY_CHARS = "0123456789$\\["  # _MATHY's class, one by one
 
 # A whole final part that is one plain number in a text wrapper, outside math mode:
 # math-verify's extraction finds nothing there (it reads "$\text{4}$" as 4)
+# A passage that is a number and a math span, nothing else ("6 $\frac{1}{6}$", "8$\sqrt{2}$",
+# an answer tag's value without its tag): one value, as in the tag, not the span alone
+_GLUED_PASSAGE = re.compile(r"\s*(-?\d[\d,]*(?:\.\d+)?)[ \t]?\$([^$\n]{1,40})\$[ \t]*\.?\s*")
 _WRAPPED_NUMBER = re.compile(
     r"\$?\\(?:text(?:bf|rm)?|mbox|mathrm|mathbf)\s?\{\s{0,8}-?\d{1,100}(?:\.\d{1,100})?\s{0,8}\}\$?\.?"
 )
