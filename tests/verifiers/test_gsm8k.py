@@ -304,6 +304,8 @@ AUTO_ROWS: list[tuple[str, str, float, str]] = [
      "a correction after it"),
     ("36", f"{TORA}```output\n36\n```\nShe pays $36$ dollars \u2192 40 dollars after tax.",
      0.0, "an arrow to another value"),
+    ("36", f"{TORA}```output\n36\n```\nShe pays $36$ dollars, for a total of 40 dollars.",
+     0.0, "'of 40' may be another result: the last number"),
 ]  # fmt: skip
 
 

@@ -357,11 +357,11 @@ def _set_off(text: str, number: re.Match[str]) -> bool:
     return opened and text[number.end() :].lstrip(" \t").startswith(("$", "\\)"))
 
 
-# The words before a quantity of the question: "in 40 seconds", "after 2 years", "for 2300
-# people", "on the 6 paintings" (not "so she spends 36", "actually 40", "-> 40")
+# The preposition before a quantity of the question: "in 40 seconds", "after 2 years",
+# "for 2300 people" (not "so she spends 36", "actually 40", "-> 40", nor "a total of 40"
+# or "the 40 dollars", which may state another result)
 _QUESTION_QUANTITY = re.compile(
-    r"(?i:\b(?:in|after|for|of|over|on|with|within|during|per|from|at|by|last|first|next"
-    r"|each|every|all|the|a|an|his|her|their|its)[ \t]+)$"
+    r"(?i:\b(?:in|after|for|over|on|with|within|during|per|from|at|by)[ \t]+)$"
 )
 
 
