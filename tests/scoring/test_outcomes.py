@@ -20,7 +20,7 @@ from rewardkit import RewardLoop
 from rewardkit.config import RewardConfig
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.scoring.outcomes import AsyncKey, CheckKey, CustomKey, Outcome, Outcomes
-from rewardkit.types import Result, Status
+from rewardkit.types import Result, Sample, Status
 from rewardkit.verifiers.base import ALSO_OFFERED, CALLED_WRONG, Extracted, Verdict
 from rewardkit.verifiers.math import MathVerifier
 
@@ -163,6 +163,28 @@ async def test_the_engine_keys_a_pooled_check_by_its_fields() -> None:
     assert key.source == "boxed"
     assert engine.outcomes.answers == {("math", '"1"'): {("\\sin^2 x + \\cos^2 x", "boxed", ())}}
     assert engine.stats["pool"] == 1 and engine.stats["cache_hits"] == 1
+
+
+async def test_a_cached_check_decides_its_row_without_a_coroutine() -> None:
+    """A row whose check the cache holds is decided where it is read: its pieces come
+    back as a list, not an awaitable (no coroutine, no task per row on the loop), with
+    the cached verdict and the hit counted; a cached failure keeps its status."""
+    config = RewardConfig.model_validate({"reward": {"num_workers": 1}})
+    engine = await RewardEngine.create(config)
+    row = {"data_source": "lighteval/MATH", "response": "\\boxed{\\sin^2 x}", "ground_truth": "1"}
+    try:
+        first = await engine.score_row(0, row)
+        sample = Sample.from_row(row)
+        pieces = engine._start_pieces(sample)
+        assert isinstance(pieces, list)
+        (key,) = engine.outcomes.cache
+        engine.outcomes.put(key, (Status.TIMEOUT, "timed out after 5s"))
+        timed_out = engine._start_pieces(sample)
+    finally:
+        await engine.close()
+    assert first.score == pieces[0].score == 0.0 and pieces[0].status is Status.OK
+    assert isinstance(timed_out, list) and timed_out[0].status is Status.TIMEOUT
+    assert engine.stats["pool"] == 1 and engine.stats["cache_hits"] == 2
 
 
 # Answers whose check (math-verify) may differ from their fast path, or whose source

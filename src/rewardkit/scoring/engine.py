@@ -34,7 +34,7 @@ from rewardkit.execution.pool import WorkerPool
 from rewardkit.models import gathering
 from rewardkit.scoring import tasks
 from rewardkit.scoring.guard import CustomFunction, Guard
-from rewardkit.scoring.outcomes import AsyncKey, CheckKey, Outcomes
+from rewardkit.scoring.outcomes import AsyncKey, CheckKey, Outcome, Outcomes
 from rewardkit.scoring.rows import (
     Piece,
     combine,
@@ -334,6 +334,9 @@ class RewardEngine:
             self.stats["deduplicated" if shared else "pool"] += 1
             self.outcomes.put(key, (Status.OK, checked))
             return verdict_piece("rule", weight, checked, extracted.extra)
+        cached = self.outcomes.cached(key)
+        if cached is not None:  # decided now: no coroutine for the row
+            return self._checked_piece(cached, extracted)
         return self._pooled_piece(verifier, sample, extracted, key)
 
     def _with_shapes(
@@ -421,13 +424,18 @@ class RewardEngine:
     async def _pooled_piece(
         self, verifier: Verifier, sample: Sample, extracted: Extracted, key: CheckKey
     ) -> Piece:
-        weight = self.section.rule_weight
-        status, value = await self.outcomes.shared(
+        outcome = await self.outcomes.shared(
             key,
             lambda: self.guard.in_pool(
                 tasks.check, verifier, extracted, sample.ground_truth, affinity=key.gold
             ),
         )
+        return self._checked_piece(outcome, extracted)
+
+    def _checked_piece(self, outcome: Outcome, extracted: Extracted) -> Piece:
+        """The rule piece from a check's outcome (its verdict, or its failure)."""
+        weight = self.section.rule_weight
+        status, value = outcome
         if status is not Status.OK:
             return Piece(
                 "rule", weight, status=status, error=f"rule: {value}", extra=extracted.extra
