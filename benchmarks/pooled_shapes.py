@@ -88,6 +88,17 @@ def shape_of(source: str | None, answer: str, gold: str) -> str:
     )
 
 
+def _extract(verifier: Any, row: dict[str, Any]) -> Any:
+    """The verifier's extraction, given what the engine gives it of the row (its prompt's
+    context: ``rewardkit.scoring.rows.context_of``)."""
+    from rewardkit.scoring.rows import context_of
+    from rewardkit.types import Sample
+    from rewardkit.verifiers.base import extract_with
+
+    context = context_of(verifier, Sample.from_row(row), None)
+    return extract_with(verifier, row["response"], context)
+
+
 def pooled(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows no inline rule decides, each with its answer (or passage) and shape."""
     from rewardkit.config import load_config
@@ -97,7 +108,7 @@ def pooled(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for row in rows:
         verifier = table.pick(row["data_source"])
-        extracted = verifier.extract(row["response"])
+        extracted = _extract(verifier, row)
         if verifier.quick_check(extracted, row["ground_truth"]) is not None:
             continue
         source, answer = extracted.extra.get("source"), extracted.answer or ""
@@ -115,7 +126,7 @@ def verdicts(rows: list[dict[str, Any]]) -> dict[str, tuple[bool, float | None]]
     out = {}
     for row in rows:
         verifier = table.pick(row["data_source"])
-        extracted = verifier.extract(row["response"])
+        extracted = _extract(verifier, row)
         quick = verifier.quick_check(extracted, row["ground_truth"])
         said = quick if quick is not None else verifier.check(extracted, row["ground_truth"])
         out[row["id"]] = (quick is None, said.score)

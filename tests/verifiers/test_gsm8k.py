@@ -9,7 +9,13 @@ import pytest
 
 from _support.verifier_rows import check_gsm8k_row, table_params
 from rewardkit.errors import InvalidSampleError
-from rewardkit.verifiers.base import Verifier
+from rewardkit.verifiers.base import (
+    MAX_QUESTION_NUMBERS,
+    Context,
+    Verifier,
+    extract_with,
+    question_numbers,
+)
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
 
 AUTO = GSM8KVerifier()
@@ -314,6 +320,55 @@ AUTO_ROWS: list[tuple[str, str, float, str]] = [
 )
 def test_auto_row(gold: str, response: str, expected: float, reason: str) -> None:
     check_gsm8k_row(gold, response, expected, reason)
+
+
+# A program's printed output restated, then numbers the question wrote (ToRA's GSM8K
+# endings in tests/data/real_outputs, their box taken off as the prose slice does: ids
+# tora-70b-v1.0:30, :792, :903, tora-code-34b-v1.0:750; questions as the dump gives them)
+QUESTION_ROWS: list[tuple[str, str, str, float, str]] = [
+    ("Darrell and Allen's ages are in the ratio of 7:11. If their total age now is 162, "
+     "calculate Allen's age 10 years from now.", "109",
+     f"{TORA}```output\n109.000000000000\n```\nAllen will be $109$ years old 10 years from now.",
+     1.0, "the question's 10 recalled after the result"),
+    ("He finds 10 bottle caps a day on his way home and each bottle cap is worth $.25.  How "
+     "much money does he make in a 30 day month?", "75",
+     f"{TORA}```output\n75.0\n```\nDamien makes $75.0$ dollars in a 30 day month.",
+     1.0, "'a 30 day month': the question's"),
+    ("How much material would she need to make 20 small and 8 large masks for her class?",
+     "16", f"{TORA}```output\n16.0\n```\nJo would need $16.0$ yards of material to make 20 "
+     "small and 8 large masks for her class.", 1.0, "two of the question's numbers"),
+    ("If this continues, how many chairs in total will Candy be able to rent out in two "
+     "4-week months?", "4000", f"{TORA}```output\n4000\n```\nCandy will be able to rent out "
+     "$4000$ chairs in two 4-week months.", 1.0, "'4-week'"),
+    # what stays the last number
+    ("calculate Allen's age 10 years from now.", "109", f"{TORA}```output\n109\n```\n"
+     "Allen will be $109$ years old, so in 20 years he is 129.", 0.0,
+     "a number the question does not write: another result"),
+    ("calculate Allen's age 10 years from now.", "109", f"{TORA}```output\n109\n```\n"
+     "Allen will be $109$ years old, or $10$ years from now.", 0.0,
+     "the question's number set off as math: a value stated"),
+    ("", "109", f"{TORA}```output\n109\n```\nAllen will be $109$ years old 10 years from now.",
+     0.0, "no prompt given: the question's numbers are unknown, the last number as before"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("question", "gold", "response", "expected", "reason"), QUESTION_ROWS)
+def test_a_number_the_question_wrote_after_the_printed_result(
+    question: str, gold: str, response: str, expected: float, reason: str
+) -> None:
+    verifier = GSM8KVerifier()
+    extracted = extract_with(verifier, response, Context.of(question, {}))
+    assert verifier.check(extracted, gold).score == expected, reason
+
+
+def test_the_question_numbers_are_compared_by_value_and_bounded() -> None:
+    assert question_numbers("It costs $1,200.50 for 3.0 days, 7 hours; v2.5 and x3") == {
+        "1200.5",
+        "3",
+        "7",
+    }
+    many = question_numbers(" ".join(str(n) for n in range(1000)))
+    assert len(many) == MAX_QUESTION_NUMBERS and "0" in many and "999" not in many
 
 
 def test_a_qualified_number_is_reported_with_its_words() -> None:

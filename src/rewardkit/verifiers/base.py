@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # annotations only: nothing here is needed at run time
 __all__ = [
     "ALSO_OFFERED",
     "CALLED_WRONG",
+    "MAX_QUESTION_NUMBERS",
     "NO_CONTEXT",
     "AnyVerifier",
     "AsyncVerifier",
@@ -45,6 +46,8 @@ __all__ = [
     "extract_with",
     "is_async",
     "is_truncated",
+    "number_key",
+    "question_numbers",
 ]
 
 
@@ -54,7 +57,9 @@ class Context:
     """What a verifier may know of a row besides its response, for the rule that reads the
     final answer (:mod:`rewardkit.verifiers._final`): the prompt's lines that hold an
     answer form (a box, an ``<answer>`` tag, "answer:"), so that the response repeating
-    one is no answer given; and whether the trainer cut the response at its length limit.
+    one is no answer given; the numbers the prompt writes (a response recalling one after
+    its result states no second result); and whether the trainer cut the response at its
+    length limit.
 
     A verifier whose class sets ``reads_context = True`` is called ``extract(response,
     context)``; any other ``extract(response)`` (:func:`extract_with`). The engine builds
@@ -76,6 +81,10 @@ class Context:
     asks_for_wrong: bool = False
     # the prompt asks for what is wrong ("Which statement is incorrect?", "... NOT ...",
     # "... EXCEPT"): then "Option C is incorrect." after "Answer: C" restates the answer
+    quantities: frozenset[str] = frozenset()
+    # the numbers the prompt writes (question_numbers): a number of the question that a
+    # response recalls after its result ("... $109$ years old 10 years from now") is no
+    # second result
 
     @classmethod
     def of(
@@ -106,7 +115,35 @@ def _context(text: str, truncated: bool) -> Context:
     # One object for the rollouts of a prompt: read once, and pickled once in a spread
     # task (pickle sends an object it has seen as a reference).
     asks = _ASKS_FOR_WRONG.search(text) is not None
-    return Context(_answer_form_lines(text), truncated, asks_for_wrong=asks)
+    return Context(
+        _answer_form_lines(text), truncated, asks_for_wrong=asks, quantities=question_numbers(text)
+    )
+
+
+_QUESTION_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+MAX_QUESTION_NUMBERS = 64
+"""Numbers of a prompt kept in its Context at most (a table of data in a prompt: its first
+ones), so that a Context stays small to pickle."""
+
+
+def question_numbers(text: str) -> frozenset[str]:
+    """The numbers ``text`` writes, as :func:`number_key` spells them ("1,200" and
+    "1200.0" alike), the first :data:`MAX_QUESTION_NUMBERS` distinct ones."""
+    found: set[str] = set()
+    for number in _QUESTION_NUMBER.finditer(text):
+        found.add(number_key(number.group()))
+        if len(found) >= MAX_QUESTION_NUMBERS:
+            break
+    return frozenset(found)
+
+
+def number_key(text: str) -> str:
+    """A plain number's spelling for comparing by value: no ``,`` or ``$``, no trailing
+    decimal zeros ("1,200.50" -> "1200.5", "7.0" -> "7")."""
+    plain = text.replace(",", "").replace("$", "")
+    if "." in plain:
+        plain = plain.rstrip("0").rstrip(".")
+    return plain
 
 
 _ASKS_FOR_WRONG = re.compile(

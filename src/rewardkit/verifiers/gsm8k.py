@@ -92,7 +92,7 @@ from rewardkit.verifiers._final import (
     offered_alternative,
     without_code,
 )
-from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict, number_key
 
 __all__ = ["GSM8KVerifier"]
 
@@ -306,7 +306,7 @@ def _auto_read(texts: Sequence[str], context: Context) -> tuple[str | None, bool
     if listed is not None:  # "#### -17, -18": the marked answer is several numbers, not one
         return listed.group(1).strip(), False
     for text in texts:
-        answer = _printed_and_restated(text) or _last_number(without_code(text))
+        answer = _printed_and_restated(text, context) or _last_number(without_code(text))
         if answer is not None:  # (a program's numbers are no answer)
             return answer, False
     return None, False
@@ -319,15 +319,17 @@ _PRINTED = re.compile(
 _PRINTED_TAIL = 400  # the words after the output: a sentence or two that restate it
 
 
-def _printed_and_restated(text: str) -> str | None:
+def _printed_and_restated(text: str, context: Context = NO_CONTEXT) -> str | None:
     """The number a program printed last (a fenced ``output`` block of one number), when
     the words after it, the text's last, set it off as math and say no other number of
     their own: "```output 120.0```\nMartha's turtle can crawl $120.0$ feet in 40
     seconds." answers 120, not 40. The program's result said twice is the answer; a
-    later number is allowed only as a quantity of the question ("in 40 seconds", "for 2
-    weeks", "of 2300 people"), in prose: "She buys $12$ packs, so she spends 36 dollars."
-    and "$30$, actually 40" fall back to the last number, as does a restatement in
-    prose ("... 12 packs ...": an intermediate value as likely as a result)."""
+    later number is allowed only as a quantity of the question, in prose: after a
+    preposition ("in 40 seconds", "for 2 weeks"), or one the prompt writes ("Allen will be
+    $109$ years old 10 years from now.", the question's 10). "She buys $12$ packs, so she
+    spends 36 dollars." and "$30$, actually 40" fall back to the last number, as does a
+    restatement in prose ("... 12 packs ...": an intermediate value as likely as a
+    result)."""
     if "```output" not in text:
         return None
     printed = last_match(_PRINTED, text)
@@ -342,7 +344,7 @@ def _printed_and_restated(text: str) -> str | None:
         if value is None or plain_number(number.group(1)) != value:
             continue
         if not _set_off(after, number) or not all(
-            _of_the_question(after, later) for later in numbers[at + 1 :]
+            _of_the_question(after, later, context.quantities) for later in numbers[at + 1 :]
         ):
             return None
         return _qualified(after, number.start(), number.end(), number.group(1))
@@ -365,10 +367,13 @@ _QUESTION_QUANTITY = re.compile(
 )
 
 
-def _of_the_question(text: str, number: re.Match[str]) -> bool:
-    """Whether a number after the restated result reads as a quantity of the question."""
+def _of_the_question(text: str, number: re.Match[str], asked: frozenset[str]) -> bool:
+    """Whether a number after the restated result reads as a quantity of the question:
+    in prose, after a preposition or one of the numbers the prompt writes (``asked``)."""
     if _set_off(text, number):
         return False  # math of its own: a value stated, not a quantity recalled
+    if number_key(number.group(1)) in asked:
+        return True
     return _QUESTION_QUANTITY.search(text, max(0, number.start() - 24), number.start()) is not None
 
 
