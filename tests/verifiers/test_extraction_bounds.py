@@ -329,6 +329,56 @@ def test_a_repeated_unit_is_read_in_bounded_time(response: str) -> None:
         assert spent < _BOUND_S, (source, spent)
 
 
+# An answer restated in other orders (an outside red team's find): each restatement is
+# compared with the final answer by exact reading, whose square roots of 12-digit primes
+# were factored by trial division to 10^4 (a millisecond each): 60 restatements of 15 such
+# roots took 2.2 s inline, under no timeout.
+_BIG_PRIMES = (
+    999999999989, 999999999961, 999999999959, 999999999937, 999999999899, 999999999877,
+    999999999863, 999999999857, 999999999847, 999999999767, 999999999763, 999999999739,
+    999999999707, 999999999673, 999999999611,
+)  # fmt: skip
+
+
+def _restated_roots(times: int, seed: int = 0) -> str:
+    rng = random.Random(seed)
+    parts = []
+    for _ in range(times):
+        order = list(_BIG_PRIMES)
+        rng.shuffle(order)
+        roots = "+".join(f"\\sqrt{{{p}}}" for p in order)
+        words = " ".join(rng.choice(_WORDS) for _ in range(12))  # prose, no loop
+        parts.append(f"{words.capitalize()}, so the sum is $\\boxed{{{roots}}}$.")
+    return "We add the roots. " + " ".join(parts)
+
+
+_WORDS = (
+    "the", "terms", "regroup", "we", "commute", "order", "each", "root", "again", "prime",
+    "radicand", "since", "addition", "is", "associative", "value", "unchanged", "check",
+    "written", "another", "way", "listing", "numbers", "swapped", "both", "sides",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("lines", [False, True], ids=["boxes", "answer lines"])
+def test_an_answer_restated_in_other_orders_is_read_in_bounded_time(lines: bool) -> None:
+    response = _restated_roots(60)
+    if lines:  # the same, as answer lines before one box
+        response = _restated_roots(32).replace(" so the sum is $\\boxed{", "\nAnswer: ${")
+        response = response.replace("}$.", "$")
+        response += (
+            "\nSo the final answer is $\\boxed{"
+            + "+".join(f"\\sqrt{{{p}}}" for p in _BIG_PRIMES)
+            + "}$."
+        )
+    for source in ("lighteval/MATH", "openai/gsm8k"):
+        verifier = TABLE.pick(source)
+        spent = _within_bound(lambda v=verifier: _inline_phases(v, response))
+        assert spent < 0.5, (source, spent)
+    extracted = MATH.extract(response)
+    assert extracted.extra.get("source") == "boxed"
+    assert MATH.quick_check(extracted, "5").score == 0.0  # the sum is no 5: decided inline
+
+
 _UNITS = (
     "\\text{a}", "\\mathrm{x}", "\\frac{1}{2}", "\\sqrt{2}", "\\boxed{1}", "$1$", "$x$",
     "\\(x\\)", "1 = ", "= 1 ", "is 5 ", "x", "1", " ", ". ", ", ", "(", ")", "{", "}", "\\",
@@ -417,7 +467,23 @@ BLANK_RUNS = {
     "a tab run": "The answer is $(1, 2)" + "\t" * 3_500 + "x$",
     # where a thinking markup's "<" may be followed by blanks (an outside red team's find)
     "blanks after <": "<" + " " * 12_000 + " I was thinking. The answer is 5.",
+    # runs of other blanks, handed to math-verify (its normalisation's units pattern is
+    # quadratic over any run of \s: 4,000 newlines in a box took 7.4 s there)
+    "a newline run in a box": "\\boxed{\\sin^2 y + \\cos^2 y +" + "\n" * 3_500 + "1}",
+    "spaces and newlines in a box": "\\boxed{\\sin^2 y +" + " \n" * 1_750 + "\\cos^2 y}",
+    "carriage returns in a passage": "So the result is $x^2 + 2x +" + "\r" * 3_500 + "1$ in all.",
 }
+
+
+def test_a_run_of_newlines_in_a_box_is_one_blank_to_math_verify(warm_math: None) -> None:
+    """The box's value is read as written, once for all the golds of the row."""
+    response = "\\boxed{\\sin^2 y + \\cos^2 y +" + "\n" * 3_500 + "1}"
+    extracted = MATH.extract(response)
+    assert MATH.quick_check(extracted, "2") is None  # math-verify decides it
+    spent = _within_bound(lambda: MATH.check(extracted, ["3", "4", "2"]))
+    assert spent < _BOUND_S
+    assert MATH.check(extracted, ["3", "4", "2"]).score == 1.0
+    assert MATH.check(extracted, "3").score == 0.0
 
 
 @pytest.fixture(scope="module")

@@ -208,7 +208,22 @@ class MathVerifier:
         return verdict(True, answer)
 
 
-_BLANK_RUN = re.compile(r"[ \t]{2,}")
+_BLANK_RUN = re.compile(r"\s{2,}")
+
+
+def _one_blank(text: str) -> str:
+    """A run of blanks as one, as TeX sets it: a line break where the run held one (a
+    passage's lines stay lines), else a space. math-verify's normalisation (a units
+    pattern over ``\\s*``) is quadratic in a run's length: seconds over a few thousand
+    newlines, carriage returns or spaces."""
+    return _BLANK_RUN.sub(_blank_as, text)
+
+
+def _blank_as(run: re.Match[str]) -> str:
+    blanks = run.group()
+    return "\n" if "\n" in blanks or "\r" in blanks else " "
+
+
 _TAGS_AND_DELIMITERS = re.compile(r"</?answer>|\$|\\[()\[\]]")
 
 
@@ -636,7 +651,7 @@ def _for_math_verify(answer: str) -> str:
     on each item (it read ``(99, 60)\\%`` as 60); ``\\textendash`` as the dash it shows.
     A run of blanks is one space, as TeX sets it (math-verify's own normalisation took
     seconds over a run of thousands)."""
-    answer = _BLANK_RUN.sub(" ", answer)
+    answer = _one_blank(answer)
     label, rest = _latex.choice_label(_latex.normalise(answer))
     if label and rest:
         return rest
@@ -645,6 +660,7 @@ def _for_math_verify(answer: str) -> str:
     text = _TYPESETTING.sub(_typeset_as, text.replace("{,}", ",").replace("\u2212", "-"))
     text = _DEGREE_BEFORE_POINT.sub(r"\\text{deg}", _BEFORE_POINT.sub("", text))
     text = _TEXT_DASH_COMMAND.sub(r"\\text{--}", _DEGREE_SIGN.sub("^{\\\\circ}", text))
+    text = _one_blank(text)  # the spaces typesetting became ("~~~", "\\quad\\quad")
     return _latex.distribute_marks(_labels_in_order(text))
 
 
@@ -791,7 +807,14 @@ def _called_right(extracted: Extracted, golds: tuple[str, ...]) -> bool:
 
 
 def _math_verify_equal(gold: str, answer: str) -> bool:
-    return _verify(_parse_gold(gold), _parse(answer))
+    return _verify(_parse_gold(gold), _parsed(answer))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(answer: str) -> tuple[Any, ...]:
+    """An answer parsed once for all the golds of its row (a list of references parsed
+    it once per reference)."""
+    return tuple(_parse(answer))
 
 
 def _verify(golds: Sequence[Any], found: Sequence[Any]) -> bool:
@@ -824,7 +847,7 @@ def _expression_verdict(
     verl's ``math_verify`` scorer does (its default LaTeX and expression configs); a
     decimal it reads is held to the gold exactly, as a boxed one is. A run of blanks
     is one space, as TeX sets it (:func:`_for_math_verify`)."""
-    passage = _BLANK_RUN.sub(" ", passage)
+    passage = _one_blank(passage)
     found = _parse_passage(passage)
     pred = next((item for item in reversed(found) if isinstance(item, str)), None)
     if pred is not None and _changed(passage, pred):
