@@ -247,6 +247,46 @@ def test_a_loop_of_the_right_answer_earns_nothing(data_source: str) -> None:
     assert quick is not None and quick.score == wrong and extracted.extra["degenerate"] == 1
 
 
+# What a decoder may leave after the policy's last word (a padded batch decoded with its
+# special tokens): no loop the policy wrote (an outside red team's find: each was called
+# degenerate, the right answer before it scored 0)
+_PROSE = " ".join(
+    f"Line {i}: we expand term {i * 7 % 13} and collect like powers." for i in range(60)
+)
+PADDINGS = {
+    "<|endoftext|>": "<|endoftext|>" * 400,
+    "<|im_end|> and blanks": "<|im_end|>\n" * 400,
+    "</s> and <pad>": "</s>" + "<pad>" * 800,
+    "zero-width spaces": "\u200b" * 4_200,
+    "a megabyte of blanks": " " * 1_000_000,
+}
+
+
+@pytest.mark.parametrize("padding", PADDINGS.values(), ids=PADDINGS.keys())
+@pytest.mark.parametrize("data_source", sorted(set(FAMILIES) - {"hiyouga/geometry3k"}))
+def test_padding_after_the_answer_is_no_loop(padding: str, data_source: str) -> None:
+    gold, _ = FAMILIES[data_source]
+    said = {
+        "openai/gsm8k": "#### 3",
+        "multiple_choice": "Answer: A",
+        "searchR1_nq": "<answer>3</answer>",
+    }.get(data_source, "So the answer is $\\boxed{3}$.")
+    response = f"{_PROSE}\n{said}{padding}"
+    assert not _repetition.degenerate(response)
+    verifier = resolve(data_source, VerifierOptions())
+    assert verifier is not None
+    extracted = extract_with(verifier, response, NO_CONTEXT)
+    assert "degenerate" not in extracted.extra
+    said_right = verifier.quick_check(extracted, gold) or verifier.check(extracted, gold)
+    assert said_right.score == 1.0
+
+
+@pytest.mark.parametrize("padding", PADDINGS.values(), ids=PADDINGS.keys())
+def test_a_loop_before_padding_is_still_a_loop(padding: str) -> None:
+    assert _repetition.degenerate("Let me think. " + "\\boxed{3}\n" * 1500 + padding)
+    assert _repetition.content_end("\\boxed{3}" + padding) == len("\\boxed{3}")
+
+
 def test_the_decision_reads_a_bounded_window() -> None:
     """A 4 MB loop costs what a 4,096-character one does: the window, not the response."""
     huge = "\\boxed{} " * 450_000

@@ -7,8 +7,9 @@ last characters are made of a handful of distinct words and symbols, where any t
 that states something (prose, a derivation, a table of values, a list of numbers, code)
 uses dozens within the same span.
 
-The rule (:func:`degenerate`): without its trailing blanks, the response has at least
-:data:`WINDOW_CHARS` characters, and its last :data:`WINDOW_CHARS` characters (the
+The rule (:func:`degenerate`): without what follows its last word (:func:`content_end`:
+blanks, zero-width characters, special tokens a decoder left in), the response has at
+least :data:`WINDOW_CHARS` characters, and its last :data:`WINDOW_CHARS` characters (the
 window) are a loop in one of three ways:
 
 - *few tokens*: the window holds at most :data:`MAX_DISTINCT_TOKENS` distinct tokens, a
@@ -67,6 +68,7 @@ __all__ = [
     "PERIOD_KEY_CHARS",
     "TOKEN_CHARS",
     "WINDOW_CHARS",
+    "content_end",
     "degenerate",
 ]
 
@@ -109,7 +111,7 @@ _NUMBER = re.compile(r"\d+")
 def degenerate(response: str) -> bool:
     """Whether ``response`` ends in a loop (the module's rule); bounded work: at most
     :data:`WINDOW_CHARS` characters read, whatever the response's length."""
-    end = len(response.rstrip())  # trailing blanks are no loop (a copy only when there are)
+    end = content_end(response)
     if end < WINDOW_CHARS:
         return False
     window = response[end - WINDOW_CHARS : end]
@@ -124,6 +126,30 @@ def degenerate(response: str) -> bool:
             )
         )
     )
+
+
+# What may follow a response's last word without being written by the policy: blanks,
+# zero-width characters, and special tokens a decoder left in (a padded batch decoded
+# with its pad tokens: "<|endoftext|>" x 400 after the answer), spelled backwards: the
+# end of the response is read backwards, from one place only (no search, linear).
+_PADDING_BACKWARDS = re.compile(
+    r"(?:[\s\u200b\u200c\u200d\u2060\ufeff]|>\|[A-Za-z0-9_]{1,40}\|<|>s/<|>(?:soe|dap|nrut_fo_dne)<)+"
+)
+_PADDING_LAST = frozenset(" \t\n\r\f\v\u200b\u200c\u200d\u2060\ufeff>")
+_PADDING_READ = 65_536  # the tail read for tokens: a longer padding of them is a loop of its own
+
+
+def content_end(response: str) -> int:
+    """Where ``response``'s content ends: before its trailing blanks, zero-width characters
+    and special tokens (``<|endoftext|>``, ``<|im_end|>``, ``</s>``, ``<eos>``, ``<pad>``).
+    Without any (the usual case), its length, with nothing copied."""
+    if response[-1:].isspace():  # blanks alone, however many: in C (a copy only then)
+        response = response.rstrip()
+    if not response or response[-1] not in _PADDING_LAST:
+        return len(response)
+    tail = response[-_PADDING_READ:][::-1]
+    padding = _PADDING_BACKWARDS.match(tail)
+    return len(response) - (padding.end() if padding else 0)
 
 
 def _compresses_away(window: str) -> bool:
