@@ -108,6 +108,16 @@ def _benign_long() -> dict[str, str]:
             f"Case {k}: " + "\n".join(CORRECT[1:6])[:1800] + "\n\n" for k in range(1, 4)
         )
         + "So all three cases give the same value, and the answer is $\\boxed{12}$.",
+        # checks that each do their own work, closing alike: units found between the
+        # closing sentences, but no copies of each other
+        "four checks, each its own work, closing alike": "".join(
+            f"{opener}{body}\nHaving checked it this way too, the answer is $\\boxed{{12}}$.\n\n"
+            for opener, body in zip(
+                ("Let me verify: ", "Another way: ", "One more check: ", "Finally: "),
+                ("\n".join(CORRECT[i : i + 4])[:1600] for i in (10, 20, 30, 40)),
+                strict=True,
+            )
+        ),
     }
     for name, text in shaped.items():
         assert len(text) >= _repetition.WINDOW_CHARS, name
@@ -142,6 +152,30 @@ def test_the_corpus_loops_are_degenerate() -> None:
 _rng = random.Random(7)
 _WORDS = "one two three four five six seven eight nine ten eleven twelve thirteen".split()
 _PHRASES = ["Let me check again. ", "Let me verify once more. ", "Let me double check. "]
+_OPENERS = ("Let me re-verify: ", "Wait, let me re-check: ", "Let me verify this again: ")
+
+
+def _prose(rng: random.Random, chars: int) -> str:
+    """Words in no order, about ``chars`` characters: a unit with dozens of distinct words."""
+    words = (
+        "the sum of both sides gives us a new equation where each term is multiplied by "
+        "its coefficient and we then collect like terms before we divide through so that "
+        "only one unknown remains on the left while the right side holds a constant value"
+    ).split()
+    out: list[str] = []
+    while sum(map(len, out)) + len(out) < chars:
+        out.append(rng.choice(words))
+    return " ".join(out)
+
+
+def _reworded_loop(size: int) -> str:
+    """One paragraph of about ``size`` characters again and again, its opener reworded
+    each time, cut mid-unit where the tokens ran out."""
+    unit = _prose(_rng, size) + " Therefore the answer is $\\boxed{3}$.\n\n"
+    loop = "".join(_rng.choice(_OPENERS) + unit for _ in range(max(5, 40_000 // size)))
+    return loop[: -size // 3]
+
+
 DEGENERATE = {
     "blank boxes": "We need the sum. " + "\\boxed{}" * 3000,
     "one boxed answer 2,000 times": "So the answer is \\boxed{42}. " + "\\boxed{42} " * 2000,
@@ -197,6 +231,18 @@ DEGENERATE = {
         "digits 0 and 2.\n\n"
         for i in range(1, 120)
     )[:9000],
+    # near copies (an outside red team's finding): the same "re-verify" paragraph, its
+    # opener reworded each time (no fixed period), cut mid-unit; and a loop that began
+    # less than a window before the cut, the derivation before it still in the window
+    **{
+        f"re-verify loop, {size:,}-character unit, openers reworded": _reworded_loop(size)
+        for size in (700, 2_500, 8_000)
+    },
+    "a late loop after a derivation": _prose(_rng, 3_500)
+    + (
+        "\n\nSimplifying this expression, we get:\n\n\\[3x^2 = (x^2 + 1)^{\\frac{3}{2}} - "
+        "2(x^2 + 1)^{\\frac{3}{2}}.\\]" * 12
+    )[:-30],
 }
 
 

@@ -10,7 +10,8 @@ uses dozens within the same span.
 The rule (:func:`degenerate`): without what follows its last word (:func:`content_end`:
 blanks, zero-width characters, special tokens a decoder left in), the response has at
 least :data:`WINDOW_CHARS` characters, and its last :data:`WINDOW_CHARS` characters (the
-window) are a loop in one of three ways:
+window) are a loop in one of three ways, or its end is near copies of one unit (the
+fourth way):
 
 - *few tokens*: the window holds at most :data:`MAX_DISTINCT_TOKENS` distinct tokens, a
   token being a run of at most :data:`TOKEN_CHARS` word characters (letters, digits,
@@ -37,14 +38,24 @@ window) are a loop in one of three ways:
   bytes, and nothing is new at its end (the first way's condition). A loop whose words
   vary (synonyms swapped in, "Attempt one-two", "Attempt one-three") is neither few
   tokens nor one exact unit, yet a compressor sees through it.
+- *near copies*: in the response's last :data:`NEAR_WINDOW_CHARS` characters, its last
+  :data:`MIN_REPEATS` units (a unit: from one place of a 48-character key, taken at the
+  end or a little before it, to the next) are near copies, each of
+  :data:`MIN_UNIT_CHARS` characters or more, of lengths within
+  :data:`UNIT_LENGTH_SPREAD`, each adding at most :data:`MAX_NEW_SHARE` bytes per
+  character to zlib's packing of the unit before it; and nothing is new at the end of
+  that window. A "let me re-verify" paragraph whose opener is reworded each time shifts
+  the rest of its unit, so no fixed period matches and the window compresses to more
+  than the third way's bound; and a loop that began less than a window before the cut
+  leaves the derivation before it in the window, which defeats the three other ways.
 
 Measured on the real outputs in ``tests/data/real_outputs`` (4,508 rows, 22 of them
 4,096 characters or more): the one row under the first way's bound is a loop
 (``traffic traffic ...``); the next has 25 distinct tokens (a loop whose window still
 holds its preamble: the second way flags it), and no row that states an answer has
 fewer than 130; the long rows that are no loop pack to 0.22 of their bytes at least. On
-a public MATH-500 dump of Llama-3.1-8B-Instruct (greedy, 499 rows), 28 rows end in a
-loop by the second or third way, each cut at the token limit; the dump's own grader
+a public MATH-500 dump of Llama-3.1-8B-Instruct (greedy, 499 rows), 47 rows end in a
+loop (19 of them found by the fourth way alone), each cut at the token limit; the dump's own grader
 credited 4 of them, each for a number its extraction took out of the loop (read by hand:
 no final answer is given). A shorter loop is left to the
 ordinary rules, whose work is bounded too. The one legitimate text the rule would call a
@@ -100,6 +111,18 @@ this), in the response's last characters this long: a unit longer than a third o
 again) fits the window fewer than :data:`MIN_REPEATS` times."""
 MAX_PERIODS_TRIED = 8
 """Earlier places of the last characters tried as the period, nearest first."""
+NEAR_WINDOW_CHARS = 32_768
+"""The fourth way reads the response's last characters this long: units of up to a
+quarter of it (8,192 characters: a "let me re-verify" paragraph or a few)."""
+MIN_UNIT_CHARS = 64
+"""The fourth way's shortest unit (shorter loops are the first three ways' part)."""
+UNIT_LENGTH_SPREAD = 1.25
+"""The fourth way's units are of lengths within this ratio of each other."""
+MAX_NEW_SHARE = 0.08
+"""A unit nearly a copy of the one before it adds at most this many bytes per character
+to zlib's packing of it: a copy with its opener reworded adds 0.01-0.05, a paragraph of
+new words 0.3 or more."""
+_KEY_BACKS = (0, 256, 1024)  # the fourth way's keys end this far before the text's end
 MIN_SAME = 0.95
 """The share of the window's characters equal to the one a period before (a loop varies
 a little: "Let's try k = 91", then "Let's check k = 92")."""
@@ -125,7 +148,53 @@ def degenerate(response: str) -> bool:
                 response[max(0, end - LONG_WINDOW_CHARS) : end], WINDOW_CHARS // MIN_REPEATS + 1
             )
         )
+        or (
+            _near_copies(response[max(0, end - NEAR_WINDOW_CHARS) : end])
+            and _nothing_new_at_the_end(response, end, window=NEAR_WINDOW_CHARS)
+        )
     )
+
+
+def _near_copies(text: str) -> bool:
+    """Whether ``text`` ends in :data:`MIN_REPEATS` near copies of one unit, each of
+    :data:`MIN_UNIT_CHARS` or more (the module's fourth way). A unit runs from one
+    place of a key (48 characters of the text's end, or of a little before it: the cut
+    may fall in a part that varies) to the next; the units' lengths agree within
+    :data:`UNIT_LENGTH_SPREAD`, and each adds at most :data:`MAX_NEW_SHARE` of its
+    characters in bytes to zlib's packing of the unit before it. No unit needs the same
+    length or the same characters at a fixed shift: an opener reworded ("Let me
+    re-verify:", "Wait, let me re-check:") shifts the rest of its unit."""
+    for back in _KEY_BACKS:
+        key_end = len(text) - back
+        if key_end < PERIOD_KEY_CHARS * (MIN_REPEATS + 1):
+            return False
+        key = text[key_end - PERIOD_KEY_CHARS : key_end]
+        marks = [key_end]  # where the key ends, from the last place back
+        while len(marks) <= MIN_REPEATS:
+            found = text.rfind(key, 0, marks[-1] - PERIOD_KEY_CHARS)
+            if found < 0:
+                break
+            marks.append(found + PERIOD_KEY_CHARS)
+        if len(marks) <= MIN_REPEATS:
+            continue  # most texts: their last characters are new
+        units = [text[marks[at + 1] : marks[at]] for at in range(MIN_REPEATS)]
+        sizes = [len(unit) for unit in units]
+        if min(sizes) < MIN_UNIT_CHARS or max(sizes) > UNIT_LENGTH_SPREAD * min(sizes):
+            continue
+        if all(_adds_little(units[at + 1], units[at]) for at in range(MIN_REPEATS - 1)):
+            return True
+    return False
+
+
+def _adds_little(before: str, unit: str) -> bool:
+    """Whether ``unit`` is nearly a copy of ``before``: zlib, having packed ``before``,
+    packs it in a few bytes (a new paragraph costs about a third of its characters)."""
+    first = before.encode("utf-8", "replace")
+    both = first + unit.encode("utf-8", "replace")
+    # level 6: level 1 skips most places inside a long match, and so packs a copy of a
+    # unit of thousands of characters in a tenth of its bytes, not a hundredth
+    added = len(zlib.compress(both, 6)) - len(zlib.compress(first, 6))
+    return added <= MAX_NEW_SHARE * len(unit)
 
 
 # What may follow a response's last word without being written by the policy: blanks,
@@ -204,16 +273,19 @@ def _new_at_the_end(window: str, period: int) -> bool:
     return False
 
 
-def _nothing_new_at_the_end(response: str, end: int, max_distinct: int | None = None) -> bool:
+def _nothing_new_at_the_end(
+    response: str, end: int, max_distinct: int | None = None, window: int = WINDOW_CHARS
+) -> bool:
     """Whether no token first appears in the window's last :data:`END_CHARS` characters
     but the very last one (cut short); with ``max_distinct``, False as soon as the window
     holds more distinct tokens than that (the module's first way: on ordinary text, a few
-    dozen tokens decide it)."""
+    dozen tokens decide it). The window is the response's last ``window`` characters
+    (the fourth way's: a long unit's words came a unit before)."""
     tail_from = end - END_CHARS
     seen: set[str] = set()
     late: list[str] = []  # tokens that start in the last END_CHARS, first seen there
     token = ""
-    for found in _TOKEN.finditer(response, end - WINDOW_CHARS, end):
+    for found in _TOKEN.finditer(response, max(0, end - window), end):
         token = found.group()
         if token not in seen:
             if found.start() >= tail_from:
