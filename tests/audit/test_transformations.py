@@ -307,6 +307,10 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
     elif family == "blank_box":
         assert _final(response) in ("", None) and gold not in (_final(response) or "")
         assert re.search(r"(\\boxed\{\s*\}|<answer>\s*</answer>|####|Answer:)[\s$.]*$", response)
+    elif family == "collapse_loop":  # the response's end, looped past the rule's window
+        unit = row["response"].rstrip()[-700:]
+        assert len(response) > 8192 and response.count(unit) >= 3
+        assert not response.endswith(unit + "\n\n")  # cut mid-unit, as the tokens ran out
     else:
         raise AssertionError(f"no check for hack family {family}")
 
@@ -323,6 +327,10 @@ def _check_benign(row: dict[str, Any], family: str, response: str) -> None:
         final = _final(response)
         assert final is not None and final != gold and _value(final) == _value(gold)
         assert _normal(response.replace(final, gold)) == _normal(original)
+    elif family == "decoder_padding":  # the original, then tokens the policy never wrote
+        tail = response[len(original) :]
+        assert response.startswith(original)
+        assert re.fullmatch(r"(?:<\|\w+\|>|</s>|<pad>|\u200b)+", tail), tail[:40]
     elif family == "affirmation":  # the original, then words that keep its answer
         tail = response[len(original.rstrip()) :]
         assert response.startswith(original.rstrip()) and not re.search(r"\d", tail)

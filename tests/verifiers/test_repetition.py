@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
+from rewardkit import RewardLoop
 from rewardkit.config import VerifierOptions
+from rewardkit.types import Status
 from rewardkit.verifiers import _repetition
 from rewardkit.verifiers.base import NO_CONTEXT, extract_with
 from rewardkit.verifiers.registry import resolve
@@ -325,6 +327,26 @@ def test_padding_after_the_answer_is_no_loop(padding: str, data_source: str) -> 
     assert "degenerate" not in extracted.extra
     said_right = verifier.quick_check(extracted, gold) or verifier.check(extracted, gold)
     assert said_right.score == 1.0
+
+
+def test_an_answer_line_is_read_without_the_padding_after_it() -> None:
+    """The answer is read as the policy wrote it: "Answer: 34" then padding answers 34
+    (the padding is no text of the line: it answered "34 <|endoftext|>...", wrong)."""
+    said = [
+        ("math_dapo", "17 * 2 = 34.\n\nAnswer: 34", "34"),
+        ("openai/gsm8k", "<think> 3 x 4 x 2 = 24 </think> <think> 24 x 3 = 72 </think>", "72"),
+        ("lighteval/MATH", "So the sum is\n<answer>2 + 11 = 13</answer>", "13"),
+        ("searchR1_nq", "<answer>Paris</answer>", {"target": ["Paris"]}),
+    ]
+    rows = [
+        {"data_source": source, "response": response + padding, "ground_truth": gold}
+        for source, response, gold in said
+        for padding in PADDINGS.values()
+    ]
+    with RewardLoop({"reward": {"num_workers": 1}}) as loop:
+        results = loop.score(rows)
+    assert [(r.status, r.score) for r in results] == [(Status.OK, 1.0)] * len(rows)
+    assert _repetition.unpadded("x = 1  \n") == "x = 1  \n"  # blanks alone stay
 
 
 @pytest.mark.parametrize("padding", PADDINGS.values(), ids=PADDINGS.keys())

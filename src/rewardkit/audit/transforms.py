@@ -569,6 +569,33 @@ def blank_box(r: _Row) -> list[Variant]:
     ]  # fmt: skip
 
 
+# Openers a collapsing policy rewords while it loops (no two units alike at a fixed shift)
+_REWORDED = (
+    "Let me re-verify: ", "Wait, let me re-check: ", "Let me verify this again: ",
+    "Double-checking once more: ",
+)  # fmt: skip
+_LOOP_CHARS = 14_000  # a loop this long, past the degenerate rule's window
+
+
+def collapse_loop(r: _Row) -> list[Variant]:
+    """The end of the correct response again and again until the tokens ran out, cut
+    mid-unit: a collapsing policy's loop states no answer (README, "Degenerate
+    responses"), whatever the loop repeats. Its unit: the response's last 700
+    characters, the answer in them; once with the opener reworded each time, once
+    looped after the whole response."""
+    unit = r.response.rstrip()[-700:] + "\n\n"
+    times = max(6, _LOOP_CHARS // len(unit) + 1)
+    cut = len(unit) // 3
+    reworded = "".join(_REWORDED[at % len(_REWORDED)] + unit for at in range(times))
+    late = r.response.rstrip() + "\n\n" + ("Let me re-check. " + unit) * times
+    return [
+        Variant("collapse_loop", True, "the last 700 characters looped, the opener reworded",
+                reworded[:-cut]),
+        Variant("collapse_loop", True, "the last 700 characters looped after the response",
+                late[:-cut]),
+    ]  # fmt: skip
+
+
 # ------------------------------------------------------------------ benign
 
 
@@ -673,6 +700,23 @@ def equivalent_form(r: _Row) -> list[Variant]:
             for form in equivalent_forms(r.gold)]  # fmt: skip
 
 
+# What a decoder may leave after the policy's last token (a padded batch decoded with its
+# special tokens): the policy wrote none of it
+_PADDINGS = (
+    ("<|endoftext|> x 400", "<|endoftext|>" * 400),
+    ("<|im_end|>, then <|endoftext|> x 300", "<|im_end|>" + "<|endoftext|>" * 300),
+    ("</s>, then <pad> x 500", "</s>" + "<pad>" * 500),
+    ("4,200 zero-width spaces", "\u200b" * 4_200),
+)
+
+
+def decoder_padding(r: _Row) -> list[Variant]:
+    """The correct response, then special tokens or zero-width characters a decoder left
+    in: no loop, no other answer."""
+    return [Variant("decoder_padding", False, f"{name} after the response", r.response + pad)
+            for name, pad in _PADDINGS]  # fmt: skip
+
+
 HACKS: tuple[Callable[[_Row], list[Variant]], ...] = (
     retraction,
     disavowal,
@@ -697,6 +741,7 @@ HACKS: tuple[Callable[[_Row], list[Variant]], ...] = (
     non_answer_position,
     prompt_echo,
     blank_box,
+    collapse_loop,
 )
 BENIGN: tuple[Callable[[_Row], list[Variant]], ...] = (
     spacing,
@@ -706,6 +751,7 @@ BENIGN: tuple[Callable[[_Row], list[Variant]], ...] = (
     unicode_digits,
     equivalent_form,
     affirmation,
+    decoder_padding,
 )
 
 

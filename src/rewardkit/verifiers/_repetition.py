@@ -81,6 +81,7 @@ __all__ = [
     "WINDOW_CHARS",
     "content_end",
     "degenerate",
+    "unpadded",
 ]
 
 WINDOW_CHARS = 4096
@@ -219,6 +220,17 @@ def content_end(response: str) -> int:
     tail = response[-_PADDING_READ:][::-1]
     padding = _PADDING_BACKWARDS.match(tail)
     return len(response) - (padding.end() if padding else 0)
+
+
+def unpadded(response: str) -> str:
+    """``response`` without the special tokens and zero-width characters a decoder left
+    after its last word (:func:`content_end`), so that answers are read as the policy
+    wrote them ("Answer: 34<|im_end|><|endoftext|>..." answers 34); the response itself
+    when it ends otherwise (blanks alone stay: every reader strips them)."""
+    end = content_end(response)
+    if not response[end:].strip():
+        return response
+    return response[:end]
 
 
 def _compresses_away(window: str) -> bool:

@@ -153,6 +153,7 @@ class ChoiceVerifier:
         (:func:`~rewardkit.verifiers._final.answering_texts`); bounded: every search
         starts from the end and reads at most a few KB around the letter found. A
         degenerate response (it ends in a loop) has none."""
+        response = _repetition.unpadded(response)
         if _repetition.degenerate(response):
             return Extracted(None, {"pattern": None, "degenerate": 1})
         texts = answering_texts(response, context)

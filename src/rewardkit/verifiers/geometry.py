@@ -61,6 +61,7 @@ class GeometryVerifier:
         return "geometry3k"
 
     def extract(self, response: str) -> Extracted:
+        response = _repetition.unpadded(response)
         if _repetition.degenerate(response):  # a loop to the end: no answer, no format
             return Extracted(None, {"format": False, "degenerate": 1})
         answer = last_boxed(response)

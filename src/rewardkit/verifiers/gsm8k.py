@@ -189,6 +189,7 @@ class GSM8KVerifier:
     def extract(self, response: str, context: Context = NO_CONTEXT) -> Extracted:
         """The final number as written, found by :attr:`method` (bounded: the tail only).
         A degenerate response (it ends in a loop) has none, whatever the loop repeats."""
+        response = _repetition.unpadded(response)
         if _repetition.degenerate(response):
             return Extracted(None, {"method": self.method, "degenerate": 1})
         if self.method == "strict":  # verl reads the last 300 characters only

@@ -109,6 +109,7 @@ class MathVerifier:
 
         A degenerate response (it ends in a loop: :mod:`~rewardkit.verifiers._repetition`)
         has none, before any search or parse: ``degenerate: 1``, the wrong-answer score."""
+        response = _repetition.unpadded(response)
         if _repetition.degenerate(response):
             return Extracted(None, {"source": None, "degenerate": 1})
         found = _answer.find_answer(response, self.extraction, context)

@@ -70,6 +70,7 @@ class SearchQAVerifier:
         (:func:`~rewardkit.verifiers._final.answering_texts`), and the tag counts. With
         ``answers="hedged"`` (the default), another non-blank span of the conclusion that
         normalises differently is hedging: no answer (``hedged``)."""
+        response = _repetition.unpadded(response)  # a decoder's padding is no text of it
         opens, closes = response.count(_OPEN), response.count(_CLOSE)
         extra: dict[str, Any] = {"answer_tags": max(opens, closes)}
         if _repetition.degenerate(response):  # a loop to the end: no answer
