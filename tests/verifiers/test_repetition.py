@@ -13,6 +13,7 @@ import gzip
 import json
 import random
 import time
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -307,6 +308,14 @@ PADDINGS = {
     "</s> and <pad>": "</s>" + "<pad>" * 800,
     "zero-width spaces": "\u200b" * 4_200,
     "a megabyte of blanks": " " * 1_000_000,
+    # DeepSeek-R1's end and V3's pad, Llama-2's <unk> pad, BERT-style [PAD], <s>, <EOS>
+    "<｜end▁of▁sentence｜>": "<\uff5cend\u2581of\u2581sentence\uff5c>" * 300,
+    "<｜▁pad▁｜>": "<\uff5c\u2581pad\u2581\uff5c>" * 500,
+    "<unk>": "<unk>" * 1_000,
+    "[PAD]": "[PAD]" * 1_000,
+    "<s> and <EOS>": "<s>" * 1_000 + "<EOS>" * 1_000,
+    # a short answer right-padded to a 32k-token limit: more than one read of the end
+    "160,000 characters of <|endoftext|>": "<|endoftext|>" * 12_000,
 }
 
 
@@ -353,6 +362,47 @@ def test_an_answer_line_is_read_without_the_padding_after_it() -> None:
 def test_a_loop_before_padding_is_still_a_loop(padding: str) -> None:
     assert _repetition.degenerate("Let me think. " + "\\boxed{3}\n" * 1500 + padding)
     assert _repetition.content_end("\\boxed{3}" + padding) == len("\\boxed{3}")
+
+
+def _elimination(seed: int, n: int = 7) -> str:
+    """Gauss-Jordan elimination printing the whole augmented matrix after each row
+    operation, then the answer: each printout near the one before, no loop."""
+    rng = random.Random(seed)
+    solution = [rng.randint(-3, 3) for _ in range(n)]
+    rows = [[Fraction(rng.randint(-4, 4)) for _ in range(n)] for _ in range(n)]
+    for i in range(n):
+        rows[i][i] = Fraction(rng.choice([1, 2, 3]))
+        rows[i].append(sum(a * x for a, x in zip(rows[i], solution, strict=False)))
+
+    def shown() -> str:
+        body = " \\\\\n".join(" & ".join(str(x) for x in row) for row in rows)
+        return f"$$\\left[\\begin{{array}}{{{'c' * n}|c}}\n{body}\n\\end{{array}}\\right]$$\n\n"
+
+    out = [
+        "Hmm, let me think. Therefore, I think the final answer is what we get at the end, "
+        "by Gauss-Jordan elimination.\n\n" + "\n\n".join(CORRECT[:6])
+    ]
+    out.append("\n\nThe augmented matrix:\n\n" + shown())
+    for col in range(n):
+        pivot = next((r for r in range(col, n) if rows[r][col] != 0), None)
+        if pivot is None:
+            break
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(n):
+            if r != col and rows[r][col] != 0:
+                factor = rows[r][col] / rows[col][col]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col], strict=True)]
+                out.append(f"$R_{r + 1} \\to R_{r + 1} - ({factor}) R_{col + 1}$:\n\n" + shown())
+    total = sum(rows[i][n] / rows[i][i] for i in range(n))
+    return "".join(out) + f"Therefore, the final answer is ${total}$."
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_printouts_of_a_changing_state_then_the_answer_are_no_loop(seed: int) -> None:
+    """Each step's printout nearly copies the one before (an outside red team's find: the
+    fourth way, its key taken before the end, called 13 of 30 such texts a loop); the
+    conclusion after them is new, so the loop does not run to the end."""
+    assert not _repetition.degenerate(_elimination(seed))
 
 
 def test_the_decision_reads_a_bounded_window() -> None:

@@ -43,8 +43,9 @@ fourth way):
   end or a little before it, to the next) are near copies, each of
   :data:`MIN_UNIT_CHARS` characters or more, of lengths within
   :data:`UNIT_LENGTH_SPREAD`, each adding at most :data:`MAX_NEW_SHARE` bytes per
-  character to zlib's packing of the unit before it; and nothing is new at the end of
-  that window. A "let me re-verify" paragraph whose opener is reworded each time shifts
+  character to zlib's packing of the unit before it, the text's last 128 characters
+  (what follows the key, when it was taken before the end) are a copy too; and nothing
+  is new at the end of that window. A "let me re-verify" paragraph whose opener is reworded each time shifts
   the rest of its unit, so no fixed period matches and the window compresses to more
   than the third way's bound; and a loop that began less than a window before the cut
   leaves the derivation before it in the window, which defeats the three other ways.
@@ -183,19 +184,29 @@ def _near_copies(text: str) -> bool:
         if min(sizes) < MIN_UNIT_CHARS or max(sizes) > UNIT_LENGTH_SPREAD * min(sizes):
             continue
         if all(_adds_little(units[at + 1], units[at]) for at in range(MIN_REPEATS - 1)):
-            return True
+            # and the loop runs to the end: the last characters are a copy too (a key
+            # taken before the end says nothing of what follows it: a conclusion after
+            # three printouts of one matrix, each step's, is no loop)
+            return _adds_little(units[0], text[-_LOOP_TAIL_CHARS:], _LOOP_TAIL_SHARE)
     return False
 
 
-def _adds_little(before: str, unit: str) -> bool:
+_LOOP_TAIL_CHARS = 128
+_LOOP_TAIL_SHARE = 0.14
+# a copy of 128 characters costs zlib a few matches and literals: 0.12 at most on the public
+# MATH-500 loops; a conclusion after three printouts of a matrix, 0.17 or more
+
+
+def _adds_little(before: str, unit: str, share: float = MAX_NEW_SHARE) -> bool:
     """Whether ``unit`` is nearly a copy of ``before``: zlib, having packed ``before``,
-    packs it in a few bytes (a new paragraph costs about a third of its characters)."""
+    packs it in at most ``share`` bytes a character (a new paragraph costs about a third
+    of its characters)."""
     first = before.encode("utf-8", "replace")
     both = first + unit.encode("utf-8", "replace")
     # level 6: level 1 skips most places inside a long match, and so packs a copy of a
     # unit of thousands of characters in a tenth of its bytes, not a hundredth
     added = len(zlib.compress(both, 6)) - len(zlib.compress(first, 6))
-    return added <= MAX_NEW_SHARE * len(unit)
+    return added <= share * len(unit)
 
 
 # What may follow a response's last word without being written by the policy: blanks,
@@ -203,23 +214,34 @@ def _adds_little(before: str, unit: str) -> bool:
 # with its pad tokens: "<|endoftext|>" x 400 after the answer), spelled backwards: the
 # end of the response is read backwards, from one place only (no search, linear).
 _PADDING_BACKWARDS = re.compile(
-    r"(?:[\s\u200b\u200c\u200d\u2060\ufeff]|>\|[A-Za-z0-9_]{1,40}\|<|>s/<|>(?:soe|dap|nrut_fo_dne)<)+"
+    r"(?:[\s\u200b\u200c\u200d\u2060\ufeff]"
+    r"|>\|[^\s|<>]{1,40}\|<"  # <|endoftext|>, <|im_end|>, <|eot_id|>
+    r"|>\uff5c[^\s<>]{1,40}\uff5c<"  # DeepSeek's <｜end▁of▁sentence｜>, <｜▁pad▁｜>
+    r"|(?i:>(?:s|soe|dap|knu|sob|toe|nrut_fo_dne)/?<)"  # </s>, <s>, <eos>, <pad>, <unk>
+    r"|\](?:DAP|PES|SLC|SOE|KNU)\[)+"  # [PAD], [SEP], [CLS], [EOS], [UNK]
 )
-_PADDING_LAST = frozenset(" \t\n\r\f\v\u200b\u200c\u200d\u2060\ufeff>")
-_PADDING_READ = 65_536  # the tail read for tokens: a longer padding of them is a loop of its own
+_PADDING_LAST = frozenset(" \t\n\r\f\v\u200b\u200c\u200d\u2060\ufeff>]")
+_PADDING_CHUNK = 65_536  # the end is read backwards in chunks this long
 
 
 def content_end(response: str) -> int:
     """Where ``response``'s content ends: before its trailing blanks, zero-width characters
-    and special tokens (``<|endoftext|>``, ``<|im_end|>``, ``</s>``, ``<eos>``, ``<pad>``).
-    Without any (the usual case), its length, with nothing copied."""
+    and special tokens (``<|endoftext|>``, ``<|im_end|>``, ``<｜end▁of▁sentence｜>``,
+    ``</s>``, ``<eos>``, ``<pad>``, ``<unk>``, ``[PAD]``), however many (a padded batch
+    decoded with its pad tokens, at a 32k-token limit). Without any (the usual case), its
+    length, with nothing copied; else linear: each chunk is read once."""
     if response[-1:].isspace():  # blanks alone, however many: in C (a copy only then)
         response = response.rstrip()
-    if not response or response[-1] not in _PADDING_LAST:
-        return len(response)
-    tail = response[-_PADDING_READ:][::-1]
-    padding = _PADDING_BACKWARDS.match(tail)
-    return len(response) - (padding.end() if padding else 0)
+    end = len(response)
+    while end and response[end - 1] in _PADDING_LAST:
+        start = max(0, end - _PADDING_CHUNK)
+        padding = _PADDING_BACKWARDS.match(response[start:end][::-1])
+        if padding is None:
+            break
+        end -= padding.end()
+        if end - start > 64:  # stopped inside the chunk: at the content (a token cut
+            break  # at the chunk's edge stops the match near it: read on from there)
+    return end
 
 
 def unpadded(response: str) -> str:
