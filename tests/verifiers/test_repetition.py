@@ -280,15 +280,20 @@ def test_a_degenerate_response_is_decided_wrong_without_a_parse(
     assert spent < 0.05, f"{name}: {spent * 1000:.1f} ms of CPU"
 
 
+def _answer_said(data_source: str, math_form: str) -> str:
+    """The family's right answer (FAMILIES' gold) in its answer form."""
+    return {
+        "openai/gsm8k": "#### 3",
+        "multiple_choice": "Answer: A",
+        "searchR1_nq": "<answer>3</answer>",
+    }.get(data_source, math_form)
+
+
 @pytest.mark.parametrize("data_source", sorted(FAMILIES))
 def test_a_loop_of_the_right_answer_earns_nothing(data_source: str) -> None:
     """The gold, repeated until the tokens ran out, is a collapse, not an answer."""
     gold, wrong = FAMILIES[data_source]
-    said = {
-        "openai/gsm8k": "#### 3\n",
-        "multiple_choice": "Answer: A\n",
-        "searchR1_nq": "<answer>3</answer>\n",
-    }.get(data_source, "\\boxed{3}\n")
+    said = _answer_said(data_source, "\\boxed{3}") + "\n"
     verifier = resolve(data_source, VerifierOptions())
     assert verifier is not None
     extracted = extract_with(verifier, "Let me think. " + said * 1500, NO_CONTEXT)
@@ -323,11 +328,7 @@ PADDINGS = {
 @pytest.mark.parametrize("data_source", sorted(set(FAMILIES) - {"hiyouga/geometry3k"}))
 def test_padding_after_the_answer_is_no_loop(padding: str, data_source: str) -> None:
     gold, _ = FAMILIES[data_source]
-    said = {
-        "openai/gsm8k": "#### 3",
-        "multiple_choice": "Answer: A",
-        "searchR1_nq": "<answer>3</answer>",
-    }.get(data_source, "So the answer is $\\boxed{3}$.")
+    said = _answer_said(data_source, "So the answer is $\\boxed{3}$.")
     response = f"{_PROSE}\n{said}{padding}"
     assert not _repetition.degenerate(response)
     verifier = resolve(data_source, VerifierOptions())
