@@ -239,7 +239,7 @@ DEGENERATE = {
     # less than a window before the cut, the derivation before it still in the window
     **{
         f"re-verify loop, {size:,}-character unit, openers reworded": _reworded_loop(size)
-        for size in (700, 2_500, 8_000)
+        for size in (700, 2_500, 8_000, 12_000)
     },
     "a late loop after a derivation": _prose(_rng, 3_500)
     + (

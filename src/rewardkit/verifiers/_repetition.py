@@ -113,9 +113,10 @@ this), in the response's last characters this long: a unit longer than a third o
 again) fits the window fewer than :data:`MIN_REPEATS` times."""
 MAX_PERIODS_TRIED = 8
 """Earlier places of the last characters tried as the period, nearest first."""
-NEAR_WINDOW_CHARS = 32_768
+NEAR_WINDOW_CHARS = 65_536
 """The fourth way reads the response's last characters this long: units of up to a
-quarter of it (8,192 characters: a "let me re-verify" paragraph or a few)."""
+quarter of it (16,384 characters: a "let me re-verify" paragraph or a few pages; zlib,
+which compares two units, sees 32 KB back)."""
 MIN_UNIT_CHARS = 64
 """The fourth way's shortest unit (shorter loops are the first three ways' part)."""
 UNIT_LENGTH_SPREAD = 1.25
