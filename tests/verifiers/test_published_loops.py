@@ -17,6 +17,8 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+
 from rewardkit.verifiers import _repetition
 from rewardkit.verifiers.math import MathVerifier
 
@@ -36,6 +38,15 @@ def test_the_loops_of_a_greedy_model_are_flagged_and_nothing_else() -> None:
     assert all(row["id"].startswith("llama31_math500-") for row in flagged)
     credited = {row["id"] for row in flagged if row["extra_info"]["source_label"]}
     assert credited == CREDITED_LOOPS
+
+
+def test_nineteen_of_the_loops_are_found_by_near_copies_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The loops that began less than a window before the cut (README, "Degenerate
+    responses"): the three other ways alone flag 28 of the 47."""
+    monkeypatch.setattr(_repetition, "_near_copies", lambda text: False)
+    assert sum(_repetition.degenerate(row["response"]) for row in ROWS) == 47 - 19
 
 
 def test_a_loop_that_held_the_right_answer_is_not_credited() -> None:

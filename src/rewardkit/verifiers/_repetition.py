@@ -45,8 +45,8 @@ fourth way):
   :data:`UNIT_LENGTH_SPREAD`, each adding at most :data:`MAX_NEW_SHARE` bytes per
   character to zlib's packing of the unit before it, the text's last 128 characters
   (what follows the key, when it was taken before the end) are a copy too; and nothing
-  is new at the end of that window. A "let me re-verify" paragraph whose opener is reworded each time shifts
-  the rest of its unit, so no fixed period matches and the window compresses to more
+  is new at the end of that window. A "let me re-verify" paragraph whose opener is
+  reworded each time shifts the rest of its unit, so no fixed period matches and the window compresses to more
   than the third way's bound; and a loop that began less than a window before the cut
   leaves the derivation before it in the window, which defeats the three other ways.
 
