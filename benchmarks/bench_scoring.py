@@ -994,7 +994,7 @@ def real_report(
         else " The slices (`benchmarks/real_slices.py`, deterministic): *degenerate*, rows "
         "made the way a collapsing policy writes them (a corpus response cut in its second "
         "half, then a loop of blank boxes, the gold boxed, a sentence, a LaTeX line or a "
-        "word for 5,000-15,000 characters, cut mid-repeat; truth: wrong, every row, also "
+        "word for 1,000-15,000 characters, cut mid-repeat; truth: wrong, every row, also "
         "the loops of the right answer: a response that ends in a loop is not credited); "
         "*prose*, the corpus rows whose answer sits in a box or a tag, rewritten without "
         "(`\\boxed{X}` to `X`, answer tags dropped; truth carried over; ambiguous rewrites "

@@ -8,7 +8,7 @@ degenerate rows mixed in). Both are deterministic: same corpus, same seed, same 
 
 *Degenerate* (:func:`degenerate_rows`): what a collapsing policy writes. A corpus row's
 response, cut somewhere in its second half, runs into a loop until the policy's token
-budget is spent (5,000 to 15,000 more characters), and stops mid-repeat. The loop is one
+budget is spent (1,000 to 15,000 more characters), and stops mid-repeat. The loop is one
 of: blank boxes ``\\boxed{}``, the gold answer boxed again and again, a sentence of the
 response, a LaTeX line, one word. Truth: wrong, every row, also when the loop repeats the
 right answer: a response that ends in a loop never stated a final answer, and a reward
@@ -55,8 +55,9 @@ DEGENERATE_SHARE = 0.015
 DEGENERATE_SEED = 0
 LOOPS = ("blank boxes", "boxed gold", "sentence", "latex line", "word")
 """What the loop repeats; the rows take them in turn."""
-LOOP_CHARS = (5_000, 15_000)
-"""How long the loop runs (characters), drawn per row: a 2k-4k token budget spent."""
+LOOP_CHARS = (1_000, 15_000)
+"""How long the loop runs (characters), drawn per row: what is left of a budget of 512
+to 4k tokens."""
 
 
 def corpus_truths(rows: list[dict[str, Any]]) -> list[bool | None]:

@@ -48,7 +48,7 @@ def test_a_degenerate_row_is_wrong_and_ends_in_its_loop():
         assert row["ground_truth"] == source["ground_truth"]
         head = row["response"].split("\n")[0]
         assert source["response"].startswith(head)  # the real response, then the loop
-        tail = row["response"][-4000:]
+        tail = row["response"][-slices.LOOP_CHARS[0] :]
         assert len(set(re.findall(r"\w+|[^\w\s]", tail))) <= 20, tail[-200:]
         assert len(row["response"]) >= len(source["response"]) // 2 + slices.LOOP_CHARS[0]
 

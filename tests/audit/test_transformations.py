@@ -307,9 +307,9 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
     elif family == "blank_box":
         assert _final(response) in ("", None) and gold not in (_final(response) or "")
         assert re.search(r"(\\boxed\{\s*\}|<answer>\s*</answer>|####|Answer:)[\s$.]*$", response)
-    elif family == "collapse_loop":  # the response's end, looped past the rule's window
+    elif family == "collapse_loop":  # the response's end, looped to the token limit
         unit = row["response"].rstrip()[-700:]
-        assert len(response) > 8192 and response.count(unit) >= 3
+        assert len(response) > len(row["response"]) + 1_500 and response.count(unit) >= 3
         assert not response.endswith(unit + "\n\n")  # cut mid-unit, as the tokens ran out
     else:
         raise AssertionError(f"no check for hack family {family}")

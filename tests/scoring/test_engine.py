@@ -114,7 +114,7 @@ async def test_rows_that_once_backtracked_for_hours_are_scored_with_their_batch(
          "ground_truth": "5"},
         {"data_source": "math", "response": "\\boxed{" + "Wait, so " * 40, "ground_truth": "5"},
         {"data_source": "math", "response": "Let me compute. $" + "(" * 1500 + "1" + ")" * 1500
-         + "$", "ground_truth": "5"},
+         + "$, that is all.", "ground_truth": "5"},  # (ending in ")" x 1500: a loop)
     ]  # fmt: skip
     try:
         results = await asyncio.wait_for(engine.score_many([*hostile, INLINE_RIGHT]), 60)

@@ -206,6 +206,33 @@ def test_a_run_of_interjections_still_opens_the_words(response: str, count: int)
     assert score(GSM8K, text, "7") == 0.0
 
 
+# About 2,000 characters of work after the answer (no loop: each sentence says something new)
+RECHECK = " ".join(
+    f"We check the {part} again: {check}."
+    for part, check in [
+        ("first addend", "three is what the problem gives for the red apples"),
+        ("second addend", "four is the number of green apples she picked later"),
+        ("operation", "the question asks for the total, so addition is right"),
+        ("units", "both counts are apples, and so is the total"),
+        ("order", "addition commutes, so four plus three is also seven"),
+        ("range", "the total must exceed each part, and seven exceeds both"),
+        ("wording", "nothing was given away or eaten before the question"),
+        ("arithmetic", "counting on from three by four lands on seven"),
+        ("parity", "odd plus even is odd, and seven is odd"),
+        ("estimate", "about half a dozen was expected, and seven is close"),
+        ("story", "she started with none and only picked, never gave any away"),
+        ("first count", "the red ones were counted in the morning, before lunch"),
+        ("second count", "the green ones were counted after lunch, in the other basket"),
+        ("baskets", "two baskets, so two parts to add, no third one mentioned"),
+        ("question", "how many apples in all, not how many of one colour"),
+        ("trap", "no apple is both red and green, so none is counted twice"),
+        ("fingers", "three fingers then four more fingers make seven fingers"),
+        ("number line", "from zero, a jump of three then a jump of four ends at seven"),
+        ("subtraction", "seven minus four gives back three, the red apples"),
+        ("other subtraction", "seven minus three gives back four, the green apples"),
+    ]
+)
+
 # The answer named and called wrong as the last sentence ("Hmm, 7 is wrong."): credited
 # before, in every family (the s22 note's case; the audit's disavowal family now writes it)
 NAMED = [
@@ -225,8 +252,8 @@ NAMED = [
     (GSM8K, "She earns $35,000 + $22,500 = $57,500.", "57500", "Hmm, 57500 is wrong.", 0.0),
     # far after the answer: it names it (the audit's rows; "That's not right." there is
     # about the work since, and keeps the answer)
-    (MATH, "Answer: 7\n\n" + "We check each step again. " * 80, "7", "Hmm, 7 is wrong.", 0.0),
-    (GSM8K, "#### 7\n\n" + "We check each step again. " * 80, "7", "Hmm, 7 is wrong.", 0.0),
+    (MATH, "Answer: 7\n\n" + RECHECK, "7", "Hmm, 7 is wrong.", 0.0),
+    (GSM8K, "#### 7\n\n" + RECHECK, "7", "Hmm, 7 is wrong.", 0.0),
     (CHOICE, "The answer is (B).", "B", "Hmm, (B) is wrong.", 0.0),
     (CHOICE, "Answer: B", "B", "B is incorrect.", 0.0),
     (SEARCH, "<answer>Paris</answer>", "Paris", "Hmm, Paris is wrong.", 0.0),

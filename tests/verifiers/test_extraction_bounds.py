@@ -56,8 +56,9 @@ JUNK: list[tuple[str, str, float, str]] = [
         1.0,
         "junk in earlier paragraphs",
     ),
-    ("4", "\\boxed{4}" * 400, 1.0, "a model repeating its answer: copies are one value"),
-    ("4", "\\boxed{" * 400 + "4" + "}" * 400, 1.0, "a deep nest holds one value"),
+    # (under 1,024 characters: a longer run of copies to the end is a loop, test_repetition)
+    ("4", "\\boxed{4}" * 100, 1.0, "a model repeating its answer: copies are one value"),
+    ("4", "\\boxed{" * 100 + "4" + "}" * 100, 1.0, "a deep nest holds one value"),
     ("4", "\\boxedx\\fboxy" * 70_000 + "\\boxed{4}", 1.0, "no box commands before it"),
     ("4", "x " * 20_000 + "So \\boxed{4}.", 1.0, "a long final paragraph with no other answer"),
     (
@@ -429,7 +430,7 @@ def test_repeated_units_are_read_in_bounded_time(seed: int) -> None:
 # its formulas: the answers' structural guards hold for it too (each ran to the worker's
 # time limit there: minutes of sympy or of the parser's predictions)
 PASSAGE_BOMBS = {
-    "nested parentheses": "Let me compute. $" + "(" * 1500 + "1" + ")" * 1500 + "$",
+    "nested parentheses": "Let me compute. $" + "(" * 1500 + "1" + ")" * 1500 + "$, that is all.",
     "exponent tower": "Let me compute. $2^{2^{2^{2^{2^{2}}}}}$",
     "huge power": "Let me compute. $\\frac{10^{1000000}}{3}$",
     "nested factorials": "Let me compute. $(5!)!!$",

@@ -3,12 +3,13 @@
 ``benchmarks/data/math500_dumps`` holds 1,299 published outputs of the Qwen2.5-Math
 evaluation harness (README there): 800 sampled Qwen2.5-Math-Instruct responses, clean,
 and 499 greedy Llama-3.1-8B-Instruct ones, of which some run into a loop until the token
-limit. Read by hand: the 47 rows flagged are each a loop cut at the limit; no Qwen row
-and no row that ends on its answer is flagged. The harness credited 4 of the 47, each
-for a number its extraction took out of the loop (no final answer is given). 19 of the
-47 are found by the rule's fourth way only (near copies of a unit at the end): their
-loop began less than 4,096 characters before the cut, so the window also holds the
-derivation before it.
+limit. Read by hand: the 66 rows flagged are each a loop cut at the limit (or a counted
+enumeration, "Let's try k = 91: ...", cut mid-line with no answer); no Qwen row and no
+row that ends on its answer is flagged. The harness credited 4 of the 66, each for a
+number its extraction took out of the loop (no final answer is given). 12 of the 66 are
+shorter than 4,096 characters; 12 are found only in the last 1,024 characters (a loop of
+a short unit after the derivation it began from) and 13 only by the rule's fourth way
+(near copies of a longer unit at the end).
 """
 
 from __future__ import annotations
@@ -34,19 +35,31 @@ CREDITED_LOOPS = {
 
 def test_the_loops_of_a_greedy_model_are_flagged_and_nothing_else() -> None:
     flagged = [row for row in ROWS if _repetition.degenerate(row["response"])]
-    assert len(ROWS) == 1299 and len(flagged) == 47
+    assert len(ROWS) == 1299 and len(flagged) == 66
+    assert sum(_repetition.content_end(row["response"]) < 4096 for row in flagged) == 12
     assert all(row["id"].startswith("llama31_math500-") for row in flagged)
     credited = {row["id"] for row in flagged if row["extra_info"]["source_label"]}
     assert credited == CREDITED_LOOPS
 
 
-def test_nineteen_of_the_loops_are_found_by_near_copies_alone(
+def test_thirteen_of_the_loops_are_found_by_near_copies_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The loops that began less than a window before the cut (README, "Degenerate
-    responses"): the three other ways alone flag 28 of the 47."""
+    """Loops of a long unit that began less than a window before the cut (README,
+    "Degenerate responses"): the three other ways alone flag 53 of the 66."""
     monkeypatch.setattr(_repetition, "_near_copies", lambda text: False)
-    assert sum(_repetition.degenerate(row["response"]) for row in ROWS) == 47 - 19
+    assert sum(_repetition.degenerate(row["response"]) for row in ROWS) == 66 - 13
+
+
+def test_twelve_of_the_loops_are_found_in_the_short_window_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Loops of a short unit ("$P(4) = (4 - r)$", "f(1480,2) = f(1475,3) = ...") after a
+    derivation: the last 4,096 characters still hold the derivation, the last 1,024 do
+    not."""
+    long_only = lambda end: (min(_repetition.WINDOW_CHARS, end),)  # noqa: E731
+    monkeypatch.setattr(_repetition, "_window_sizes", long_only)
+    assert sum(_repetition.degenerate(row["response"]) for row in ROWS) == 66 - 12
 
 
 def test_a_loop_that_held_the_right_answer_is_not_credited() -> None:

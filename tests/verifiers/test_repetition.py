@@ -40,8 +40,6 @@ def _corpus() -> list[dict[str, Any]]:
 ROWS = _corpus()
 BY_ID = {row["id"]: row for row in ROWS}
 _READ = [json.loads(line) for line in (DATA / "adjudicated.jsonl").read_text().splitlines()]
-# Rows read by hand and judged (right or wrong, an answer either way): none is a loop.
-JUDGED = [BY_ID[r["id"]]["response"] for r in _READ if r["correct"] is not None]
 CORRECT = [BY_ID[r["id"]]["response"] for r in _READ if r["correct"] is True]
 
 
@@ -135,20 +133,42 @@ def test_long_legitimate_responses_are_never_degenerate(name: str) -> None:
     assert not _repetition.degenerate(BENIGN[name])
 
 
-def test_no_judged_or_source_credited_corpus_row_is_degenerate() -> None:
+def test_no_row_judged_right_or_credited_by_its_source_is_degenerate() -> None:
     credited = [row["response"] for row in ROWS if row["extra_info"].get("source_label") is True]
-    assert len(JUDGED) >= 500 and len(credited) >= 1000
-    assert not [text[-200:] for text in JUDGED + credited if _repetition.degenerate(text)]
+    assert len(CORRECT) >= 300 and len(credited) >= 1000
+    assert not [text[-200:] for text in CORRECT + credited if _repetition.degenerate(text)]
+
+
+# The rows of the corpus that end in a loop, each read: a few tokens ("traffic traffic
+# ...", `\ \ \`, `\"\"\",`, "gremlins gremlins", `0.1444...` cut at the limit,
+# `\qquad` x 200), one unit with small variations ("... square units figure ANSWER 0
+# square units figure ANSWER ...", a counted enumeration cut mid-sentence), a few-shot
+# dialogue echoed again and again ("User: ... Assistant: There are 3 bags of chips on
+# the table."), and a whole paragraph or solution again and again (near copies). Most
+# are shorter than 4,096 characters: a policy with a budget of 512 to 1,024 tokens.
+CORPUS_LOOPS = {
+    "damek:grpo_train_loop_log:30",
+    *(f"damek:grpo_prompt_ablation:{n}" for n in (39, 41, 67, 75, 77, 84, 85, 86)),
+    *(f"liba:r1_zero_3shot:{n}" for n in (210, 786, 870, 924, 1086)),
+    *(f"ei:ei_G8_eibatch128_sftepochs_1/iter_1:{n}" for n in (402, 700, 774)),
+    *(
+        f"ei:ei_G16_eibatch128_sftepochs_3/iter_5:{n}"
+        for n in (196, 302, 1324, 1328, 1332, 1338, 1442, 1494, 1970, 1976)
+    ),
+}
 
 
 def test_the_corpus_loops_are_degenerate() -> None:
-    """The rows of the corpus that end in a loop are flagged, and no others: "traffic
-    traffic ..." (few tokens) and "... square units figure ANSWER 0 square units figure
-    ANSWER ..." (one unit repeated, with small variations)."""
+    """The rows of the corpus that end in a loop are flagged, and no others; the two of
+    them read by hand and judged are judged wrong (a loop of the gold is no answer)."""
     flagged = {row["id"] for row in ROWS if _repetition.degenerate(row["response"])}
-    assert flagged == {
-        "ei:ei_G8_eibatch128_sftepochs_1/iter_1:402",
-        "ei:ei_G8_eibatch128_sftepochs_1/iter_1:700",
+    assert flagged == CORPUS_LOOPS
+    judged = {
+        r["id"]: r["correct"] for r in _READ if r["id"] in CORPUS_LOOPS and r["correct"] is not None
+    }
+    assert judged == {
+        "ei:ei_G16_eibatch128_sftepochs_3/iter_5:1324": False,
+        "ei:ei_G16_eibatch128_sftepochs_3/iter_5:1442": False,
     }
 
 
@@ -178,6 +198,12 @@ def _reworded_loop(size: int) -> str:
     loop = "".join(_rng.choice(_OPENERS) + unit for _ in range(max(5, 40_000 // size)))
     return loop[: -size // 3]
 
+
+_BINARY_UNIT = (
+    "the binary expansion of the fraction is 0."
+    + "".join(_rng.choice("01") for _ in range(2_500))
+    + ", so the digit in position 3 gives the answer $\\boxed{3}$.\n\n"
+)
 
 DEGENERATE = {
     "blank boxes": "We need the sum. " + "\\boxed{}" * 3000,
@@ -241,6 +267,15 @@ DEGENERATE = {
         f"re-verify loop, {size:,}-character unit, openers reworded": _reworded_loop(size)
         for size in (700, 2_500, 8_000, 12_000)
     },
+    # units of few symbols, where zlib's level 6 never tries the copy one unit back (an
+    # outside red team's finding): binary digits with the opener reworded, and an exact
+    # loop of a unit drawn from three CJK characters
+    "a unit of binary digits, openers reworded": "".join(
+        _rng.choice(_OPENERS) + _BINARY_UNIT for _ in range(6)
+    )[:-1_500],
+    "an exact loop of a three-character CJK unit": (
+        "".join(_rng.choice("一二 ") for _ in range(10_000)) * 4
+    )[:-5_000],
     "a late loop after a derivation": _prose(_rng, 3_500)
     + (
         "\n\nSimplifying this expression, we get:\n\n\\[3x^2 = (x^2 + 1)^{\\frac{3}{2}} - "
@@ -299,6 +334,68 @@ def test_a_loop_of_the_right_answer_earns_nothing(data_source: str) -> None:
     extracted = extract_with(verifier, "Let me think. " + said * 1500, NO_CONTEXT)
     quick = verifier.quick_check(extracted, gold)
     assert quick is not None and quick.score == wrong and extracted.extra["degenerate"] == 1
+
+
+# A policy with a budget of 512 to 1,024 tokens: the loop is shorter than the long window,
+# alone or after the derivation it began from (which the long window still holds)
+_DERIVATION = "\n\n".join(CORRECT[:3])[:3_000] + "\n\n"
+SHORT_LOOPS = {
+    "blank boxes": "\\boxed{} ",
+    "the gold boxed": "The answer is $\\boxed{3}$. ",
+    "a word": "wait ",
+    "a sentence": "Let me check the sum again, term by term. ",
+    "a LaTeX line": "\\[ x^2 + 2x + 1 = 0 \\]\n",
+    "a paragraph": "We substitute back: $2 \\cdot 3 - 1 = 5$, which matches the second "
+    "equation, and $3 + 4 = 7$ matches the first, so the answer is $\\boxed{3}$.\n\n",
+}
+
+
+@pytest.mark.parametrize("loop_chars", [1_200, 2_500])
+@pytest.mark.parametrize("after", ["alone", "after a derivation"])
+@pytest.mark.parametrize("name", sorted(SHORT_LOOPS))
+def test_a_loop_shorter_than_the_long_window_is_degenerate(
+    name: str, after: str, loop_chars: int
+) -> None:
+    unit = SHORT_LOOPS[name]
+    loop = (unit * (loop_chars // len(unit) + 2))[: loop_chars + len(unit) // 2]
+    head = "So the answer is $\\boxed{3}$.\n" if after == "alone" else _DERIVATION
+    response = head + loop
+    assert _repetition.degenerate(response)
+    for data_source, (gold, wrong) in FAMILIES.items():
+        verifier = resolve(data_source, VerifierOptions())
+        assert verifier is not None
+        quick = verifier.quick_check(extract_with(verifier, response, NO_CONTEXT), gold)
+        assert quick is not None and quick.score == wrong, data_source
+
+
+def test_a_response_shorter_than_the_short_window_is_never_a_loop() -> None:
+    """Under 1,024 characters the ordinary rules read it (a policy that repeats its
+    answer a few times in a short response has said it)."""
+    assert _repetition.SHORT_WINDOW_CHARS == 1_024
+    said = "The answer is $\\boxed{3}$. "  # 27 characters
+    assert not _repetition.degenerate(said * 37) and not _repetition.degenerate("")  # 999
+    assert _repetition.degenerate(said * 39)  # 1,052 (the last blank is no content)
+
+
+BENIGN_SHORT = {
+    "values in one format, then the answer": "".join(
+        f"n = {i}: $n^2 - n + 41 = {i * i - i + 41}$, prime.\n" for i in range(1, 40)
+    )
+    + "So every n below 40 gives a prime, and the answer is $\\boxed{40}$.",
+    "a 0/1 matrix, then the answer": "The adjacency matrix is\n\\[ \\begin{pmatrix}"
+    + "\\\\ ".join(" & ".join("1" if (i + j) % 3 else "0" for j in range(16)) for i in range(16))
+    + "\\end{pmatrix} \\]\nIts rank is $\\boxed{2}$.",
+    "a long decimal, then the answer": "$\\frac{1}{7} = 0."
+    + "142857" * 170
+    + "\\ldots$, so the 100th digit after the point is $\\boxed{8}$.",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BENIGN_SHORT))
+def test_short_legitimate_responses_that_end_on_their_answer_are_no_loop(name: str) -> None:
+    text = BENIGN_SHORT[name]
+    assert _repetition.SHORT_WINDOW_CHARS <= len(text) < _repetition.WINDOW_CHARS
+    assert not _repetition.degenerate(text)
 
 
 # What a decoder may leave after the policy's last word (a padded batch decoded with its
@@ -440,8 +537,3 @@ _COUNTED = "".join(f"Step {i}: We check it again, and the answer is 17.\n" for i
 )
 def test_the_loop_must_run_to_the_end(response: str, expected: bool) -> None:
     assert _repetition.degenerate(response) is expected
-
-
-def test_short_responses_are_never_degenerate() -> None:
-    assert not _repetition.degenerate("\\boxed{}" * 511)  # under the window
-    assert not _repetition.degenerate("")

@@ -575,6 +575,7 @@ _REWORDED = (
     "Double-checking once more: ",
 )  # fmt: skip
 _LOOP_CHARS = 14_000  # a loop this long, past the degenerate rule's window
+_SHORT_LOOP_CHARS = 2_000  # and one this long: what is left of a short budget
 
 
 def collapse_loop(r: _Row) -> list[Variant]:
@@ -588,11 +589,17 @@ def collapse_loop(r: _Row) -> list[Variant]:
     cut = len(unit) // 3
     reworded = "".join(_REWORDED[at % len(_REWORDED)] + unit for at in range(times))
     late = r.response.rstrip() + "\n\n" + ("Let me re-check. " + unit) * times
+    # a short budget (about 512 tokens) spent: shorter than the rule's 4,096-character
+    # window, four turns at least
+    turn = "Let me re-check. " + unit
+    short = r.response.rstrip() + "\n\n" + turn * max(4, _SHORT_LOOP_CHARS // len(turn) + 1)
     return [
         Variant("collapse_loop", True, "the last 700 characters looped, the opener reworded",
                 reworded[:-cut]),
         Variant("collapse_loop", True, "the last 700 characters looped after the response",
                 late[:-cut]),
+        Variant("collapse_loop", True, "the last 700 characters looped for 2,000 "
+                "characters after the response", short[:-cut]),
     ]  # fmt: skip
 
 

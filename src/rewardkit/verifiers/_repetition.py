@@ -9,9 +9,11 @@ uses dozens within the same span.
 
 The rule (:func:`degenerate`): without what follows its last word (:func:`content_end`:
 blanks, zero-width characters, special tokens a decoder left in), the response has at
-least :data:`WINDOW_CHARS` characters, and its last :data:`WINDOW_CHARS` characters (the
-window) are a loop in one of three ways, or its end is near copies of one unit (the
-fourth way):
+least :data:`SHORT_WINDOW_CHARS` characters, and its last :data:`WINDOW_CHARS`
+characters (the window; all of a shorter response) or its last
+:data:`SHORT_WINDOW_CHARS` (the short window: a loop of a short unit that began after a
+derivation the window still holds) are a loop in one of three ways, or its end is near
+copies of one unit (the fourth way):
 
 - *few tokens*: the window holds at most :data:`MAX_DISTINCT_TOKENS` distinct tokens, a
   token being a run of at most :data:`TOKEN_CHARS` word characters (letters, digits,
@@ -50,18 +52,18 @@ fourth way):
   than the third way's bound; and a loop that began less than a window before the cut
   leaves the derivation before it in the window, which defeats the three other ways.
 
-Measured on the real outputs in ``tests/data/real_outputs`` (4,508 rows, 22 of them
-4,096 characters or more): the one row under the first way's bound is a loop
-(``traffic traffic ...``); the next has 25 distinct tokens (a loop whose window still
-holds its preamble: the second way flags it), and no row that states an answer has
-fewer than 130; the long rows that are no loop pack to 0.22 of their bytes at least. On
-a public MATH-500 dump of Llama-3.1-8B-Instruct (greedy, 499 rows), 47 rows end in a
-loop (19 of them found by the fourth way alone), each cut at the token limit; the dump's own grader
-credited 4 of them, each for a number its extraction took out of the loop (read by hand:
-no final answer is given). A shorter loop is left to the
-ordinary rules, whose work is bounded too. The one legitimate text the rule would call a
-loop is a window of nothing but a matrix or table of two or three values (a 33 x 33
-identity matrix with no word after it).
+Measured on the real outputs in ``tests/data/real_outputs`` (4,508 rows): 27 rows end in
+a loop, 25 of them shorter than 4,096 characters (a word, ``\\ \\ \\``, quote junk,
+a few-shot dialogue echoed, a whole solution again and again), each read by hand, and
+no other row is flagged; the
+long rows that are no loop pack to 0.22 of their bytes at least. On a public MATH-500
+dump of Llama-3.1-8B-Instruct (greedy, 499 rows), 66 rows end in a loop, each cut at
+the token limit (12 of them found only in the short window, 13 only by the fourth way);
+the dump's own grader credited 4 of them, each for a number its extraction took out of
+the loop (read by hand: no final answer is given). A response shorter than the short
+window is left to the ordinary rules, whose work is bounded too. The one legitimate
+text the rule would call a loop is a window of nothing but a matrix or table of two or
+three values (a 33 x 33 identity matrix with no word after it).
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ __all__ = [
     "MIN_REPEATS",
     "MIN_SAME",
     "PERIOD_KEY_CHARS",
+    "SHORT_WINDOW_CHARS",
     "TOKEN_CHARS",
     "WINDOW_CHARS",
     "content_end",
@@ -86,7 +89,12 @@ __all__ = [
 ]
 
 WINDOW_CHARS = 4096
-"""How many of the response's last characters are looked at (and its least length)."""
+"""How many of the response's last characters the first three ways read."""
+SHORT_WINDOW_CHARS = 1024
+"""A response shorter than this (without its padding) is never called a loop; the first
+three ways also read its last characters this long: a loop that began less than
+:data:`WINDOW_CHARS` before the end (after a derivation, or in a response of 1,500
+characters, a policy's limit of 512 tokens) leaves other text in the longer window."""
 MAX_DISTINCT_TOKENS = 20
 """At most this many distinct tokens in the window: the response is a loop."""
 END_CHARS = 256
@@ -136,15 +144,13 @@ _NUMBER = re.compile(r"\d+")
 
 def degenerate(response: str) -> bool:
     """Whether ``response`` ends in a loop (the module's rule); bounded work: at most
-    :data:`WINDOW_CHARS` characters read, whatever the response's length."""
+    :data:`WINDOW_CHARS` characters read by the first three ways, whatever the
+    response's length."""
     end = content_end(response)
-    if end < WINDOW_CHARS:
+    if end < SHORT_WINDOW_CHARS:
         return False
-    window = response[end - WINDOW_CHARS : end]
     return (
-        _nothing_new_at_the_end(response, end, MAX_DISTINCT_TOKENS)
-        or _one_unit_repeated(window)
-        or (_compresses_away(window) and _nothing_new_at_the_end(response, end))
+        any(_window_loops(response, end, size) for size in _window_sizes(end))
         or (
             end > WINDOW_CHARS + WINDOW_CHARS // MIN_REPEATS
             and _one_unit_repeated(
@@ -155,6 +161,26 @@ def degenerate(response: str) -> bool:
             _near_copies(response[max(0, end - NEAR_WINDOW_CHARS) : end])
             and _nothing_new_at_the_end(response, end, window=NEAR_WINDOW_CHARS)
         )
+    )
+
+
+def _window_sizes(end: int) -> tuple[int, ...]:
+    """The windows the first three ways read: the last :data:`WINDOW_CHARS` characters
+    (all of a shorter response), and the last :data:`SHORT_WINDOW_CHARS` (a loop of a
+    short unit that began less than a window before the end, after a derivation)."""
+    if end <= SHORT_WINDOW_CHARS:
+        return (end,)
+    return (min(WINDOW_CHARS, end), SHORT_WINDOW_CHARS)
+
+
+def _window_loops(response: str, end: int, size: int) -> bool:
+    """Whether the window of ``size`` characters ending at ``end`` is a loop in one of
+    the first three ways (few tokens, one unit repeated, it compresses away)."""
+    window = response[end - size : end]
+    return (
+        _nothing_new_at_the_end(response, end, MAX_DISTINCT_TOKENS, window=size)
+        or _one_unit_repeated(window)
+        or (_compresses_away(window) and _nothing_new_at_the_end(response, end, window=size))
     )
 
 
@@ -201,13 +227,25 @@ _LOOP_TAIL_SHARE = 0.14
 def _adds_little(before: str, unit: str, share: float = MAX_NEW_SHARE) -> bool:
     """Whether ``unit`` is nearly a copy of ``before``: zlib, having packed ``before``,
     packs it in at most ``share`` bytes a character (a new paragraph costs about a third
-    of its characters)."""
+    of its characters). An exact copy is one, whatever zlib finds."""
+    if unit == before:
+        return True
     first = before.encode("utf-8", "replace")
     both = first + unit.encode("utf-8", "replace")
     # level 6: level 1 skips most places inside a long match, and so packs a copy of a
-    # unit of thousands of characters in a tenth of its bytes, not a hundredth
-    added = len(zlib.compress(both, 6)) - len(zlib.compress(first, 6))
-    return added <= share * len(unit)
+    # unit of thousands of characters in a tenth of its bytes, not a hundredth. Level 6
+    # follows 128 earlier places of each 3-byte prefix; in a text of few symbols (a 0/1
+    # string, a CJK alphabet of three) each has thousands, and the copy one unit back is
+    # not among them (0.16 bytes a character for an exact copy of 2,500 binary digits):
+    # level 9 follows 4,096 (0.01), at a cost that grows with the units (1 ms for 5 KB)
+    for level in (6, 9) if len(both) <= _DEEP_SEARCH_BYTES else (6,):
+        added = len(zlib.compress(both, level)) - len(zlib.compress(first, level))
+        if added <= share * len(unit):
+            return True
+    return False
+
+
+_DEEP_SEARCH_BYTES = 8_192  # level 9 on two units this long at most (a few ms)
 
 
 # What may follow a response's last word without being written by the policy: blanks,
