@@ -306,6 +306,8 @@ def _one_unit_repeated(window: str, min_period: int = 1) -> bool:
     module's second way). The whole window repeats; with a ``min_period`` (a long unit,
     in a longer window), its last :data:`MIN_REPEATS` units do (they hold more than
     :data:`WINDOW_CHARS` characters: a list that ends a text is no such loop)."""
+    if not _end_came_before(window):
+        return False  # most texts, without reading their numbers as one
     text = _NUMBER.sub("0", window)
     key = text[-PERIOD_KEY_CHARS:]
     end = len(text) - min_period
@@ -319,6 +321,19 @@ def _one_unit_repeated(window: str, min_period: int = 1) -> bool:
             return not _new_at_the_end(window, period)
         end = earlier + PERIOD_KEY_CHARS - 1
     return False
+
+
+def _end_came_before(window: str) -> bool:
+    """Whether the longest digit-free piece of the window's last :data:`PERIOD_KEY_CHARS`
+    characters is found earlier in it: the second way's key, numbers read as one, holds
+    that piece as written, so it cannot come before unless the piece does (the test is
+    exact, and costs a search where reading the numbers costs a pass over the window)."""
+    tail = window[-PERIOD_KEY_CHARS:]
+    piece = max(_NUMBER.split(tail), key=len)
+    if not piece:
+        return True  # digits only: the full reading decides
+    at = len(window) - len(tail) + tail.rindex(piece)
+    return window.find(piece, 0, at + len(piece) - 1) >= 0
 
 
 def _periodic(text: str, period: int) -> bool:
