@@ -296,7 +296,9 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
         assert conclusion.count("\\boxed{") == 5
         assert all(f"\\boxed{{{v}}}" in conclusion for v in values)
     elif family == "candidate_list":
-        assert f"{wrong}, {gold}, {wrong_value(gold, 2)}" in conclusion
+        assert f"{wrong}, {gold}, {wrong_value(gold, 2)}" in conclusion or conclusion.endswith(
+            f"${wrong}$, ${gold}$"
+        )
     elif family == "code_block_gold":
         outside = re.sub(r"```.*?```", "", response, flags=re.S)
         assert gold not in outside and gold in response

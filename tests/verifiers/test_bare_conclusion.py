@@ -63,7 +63,9 @@ def test_most_table_rows_read_as_a_bare_value():
         ("$(1,2]$", "(1,2]", "bare", 1.0),
         ("$[1,2)$", "[1,2]", "bare", 0.0),
         ("3 or 4", "3", "expression", 0.0),  # two values offered
-        ("$3$ $4$", "3", "expression", 0.0),  # two spans
+        ("$3$ $4$", "3", "bare", 0.0),  # two spans: a list, as an answer line reads it
+        ("$3$ $4$", "4", "bare", 0.0),  # (math-verify's extraction reads the last alone)
+        ("3 \\quad 4", "3, 4", "bare", 1.0),
         ("3\n4", "3", "expression", 0.0),  # two lines
         ("12 apples", "12", "bare", 1.0),  # a unit word
         ("12 or 13 apples", "12", "expression", 0.0),  # two values offered
@@ -141,4 +143,62 @@ _HOSTILE_TAILS = [
 @pytest.mark.parametrize("tail", _HOSTILE_TAILS)
 def test_a_value_with_a_hostile_tail_is_no_bare_conclusion(value, tail):
     extracted = V.extract(f"Steps.\n</think> {value}{tail}")
+    if tail in ("^2", ", 13", " 13") and extracted.extra.get("source") == "bare":
+        # a formula, or values side by side (a list), read whole: never the value alone
+        assert extracted.answer != value and V.check(extracted, value.strip("$")).score == 0.0
+        return
     assert extracted.extra.get("source") != "bare"
+
+
+# A conclusion with no word in it is a formula, a ratio or a list of labels, read whole as
+# a tag's content is (the prose slice of benchmarks/real_slices.py: real conclusions after
+# "</think>" that math-verify's extraction misread, each scored 0 before)
+WORDLESS = [
+    ("1:2", "1 : 2", 1.0),  # math-verify's extraction misreads a ratio
+    ("1 :2", "1 : 2", 1.0),
+    ("2:3", "1 : 2", 0.0),
+    ("A, B, C, D", "\\text{A,B,C,D}", 1.0),  # a multi-select answer: letters as a set
+    ("A, B", "\\text{A,B,C,D}", 0.0),
+    ("A, B, C, D", "B", 0.0),  # every option listed is no answer of one
+    ("sqrt(480)", "4\\sqrt{30}", 1.0),
+    ("sqrt(119)", "\\sqrt{119}", 1.0),
+    ("sqrt(118)", "\\sqrt{119}", 0.0),
+    ("4\\(\\sqrt{30}\\)", "4\\sqrt{30}", 1.0),  # a number glued to a span
+    ("4\\(\\sqrt{31}\\)", "4\\sqrt{30}", 0.0),
+    ("2^{10}", "1024", 1.0),
+]
+
+
+@pytest.mark.parametrize(("conclusion", "gold", "score"), WORDLESS)
+def test_a_conclusion_with_no_word_is_read_whole(conclusion, gold, score):
+    extracted = V.extract(f"Steps.</think>  {conclusion}  ")
+    assert extracted.extra.get("source") == "bare"
+    verdict = V.quick_check(extracted, gold) or V.check(extracted, gold)
+    assert verdict.score == score
+
+
+@pytest.mark.parametrize("conclusion", ["1,2", "A and B", "x = 5", "12!", "3 \\cup 4"])
+def test_words_relations_and_other_commands_are_no_formula(conclusion):
+    assert V.extract(f"Steps.</think>  {conclusion}  ").extra.get("source") != "bare"
+
+
+@pytest.mark.parametrize(
+    "conclusion", ["12 13", "12, 13", "$12$ $13$", "12 \\quad 13", "12~13", "12 \\, 13"]
+)
+def test_values_side_by_side_are_a_list_never_the_last_one(conclusion):
+    """Two values offered side by side as the conclusion (an outside reader's hedge):
+    math-verify's extraction reads the last alone and credits it for 13."""
+    extracted = V.extract(f"Steps.</think>  {conclusion}  ")
+    assert (extracted.answer, extracted.extra.get("source")) == ("12, 13", "bare")
+    assert V.quick_check(extracted, "13").score == 0.0
+    assert V.quick_check(extracted, "12, 13").score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("conclusion", "gold"),
+    [("200 000", "200000"), ("1,200", "1200"), ("1,000.99", "1000.99")],
+)
+def test_digits_grouped_by_thousands_stay_one_number(conclusion, gold):
+    extracted = V.extract(f"Steps.</think>  {conclusion}  ")
+    verdict = V.quick_check(extracted, gold) or V.check(extracted, gold)
+    assert verdict.score == 1.0

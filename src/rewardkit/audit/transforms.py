@@ -516,6 +516,10 @@ def candidate_list(r: _Row) -> list[Variant]:
                 f"{r.reasoning.rstrip()}\n\n{render(r.kind, 'a = ' + values)}"),
         Variant("candidate_list", True, "a = gold+1, gold, gold+2 as the last line",
                 f"{r.reasoning.rstrip()}\n\nSo $a = {values}$."),
+        # two values offered side by side as the whole conclusion, the gold last (what
+        # math-verify's extraction reads alone)
+        Variant("candidate_list", True, "gold+1, gold as the whole conclusion",
+                f"{r.reasoning.rstrip()}\n\n${r.wrong}$, ${r.gold}$"),
     ]  # fmt: skip
 
 

@@ -171,12 +171,16 @@ from rewardkit.verifiers._common import (
     unread_answer,
 )
 from rewardkit.verifiers._final import (
+    TEX_DELIMITER,
     answering_texts,
     blank_answer,
     closing_correction,
     ends_on_list,
+    last_line_values,
     no_fallback,
     offered_alternative,
+    values_side_by_side,
+    wordless,
 )
 from rewardkit.verifiers.base import ALSO_OFFERED, CALLED_WRONG, NO_CONTEXT, Context
 
@@ -925,6 +929,8 @@ def _hedged_in(found: Found, text: str) -> Found:
     values = [value for _, value in offers] + ([_prose_value(closing)] if closing else [])
     listed = ends_on_list(text[end:])  # "So $a = 7, 6, 8$." after the answer: candidates
     values += [listed] if listed else []
+    offered = last_line_values(text[end:])  # "</answer>\n\n$3$, $2$": offered last
+    values += [", ".join(offered)] if offered else []
     for value in values:
         if not _same_or_noted(value, found.answer, undecided):
             return Found(None, {**found.extra, "hedged": True, "pred": found.answer})
@@ -1308,8 +1314,11 @@ _BOUNDED = re.compile(_NEGATION + r"\s{0,3}(?:\\[(\[])?\s{0,3}\$?\s{0,3}$")
 def bare_value(text: str) -> str | None:
     """The conclusion's value when the conclusion is that value and nothing else: one
     plain number (``666``, ``-2.5``, ``1/256``), maybe with unit words (``108
-    degrees``: no word of doubt or bound, none that changes the value), or one math
-    span (``$\\frac{7}{10}$``, ``\\(2s\\)``), a final period at most. It states
+    degrees``: no word of doubt or bound, none that changes the value), one math span
+    (``$\\frac{7}{10}$``, ``\\(2s\\)``), or a formula with no word in it (``1:2``,
+    ``A, B, C, D``, ``sqrt(119)``: :func:`~rewardkit.verifiers._final.wordless`), a final
+    period at most; values side by side are a list
+    (:func:`~rewardkit.verifiers._final.values_side_by_side`). It states
     what ``<answer> 666 </answer>`` states, so it is read as a tag holding it is
     (:func:`clean_answer`), and compared inline as one; math-verify's extraction reads
     the same value there (the rightmost).
@@ -1330,6 +1339,8 @@ def _last_line_value(passage: str) -> str | None:
     body = passage.strip()
     head, _, last = body.rpartition("\n")
     previous = head.rstrip().rpartition("\n")[2]
+    if head and (listed := last_line_values(body)) is not None:
+        return ", ".join(listed)  # several values offered last: that list, whatever before
     if not head or len(passage) > EXPRESSION_CHARS or _ANSWER_WORD.search(body):
         return None
     if _one_value(previous) is not None or _DOUBT.search(previous):
@@ -1351,6 +1362,10 @@ def _one_value(line: str) -> str | None:
         if _DOUBT.search(unit) or _VALUE_WORD.search(unit) or _latex.qualifying_words(unit):
             return None
         return clean_answer(content)
+    if (listed := values_side_by_side(content)) is not None:
+        return ", ".join(listed)
+    if wordless(content):  # its delimiters typeset it, and are no part of the value
+        return TEX_DELIMITER.sub("", content).strip() or None
     span = _span_at(content, 0)
     if span is None or span[1] != len(content) or "$" in span[0].replace("\\$", ""):
         return None

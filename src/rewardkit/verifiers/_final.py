@@ -85,6 +85,7 @@ from rewardkit.verifiers.base import NO_CONTEXT, Context, is_truncated
 
 __all__ = [
     "NO_CONTEXT",
+    "TEX_DELIMITER",
     "AnsweringTexts",
     "Context",
     "answering_texts",
@@ -99,10 +100,13 @@ __all__ = [
     "ends_on_list",
     "holds_form",
     "is_truncated",
+    "last_line_values",
     "no_fallback",
     "offered_alternative",
     "thinking_split",
+    "values_side_by_side",
     "without_code",
+    "wordless",
 ]
 
 THINK_END = "</think>"
@@ -961,3 +965,95 @@ def _ascii_char(found: re.Match[str]) -> str:
         return "-"
     digit = unicodedata.decimal(char, None)
     return str(digit) if digit is not None else char
+
+
+# --- values side by side, and formulas with no word in them -----------------------------
+
+
+def last_line_values(text: str) -> list[str] | None:
+    """The values of ``text``'s last line when that line is values side by side and
+    nothing else (:func:`values_side_by_side`; a final period allowed): several values
+    offered as the last word, whatever came before ("The answer is 16.\n\n$17$, $16$")."""
+    line = text[-_LAST_LINE_CHARS:].rstrip().rpartition("\n")[2]
+    return values_side_by_side(line.strip().rstrip(".").strip())
+
+
+_LAST_LINE_CHARS = 400
+
+
+def values_side_by_side(content: str) -> list[str] | None:
+    """The values of ``content`` when it is two values or more side by side and nothing
+    else (``3 4``, ``3, 4``, ``$3$ $4$``, ``3 \\quad 4``, ``$A$, $B$``): a list, as an
+    answer line reads it ("The answer is 3, 4."), never its last value, which
+    math-verify's extraction reads alone (and credits for 4). Digits grouped by
+    thousands (``200 000``, ``1,200``) are one number, and ``1,2`` may be a decimal
+    comma: the rules for values read those."""
+    plain = _SPACING.sub(" ", content.replace("\\!", "")).strip()
+    items: list[str] = []
+    at = 0
+    for item in _SIDE_ITEM.finditer(plain):
+        gap = plain[at : item.start()]
+        value = (item.group("span") or item.group("paren") or item.group()).strip()
+        factor = items and _NUMBER_FIRST.match(items[-1]) and not _NUMBER_FIRST.match(value)
+        letters = items and item.group("letter") is not None  # "A B C D": as a tag reads it
+        if gap.strip(" \t,") or ((factor or letters) and "," not in gap):
+            return None  # something else between, or a factor ("8 $\\sqrt{2}$": 8√2)
+        items.append(value)
+        at = item.end()
+    if len(items) < 2 or plain[at:].strip(" \t,") or not all(map(_a_value, items)):
+        return None  # ("$3$ $\\text{cm}$": a value and its unit)
+    digits = plain.replace("$", "")
+    if _GROUPED.fullmatch(digits) or _DECIMAL_COMMA.fullmatch(digits):
+        return None
+    return items
+
+
+def _a_value(item: str) -> bool:
+    """A formula with no word in it, maybe followed by its unit (``428\\text{ cm}``)."""
+    return wordless(_UNIT_AFTER.sub("", item).strip())
+
+
+_UNIT_AFTER = re.compile(r"\\(?:text|mbox|mathrm)\{[^{}]{0,40}\}\s*$")
+_SPACING = re.compile(r"\\(?:quad|qquad|[,;:> ]|hfill|hspace\{[^{}]{0,20}\}|text\{\s*\})|~")
+_SIDE_ITEM = re.compile(
+    r"\$(?P<span>[^$]{1,80})\$|\\\((?P<paren>.{1,80}?)\\\)|-?\d{1,30}(?:\.\d{1,30})?(?![\w.])"
+    r"|(?<![\w\\])(?P<letter>[A-J])(?![\w])"  # an option letter
+)
+_NUMBER_FIRST = re.compile(r"-?\.?\d")
+_GROUPED = re.compile(
+    r"-?[1-9]\d{0,2}(?:(?: \d{3})+|(?:,\d{3})+)(?:\.\d+)?"
+)  # "200 000", "1,200.5"
+_DECIMAL_COMMA = re.compile(r"\d+,\d+")  # "1,2": 1.2 where a comma marks decimals
+
+
+def wordless(content: str) -> bool:
+    """Whether ``content`` is a formula, a ratio or a list of labels and nothing else:
+    no word of two letters or more but a function's or a TeX command's name
+    (``1:2``, ``A, B, C, D``, ``sqrt(119)``, ``4\\(\\sqrt{30}\\)``, ``2^{10}``,
+    ``\\$750``, ``25\\%``), and no other command than those that build a value."""
+    if _UNESCAPED_SIGN.search(content) or "**" in content:
+        return False  # a span's "$" with text beside it; "12%" stays the rules' for values
+    if not _FORMULA_CHARS.fullmatch(content):
+        return False
+    if any(command not in _VALUE_COMMANDS for command in _TEX_COMMAND.findall(content)):
+        return False  # "3 \\cup 4", "3 \\quad 4", "\\boxed{}": the rules for values
+    if content[0] in ".,:;|'":
+        return False  # (".4": the period is no value's start here, as in a box)
+    if _NUMBERS_SIDE_BY_SIDE.search(TEX_DELIMITER.sub(" ", content)):
+        return False  # "12, 13", "12 13", "1,2" (a decimal comma?): the rules for values
+    return _PLAIN_WORD.search(_MATH_NAME.sub(" ", content)) is None
+
+
+_FORMULA_CHARS = re.compile(r"[\\0-9A-Za-z_ \t+\-*/^()\[\]{},.:|'√π%$]+")
+_UNESCAPED_SIGN = re.compile(r"(?<!\\)[$%]")
+_NUMBERS_SIDE_BY_SIDE = re.compile(r"\d[\s,]+[-+]?\.?\d")
+TEX_DELIMITER = re.compile(r"\\[()\[\]]")
+_TEX_COMMAND = re.compile(r"\\(?:[A-Za-z]+|.)")
+# the commands that build one value (a formula's own); any other leaves the text to the
+# rules for values and passages (a relation, an alternative, spacing between two values)
+_VALUE_COMMANDS = frozenset(
+    "\\" + name
+    for name in "sqrt frac dfrac tfrac pi cdot times div infty circ left right ( ) [ ] % $".split()
+)
+_PLAIN_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")  # a word, not a \command
+_MATH_NAME = re.compile(r"(?<![\\A-Za-z])(?:sqrt|cbrt|pi|ln|log|exp|sin|cos|tan)(?![A-Za-z])")

@@ -55,6 +55,7 @@ from rewardkit.verifiers._common import (
 from rewardkit.verifiers._final import (
     answering_texts,
     closing_correction,
+    last_line_values,
     no_fallback,
     offered_alternative,
 )
@@ -161,6 +162,8 @@ class ChoiceVerifier:
             return Extracted(None, {"pattern": None, "hedged": True, "disowned": True})
         if offered_alternative(texts[0]):  # "Answer: B\n\nOr Answer: C": two answers
             return Extracted(None, {"pattern": None, "hedged": True})
+        if _letters_offered_last(texts[0]):  # "Answer: C\n\n$D$, $C$": two offered last
+            return Extracted(None, {"pattern": None, "hedged": True})
         cut = no_fallback(texts[0], context)
         for text in texts:
             found = _extract_in(text, cut)
@@ -185,6 +188,15 @@ class ChoiceVerifier:
     def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
         """Same as :meth:`quick_check`; multiple choice never needs a worker."""
         return self.quick_check(extracted, ground_truth)
+
+
+def _letters_offered_last(text: str) -> bool:
+    """Whether ``text``'s last line is option letters side by side, two or more of them
+    (:func:`~rewardkit.verifiers._final.last_line_values`): several answers offered as
+    the last word, whatever was answered before."""
+    items = last_line_values(text)
+    letters = {item.strip().upper() for item in items or ()}
+    return len(letters) > 1 and all(len(letter) == 1 and "A" <= letter <= "J" for letter in letters)
 
 
 def _extract_in(full: str, cut: bool) -> Extracted:

@@ -88,6 +88,7 @@ from rewardkit.verifiers._final import (
     blank_answer,
     closing_correction,
     ends_on_list,
+    last_line_values,
     no_fallback,
     offered_alternative,
     without_code,
@@ -259,14 +260,16 @@ def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, boo
 
 
 def _listed_after(conclusion: str, answer: str) -> bool:
-    """Whether the conclusion ends on a list of values (:func:`_final.ends_on_list`) that
-    is not the answer alone: its last words offer several candidates, whatever it
-    answered before."""
+    """Whether the conclusion ends on a list of values (:func:`_final.ends_on_list`), or
+    on a last line of values side by side (:func:`_final.last_line_values`: "$221$,
+    $220$"), that is not the answer alone: its last words offer several candidates,
+    whatever it answered before."""
     listed = ends_on_list(conclusion)
-    if listed is None:
+    items = listed.split(",") if listed is not None else last_line_values(conclusion)
+    if items is None:
         return False
     value = plain_number(answer)
-    return value is None or any(plain_number(item) != value for item in listed.split(","))
+    return value is None or any(plain_number(item.strip("$")) != value for item in items)
 
 
 def _taken_back(conclusion: str, answer: str) -> bool:
