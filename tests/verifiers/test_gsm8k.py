@@ -312,6 +312,18 @@ AUTO_ROWS: list[tuple[str, str, float, str]] = [
      0.0, "an arrow to another value"),
     ("36", f"{TORA}```output\n36\n```\nShe pays $36$ dollars, for a total of 40 dollars.",
      0.0, "'of 40' may be another result: the last number"),
+    # restated but for a float's noise or a sign the words carry (the prose slice's ToRA
+    # rows tora-code-34b-v1.0:30 and :78, tora-70b-v1.0:1314)
+    ("109", f"{TORA}```output\n109.00000000000001\n```\nAllen will be $109$ years old in "
+     "10 years.", 1.0, "a float's last-place noise"),
+    ("6", f"{TORA}```output\n-6.0\n```\nVincent saves $6$ dollars in 3 days.",
+     1.0, "a sign the words carry ('saves')"),
+    ("7", f"{TORA}```output\n109.001\n```\nAllen will be $109$ years old in 7 years.", 1.0,
+     "109.001 is no float noise of 109: not restated, the last number"),
+    ("20", f"{TORA}```output\n20\n```\nThere are $20$ kids not allergic to anything.", 1.0,
+     "'not' describes the kids, not the value (tora-code-34b-v1.0:477)"),
+    ("20", f"{TORA}```output\n20\n```\nThere are $20$, not allergic.", 0.0,
+     "'not' right after the value: qualified"),
 ]  # fmt: skip
 
 

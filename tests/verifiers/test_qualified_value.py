@@ -121,3 +121,24 @@ def test_an_approximation_may_answer_a_math_problem(
     gold: str, response: str, expected: float, reason: str
 ) -> None:
     check_math_row(gold, response, expected, reason)
+
+
+# "not" after a noun that follows the value describes the noun ("20 kids not allergic");
+# after a verb or right after the value it negates, and before a number it rules it out
+@pytest.mark.parametrize(
+    ("words", "qualifies"),
+    [
+        (" kids not allergic to anything", False),
+        (" apples not counted before", False),
+        (" is not right", True),
+        (" not allergic", True),
+        (" kids, not adults", True),
+        (" dollars not sure", True),
+        (" kids not", True),
+        (", not 30", False),  # (rules 30 out, not 20)
+    ],
+)
+def test_not_after_a_noun_describes_it(words: str, qualifies: bool) -> None:
+    from rewardkit.verifiers import _latex
+
+    assert _latex.qualifying_words(words) is qualifies

@@ -604,12 +604,22 @@ def qualifying_words(words: str) -> bool:
     students like both, so each likes at least one"). "not 6" after a value rules 6 out:
     not counted."""
     head = " ".join(_PER_CENT.sub("percent", words).split()[:3])
+    head = _NOUN_DESCRIBED.sub(r"\1 ", head)  # "20 kids not allergic": 20 kids
     if _THAN.search(head) and not _DIFFERENCE.match(words):
         return True  # "5 more than 3", "5 or less than": a bound or an expression
     return bool(_QUALIFYING.search(head) or _CHANGING_FIRST.match(head.lstrip(" (,.-")))
 
 
 _THAN = re.compile(r"\bthan\b", re.IGNORECASE)
+# A noun, then "not" and what it is not: the words describe the noun, and leave the value
+# as it is ("$20$ kids not allergic to anything"); after a verb, "not" negates ("20 is
+# not right"), and before a number it rules the number out ("20, not 30")
+_NOUN_DESCRIBED = re.compile(
+    r"^(?!(?:is|are|was|were|be|been|am|does|do|did|has|have|had|will|would|can|could"
+    r"|should|might|may|must|shall|and|or|but|so|it|that|this)\b)([A-Za-z]{2,20})\s+not\s+"
+    r"(?=[A-Za-z]{3,})(?!(?:sure|certain|right|correct|exactly|quite|the|a|an)\b)",
+    re.IGNORECASE,
+)
 _COMPARATIVE = (
     r"(?:more|less|fewer|greater|larger|bigger|smaller|higher|lower|farther|further|longer"
     r"|shorter|older|younger|heavier|lighter|taller|cheaper|faster|slower|earlier|later)"

@@ -345,7 +345,7 @@ def _printed_and_restated(text: str, context: Context = NO_CONTEXT) -> str | Non
     value = plain_number(printed.group(1))
     numbers = list(_LAST_NUMBER.finditer(after))
     for at, number in enumerate(numbers):
-        if value is None or plain_number(number.group(1)) != value:
+        if value is None or not _restates(plain_number(number.group(1)), value):
             continue
         if not _set_off(after, number) or not all(
             _of_the_question(after, later, context.quantities) for later in numbers[at + 1 :]
@@ -353,6 +353,18 @@ def _printed_and_restated(text: str, context: Context = NO_CONTEXT) -> str | Non
             return None
         return _qualified(after, number.start(), number.end(), number.group(1))
     return None
+
+
+def _restates(stated: Fraction | None, printed: Fraction) -> bool:
+    """Whether ``stated`` restates the ``printed`` result: the same number, but for a
+    float's last-place noise (``109.00000000000001`` said as $109$) and a sign the words
+    carry instead ("```output -6.0``` ... saves $6$ dollars")."""
+    if stated is None:
+        return False
+    return abs(abs(stated) - abs(printed)) <= _FLOAT_NOISE * max(1, abs(printed))
+
+
+_FLOAT_NOISE = Fraction(1, 10**9)
 
 
 def _set_off(text: str, number: re.Match[str]) -> bool:
