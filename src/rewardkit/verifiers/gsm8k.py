@@ -361,7 +361,7 @@ def _restates(stated: Fraction | None, printed: Fraction) -> bool:
     carry instead ("```output -6.0``` ... saves $6$ dollars")."""
     if stated is None:
         return False
-    return abs(abs(stated) - abs(printed)) <= _FLOAT_NOISE * max(1, abs(printed))
+    return abs(abs(stated) - abs(printed)) <= _FLOAT_NOISE * max(Fraction(1), abs(printed))
 
 
 _FLOAT_NOISE = Fraction(1, 10**9)
