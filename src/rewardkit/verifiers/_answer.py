@@ -1321,7 +1321,8 @@ def bare_value(text: str) -> str | None:
     (:func:`~rewardkit.verifiers._final.values_side_by_side`). It states
     what ``<answer> 666 </answer>`` states, so it is read as a tag holding it is
     (:func:`clean_answer`), and compared inline as one; math-verify's extraction reads
-    the same value there (the rightmost).
+    the same value there (the rightmost), but for the formulas it misreads (``1:2``) and
+    for values side by side, whose last it reads alone.
 
     A number with a second comma group that is no thousands group (``1,2``), a second
     span, a second value, other words: a passage, as before; so is a span holding a

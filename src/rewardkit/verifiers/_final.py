@@ -978,7 +978,7 @@ def last_line_values(text: str) -> list[str] | None:
     return values_side_by_side(line.strip().rstrip(".").strip())
 
 
-_LAST_LINE_CHARS = 400
+_LAST_LINE_CHARS = 400  # a last line is read from this far back at most (bounded work)
 
 
 def values_side_by_side(content: str) -> list[str] | None:
