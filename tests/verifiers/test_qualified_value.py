@@ -22,6 +22,7 @@ from _support.verifier_rows import (
     check_math_row,
     table_params,
 )
+from rewardkit.verifiers import _latex
 
 BEFORE = [
     "nearly", "almost", "just under", "a bit over", "slightly less than", "in excess of",
@@ -139,6 +140,4 @@ def test_an_approximation_may_answer_a_math_problem(
     ],
 )
 def test_not_after_a_noun_describes_it(words: str, qualifies: bool) -> None:
-    from rewardkit.verifiers import _latex
-
     assert _latex.qualifying_words(words) is qualifies
