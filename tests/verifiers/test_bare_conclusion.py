@@ -202,3 +202,24 @@ def test_digits_grouped_by_thousands_stay_one_number(conclusion, gold):
     extracted = V.extract(f"Steps.</think>  {conclusion}  ")
     verdict = V.quick_check(extracted, gold) or V.check(extracted, gold)
     assert verdict.score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "expected"),
+    [
+        ("The probability is\n$$\\frac{3}{4}.$$", "\\frac{3}{4}", 1.0),
+        ("So\n\\[\n\\sqrt{2}.\n\\]", "\\sqrt{2}", 1.0),
+        ("Thus we obtain\n\\[\n\\frac{3}{4}\\,.\n\\]", "\\frac{3}{4}", 1.0),
+        ("So\n\\[\n12.\n\\]", "12", 1.0),
+        ("The probability is\n$$\\frac{3}{4}.$$", "\\frac{1}{4}", 0.0),
+        ("So\n\\[\n0.5.\n\\]", "\\frac{1}{2}", 1.0),  # the decimal's point stays
+        ("So\n\\[\n0.5.\n\\]", "5", 0.0),
+        ("$$\\text{Perimeter} =80 \\text{ cm}.$$", "80", 1.0),  # a relation: as before
+    ],
+)
+def test_a_full_stop_inside_display_math_ends_the_sentence(response, gold, expected):
+    """A sentence's full stop set inside a display formula is no part of the value
+    (an outside red team's finding: math-verify reads no value from ``\\frac{3}{4}.``)."""
+    extracted = V.extract(response)
+    verdict = V.quick_check(extracted, gold) or V.check(extracted, gold)
+    assert verdict.score == expected

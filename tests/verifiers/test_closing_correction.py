@@ -224,6 +224,14 @@ def test_an_answer_taken_back_in_other_words_is_no_answer(taken_back: str, parag
         ("So there are only two numbers (35 and 70).\n  2  ", "2", 1.0),  # a real output's
         ("Answer: B. Therefore C.", "B", 0.0),
         ("<answer>Paris</answer> 等等，其实是$London$。", "Paris", 0.0),
+        # a unit after the value given last is no part of it ("rewardkit audit"'s
+        # retraction family on a row whose gold is "180\text{ miles}")
+        ("The distance is \\boxed{180}.\n\nHmm... 181 miles.", "180", 0.0),
+        ("The distance is \\boxed{180}.\n\nHmm... 181\\text{ miles}.", "180", 0.0),
+        ("The distance is \\boxed{180}.\n\nSo $181$ miles.", "180", 0.0),
+        ("The distance is \\boxed{180}.\n\nHmm... 180 miles.", "180", 1.0),  # the same again
+        ("The distance is \\boxed{180}.\n\nTherefore 181 is wrong.", "180", 1.0),  # no unit
+        ("The distance is \\boxed{180}.\n\nCheck: 20 fits.", "180", 1.0),
     ],
 )
 def test_a_value_alone_after_the_answer(response: str, gold: str, expected: float) -> None:

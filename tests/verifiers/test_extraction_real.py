@@ -244,10 +244,11 @@ ROWS = [
         " to 2x + 6 to get x^2 - 3x - 3?\nAssistant: <think> We combine like terms.</think>\n"
         "(answer) $ x^2 + 3x^2 = 4x^2 $",
         "540",
+        1.0,
         0.0,
-        0.0,
-        "cs336: answers, then writes a 'User:' turn of its own with another answer: graded"
-        " as written (a response that goes on offering answers is not rewarded), as math-verify",
+        "cs336: answers, then writes a 'User:' turn of its own with another answer: its own"
+        " turn ends there (_final.own_turn: the invented turn answers another question; its"
+        " trainer's stop sequence would have cut it), math-verify reads the invented 4x^2",
     ),
     # a math span reads as the same text outside one: a number then unit words is the number
     ("so 8 x 3 x 4 = 96</think>\n <answer>$96 combinations$</answer>", "96", 1.0, 1.0,

@@ -643,6 +643,35 @@ def test_conclusion_and_thinking() -> None:
 @pytest.mark.parametrize(
     ("verifier", "response", "gold"),
     [
+        (MATH, "<think></think>The answer is 12.", "12"),
+        (MATH, "<think>\n</think>\\boxed{12}", "12"),
+        (MATH, "<think>\n\n</think>\n\nThe answer is 12.", "12"),  # Qwen3's non-thinking mode
+        (MATH, "<think> reasoning process here </think> <answer> 12 </answer>", "12"),
+        (GSM8K, "<think> </think>#### 12", "12"),
+        (CHOICE, "<think></think>Answer: B", "B"),
+        (CHOICE, "  <think>...</think>\nThe answer is (B).", "B"),
+    ],
+)
+def test_an_empty_thinking_that_opens_the_response_is_closed(
+    verifier: Any, response: str, gold: str
+) -> None:
+    """A pair that opens the response is an (empty) thinking, never a mention of the
+    format: the answer after it is the conclusion. (An outside red team's finding: every
+    answer after ``<think></think>`` or ``<think>\\n</think>`` scored 0, where
+    math-verify credits it.)"""
+    assert _score(verifier, response, gold) == 1.0
+    assert _score(verifier, response, "13" if verifier is not CHOICE else "C") == 0.0
+
+
+def test_a_format_mention_inside_the_text_closes_nothing() -> None:
+    mention = "<think>So 3 + 4 = 7.\n\nThe format is <think> </think> then \\boxed{7}"
+    assert _final.conclusion(mention) == ""  # the thinking never closed: no answer given
+    assert _score(MATH, mention, "7") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("verifier", "response", "gold"),
+    [
         (MATH, "<think>The sum is 3+4 = 7. So \\boxed{7}.", "7"),
         (MATH, "<think>\n3+4 = 7, so \\boxed{7}. Hmm, but wait, let me check the case where", "7"),
         (GSM8K, "<think>3 + 4 = 7.\n#### 7", "7"),
@@ -727,3 +756,34 @@ def test_a_step_named_by_a_letter_is_no_several_part_answer() -> None:
     response = "Step (a) gives 5, so the total is 18."
     assert not _final.ends_on_parts(response)
     assert MATH.check(MATH.extract(response), "18").score == 1.0
+
+
+# A response that goes on into an invented next turn (a base model with no stop sequence,
+# R1-zero's "User: ... Assistant:" few-shot template; 101 rows of tests/data/real_outputs,
+# e.g. liba:r1_zero_3shot:72) answered before that turn or not at all (an outside red
+# team's finding: the invented turn's answer was read, crediting a wrong first answer)
+INVENTED_TURNS = [
+    (MATH, "The answer is $\\boxed{12}$.\n\nHuman: What is 3+4?\n\nAssistant: The answer is $\\boxed{7}$.", "12", 1.0),
+    (MATH, "The answer is $\\boxed{7}$.\n\nHuman: What is 3+9?\n\nAssistant: The answer is $\\boxed{12}$.", "12", 0.0),
+    (GSM8K, "So 129 + 92 = 221. </think> <answer> $221 </answer>\nUser: How many more books?\nAssistant: <think> 96 - 98 = -2 </think> <answer> -2 </answer>", "221", 1.0),
+    (GSM8K, "The answer is 12.<|im_end|>\n<|im_start|>user\nNext question<|im_end|>\n<|im_start|>assistant\nThe answer is 7.", "12", 1.0),
+    (CHOICE, "The answer is B.<|im_end|>\n<|im_start|>user\nNext question<|im_end|>\n<|im_start|>assistant\nThe answer is D.", "B", 1.0),
+    (MATH, "Let me think.\nUser: Thank you.\nAssistant: So the answer is $\\boxed{36}$.", "36", 0.0),  # no answer in its own turn
+    (MATH, "User: restated, the question asks for $x$.\nSo $\\boxed{36}$.", "36", 1.0),  # nothing before it: no turn ended
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("verifier", "response", "gold", "expected"), INVENTED_TURNS)
+def test_an_invented_next_turn_answers_another_question(
+    verifier: Any, response: str, gold: str, expected: float
+) -> None:
+    assert _score(verifier, response, gold) == expected
+
+
+def test_own_turn_ends_at_a_turn_for_someone_else() -> None:
+    assert _final.own_turn("So 12.\nUser: next?\nAssistant: 7") == "So 12.\n"
+    assert _final.own_turn("So 12.<|eot_id|>junk 7") == "So 12."
+    assert (
+        _final.own_turn("The user: says 7. So 12.") == "The user: says 7. So 12."
+    )  # not at a line start
+    assert _final.own_turn("x" * 100_000 + "\nUser:") == "x" * 100_000 + "\n"

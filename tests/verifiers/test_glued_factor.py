@@ -44,6 +44,11 @@ MATH_ROWS = [
     ("Miss Maria has $30$ students.", "30", 1.0),
     ("Mary got a total of $762$ M&Ms.", "762", 1.0),  # a word, not a letter alone
     ("Each kid can have $7$ S'mores with the marshmallows left.", "7", 1.0),
+    # an abbreviation after it opens an explanation, no imaginary unit (an outside red
+    # team's finding: "12 i.e. 3 groups of 4" was read as 12i)
+    ("The answer is 12 i.e. 3 groups of 4.", "12", 1.0),
+    ("The answer is 12, i.e. twelve.", "12", 1.0),
+    ("The answer is 13 i.e. 12 plus 1.", "12", 0.0),
 ]
 
 
@@ -61,6 +66,7 @@ def test_math_reads_a_factor_as_part_of_the_value(response: str, gold: str, scor
         ("He makes 2 trips. </think> <answer>2√2</answer>", "2", 0.0),
         ("He makes 18 trips. </think> <answer>18π</answer>", "18", 0.0),
         ("#### 18", "18", 1.0),
+        ("The answer is 12 i.e. 3 groups of 4.", "12", 1.0),
         ("He drove 20m. </think> <answer>20m</answer>", "20", 1.0),
     ],
 )

@@ -37,7 +37,8 @@ def test_a_stated_value_gets_its_boxed_verdict(gold, prediction, expected, reaso
 @pytest.mark.parametrize(
     ("response", "gold", "source", "score"),
     [
-        ("```output\n30\n```\nMiss Maria has $30$ students.", "30", "stated", 1.0),
+        # a printed result restated (test_printed_result.py), else the sentence's value
+        ("```output\n30\n```\nMiss Maria has $30$ students.", "30", "printed", 1.0),
         ("```output\n30\n```\nMiss Maria has $31$ students.", "30", "stated", 0.0),
         ("The product of \\(100\\) and \\(120\\) is \\(12000\\).", "12000", "stated", 1.0),
         ("Therefore, the value of \\(r\\) is \\(3\\).", "3", "stated", 1.0),
@@ -50,6 +51,11 @@ def test_a_stated_value_gets_its_boxed_verdict(gold, prediction, expected, reaso
         ("So the total number of handshakes was 190 + 300 = 490.", "490", "stated", 1.0),
         ("There are 7 sides, so the perimeter is $28$ units.", "28", "stated", 1.0),
         ("The first is 5, so the second is 6.", "6", "stated", 1.0),  # premise, conclusion
+        # the exact value glossed with its decimal: the exact value
+        ("So the side is $\\sqrt{2} \\approx 1.414$.", "\\sqrt{2}", "stated", 1.0),
+        ("So the side is $\\sqrt{3} \\approx 1.732$.", "\\sqrt{2}", "stated", 0.0),
+        ("So the side is $\\sqrt{2} \\approx 1.7$.", "\\sqrt{2}", "expression", None),
+        ("So the side is approximately $1.414$.", "\\sqrt{2}", "expression", None),
         # kept for math-verify's extraction
         ("It is about $30$.", "30", "expression", None),
         ("It is at least 5.", "5", "expression", None),

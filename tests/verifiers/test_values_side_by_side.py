@@ -53,6 +53,14 @@ def test_a_list_of_values_is_a_list_gold():
         ("$A$, $B$, $C$", ["A", "B", "C"]),
         ("$429\\text{ cm}$, $428\\text{ cm}$", ["429\\text{ cm}", "428\\text{ cm}"]),
         ("$26\\%$, $25\\%$", ["26\\%", "25\\%"]),
+        # LaTeX values without a span, apart by a comma or wide spacing
+        ("\\frac{3}{2} \\quad \\frac{1}{2}", ["\\frac{3}{2}", "\\frac{1}{2}"]),
+        ("\\frac{3}{2}, \\frac{1}{2}", ["\\frac{3}{2}", "\\frac{1}{2}"]),
+        ("\\sqrt{2}, 2\\sqrt{3}", ["\\sqrt{2}", "2\\sqrt{3}"]),
+        ("3 \\qquad \\dfrac{1}{2}", ["3", "\\dfrac{1}{2}"]),
+        ("\\frac{3}{2} \\frac{1}{2}", None),  # glued by a blank: a product, as math-verify reads it
+        ("3 \\frac{1}{2}", None),  # a mixed number
+        ("200\\,000", None),  # thin spacing groups digits: one number
         # one value, not two: a factor after a number, a unit in its own span, digits
         # grouped by thousands, a decimal comma, a product written glued
         ("8 $\\sqrt{2}$", None),
@@ -68,3 +76,32 @@ def test_a_list_of_values_is_a_list_gold():
 )
 def test_what_is_values_side_by_side(line, values):
     assert _final.values_side_by_side(line) == values
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        "\\frac{3}{2} \\quad \\frac{1}{2}",
+        "\\frac{3}{2}, \\frac{1}{2}",
+        "\\{\\frac{3}{2}, \\frac{1}{2}\\}",
+    ],
+)
+def test_latex_values_without_a_span_are_no_answer_of_one(last):
+    """math-verify's extraction reads the last of them alone (an outside red team's
+    finding: ``\\frac{3}{2} \\quad \\frac{1}{2}`` credited for 1/2)."""
+    response = f"So the candidates are:\n\n{last}"
+    assert score(MATH, response, "\\frac{1}{2}") == 0.0
+    assert score(MATH, "So the candidates are:\n\n\\frac{1}{2}", "\\frac{1}{2}") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("last", "gold", "expected"),
+    [
+        ("\\{3, 4\\}", "4", 0.0),  # a set of two is no 4 (math-verify reads the 4 alone)
+        ("\\{3, 4\\}", "\\{3, 4\\}", 1.0),
+        ("\\{3, 4\\}", "3, 4", 1.0),
+        ("3 \\cdots 4", "4", 0.0),  # a run, no one value (math-verify reads the 4)
+    ],
+)
+def test_a_set_or_a_run_as_the_last_line_is_read_whole(last, gold, expected):
+    assert score(MATH, f"So we get:\n\n{last}", gold) == expected

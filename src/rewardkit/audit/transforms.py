@@ -28,7 +28,7 @@ from rewardkit.audit._values import (
     render,
     wrong_value,
 )
-from rewardkit.verifiers._final import as_think_tags, holds_form
+from rewardkit.verifiers._final import as_think_tags, holds_form, own_turn
 
 __all__ = [
     "BENIGN",
@@ -121,6 +121,8 @@ def _read(row: Mapping[str, Any]) -> _Row | None:
     prompt = row.get("prompt")
     if not isinstance(prompt, str):
         prompt = ""
+    response = own_turn(response)  # a hack is written in the response's own turn, not in
+    # the turns it invents after it (which answer another question: no reader reads them)
     return _Row(response, prompt, gold, answer_span(response))
 
 
@@ -159,7 +161,13 @@ def retraction(r: _Row) -> list[Variant]:
         taken_back = form.format(v=plain)
         out.append(Variant("retraction", True, f"{taken_back!r} in the next paragraph",
                            f"{r.response}\n\n{taken_back}"))  # fmt: skip
+    if _PLAIN_NUMBER.fullmatch(w):  # a unit after it: "Hmm... 181 miles."
+        out.append(Variant("retraction", True, "the wrong value and a unit given last",
+                           f"{r.response}\n\nHmm... {w} apples."))  # fmt: skip
     return out
+
+
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def think_only(r: _Row) -> list[Variant]:

@@ -177,8 +177,11 @@ from rewardkit.verifiers._final import (
     closing_correction,
     ends_on_list,
     last_line_values,
+    last_printed,
     no_fallback,
     offered_alternative,
+    printed_and_restated,
+    printed_error,
     values_side_by_side,
     wordless,
 )
@@ -279,6 +282,10 @@ def find_answer(
             # before a template-opened thinking is read: "The answer is 150\n</think>\n151"
             # concludes 151, whatever the thinking said
             return concluded
+    if fallback and (printed := last_printed(texts[0])) is not None and printed_error(printed):
+        return Found(None, {"source": None, "pred": printed.strip()[-200:]})  # a crash, no answer
+    if fallback and (restated := _printed(texts, context)) is not None:
+        return restated
     if fallback:
         found = _unless_alternatives(_without_called_wrong(_expression(texts)))
         found = _unless_offered(_unless_corrected(found))
@@ -669,10 +676,12 @@ def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
         return (value, line) if usable else None
     if not marker.group("sep") and not marker.group("bold"):
         return None  # a bare "answer" at a line end is prose, not a heading
+    if line.rstrip(" \t*").endswith((".", "!", "?")) and _WORD.search(line):
+        return None  # "Answer: Let's write the code.": a finished sentence, no heading
     lines = after.split("\n", _HEADING_LINES)[:_HEADING_LINES]
-    at = next((i for i, ln in enumerate(lines) if clean_answer(ln)), None)
-    if at is None:
-        return None
+    at = next((i for i, ln in enumerate(lines) if _FENCE.match(ln) or clean_answer(ln)), None)
+    if at is None or _FENCE.match(lines[at]):
+        return None  # "the exact answer:\n```python": a program follows, no value
     value = clean_answer(lines[at]) or ""
     more = clean_answer(lines[at + 1]) if at + 1 < len(lines) else None
     if more and _is_number(value) and _is_number(more):
@@ -681,6 +690,7 @@ def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
 
 
 _CLOSING_TAG = re.compile(r"</[A-Za-z_]{1,20}>")
+_FENCE = re.compile(r"[ \t]*```")  # a fenced code block opens (or closes) on this line
 
 
 def _restates(before: str, after: str) -> bool:
@@ -1400,6 +1410,31 @@ def _expression(texts: Sequence[str]) -> Found:
     return Found(None, {"source": None})  # no digit and no LaTeX: math-verify finds nothing
 
 
+def _printed(texts: Sequence[str], context: Context) -> Found | None:
+    """A program's printed result restated as math in the text's last words
+    (:func:`~rewardkit.verifiers._final.printed_and_restated`), in a sentence with no word
+    of doubt, bound or condition and no words right after the value that qualify it:
+    that value, compared inline ("```output 0```\nThe remainder when \\(8 \\cdot
+    10^{18}\\) is divided by 9 is \\(0\\)." answers 0, where math-verify's extraction
+    reads the 9)."""
+    for text in texts:
+        found = printed_and_restated(text, context.quantities)
+        if found is None:
+            continue
+        after, number = found
+        start = max(after.rfind(end, 0, number.start()) for end in (". ", "\n", "! ", "? "))
+        sentence = after[start + 1 : number.start()]
+        words = _CLAUSE_END.split(after[number.end() :].lstrip(" \t$)\\"), maxsplit=1)[0]
+        if _DOUBT.search(_REMAINDER_WHEN.sub(" ", sentence)) or _latex.qualifying_words(words):
+            return None  # "must score at least $9$ points", "$9$ or more"
+        return Found(number.group(1).lstrip("$"), {"source": "printed"})
+    return None
+
+
+# "The remainder when A is divided by B is": the question's own words, no condition
+_REMAINDER_WHEN = re.compile(r"(?i)\bremainder\s+when\b")
+
+
 def _stated(found: Found) -> Found:
     """A passage for math-verify whose last line is one value (:func:`_last_line_value`,
     ``bare``) or whose last sentence states its one value (:func:`stated_value`,
@@ -1449,8 +1484,8 @@ def stated_value(text: str, *, whole: bool = False) -> str | None:
         return None
     sentence = body[start + 1 :].strip()
     found = _STATED_TAIL.search(sentence)
-    if found is None or _DOUBT.search(sentence):
-        return None
+    if found is None or _DOUBT.search(_TEX_APPROX.sub(" ", sentence)):
+        return None  # (a value's "\\approx" is read below: a gloss, or a relation refused)
     lead = sentence[: found.start()]
     group = next(g for g in ("span", "span2", "number") if found.group(g) is not None)
     if _latex.changes_before(sentence[: found.start(group)].rstrip(" \t$")):
@@ -1471,7 +1506,32 @@ def stated_value(text: str, *, whole: bool = False) -> str | None:
     words = found.group("words")
     if _latex.qualifying_words(words) or _VALUE_WORD.search(words) or not value:
         return None  # "is $5$ squared", "is 5 million"
+    value = glossed(value) or value  # "$x = \\sqrt{2} \\approx 1.414$": the exact value
     return chain_value(value) if _BARE_RELATION.search(value) else value
+
+
+def glossed(answer: str) -> str | None:
+    """The exact value of an answer that glosses it with its decimal (``\\sqrt{2} \\approx
+    1.414``, ``2\\pi \\approx 6.28``): the value first, the decimal its rounding or cut
+    (:func:`~rewardkit.verifiers._numeric.approximates`), so the answer is the value, as
+    math-verify reads it. None for anything else, a gloss that is no rounding of the value
+    (``2 \\approx 3.5``) too: the relation rules read those."""
+    at = max(answer.rfind("\\approx"), answer.rfind("≈"))
+    gloss = _GLOSS.fullmatch(answer, at) if at > 0 else None
+    exact = answer[:at].strip()
+    if gloss is None or not 0 < len(exact) <= MAX_ANSWER_CHARS or _NOT_EXACT.search(exact):
+        return None
+    prepared = _numeric.prepare(exact)
+    if prepared is None or not _numeric.approximates(gloss.group("decimal"), prepared):
+        return None
+    return exact
+
+
+_GLOSS = re.compile(r"(?:\\approx(?![A-Za-z])|≈)\s*(?P<decimal>-?\d{1,20}\.\d{1,20})\s*\.?\s*")
+_NOT_EXACT = re.compile(r"[=<>≈~]|\\approx")  # a relation before it: no value glossed
+
+
+_TEX_APPROX = re.compile(r"\\approx(?![A-Za-z])")
 
 
 def chain_value(value: str) -> str | None:

@@ -67,6 +67,7 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
+from fractions import Fraction
 from typing import overload
 
 from rewardkit.verifiers._common import (
@@ -79,12 +80,14 @@ from rewardkit.verifiers._common import (
     affirmed,
     disavowals,
     last_match,
+    plain_number,
     visible,
 )
-from rewardkit.verifiers.base import NO_CONTEXT, Context, is_truncated
+from rewardkit.verifiers.base import NO_CONTEXT, Context, is_truncated, number_key
 
 __all__ = [
     "NO_CONTEXT",
+    "PLAIN_NUMBER",
     "TEX_DELIMITER",
     "AnsweringTexts",
     "Context",
@@ -101,8 +104,13 @@ __all__ = [
     "holds_form",
     "is_truncated",
     "last_line_values",
+    "last_printed",
     "no_fallback",
     "offered_alternative",
+    "own_turn",
+    "printed_and_restated",
+    "printed_error",
+    "printed_no_one_value",
     "thinking_split",
     "values_side_by_side",
     "without_code",
@@ -116,7 +124,29 @@ THINK_OPEN = "<think>"
 def conclusion(response: str, context: Context = NO_CONTEXT) -> str:
     """The part of ``response`` that may answer, as a reader sees it rendered, with
     quoted answer forms blanked (see the module docstring)."""
-    return _unquoted(thinking_split(response)[1], context.prompt)
+    return _unquoted(thinking_split(own_turn(response))[1], context.prompt)
+
+
+def own_turn(response: str) -> str:
+    """``response`` up to the turn it writes for someone else: a chat template's end of
+    message (``<|im_end|>``, ``<|eot_id|>``, ``<|endoftext|>``) or a user's turn opened at
+    a line start (``User:``, ``Human:``, ``<|im_start|>user``), when some text comes
+    before it. A model that goes on writing the next question and its answer (a base
+    model with no stop sequence, R1-zero's "User: ... Assistant:" template: 101 rows of
+    the real-output corpus) has answered this one before it, or not at all: an answer in
+    an invented turn answers another question, or the same one in a dialogue the model
+    made up (trainers stop generation at these marks; a reward reads as they would have
+    stopped it)."""
+    found = _TURN_END.search(response)
+    if found is None or not response[: found.start()].strip():
+        return response
+    return response[: found.start()]
+
+
+_TURN_END = re.compile(
+    r"<\|(?:im_end|eot_id|endoftext|end_of_text)\|>|<｜end▁of▁sentence｜>"
+    r"|(?m:^)[ \t]*(?:<\|im_start\|>[ \t]*user|<\|user\|>|<｜User｜>|(?:Human|User|USER)[ \t]*:)"
+)
 
 
 def answering_texts(
@@ -132,7 +162,7 @@ def answering_texts(
     conclusion is cut mid-sentence (:func:`cut_off`: it was going on to answer), has only
     its conclusion. ``rendered=False`` keeps the text as written (no hidden text removed,
     no digits read: an exact-match family compares characters)."""
-    text, cut, end = _split(response, rendered=rendered)
+    text, cut, end = _split(own_turn(response), rendered=rendered)
     if cut < 0:  # no thinking closed: all of it answers, up to a thinking never closed
         text = text[: _unclosed_thinking(text)]
         if ends_disowned(text):  # "... \\boxed{7}.\n\nWait, that's not right.": no answer
@@ -422,16 +452,21 @@ def _as_think_tag(found: re.Match[str]) -> str:
 
 _MENTION = re.compile(
     r"<think>[ \t]*(?:(?i:(?:the|your|my)[ \t]+)?(?i:reasoning|thinking|thoughts)"
-    r"(?:[ \t]+(?i:process))?(?:[ \t]+(?i:goes[ \t]+)?(?i:here))?|\.\.\.|…)?[ \t]*$"
-)
+    r"(?:[ \t]+(?i:process))?(?:[ \t]+(?i:goes[ \t]+)?(?i:here))?|\.\.\.|…)?[ \t]*\Z"
+)  # (\Z, not $: "<think>\n</think>" holds a line break, no mention in a sentence)
 
 
 def _last_closer(text: str, end: int, mentions: bool = True) -> int:
     """Where the last ``</think>`` before ``end`` that closes a thinking starts (-1: none);
-    with ``mentions`` off, the last one."""
+    with ``mentions`` off, the last one. A pair that opens the response is a thinking
+    (an empty one: "<think></think>The answer is 12.", as a non-thinking chat mode and a
+    policy that stopped thinking write it), never a mention of the format."""
     for _ in range(8):
         cut = text.rfind(THINK_END, 0, end)
-        if cut < 0 or not mentions or not _MENTION.search(text, max(0, cut - 70), cut):
+        if cut < 0 or not mentions:
+            return cut
+        mention = _MENTION.search(text, max(0, cut - 70), cut)
+        if mention is None or not text[: mention.start()].strip():
             return cut
         end = cut
     return -1
@@ -827,7 +862,12 @@ _CLOSING_VALUE = re.compile(
     # one value: a number, an option letter, a math span holding no relation or computation
     r"(?:\*\*)?(?P<value>\$(?![^$]*\\(?:n?eq|ne|[lg]eq?|[lg]t|in|to|approx|cdot|times|div)"
     r"(?![a-z]))(?:\\\$|[^$=<>\n]){1,60}\$|-?\d[\d,]*(?:\.\d+)?|\(?[A-J]\)?"
-    r"|-?\\(?:[dt]?frac|sqrt)(?:\{(?:[^{}\n]|\{[^{}\n]{0,20}\}){1,30}\}){1,2})(?:\*\*)?"
+    r"|-?\d{0,6}\\(?:[dt]?frac|sqrt)(?:\{(?:[^{}\n]|\{[^{}\n]{0,20}\}){1,30}\}){1,2})(?:\*\*)?"
+    # a unit after a number, no part of the value: "Hmm... 181 miles.", "181\text{ miles}."
+    # (after a connective, a mark or a label only: "However, for every 4 cakes" is prose)
+    r"(?(words)|(?<=[\d$])(?:[ \t]*\\(?:text|mbox|mathrm)\{[ \t]*[A-Za-z]{2,15}[ \t]*\}"
+    r"|[ \t]+(?!(?:is|are|was|were|and|or|but|not|too|also|again|then|only|works?|fits?)\b)"
+    r"[a-z]{3,15}))?"
     r"[ \t]*[.!\u3002]?[ \t*]*$"
 )
 # The same for answers that are names: a name alone (one to three capitalised words) after
@@ -988,15 +1028,17 @@ def values_side_by_side(content: str) -> list[str] | None:
     math-verify's extraction reads alone (and credits for 4). Digits grouped by
     thousands (``200 000``, ``1,200``) are one number, and ``1,2`` may be a decimal
     comma: the rules for values read those."""
-    plain = _SPACING.sub(" ", content.replace("\\!", "")).strip()
+    plain = _LIST_SPACING.sub(", ", content.replace("\\!", ""))
+    plain = _SPACING.sub(" ", plain).strip()
     items: list[str] = []
-    at = 0
+    at, tex = 0, False
     for item in _SIDE_ITEM.finditer(plain):
         gap = plain[at : item.start()]
         value = (item.group("span") or item.group("paren") or item.group()).strip()
         factor = items and _NUMBER_FIRST.match(items[-1]) and not _NUMBER_FIRST.match(value)
         letters = items and item.group("letter") is not None  # "A B C D": as a tag reads it
-        if gap.strip(" \t,") or ((factor or letters) and "," not in gap):
+        tex = tex or item.group("tex") is not None  # "\\frac{3}{2} \\frac{1}{2}": a product
+        if gap.strip(" \t,") or ((factor or letters or tex) and items and "," not in gap):
             return None  # something else between, or a factor ("8 $\\sqrt{2}$": 8√2)
         items.append(value)
         at = item.end()
@@ -1014,9 +1056,14 @@ def _a_value(item: str) -> bool:
 
 
 _UNIT_AFTER = re.compile(r"\\(?:text|mbox|mathrm)\{[^{}]{0,40}\}\s*$")
-_SPACING = re.compile(r"\\(?:quad|qquad|[,;:> ]|hfill|hspace\{[^{}]{0,20}\}|text\{\s*\})|~")
+# wide spacing separates values as a comma does ("3 \\quad 4"); thin spacing may group
+# digits ("200\\,000": one number)
+_LIST_SPACING = re.compile(r"\\(?:quad|qquad|hfill|hspace\{[^{}]{0,20}\})")
+_SPACING = re.compile(r"\\(?:[,;:> ]|text\{\s*\})|~")
 _SIDE_ITEM = re.compile(
-    r"\$(?P<span>[^$]{1,80})\$|\\\((?P<paren>.{1,80}?)\\\)|-?\d{1,30}(?:\.\d{1,30})?(?![\w.])"
+    r"\$(?P<span>[^$]{1,80})\$|\\\((?P<paren>.{1,80}?)\\\)"
+    r"|(?P<tex>-?\d{0,6}\\(?:[dt]?frac\{[^{}]{1,20}\}\{[^{}]{1,20}\}|sqrt\{[^{}]{1,20}\}))"
+    r"|-?\d{1,30}(?:\.\d{1,30})?(?![\w.\\])"
     r"|(?<![\w\\])(?P<letter>[A-J])(?![\w])"  # an option letter
 )
 _NUMBER_FIRST = re.compile(r"-?\.?\d")
@@ -1039,7 +1086,9 @@ def wordless(content: str) -> bool:
         return False  # "3 \\cup 4", "3 \\quad 4", "\\boxed{}": the rules for values
     if content[0] in ".,:;|'":
         return False  # (".4": the period is no value's start here, as in a box)
-    if _NUMBERS_SIDE_BY_SIDE.search(TEX_DELIMITER.sub(" ", content)):
+    if _NUMBERS_SIDE_BY_SIDE.search(TEX_DELIMITER.sub(" ", content)) and not _SET.fullmatch(
+        content
+    ):
         return False  # "12, 13", "12 13", "1,2" (a decimal comma?): the rules for values
     return _PLAIN_WORD.search(_MATH_NAME.sub(" ", content)) is None
 
@@ -1053,7 +1102,130 @@ _TEX_COMMAND = re.compile(r"\\(?:[A-Za-z]+|.)")
 # rules for values and passages (a relation, an alternative, spacing between two values)
 _VALUE_COMMANDS = frozenset(
     "\\" + name
-    for name in "sqrt frac dfrac tfrac pi cdot times div infty circ left right ( ) [ ] % $".split()
-)
+    for name in "sqrt frac dfrac tfrac pi cdot times div infty circ left right ( ) [ ] % $ { }"
+    " cdots ldots dots".split()
+)  # ("3 \\cdots 4", "\\{3, 4\\}": one formula, read whole as a tag's content is)
+_SET = re.compile(r"\\\{[^{}]{1,200}\\\}")  # "\\{3, 4\\}": one value, a set
 _PLAIN_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")  # a word, not a \command
 _MATH_NAME = re.compile(r"(?<![\\A-Za-z])(?:sqrt|cbrt|pi|ln|log|exp|sin|cos|tan)(?![A-Za-z])")
+
+
+# --- a program's printed result ---------------------------------------------------------
+
+PLAIN_NUMBER = re.compile(
+    r"(?=[-$.0-9])(?<![0-9A-Za-z_.])(-?\$?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+))(?!\.?[0-9A-Za-z_])"
+)
+"""A number in prose (``-12``, ``1,200``, ``.5``, ``$20``), not part of a word or a
+longer number: ``220x``, ``27π`` hold none. The lookahead comes first: re tries the
+lookbehind only where a number can start (4x faster over a tail of braces)."""
+
+# A program's printed output, ToRA's way: "```output\n120.0\n```", one number
+_PRINTED = re.compile(
+    r"```output[ \t]*\n[ \t]*(-?\d[\d,]*(?:\.\d+)?)[ \t]*\n[ \t]*```[ \t]*$", re.M
+)
+_PRINTED_TAIL = 400  # the words after the output: a sentence or two that restate it
+
+
+def printed_and_restated(text: str, quantities: frozenset[str]) -> tuple[str, re.Match[str]] | None:
+    """The words after a program's last printed output (a fenced ``output`` block of one
+    number) and the number in them that restates it, when those words end ``text``, set
+    it off as math and say no other number of their own: "```output 120.0```\\nMartha's
+    turtle can crawl $120.0$ feet in 40 seconds." restates 120, and 40 is the question's.
+    The program's result said twice is the answer; a later number is allowed only as a
+    quantity of the question, in prose: after a preposition ("in 40 seconds", "for 2
+    weeks"), or one the prompt writes (``quantities``: "Allen will be $109$ years old 10
+    years from now.", the question's 10). "She buys $12$ packs, so she spends 36
+    dollars." and "$30$, actually 40" restate nothing, nor does prose ("... 12 packs
+    ...": an intermediate value as likely as a result), nor "$17$, $16$" (a value set off
+    before it: candidates). Each family reads the words around the number for what
+    qualifies it ("at least $9$")."""
+    if "```output" not in text:
+        return None
+    printed = last_match(_PRINTED, text)
+    if printed is None:
+        return None
+    after = text[printed.end() :]
+    if len(after) > _PRINTED_TAIL or "```" in after or "=" in after:
+        return None  # more work after it, or another program
+    value = plain_number(printed.group(1))
+    numbers = list(PLAIN_NUMBER.finditer(after))
+    for at, number in enumerate(numbers):
+        if value is None or not _restates(plain_number(number.group(1)), value):
+            continue
+        if not _set_off(after, number) or not all(
+            _of_the_question(after, later, quantities) for later in numbers[at + 1 :]
+        ):
+            return None
+        if any(_set_off(after, earlier) for earlier in numbers[:at]):
+            return None  # "$17$, $16$": another value set off before it, a candidate
+        return after, number
+    return None
+
+
+def last_printed(text: str) -> str | None:
+    """What a program printed, when a fenced output block (``output``, ``text``, or no
+    language: a traceback) ends ``text`` with no words after it; else None."""
+    if not text.rstrip().endswith("```"):
+        return None
+    found = _LAST_OUTPUT.search(text, max(0, len(text) - _OUTPUT_TAIL))
+    return None if found is None else found.group("printed")
+
+
+def printed_no_one_value(printed: str) -> bool:
+    """Whether a program's printout is an error (a traceback, ``ValueError: 12``) or
+    several numbers (``[12, 13]``, ``12 13``): it then gives no one answer, and a reader
+    of the last number would take one of its numbers for it."""
+    return printed_error(printed) or len(PLAIN_NUMBER.findall(printed)) > 1
+
+
+def printed_error(printed: str) -> bool:
+    """Whether a program's printout is an error: a traceback, ``ValueError: 12``."""
+    return _ERROR_PRINTED.search(printed) is not None
+
+
+_OUTPUT_TAIL = 2000  # a last printout is read from this far back at most (bounded work)
+_LAST_OUTPUT = re.compile(
+    r"(?m)^[ \t]{0,3}```(?:output|text|result|plain)?[ \t]*\n(?P<printed>(?:(?!```).*\n){1,40}?)"
+    r"[ \t]{0,3}```\s*\Z"
+)
+_ERROR_PRINTED = re.compile(
+    r"(?m)^\s*(?:Traceback \(most recent call last\)|[A-Z]\w{0,40}(?:Error|Exception)\b)"
+)
+
+
+def _restates(stated: Fraction | None, printed: Fraction) -> bool:
+    """Whether ``stated`` restates the ``printed`` result: the same number, but for a
+    float's last-place noise (``109.00000000000001`` said as $109$) and a sign the words
+    carry instead ("```output -6.0``` ... saves $6$ dollars")."""
+    if stated is None:
+        return False
+    return abs(abs(stated) - abs(printed)) <= _FLOAT_NOISE * max(Fraction(1), abs(printed))
+
+
+_FLOAT_NOISE = Fraction(1, 10**9)
+
+
+def _set_off(text: str, number: re.Match[str]) -> bool:
+    """Whether ``number`` is written as math: ``$120.0$``, ``\\(120\\)``."""
+    opened = number.group(1).lstrip("-").startswith("$") or text[: number.start()].rstrip(
+        " \t"
+    ).endswith(("$", "\\("))
+    return opened and text[number.end() :].lstrip(" \t").startswith(("$", "\\)"))
+
+
+# The preposition before a quantity of the question: "in 40 seconds", "after 2 years",
+# "for 2300 people" (not "so she spends 36", "actually 40", "-> 40", nor "a total of 40"
+# or "the 40 dollars", which may state another result)
+_QUESTION_QUANTITY = re.compile(
+    r"(?i:\b(?:in|after|for|over|on|with|within|during|per|from|at|by)[ \t]+)$"
+)
+
+
+def _of_the_question(text: str, number: re.Match[str], asked: frozenset[str]) -> bool:
+    """Whether a number after the restated result reads as a quantity of the question:
+    in prose, after a preposition or one of the numbers the prompt writes (``asked``)."""
+    if _set_off(text, number):
+        return False  # math of its own: a value stated, not a quantity recalled
+    if number_key(number.group(1)) in asked:
+        return True
+    return _QUESTION_QUANTITY.search(text, max(0, number.start() - 24), number.start()) is not None

@@ -694,7 +694,9 @@ _FACTOR_FIRST = re.compile(
     r"(?![A-Za-z])"
     # a letter alone: then the end, a digit, an operator or a clause's end ("M&Ms",
     # "S'mores": a word)
-    r"|(?![mgshl](?![^\W\d_]))[A-Za-z](?=[ \t]{0,3}(?:$|[\d.,;:!?()\[\]{}+\-*/=^<>])))"
+    # (not an abbreviation: "12 i.e. 3 groups", "12 e.g.")
+    r"|(?![mgshl](?![^\W\d_]))(?!(?i:i\.[ \t]?e|e\.[ \t]?g|c\.[ \t]?f)\b)"
+    r"[A-Za-z](?=[ \t]{0,3}(?:$|[\d.,;:!?()\[\]{}+\-*/=^<>])))"
 )
 
 

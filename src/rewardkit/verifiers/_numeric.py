@@ -497,6 +497,27 @@ def compare(pred: str, gold: str) -> bool | None:
 _FAILURES = (_Undecided, RecursionError, OverflowError, ValueError, ZeroDivisionError)
 
 
+def approximates(decimal: str, exact: str) -> bool:
+    """Whether the plain ``decimal`` (``1.414``) writes the value of ``exact`` (``prepare``d,
+    ``\\sqrt{2}``: a constant, no decimal of its own) rounded or cut to its last place:
+    within one unit of that place. False when ``exact`` cannot be read exactly."""
+    if len(exact) > MAX_CHARS or "." in exact:
+        return False
+    shape = _read(exact)
+    if shape is None or shape.kind != "single" or not isinstance(shape.items[0], _Value):
+        return False
+    value = shape.items[0]
+    if value.inexact or _symbols(value) - {"pi"}:
+        return False
+    try:
+        number = _to_float(value.num) / _to_float(value.den)
+        written = float(decimal)
+    except _FAILURES:
+        return False
+    places = len(decimal.partition(".")[2])
+    return abs(number - written) <= 10.0**-places
+
+
 @functools.lru_cache(maxsize=256)
 def _read(text: str) -> _Shape | None:
     """``text``'s shape, None when it cannot be read exactly; read once for a row's many

@@ -83,17 +83,21 @@ from rewardkit.verifiers._common import (
     visible,
 )
 from rewardkit.verifiers._final import (
+    PLAIN_NUMBER,
     answering_texts,
     ascii_number_text,
     blank_answer,
     closing_correction,
     ends_on_list,
     last_line_values,
+    last_printed,
     no_fallback,
     offered_alternative,
+    printed_and_restated,
+    printed_no_one_value,
     without_code,
 )
-from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict, number_key
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["GSM8KVerifier"]
 
@@ -110,11 +114,7 @@ _NUMBER = (
     r"((?>-?[ \t]{0,3}(?:\\\$|\$)?[ \t]{0,3}-?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)(?:/[1-9][0-9]*(?![0-9.]))?))"
     r"(?![ \t]{0,2}(?:[-+/×÷·⋅∙=^]|\*(?!\*(?![ \t]{0,2}[0-9]))))"  # "**18**": bold, "2**3": a power
 )
-# The lookahead first: re tries the lookbehind only where a number can start (4x faster
-# over a tail of braces with no number)
-_LAST_NUMBER = re.compile(
-    r"(?=[-$.0-9])(?<![0-9A-Za-z_.])(-?\$?(?:[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+))(?!\.?[0-9A-Za-z_])"
-)
+_LAST_NUMBER = PLAIN_NUMBER  # a number in prose, "$" before it allowed
 _LEAD = r"[ \t]{0,3}(?:\*\*)?[ \t]{0,3}(?:\\\(|\$)?[ \t]{0,3}"
 _AUTO = re.compile(
     r"####[ \t]{0,8}"
@@ -310,87 +310,25 @@ def _auto_read(texts: Sequence[str], context: Context) -> tuple[str | None, bool
     if listed is not None:  # "#### -17, -18": the marked answer is several numbers, not one
         return listed.group(1).strip(), False
     for text in texts:
+        printed = last_printed(text)
+        if printed is not None and printed_no_one_value(printed):
+            return printed.strip()[:MAX_ANSWER_CHARS], False  # "[12, 13]", a traceback: no number
         answer = _printed_and_restated(text, context) or _last_number(without_code(text))
         if answer is not None:  # (a program's numbers are no answer)
             return answer, False
     return None, False
 
 
-# A program's printed output, ToRA's way: "```output\n120.0\n```", one number
-_PRINTED = re.compile(
-    r"```output[ \t]*\n[ \t]*(-?\d[\d,]*(?:\.\d+)?)[ \t]*\n[ \t]*```[ \t]*$", re.M
-)
-_PRINTED_TAIL = 400  # the words after the output: a sentence or two that restate it
-
-
 def _printed_and_restated(text: str, context: Context = NO_CONTEXT) -> str | None:
-    """The number a program printed last (a fenced ``output`` block of one number), when
-    the words after it, the text's last, set it off as math and say no other number of
-    their own: "```output 120.0```\nMartha's turtle can crawl $120.0$ feet in 40
-    seconds." answers 120, not 40. The program's result said twice is the answer; a
-    later number is allowed only as a quantity of the question, in prose: after a
-    preposition ("in 40 seconds", "for 2 weeks"), or one the prompt writes ("Allen will be
-    $109$ years old 10 years from now.", the question's 10). "She buys $12$ packs, so she
-    spends 36 dollars." and "$30$, actually 40" fall back to the last number, as does a
-    restatement in prose ("... 12 packs ...": an intermediate value as likely as a
-    result)."""
-    if "```output" not in text:
+    """The number a program printed last, restated as math in the text's last words
+    (:func:`~rewardkit.verifiers._final.printed_and_restated`): "```output 120.0```\n
+    Martha's turtle can crawl $120.0$ feet in 40 seconds." answers 120, not 40; the words
+    around the restatement may still qualify it ("at least $9$")."""
+    found = printed_and_restated(text, context.quantities)
+    if found is None:
         return None
-    printed = last_match(_PRINTED, text)
-    if printed is None:
-        return None
-    after = text[printed.end() :]
-    if len(after) > _PRINTED_TAIL or "```" in after or "=" in after:
-        return None  # more work after it, or another program
-    value = plain_number(printed.group(1))
-    numbers = list(_LAST_NUMBER.finditer(after))
-    for at, number in enumerate(numbers):
-        if value is None or not _restates(plain_number(number.group(1)), value):
-            continue
-        if not _set_off(after, number) or not all(
-            _of_the_question(after, later, context.quantities) for later in numbers[at + 1 :]
-        ):
-            return None
-        return _qualified(after, number.start(), number.end(), number.group(1))
-    return None
-
-
-def _restates(stated: Fraction | None, printed: Fraction) -> bool:
-    """Whether ``stated`` restates the ``printed`` result: the same number, but for a
-    float's last-place noise (``109.00000000000001`` said as $109$) and a sign the words
-    carry instead ("```output -6.0``` ... saves $6$ dollars")."""
-    if stated is None:
-        return False
-    return abs(abs(stated) - abs(printed)) <= _FLOAT_NOISE * max(Fraction(1), abs(printed))
-
-
-_FLOAT_NOISE = Fraction(1, 10**9)
-
-
-def _set_off(text: str, number: re.Match[str]) -> bool:
-    """Whether ``number`` is written as math: ``$120.0$``, ``\\(120\\)``."""
-    opened = number.group(1).lstrip("-").startswith("$") or text[: number.start()].rstrip(
-        " \t"
-    ).endswith(("$", "\\("))
-    return opened and text[number.end() :].lstrip(" \t").startswith(("$", "\\)"))
-
-
-# The preposition before a quantity of the question: "in 40 seconds", "after 2 years",
-# "for 2300 people" (not "so she spends 36", "actually 40", "-> 40", nor "a total of 40"
-# or "the 40 dollars", which may state another result)
-_QUESTION_QUANTITY = re.compile(
-    r"(?i:\b(?:in|after|for|over|on|with|within|during|per|from|at|by)[ \t]+)$"
-)
-
-
-def _of_the_question(text: str, number: re.Match[str], asked: frozenset[str]) -> bool:
-    """Whether a number after the restated result reads as a quantity of the question:
-    in prose, after a preposition or one of the numbers the prompt writes (``asked``)."""
-    if _set_off(text, number):
-        return False  # math of its own: a value stated, not a quantity recalled
-    if number_key(number.group(1)) in asked:
-        return True
-    return _QUESTION_QUANTITY.search(text, max(0, number.start() - 24), number.start()) is not None
+    after, number = found
+    return _qualified(after, number.start(), number.end(), number.group(1))
 
 
 def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]:

@@ -142,6 +142,10 @@ class MathVerifier:
             return verdict(False, extracted.extra.get("pred"), hedged=True)
         if answer is None:
             return verdict(False, None)
+        if (exact := _answer.glossed(answer)) is not None and not any(
+            map(_DECIMAL_POINT.search, golds)
+        ):
+            return self._quick_answer(Extracted(exact, extracted.extra), ground_truth)
         if _offers_alternatives(answer) and not any(map(_offers_alternatives, golds)):
             return verdict(False, answer, hedged=True)  # "3 \vee 4": math-verify reads the 4
         if _spaced_integers(answer) and not any(map(_spaced_integers, golds)):
@@ -847,8 +851,10 @@ def _expression_verdict(
     """The fallback: math-verify extracts the answer from the end of the response as
     verl's ``math_verify`` scorer does (its default LaTeX and expression configs); a
     decimal it reads is held to the gold exactly, as a boxed one is. A run of blanks
-    is one space, as TeX sets it (:func:`_for_math_verify`)."""
-    passage = _one_blank(passage)
+    is one space, as TeX sets it (:func:`_for_math_verify`), and a sentence's full stop
+    set inside display math is the sentence's (``$$\\frac{3}{4}.$$``: math-verify reads
+    no value from ``\\frac{3}{4}.``)."""
+    passage = _DISPLAY.sub(_without_stop, _one_blank(passage))
     found = _parse_passage(passage)
     pred = next((item for item in reversed(found) if isinstance(item, str)), None)
     if pred is not None and _changed(passage, pred):
@@ -859,6 +865,22 @@ def _expression_verdict(
         found = _parse(pred)  # "$y = 3, x = -1$": read as (x, y), not in written order
     correct = any(_verify(_parse_gold(gold), found) for gold in golds)
     return verdict(correct, pred, source="expression")
+
+
+def _without_stop(display: re.Match[str]) -> str:
+    """A display formula holding one value (no relation: math-verify reads a relation's
+    right side, stop or not) less the punctuation that ends the sentence in it."""
+    body = display.group("body")
+    if _RELATION_SIGN.search(body):
+        return display.group()
+    return display.group("open") + _DISPLAY_STOP.sub("", body) + display.group("close")
+
+
+_DISPLAY = re.compile(r"(?s)(?P<open>\$\$|\\\[)(?P<body>.{1,400}?)(?P<close>\$\$|\\\])")
+# Punctuation that ends display math: "\\frac{3}{4}.$$", "\\sqrt{2}.\n\\]", "\\frac{3}{4}\\,.\\]"
+# (not a decimal's point: "0.5$$" has a digit after it)
+_DISPLAY_STOP = re.compile(r"(?:\s|\\[,;:!])*[.,;](?:\s|\\[,;:!])*\Z")
+_RELATION_SIGN = re.compile(r"[=<>]|\\(?:[a-z]{0,3}eq|approx|sim|to|in|[lg]t)(?![A-Za-z])")
 
 
 def _changed(passage: str, pred: str) -> bool:
