@@ -400,6 +400,7 @@ def test_blank_box_empties_only_a_form_that_holds_something(response: str, made:
     [
         ("So $3360-3200=\\boxed{160}$. Answer: $160$\n\nUser: next question", 0),
         ("making $\\angle P=\\boxed{60}$\n</think>\n<answer> \n$60$", 0),
+        ("so \\boxed{45}.\n\n </Think> <Answer> It is \\(25 + 20 = 45\\).", 0),  # any case
         ("<think>so \\boxed{16}</think>", 2),  # nothing after the thinking: its box answers
         ("<think>so 16</think> So \\boxed{16}.", 2),
     ],

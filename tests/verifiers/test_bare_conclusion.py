@@ -223,3 +223,26 @@ def test_a_full_stop_inside_display_math_ends_the_sentence(response, gold, expec
     extracted = V.extract(response)
     verdict = V.quick_check(extracted, gold) or V.check(extracted, gold)
     assert verdict.score == expected
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "expected"),
+    [
+        (
+            "The smallest integer greater than 10 is 11.\n\nSo the minimum is:\n\\[\n11\n\\]",
+            "11",
+            1.0,
+        ),
+        ("So the minimum is:\n\\[\n11\n\\]", "10", 0.0),
+        ("So the shaded area is:\n$$\n27\\pi\n$$", "27\\pi", 1.0),
+        ("So the shaded area is:\n$$\n27\\pi\n$$", "27", 0.0),  # a product, never its 27
+        ("So we get:\n\\[\n3, 4\n\\]", "4", 0.0),  # values side by side: a list
+    ],
+)
+def test_a_display_formula_on_its_own_lines_is_the_last_line(response, gold, expected):
+    """``:\\n\\[\\n11\\n\\]`` ends the passage on the one value 11 (the prose slice's ei
+    iter_1:310 shape), read inline as a last line ``\\[ 11 \\]`` would be."""
+    extracted = V.extract(response)
+    assert extracted.extra.get("source") == "bare"
+    verdict = V.quick_check(extracted, gold) or V.check(extracted, gold)
+    assert verdict.score == expected

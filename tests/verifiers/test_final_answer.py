@@ -787,3 +787,20 @@ def test_own_turn_ends_at_a_turn_for_someone_else() -> None:
         _final.own_turn("The user: says 7. So 12.") == "The user: says 7. So 12."
     )  # not at a line start
     assert _final.own_turn("x" * 100_000 + "\nUser:") == "x" * 100_000 + "\n"
+    assert _final.own_turn("x\nUser:" * 10_000) == "x\n"
+
+
+def test_a_multi_turn_trajectory_goes_on_after_a_tool_turn() -> None:
+    """An agent loop's trajectory decoded with its special tokens: the tool's response
+    and the assistant's next turn are the trajectory, not an invented turn."""
+    trajectory = (
+        'I will look it up.<tool_call>{"name": "calc", "arguments": {}}</tool_call><|im_end|>\n'
+        "<|im_start|>user\n<tool_response>\n3\n</tool_response><|im_end|>\n"
+        "<|im_start|>assistant\nSo the answer is $\\boxed{3}$.<|im_end|>"
+    )
+    assert _final.own_turn(trajectory) == trajectory.removesuffix("<|im_end|>")
+    assert _score(MATH, trajectory, "3") == 1.0
+    llama = "Calling.<|eot_id|><|start_header_id|>ipython<|end_header_id|>\n\n3<|eot_id|>"
+    assert (
+        _final.own_turn(llama + "<|start_header_id|>assistant<|end_header_id|>\n\n3") != "Calling."
+    )

@@ -39,6 +39,9 @@ MATH_ROWS = [
     ("The answer is 5 m.", "5", 1.0),
     ("Answer: 5cm", "5", 1.0),
     ("Answer: 12 apples", "12", 1.0),
+    ("The answer is 12 units^2.", "12", 1.0),  # a unit of area (an outside red team's probe)
+    ("The answer is 5 cm³.", "5", 1.0),
+    ("The answer is 12 x^2.", "12", 0.0),  # a letter and a power: a product
     ("Answer: 5μm", "5", 1.0),
     ("Answer: 80살", "80", 1.0),
     ("Miss Maria has $30$ students.", "30", 1.0),

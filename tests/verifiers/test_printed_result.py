@@ -156,3 +156,16 @@ def test_what_a_last_printout_is() -> None:
     assert last_printed(LIST_OUT + "\nSo 13.") is None  # words after it: no last printout
     assert last_printed("```python\nprint(1, 2)\n```") is None  # a program, not its output
     assert last_printed("```output\n" + "1\n" * 5000 + "```") is None  # bounded: too long
+
+
+def test_a_program_after_the_stated_value_is_no_answer() -> None:
+    """A program written after the answer and never run (the prose slice's ei
+    iter_1:498) holds numbers of its own: math-verify read one of them; the passage is
+    read without the program, as GSM8K's last-number reading is."""
+    response = (
+        "Thus, the value of the expression is \\(27\\).\n```python\n# verify\nc = 3\n"
+        "expression_value = (c**c - c * (c-1)**c)**c\nprint(expression_value)\n```"
+    )
+    assert score(V, response, "27") == 1.0
+    assert score(V, response, "3") == 0.0
+    assert score(V, response.replace("\\(27\\)", "\\(26\\)"), "27") == 0.0

@@ -15,7 +15,7 @@ import pytest
 
 from _support.equivalence_rows import MATH_VERIFY_MISSES, ROWS
 from rewardkit.verifiers._answer import chain_value, stated_value
-from rewardkit.verifiers.base import Extracted
+from rewardkit.verifiers.base import Context, Extracted, extract_with
 from rewardkit.verifiers.math import MathVerifier
 
 V = MathVerifier()
@@ -220,3 +220,32 @@ def test_a_hostile_head_or_tail_is_never_a_stated_value(hostile):
 def test_a_plain_statement_is_its_value(plain):
     sentence, value = plain
     assert stated_value(sentence) == value.strip("$").removeprefix("\\(").removesuffix("\\)")
+
+
+# The answer first, then quantities the question wrote (an outside red team's probe; the
+# prose slice's ei iter_1:17): math-verify reads the last number, the question's 30
+QUESTION_ROWS = [
+    # (question, response, gold, expected)
+    ("How many prime numbers are between 20 and 30?",
+     "There are 2 prime numbers between 20 and 30.", "2", 1.0),
+    ("How many prime numbers are between 20 and 30?",
+     "There are 2 prime numbers between 20 and 30.", "30", 0.0),
+    ("How many prime numbers are between 20 and 30?",
+     "There are 3 prime numbers between 20 and 30.", "2", 0.0),
+    ("Mary saves 4 dollars each week. How much after 3 weeks?",
+     "She will have $12$ after 3 weeks.", "12", 1.0),
+    ("How many are between 20 and 30?",
+     "There are 2 numbers between 20 and 30, or maybe 3.", "2", 0.0),  # a doubt: as before
+    ("Find $r$ if $3(r-7) = 4(2-2r) + 4$.",
+     "So, the value of $r$ is $3$.", "3", 1.0),  # a value the question writes stays one
+    ("", "There are 2 prime numbers between 20 and 30.", "2", 0.0),  # no question: as before
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("question", "response", "gold", "expected"), QUESTION_ROWS)
+def test_numbers_the_question_wrote_after_the_stated_value(
+    question: str, response: str, gold: str, expected: float
+) -> None:
+    extracted = extract_with(V, response, Context.of(question, {}))
+    verdict = V.quick_check(extracted, gold) or V.check(extracted, gold)
+    assert verdict.score == expected

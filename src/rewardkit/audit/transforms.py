@@ -571,7 +571,7 @@ def blank_box(r: _Row) -> list[Variant]:
     assert r.span is not None
     if not r.span.content(r.response).strip() or holds_form(r.response[r.span.form_end :]):
         return []
-    closed = r.response.rfind("</think>")
+    closed = as_think_tags(r.response).rfind("</think>")  # "</Think>", "</reasoning>" too
     if closed >= r.span.form_end and r.response[closed + len("</think>") :].strip():
         return []
     return [

@@ -183,9 +183,10 @@ from rewardkit.verifiers._final import (
     printed_and_restated,
     printed_error,
     values_side_by_side,
+    without_code,
     wordless,
 )
-from rewardkit.verifiers.base import ALSO_OFFERED, CALLED_WRONG, NO_CONTEXT, Context
+from rewardkit.verifiers.base import ALSO_OFFERED, CALLED_WRONG, NO_CONTEXT, Context, number_key
 
 __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
 
@@ -226,6 +227,7 @@ _TAG_PASSAGE = "<answer> {} </answer>"  # the word "answer" anchors math-verify'
 _INLINE_DELIMITER = re.compile(r"\\[()\[\]]")  # "4\(\sqrt{30}\)", a stray "108\)"
 _NUMBER_THEN_WORDS = re.compile(  # "12 apples", "80살": the number; letters in any script
     r"(-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?)\s*(?:[^\W\d_](?:[^\W\d_]|[ .])*)?"
+    r"(?:\^\{?[23]\}?|[²³])?"  # a unit of area or volume: "12 units^2", "5 cm³"
 )
 _NUMBER_COMMA_WORD = re.compile(  # "2/16, which can be simplified", "2009, but the image"
     r"(-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?),\s+(?!and\b|or\b)(?=[^\W\d_]{3})"
@@ -289,7 +291,7 @@ def find_answer(
     if fallback:
         found = _unless_alternatives(_without_called_wrong(_expression(texts)))
         found = _unless_offered(_unless_corrected(found))
-        return _stated(_unless_qualified(_unless_negated(found)))
+        return _stated(_unless_qualified(_unless_negated(found)), context.quantities)
     return Found(None, {"source": None})
 
 
@@ -1346,8 +1348,12 @@ def _last_line_value(passage: str) -> str | None:
     """The value of a passage's last line when that line is one value (see
     :func:`bare_value`), the line before it is none (``3\\n4``: a list), offers no
     alternative nor doubt (``So 18 or\\n20``) and ends a sentence or a formula, and the
-    passage holds no "answer"."""
+    passage holds no "answer". A display formula on lines of its own ends the passage as
+    one line (":\n\\[\n11\n\\]" is the line "\\[ 11 \\]")."""
     body = passage.strip()
+    display = _TRAILING_DISPLAY.search(body, max(0, len(body) - _LAST_DISPLAY_CHARS))
+    if display is not None:
+        body = f"{body[: display.start()]}\n\\[ {display.group('value')} \\]"
     head, _, last = body.rpartition("\n")
     previous = head.rstrip().rpartition("\n")[2]
     if head and (listed := last_line_values(body)) is not None:
@@ -1359,6 +1365,12 @@ def _last_line_value(passage: str) -> str | None:
     if not previous.rstrip().endswith((".", "!", "?", ":", "$", "\\)", "\\]", "```")):
         return None  # a sentence going on into the last line ("the total is\n12")
     return _one_value(last)
+
+
+_TRAILING_DISPLAY = re.compile(
+    r"\n[ \t]*(?:\\\[|\$\$)[ \t]*\n[ \t]*(?P<value>[^\n$]{1,200}?)[ \t]*\n[ \t]*(?:\\\]|\$\$)[ \t]*\.?\Z"
+)
+_LAST_DISPLAY_CHARS = 300  # a last display formula is looked for this far back at most
 
 
 def _one_value(line: str) -> str | None:
@@ -1397,8 +1409,11 @@ _BARE_NUMBER_WORDS = re.compile(_BARE_NUMBER.pattern + r"(?P<words>(?:\s{1,3}[A-
 
 def _expression(texts: Sequence[str]) -> Found:
     """Hand the end of the final part (else of the response) to math-verify's extraction,
-    which reads it in a worker as verl's ``math_verify`` scorer reads a whole response."""
-    for text in texts:
+    which reads it in a worker as verl's ``math_verify`` scorer reads a whole response.
+    A program's fenced block is blanked first (:func:`~rewardkit.verifiers._final.without_code`:
+    "... is \\(27\\).\n```python\nc = 3\nprint(c**c)\n```" answers 27, not a number of
+    the code), as the GSM8K reading does; its printed output stays."""
+    for text in map(without_code, texts):
         if _last_mathy_end(_without_blank_boxes(text)) is not None:
             end = _last_mathy_end(text)
             passage = _passage(text, len(text) if end is None else end)
@@ -1435,7 +1450,7 @@ def _printed(texts: Sequence[str], context: Context) -> Found | None:
 _REMAINDER_WHEN = re.compile(r"(?i)\bremainder\s+when\b")
 
 
-def _stated(found: Found) -> Found:
+def _stated(found: Found, quantities: frozenset[str] = frozenset()) -> Found:
     """A passage for math-verify whose last line is one value (:func:`_last_line_value`,
     ``bare``) or whose last sentence states its one value (:func:`stated_value`,
     ``stated``): that value, compared inline. Runs after the passage's hedging checks:
@@ -1444,7 +1459,7 @@ def _stated(found: Found) -> Found:
         return found
     value = _last_line_value(found.answer)
     source = "bare" if value is not None else "stated"
-    value = value if value is not None else stated_value(found.answer)
+    value = value if value is not None else stated_value(found.answer, quantities=quantities)
     if value is None:
         return found
     wrong = found.extra.get(CALLED_WRONG)  # "The total is 7.\n\nHmm, 7 is wrong."
@@ -1456,7 +1471,9 @@ def _stated(found: Found) -> Found:
     return Found(value, {"source": source})
 
 
-def stated_value(text: str, *, whole: bool = False) -> str | None:
+def stated_value(
+    text: str, *, whole: bool = False, quantities: frozenset[str] = frozenset()
+) -> str | None:
     """The value that the last sentence of ``text`` states, when it is the text's last
     math, the sentence's only value, and stated plainly: words (and names in math mode,
     ``$x$``, ``\\(\\angle B\\)``: no digit in them), a stating verb or ``=``
@@ -1483,6 +1500,14 @@ def stated_value(text: str, *, whole: bool = False) -> str | None:
     if whole and start >= 0 and _MATHY.search(body, 0, start + 1):
         return None
     sentence = body[start + 1 :].strip()
+    if quantities:  # "There are 2 primes between 20 and 30.": the question's 20 and 30
+        value = stated_value(text, whole=whole)
+        if value is not None:
+            return value  # read as written first: a value the prompt writes too stays one
+        recalled = _QUESTION_NUMBER.sub(lambda m: _recalled(m, quantities), sentence)
+        recalled = _RECALLED_RANGE.sub("within range", recalled)  # no bound on the value
+        value = stated_value(text[: start + 1] + " " + recalled, whole=whole)
+        return value if value is not None and _DIGIT.search(value) and "qty" not in value else None
     found = _STATED_TAIL.search(sentence)
     if found is None or _DOUBT.search(_TEX_APPROX.sub(" ", sentence)):
         return None  # (a value's "\\approx" is read below: a gloss, or a relation refused)
@@ -1532,6 +1557,25 @@ _NOT_EXACT = re.compile(r"[=<>≈~]|\\approx")  # a relation before it: no value
 
 
 _TEX_APPROX = re.compile(r"\\approx(?![A-Za-z])")
+# A plain number, or one alone in a math span, in a sentence: one the prompt writes too is
+# a quantity of the question recalled ("between 20 and 30", "in $3$ weeks"), no value the
+# sentence states; the words "qty" stand for it, which no stated value is
+_QUESTION_NUMBER = re.compile(
+    r"(?:(?<=[\s(])|^)\$?(\d[\d,]{0,20}(?:\.\d{1,20})?)\$?(?=[\s.,;:!?)]|$)(?!\.\d)"
+)  # (in prose: blanks or a clause's marks around it, never inside a formula: "5/11", "{7}")
+
+
+_DIGIT = re.compile(r"\d")
+_RECALLED_RANGE = re.compile(r"(?i:\bbetween)[ \t]+qty[ \t]+(?:and|&)[ \t]+qty\b")
+
+
+def _recalled(number: re.Match[str], quantities: frozenset[str]) -> str:
+    """``number`` as the sentence reads it: "qty" when the prompt writes it, alone or
+    alone in a span; as written when not, or when one "$" beside it may open or close a
+    longer span ("$20 + 3$")."""
+    if number.group().count("$") == 1 or number_key(number.group(1)) not in quantities:
+        return number.group()
+    return "qty"
 
 
 def chain_value(value: str) -> str | None:

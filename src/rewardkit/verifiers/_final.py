@@ -136,17 +136,28 @@ def own_turn(response: str) -> str:
     the real-output corpus) has answered this one before it, or not at all: an answer in
     an invented turn answers another question, or the same one in a dialogue the model
     made up (trainers stop generation at these marks; a reward reads as they would have
-    stopped it)."""
-    found = _TURN_END.search(response)
-    if found is None or not response[: found.start()].strip():
-        return response
-    return response[: found.start()]
+    stopped it). A tool's or the assistant's turn after the mark is a multi-turn
+    trajectory going on (an agent loop that kept its special tokens), never cut."""
+    for found in itertools.islice(_TURN_END.finditer(response), _MAX_TURN_MARKS):
+        if not response[: found.start()].strip():
+            continue
+        if _NOT_A_USER_TURN.match(response, found.end()):
+            continue  # "<|im_end|>\n<|im_start|>user\n<tool_response>": the loop's turn
+        return response[: found.start()]
+    return response
 
 
 _TURN_END = re.compile(
     r"<\|(?:im_end|eot_id|endoftext|end_of_text)\|>|<｜end▁of▁sentence｜>"
     r"|(?m:^)[ \t]*(?:<\|im_start\|>[ \t]*user|<\|user\|>|<｜User｜>|(?:Human|User|USER)[ \t]*:)"
 )
+# What follows a mark in a multi-turn trajectory: a tool's response, or the next turn of
+# the assistant or a tool (after an end of message)
+_NOT_A_USER_TURN = re.compile(
+    r"\s*(?:<\|im_start\|>[ \t]*(?:assistant|tool)\b|<\|start_header_id\|>[ \t]*(?:assistant|ipython|tool)\b"
+    r"|(?:<\|im_start\|>[ \t]*user|<\|start_header_id\|>[ \t]*user<\|end_header_id\|>)?\s*<tool_response>)"
+)
+_MAX_TURN_MARKS = 64  # marks read at most (a response of them is junk: bounded work)
 
 
 def answering_texts(

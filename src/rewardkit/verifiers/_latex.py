@@ -243,6 +243,45 @@ def normalise(answer: str, *, strip_variable: bool = True) -> str:
     return _SQRT_TOKEN.sub(r"\\sqrt{\1}", text)
 
 
+def unicode_math(answer: str) -> str:
+    """``answer`` with the Unicode math signs a model writes as plain text spelled in
+    LaTeX, as a reader and math-verify read LaTeX: a vulgar fraction (``¾`` is
+    ``\\frac{3}{4}``; ``18½`` the mixed number ``18\\frac{1}{2}``, as MATH writes one),
+    superscript digits (``2³`` is ``2^{3}``), a root sign (``3√2`` is ``3\\sqrt{2}``,
+    ``√(x+1)`` is ``\\sqrt{x+1}``) and ``π``, ``×``, ``·``, ``÷``. math-verify reads none of
+    them but ``1²``; left as they were, ``The answer is ¾.`` scored 0 against ``\\frac{3}{4}``."""
+    if answer.isascii():
+        return answer
+    text = _VULGAR.sub(lambda m: _VULGAR_LATEX[m.group()], answer)
+    text = _SUPERSCRIPTS.sub(lambda m: "^{" + m.group().translate(_SUPERSCRIPT_DIGITS) + "}", text)
+    text = _ROOT.sub(_root_latex, text)
+    return text.translate(_SIGNS)
+
+
+_VULGAR_LATEX = {
+    chr(code): f"\\frac{{{num}}}{{{den}}}"
+    for code, (num, den) in {
+        0xBC: (1, 4), 0xBD: (1, 2), 0xBE: (3, 4), 0x2150: (1, 7), 0x2151: (1, 9),
+        0x2152: (1, 10), 0x2153: (1, 3), 0x2154: (2, 3), 0x2155: (1, 5), 0x2156: (2, 5),
+        0x2157: (3, 5), 0x2158: (4, 5), 0x2159: (1, 6), 0x215A: (5, 6), 0x215B: (1, 8),
+        0x215C: (3, 8), 0x215D: (5, 8), 0x215E: (7, 8),
+    }.items()
+}  # fmt: skip
+_VULGAR = re.compile("[" + "".join(_VULGAR_LATEX) + "]")
+_SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_SUPERSCRIPTS = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]{1,12}")
+_ROOT = re.compile(
+    r"([√∛∜])[ \t]{0,2}(?:\(([^()\n]{1,60})\)|\{([^{}\n]{1,60})\}|(\d+(?:\.\d+)?|[A-Za-z]))"
+)
+_ROOT_INDEX = {"√": "", "∛": "[3]", "∜": "[4]"}
+_SIGNS = str.maketrans({"π": "\\pi ", "×": "\\times ", "·": "\\cdot ", "÷": "\\div "})
+
+
+def _root_latex(found: re.Match[str]) -> str:
+    radicand = found.group(2) or found.group(3) or found.group(4)
+    return f"\\sqrt{_ROOT_INDEX[found.group(1)]}{{{radicand}}}"
+
+
 def degree_signs(text: str) -> int:
     """Degree signs (``^\\circ``, ``°``, ``\\degree``) and ``\\text{ degrees}`` words in
     ``text``: what normalising drops, so that a caller can tell whether one side had them."""

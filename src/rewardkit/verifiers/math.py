@@ -113,7 +113,10 @@ class MathVerifier:
         if _repetition.degenerate(response):
             return Extracted(None, {"source": None, "degenerate": 1})
         found = _answer.find_answer(response, self.extraction, context)
-        return Extracted(found.answer, found.extra)
+        answer = found.answer
+        if answer is not None and found.extra.get("source") != "expression":
+            answer = _latex.unicode_math(answer)  # "¾", "3√2", "2³": their LaTeX, as read
+        return Extracted(answer, found.extra)  # (a passage is math-verify's to read as written)
 
     def quick_check(self, extracted: Extracted, ground_truth: Any) -> Verdict | None:
         """Decide without sympy, or None when math-verify is needed."""
