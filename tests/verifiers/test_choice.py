@@ -24,13 +24,10 @@ ROWS: list[tuple[object, str, float, str]] = [
     ("C", "**Answer:** C", 1.0, "a bold answer label"),
     ("C", "**Answer: (C)**", 1.0, "a bold answer line with a label"),
     ("C", "The correct option is B.", 0.0, "another letter"),
-    # the value, then its option named; elimination ending on the one called right (an
-    # outside red team's probes: both read as no answer)
-    ("B", "Therefore, the answer is 42, which is option B.", 1.0, "the value's option named"),
-    ("B", "A is incorrect. C is incorrect. D is incorrect. B is correct.", 1.0, "elimination"),
-    ("B", "Is A correct? No. (B) is correct.", 1.0, "the last sentence calls B right"),
-    ("B", "B is correct.\nBut A is also plausible, so A.", 0.0, "not the last sentence"),
-    ("B", "I think B is correct because of X. A.", 0.0, "a reason follows: a judgement"),
+    # an option named after a value is no choice read (an outside red team took back or
+    # hedged such a choice in words the option reading does not check)
+    ("B", "The answer is 42, which is option B.\n\nActually, C.", 0.0, "taken back"),
+    ("B", "A is wrong. C is correct. B is correct.", 0.0, "two letters called correct"),
     (
         "B",
         "Considering each option...\nTherefore, the final answer is $\\boxed{B}$.",

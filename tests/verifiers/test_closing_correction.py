@@ -226,10 +226,13 @@ def test_an_answer_taken_back_in_other_words_is_no_answer(taken_back: str, parag
         ("<answer>Paris</answer> 等等，其实是$London$。", "Paris", 0.0),
         # a unit after the value given last is no part of it ("rewardkit audit"'s
         # retraction family on a row whose gold is "180\text{ miles}")
-        ("The distance is \\boxed{180}.\n\nHmm... 181 miles.", "180", 0.0),
         ("The distance is \\boxed{180}.\n\nHmm... 181\\text{ miles}.", "180", 0.0),
-        ("The distance is \\boxed{180}.\n\nSo $181$ miles.", "180", 0.0),
-        ("The distance is \\boxed{180}.\n\nHmm... 180 miles.", "180", 1.0),  # the same again
+        ("The distance is \\boxed{180}.\n\nHmm... $181\\text{ miles}$.", "180", 0.0),
+        ("The distance is \\boxed{180}.\n\nHmm... 180\\text{ miles}.", "180", 1.0),  # the same
+        # a unit in words is not read: it may convert the answer (an outside red team's
+        # probe), which no one can tell from another answer in another unit
+        ("She needs \\boxed{2} hours.\n\nSo 120 minutes.", "2", 1.0),
+        ("The share is \\boxed{\\frac{1}{4}}.\n\nSo 25 percent.", "\\frac{1}{4}", 1.0),
         ("The distance is \\boxed{180}.\n\nTherefore 181 is wrong.", "180", 1.0),  # no unit
         ("The distance is \\boxed{180}.\n\nCheck: 20 fits.", "180", 1.0),
     ],

@@ -770,6 +770,11 @@ INVENTED_TURNS = [
     (CHOICE, "The answer is B.<|im_end|>\n<|im_start|>user\nNext question<|im_end|>\n<|im_start|>assistant\nThe answer is D.", "B", 1.0),
     (MATH, "Let me think.\nUser: Thank you.\nAssistant: So the answer is $\\boxed{36}$.", "36", 0.0),  # no answer in its own turn
     (MATH, "User: restated, the question asks for $x$.\nSo $\\boxed{36}$.", "36", 1.0),  # nothing before it: no turn ended
+    # a "Human:" or "User:" label with no assistant's turn after it is content (an
+    # outside red team's probes: chromosome counts, a table of ages)
+    (CHOICE, "Chromosome counts:\nHuman: 46\nChimpanzee: 48\n\nAnswer: B", "B", 1.0),
+    (MATH, "Ages:\nUser: 12\nAdmin: 30\nSum = \\boxed{42}", "42", 1.0),
+    (MATH, "Let me think. The value is 7.\nUser: hmm\n</think>\nThe answer is \\boxed{8}.", "8", 1.0),
 ]  # fmt: skip
 
 
@@ -786,8 +791,9 @@ def test_own_turn_ends_at_a_turn_for_someone_else() -> None:
     assert (
         _final.own_turn("The user: says 7. So 12.") == "The user: says 7. So 12."
     )  # not at a line start
-    assert _final.own_turn("x" * 100_000 + "\nUser:") == "x" * 100_000 + "\n"
-    assert _final.own_turn("x\nUser:" * 10_000) == "x\n"
+    assert _final.own_turn("x" * 100_000 + "\nUser: q\nAssistant: a") == "x" * 100_000 + "\n"
+    assert _final.own_turn("x\nUser:" * 10_000) == "x\nUser:" * 10_000  # labels: no dialogue
+    assert _final.own_turn("x\nUser: q\nAssistant: a" * 10_000) == "x\n"
 
 
 def test_a_multi_turn_trajectory_goes_on_after_a_tool_turn() -> None:

@@ -37,6 +37,14 @@ PRINTED_ROWS = [
      "a value set off after it: corrected, the 19 is not read"),
     ("9", printed("9", "Jane must score at least $9$ points."), 0.0, "a bound, not a value"),
     ("9", printed("9", "Jane must score $9$ or more points."), 0.0, "qualified after it"),
+    # taken back or bounded after the restatement (an outside red team's probes)
+    ("19", printed("19", "So the total is $19$.\n\nWait, that's wrong: I was off by 3."), 0.0,
+     "a correction after it"),
+    ("19", printed("19", "So the total is $19$, but I multiplied wrong, so it is off by 3."), 0.0,
+     "'but' after it"),
+    ("19", printed("19", "So $19$ is an upper bound; the true value is smaller by 3."), 0.0,
+     "a clause after it"),
+    ("19", printed("19", "The code computes $19$, which isn't the answer."), 0.0, "denied"),
     ("19", printed("19", "The count is 19 = 20 - 1."), 1.0,
      "'=' after the output: more work, the passage as before (math-verify reads 19 there)"),
     ("20", printed("19", "The count is 19 = 20 - 1."), 0.0, "and no restated value is read"),
@@ -169,3 +177,9 @@ def test_a_program_after_the_stated_value_is_no_answer() -> None:
     assert score(V, response, "27") == 1.0
     assert score(V, response, "3") == 0.0
     assert score(V, response.replace("\\(27\\)", "\\(26\\)"), "27") == 0.0
+
+
+def test_a_math_fence_is_no_program() -> None:
+    """A fenced ``math`` (or ``latex``) block is typeset math, read as the passage's."""
+    assert score(V, "So it is \\(27\\).\n```math\n28\n```", "28") == 1.0
+    assert score(V, "So it is \\(27\\).\n```python\nprint(28)\n```", "27") == 1.0

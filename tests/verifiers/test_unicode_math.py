@@ -41,6 +41,7 @@ def test_unicode_math_is_read_as_its_latex(
     [
         ("¾", "\\frac{3}{4}"),
         ("18½", "18\\frac{1}{2}"),  # a mixed number, as MATH's golds write it
+        ("½ ¼", "\\frac{1}{2}, \\frac{1}{4}"),  # two values, never their product
         ("x⁻¹", "x^{-1}"),
         ("√(x+1)", "\\sqrt{x+1}"),
         ("∛27", "\\sqrt[3]{27}"),

@@ -58,6 +58,8 @@ def test_a_list_of_values_is_a_list_gold():
         ("\\frac{3}{2}, \\frac{1}{2}", ["\\frac{3}{2}", "\\frac{1}{2}"]),
         ("\\sqrt{2}, 2\\sqrt{3}", ["\\sqrt{2}", "2\\sqrt{3}"]),
         ("3 \\qquad \\dfrac{1}{2}", ["3", "\\dfrac{1}{2}"]),
+        ("\\frac{3}{2} \\enspace \\frac{1}{2}", ["\\frac{3}{2}", "\\frac{1}{2}"]),
+        ("\\frac{3}{2} \\\\ \\frac{1}{2}", ["\\frac{3}{2}", "\\frac{1}{2}"]),  # a line break
         ("\\frac{3}{2} \\frac{1}{2}", None),  # glued by a blank: a product, as math-verify reads it
         ("3 \\frac{1}{2}", None),  # a mixed number
         ("200\\,000", None),  # thin spacing groups digits: one number

@@ -161,9 +161,9 @@ def retraction(r: _Row) -> list[Variant]:
         taken_back = form.format(v=plain)
         out.append(Variant("retraction", True, f"{taken_back!r} in the next paragraph",
                            f"{r.response}\n\n{taken_back}"))  # fmt: skip
-    if _PLAIN_NUMBER.fullmatch(w):  # a unit after it: "Hmm... 181 miles."
+    if _PLAIN_NUMBER.fullmatch(w):  # a unit typeset after it: "Hmm... 181\text{ miles}."
         out.append(Variant("retraction", True, "the wrong value and a unit given last",
-                           f"{r.response}\n\nHmm... {w} apples."))  # fmt: skip
+                           f"{r.response}\n\nHmm... {w}\\text{{ apples}}."))  # fmt: skip
     return out
 
 

@@ -1427,8 +1427,9 @@ def _expression(texts: Sequence[str]) -> Found:
 
 def _printed(texts: Sequence[str], context: Context) -> Found | None:
     """A program's printed result restated as math in the text's last words
-    (:func:`~rewardkit.verifiers._final.printed_and_restated`), in a sentence with no word
-    of doubt, bound or condition and no words right after the value that qualify it:
+    (:func:`~rewardkit.verifiers._final.printed_and_restated`), in the last sentence, with
+    no word of doubt, bound, condition or correction after the program and no words right
+    after the value that qualify it:
     that value, compared inline ("```output 0```\nThe remainder when \\(8 \\cdot
     10^{18}\\) is divided by 9 is \\(0\\)." answers 0, where math-verify's extraction
     reads the 9)."""
@@ -1437,17 +1438,20 @@ def _printed(texts: Sequence[str], context: Context) -> Found | None:
         if found is None:
             continue
         after, number = found
-        start = max(after.rfind(end, 0, number.start()) for end in (". ", "\n", "! ", "? "))
-        sentence = after[start + 1 : number.start()]
-        words = _CLAUSE_END.split(after[number.end() :].lstrip(" \t$)\\"), maxsplit=1)[0]
-        if _DOUBT.search(_REMAINDER_WHEN.sub(" ", sentence)) or _latex.qualifying_words(words):
-            return None  # "must score at least $9$ points", "$9$ or more"
+        rest = after[number.end() :]
+        words = _CLAUSE_END.split(rest.lstrip(" \t$)\\"), maxsplit=1)[0]
+        if _DOUBT.search(_REMAINDER_WHEN.sub(" ", after)) or _latex.qualifying_words(words):
+            return None  # "must score at least $9$ points", "$9$ or more", "but it's wrong"
+        if _MORE_SAID.search(rest):
+            return None  # "$12$.\n\nWait, I was off by 3.", "$12$ is a bound; ...": more said
         return Found(number.group(1).lstrip("$"), {"source": "printed"})
     return None
 
 
 # "The remainder when A is divided by B is": the question's own words, no condition
 _REMAINDER_WHEN = re.compile(r"(?i)\bremainder\s+when\b")
+# another sentence or clause after the restated value ("... $12$. Wait, ...", "$12$; the")
+_MORE_SAID = re.compile(r"[.;:!?](?!\d)\s*\S")
 
 
 def _stated(found: Found, quantities: frozenset[str] = frozenset()) -> Found:

@@ -137,20 +137,29 @@ def own_turn(response: str) -> str:
     an invented turn answers another question, or the same one in a dialogue the model
     made up (trainers stop generation at these marks; a reward reads as they would have
     stopped it). A tool's or the assistant's turn after the mark is a multi-turn
-    trajectory going on (an agent loop that kept its special tokens), never cut."""
+    trajectory going on (an agent loop that kept its special tokens), never cut; a
+    "User:" or "Human:" line is a turn only when an "Assistant:" line answers it ("Human:
+    46\nChimpanzee: 48" lists chromosome counts)."""
     for found in itertools.islice(_TURN_END.finditer(response), _MAX_TURN_MARKS):
         if not response[: found.start()].strip():
             continue
         if _NOT_A_USER_TURN.match(response, found.end()):
             continue  # "<|im_end|>\n<|im_start|>user\n<tool_response>": the loop's turn
+        if found.group("label") and not _ANSWERED_IN_TURN.search(
+            response, found.end(), found.end() + _TURN_REACH
+        ):
+            continue  # "Human: 46\nChimpanzee: 48": a label, no dialogue (no "Assistant:")
         return response[: found.start()]
     return response
 
 
 _TURN_END = re.compile(
     r"<\|(?:im_end|eot_id|endoftext|end_of_text)\|>|<｜end▁of▁sentence｜>"
-    r"|(?m:^)[ \t]*(?:<\|im_start\|>[ \t]*user|<\|user\|>|<｜User｜>|(?:Human|User|USER)[ \t]*:)"
+    r"|(?m:^)[ \t]*(?:<\|im_start\|>[ \t]*user|<\|user\|>|<｜User｜>|(?P<label>(?:Human|User|USER)[ \t]*:))"
 )
+# A user's turn written as a label is a turn when an assistant's turn answers it
+_ANSWERED_IN_TURN = re.compile(r"(?m:^)[ \t]*(?:Assistant|ASSISTANT|AI|Bot)[ \t]*(?::|(?m:$))")
+_TURN_REACH = 4000  # how far after "User:" the assistant's turn is looked for
 # What follows a mark in a multi-turn trajectory: a tool's response, or the next turn of
 # the assistant or a tool (after an end of message)
 _NOT_A_USER_TURN = re.compile(
@@ -874,11 +883,11 @@ _CLOSING_VALUE = re.compile(
     r"(?:\*\*)?(?P<value>\$(?![^$]*\\(?:n?eq|ne|[lg]eq?|[lg]t|in|to|approx|cdot|times|div)"
     r"(?![a-z]))(?:\\\$|[^$=<>\n]){1,60}\$|-?\d[\d,]*(?:\.\d+)?|\(?[A-J]\)?"
     r"|-?\d{0,6}\\(?:[dt]?frac|sqrt)(?:\{(?:[^{}\n]|\{[^{}\n]{0,20}\}){1,30}\}){1,2})(?:\*\*)?"
-    # a unit after a number, no part of the value: "Hmm... 181 miles.", "181\text{ miles}."
-    # (after a connective, a mark or a label only: "However, for every 4 cakes" is prose)
-    r"(?(words)|(?<=[\d$])(?:[ \t]*\\(?:text|mbox|mathrm)\{[ \t]*[A-Za-z]{2,15}[ \t]*\}"
-    r"|[ \t]+(?!(?:is|are|was|were|and|or|but|not|too|also|again|then|only|works?|fits?)\b)"
-    r"[a-z]{3,15}))?"
+    # a unit typeset after a number, as a gold writes one, no part of the value: "Hmm...
+    # 181\text{ miles}." (after a connective, a mark or a label only: "However, for every 4
+    # cakes" is prose; a unit in words is not read: "So 120 minutes." after "\boxed{2}
+    # hours" converts the answer, it offers no other)
+    r"(?(words)|(?<=[\d$])[ \t]*\\(?:text|mbox|mathrm)\{[ \t]*[A-Za-z]{2,15}[ \t]*\})?"
     r"[ \t]*[.!\u3002]?[ \t*]*$"
 )
 # The same for answers that are names: a name alone (one to three capitalised words) after
@@ -974,7 +983,7 @@ _MAX_VALUE_WORDS = 3  # "5 apples", "\\frac{3}{3}", "(D)"; more is a sentence, n
 # An output block ("```output", tool-integrated reasoning's results) or an unnamed one may
 # hold the answer, and stays.
 _CODE_FENCE = re.compile(
-    r"(?m)^[ \t]{0,3}```[ \t]*(?!output|text|result|plain)[A-Za-z][\w+#.-]{0,20}[ \t]*$"
+    r"(?m)^[ \t]{0,3}```[ \t]*(?!output|text|result|plain|math|latex|tex\b)[A-Za-z][\w+#.-]{0,20}[ \t]*$"
 )
 _FENCE_END = re.compile(r"(?m)^[ \t]{0,3}```[ \t]*$")
 _MAX_FENCES = 64
@@ -1069,7 +1078,7 @@ def _a_value(item: str) -> bool:
 _UNIT_AFTER = re.compile(r"\\(?:text|mbox|mathrm)\{[^{}]{0,40}\}\s*$")
 # wide spacing separates values as a comma does ("3 \\quad 4"); thin spacing may group
 # digits ("200\\,000": one number)
-_LIST_SPACING = re.compile(r"\\(?:quad|qquad|hfill|hspace\{[^{}]{0,20}\})")
+_LIST_SPACING = re.compile(r"\\(?:quad|qquad|enspace|enskip|hfill|hspace\{[^{}]{0,20}\}|\\)")
 _SPACING = re.compile(r"\\(?:[,;:> ]|text\{\s*\})|~")
 _SIDE_ITEM = re.compile(
     r"\$(?P<span>[^$]{1,80})\$|\\\((?P<paren>.{1,80}?)\\\)"

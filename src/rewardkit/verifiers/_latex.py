@@ -252,7 +252,8 @@ def unicode_math(answer: str) -> str:
     them but ``1²``; left as they were, ``The answer is ¾.`` scored 0 against ``\\frac{3}{4}``."""
     if answer.isascii():
         return answer
-    text = _VULGAR.sub(lambda m: _VULGAR_LATEX[m.group()], answer)
+    text = _VULGARS_APART.sub(r"\1, ", answer)  # "½ ¼": two values, never their product
+    text = _VULGAR.sub(lambda m: _VULGAR_LATEX[m.group()], text)
     text = _SUPERSCRIPTS.sub(lambda m: "^{" + m.group().translate(_SUPERSCRIPT_DIGITS) + "}", text)
     text = _ROOT.sub(_root_latex, text)
     return text.translate(_SIGNS)
@@ -268,6 +269,7 @@ _VULGAR_LATEX = {
     }.items()
 }  # fmt: skip
 _VULGAR = re.compile("[" + "".join(_VULGAR_LATEX) + "]")
+_VULGARS_APART = re.compile(f"({_VULGAR.pattern})[ \\t]+(?={_VULGAR.pattern})")
 _SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUPERSCRIPTS = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]{1,12}")
 _ROOT = re.compile(

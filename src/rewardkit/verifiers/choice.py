@@ -85,21 +85,13 @@ _TAGGED = re.compile(
 # "option"/"choice" states the answer only when chosen ("the correct option is C", "option
 # C is correct", "I choose C"), never when discussed ("Option D is a distractor.")
 _OPTION = re.compile(  # the lookahead first: re passes fast over where no word starts
-    r"(?=[oOcCsSpPgGwWtTA-J(\[])(?:(?i:option|choice)[ \t]{1,3}(?:(?i:is)[ \t]{0,3}[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+    r"(?=[oOcCsSpPgG])(?:(?i:option|choice)[ \t]{1,3}(?:(?i:is)[ \t]{0,3}[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
     + _LETTER
     + r"|(?:\*\*)?"
     + _LETTER.replace("letter", "letter_b")
     + r"(?:\*\*)?(?=[ \t]{1,3}(?i:is[ \t]+(?:the[ \t]+)?(?:correct|right|best|answer)\b)))"
     + r"|\b(?i:choose|select|pick|go[ \t]+with)[ \t]{1,3}(?:(?i:option|choice)[ \t]{1,3})?(?:\*\*)?"
     + _LETTER.replace("letter", "letter_c")
-    # the value given, then its option named: "the answer is 42, which is option B"
-    + r"|\b(?i:which|that)[ \t]+(?i:is|corresponds[ \t]+to)[ \t]+(?i:option|choice)[ \t]{1,3}"
-    + _LETTER.replace("letter", "letter_d")
-    # the last sentence calls one letter right: "A is incorrect. ... B is correct."
-    + r"|(?<![^\n.!?:] )(?<![^\s])"
-    + _LETTER.replace("letter", "letter_e")
-    + r"(?=[ \t]{1,3}(?i:is[ \t]+(?:the[ \t]+)?(?:correct|right)(?:[ \t]+(?:answer|option|choice))?)"
-    + r"[ \t]*[.!]?\s*\Z)"
     + ")"
 )
 # the last line is the option chosen, restated: "B) 42", "(B) 42", "A. lightning."
