@@ -107,3 +107,17 @@ def test_latex_values_without_a_span_are_no_answer_of_one(last):
 )
 def test_a_set_or_a_run_as_the_last_line_is_read_whole(last, gold, expected):
     assert score(MATH, f"So we get:\n\n{last}", gold) == expected
+
+
+@pytest.mark.parametrize(
+    ("box", "gold", "expected"),
+    [
+        ("\\frac{3}{2} \\hspace{1em} \\frac{1}{2}", "\\frac{1}{2}", 0.0),  # math-verify: the last
+        ("\\frac{3}{2} \\enspace \\frac{1}{2}", "\\frac{1}{2}", 0.0),
+        ("\\frac{3}{2} \\frac{1}{2}", "\\frac{3}{4}", 1.0),  # glued: a product, as before
+        ("A, B", "\\text{A,B}", 1.0),  # a list gold: compared as lists, as before
+    ],
+)
+def test_values_side_by_side_in_a_box_are_no_answer_of_one(box, gold, expected):
+    """An outside red team's probe: spacing math-verify drops made the box its last value."""
+    assert score(MATH, f"So \\boxed{{{box}}}.", gold) == expected

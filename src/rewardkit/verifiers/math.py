@@ -48,6 +48,7 @@ from rewardkit.verifiers import (
 )
 from rewardkit.verifiers._answer import ExtractionMode
 from rewardkit.verifiers._common import gold_strings, verdict
+from rewardkit.verifiers._final import values_side_by_side
 from rewardkit.verifiers.base import (
     ALSO_OFFERED,
     CALLED_WRONG,
@@ -153,6 +154,8 @@ class MathVerifier:
             return verdict(False, answer, hedged=True)  # "3 \vee 4": math-verify reads the 4
         if _spaced_integers(answer) and not any(map(_spaced_integers, golds)):
             return verdict(False, answer)  # "2\,3": two numbers shown; math-verify read 5
+        if _side_by_side(answer) and not any("," in gold or _side_by_side(gold) for gold in golds):
+            return verdict(False, answer, hedged=True)  # "\frac32 \hspace{1em} \frac12": two
         if _RELATION_FIRST.match(answer) and not any(map(_RELATION.search, golds)):
             return verdict(False, answer)  # "\neq 12", "< 12": math-verify reads the 12
         if _NOT_EQUAL.match(answer) and not any(
@@ -499,6 +502,13 @@ _NOT_EQUAL = re.compile(
 in "...": ``\\approx 18``, ``x \\to 18``, ``n \\not= 18``, ``18\\ldots``. Each says the
 value is not (exactly) what follows; math-verify reads the number. Refused against a gold
 holding no relation (``3.14 \\approx 3.1``, the value first, is the 3.14)."""
+
+
+def _side_by_side(answer: str) -> bool:
+    """Values set side by side with no comma (``\\frac{3}{2} \\hspace{1em} \\frac{1}{2}``,
+    :func:`~rewardkit.verifiers._final.values_side_by_side`): math-verify drops the
+    spacing and reads the last one, or their product."""
+    return "," not in answer and values_side_by_side(answer) is not None
 
 
 def _offers_alternatives(answer: str) -> bool:
