@@ -237,6 +237,7 @@ def test_a_full_stop_inside_display_math_ends_the_sentence(response, gold, expec
         ("So the shaded area is:\n$$\n27\\pi\n$$", "27\\pi", 1.0),
         ("So the shaded area is:\n$$\n27\\pi\n$$", "27", 0.0),  # a product, never its 27
         ("So we get:\n\\[\n3, 4\n\\]", "4", 0.0),  # values side by side: a list
+        ("Thus, the area is:\n\\[\n25.\n\\]", "25", 1.0),  # the sentence's stop inside it
     ],
 )
 def test_a_display_formula_on_its_own_lines_is_the_last_line(response, gold, expected):
@@ -246,3 +247,17 @@ def test_a_display_formula_on_its_own_lines_is_the_last_line(response, gold, exp
     assert extracted.extra.get("source") == "bare"
     verdict = V.quick_check(extracted, gold) or V.check(extracted, gold)
     assert verdict.score == expected
+    slow = MathVerifier(fast_paths=False)  # math-verify reads the value read, "25" not "25."
+    assert slow.check(slow.extract(response), gold).score == expected
+
+
+def test_a_latex_value_given_last_is_read_in_math_mode() -> None:
+    """A passage whose last line restates its value in bare LaTeX (the MATH-500 dump's
+    llama31_math500-472-0 and -318-0): math-verify reads that value in a math span."""
+    response = (
+        "So, the car would travel 137$\\frac{1}{2}$ miles in $2\\frac{3}{4}$ hours."
+        "\n\n137\\frac{1}{2}"
+    )
+    extracted = V.extract(response)
+    assert V.check(extracted, "137\\frac{1}{2}").score == 1.0
+    assert V.check(extracted, "137").score == 0.0

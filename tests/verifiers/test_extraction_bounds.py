@@ -171,6 +171,15 @@ HOSTILE = {
     "ranges": "It is between 1 and 2 to 3~" * (_MB // 27),
     "derivation": "<answer>\n" + "$N = 2$\n" * (_MB // 8) + "</answer>",
     "glued": "Answer: " + "15$\\pi$ " * (_MB // 9),
+    # the readings of the invented turn, the printed result, the gloss, Unicode math
+    "user-turns": "So 3.\nUser: q\n" * (_MB // 15),
+    "user-dialogue": "x\nUser: q\nAssistant: a" * (_MB // 24),
+    "end-tokens": "<|im_end|>" * (_MB // 10),
+    "printouts": "```output\n12\n```\n" * (_MB // 18) + "So it is $12$.",
+    "output-lines": "```output\n" + "1\n" * (_MB // 2),
+    "glosses": "\\boxed{" + "\\approx 1.5 " * 300 + "}",
+    "roots": "Answer: " + "√" * (_MB // 3),
+    "displays": "So:\n\\[\n" * (_MB // 8),
 }
 
 

@@ -1053,6 +1053,8 @@ def _unless_corrected(found: Found) -> Found:
     tail = found.answer[-LINE_TAIL_CHARS:]
     closing = closing_correction(tail, any_lead=False)
     if closing is not None:
+        if "\\" in closing and "$" not in closing and "\\(" not in closing:
+            closing = f"${closing}$"  # "137\\frac{1}{2}": math-verify reads LaTeX in math mode
         return Found(closing, {**found.extra, "corrected": True})
     correction = last_match(_CORRECTED, tail)
     if correction is None or _MATHY.search(_CLOSERS.sub("", tail[correction.end() :])):
@@ -1368,8 +1370,9 @@ def _last_line_value(passage: str) -> str | None:
 
 
 _TRAILING_DISPLAY = re.compile(
-    r"\n[ \t]*(?:\\\[|\$\$)[ \t]*\n[ \t]*(?P<value>[^\n$]{1,200}?)[ \t]*\n[ \t]*(?:\\\]|\$\$)[ \t]*\.?\Z"
-)
+    r"\n[ \t]*(?:\\\[|\$\$)[ \t]*\n[ \t]*(?P<value>[^\n$]{1,200}?)[ \t]*(?:\\[,;!])?[ \t]*[.,]?[ \t]*\n"
+    r"[ \t]*(?:\\\]|\$\$)[ \t]*\.?\Z"
+)  # (the sentence's full stop set inside the formula is no part of the value: "25.")
 _LAST_DISPLAY_CHARS = 300  # a last display formula is looked for this far back at most
 
 
