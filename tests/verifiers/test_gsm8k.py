@@ -410,3 +410,30 @@ def test_a_number_continued_past_a_separator_is_never_its_first_part(
     thousands or decimal mark written in braces, with an apostrophe or a narrow space,
     in another script, or at a repeating decimal."""
     check_gsm8k_row("18", response, expected, "a number continued past a separator")
+
+
+# The answer, then quantities the question wrote, in the last sentence (an outside red
+# team's probe: GSM8K's last-number reading took the question's 3 weeks for the answer)
+QUANTITY_ROWS: list[tuple[str, str, str, float]] = [
+    # (question, response, gold, expected)
+    ("Mary saves $4 each week. How much money will she have after 3 weeks?",
+     "She will have $12 after 3 weeks.", "12", 1.0),
+    ("Mary saves $4 each week. How much money will she have after 3 weeks?",
+     "She will have $12 after 3 weeks.", "3", 0.0),
+    ("Mary saves $4 each week. How much money will she have after 3 weeks?",
+     "Mary saves $4 × 3 = $12 in 3 weeks.", "12", 1.0),
+    ("Mary saves $4 each week. How much money will she have after 3 weeks?",
+     "She has 4 after 3 weeks.", "4", 0.0),  # the question's 4 too: the last number, as before
+    ("Mary saves $4 each week. How much money will she have after 3 weeks?",
+     "So it is 5 or 12 after 3 weeks.", "12", 0.0),  # qualified: no answer
+    ("", "She will have $12 after 3 weeks.", "12", 0.0),  # no question: the last number
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("question", "response", "gold", "expected"), QUANTITY_ROWS)
+def test_the_question_quantities_after_the_answer(
+    question: str, response: str, gold: str, expected: float
+) -> None:
+    verifier = GSM8KVerifier()
+    extracted = extract_with(verifier, response, Context.of(question, {}))
+    assert verifier.check(extracted, gold).score == expected

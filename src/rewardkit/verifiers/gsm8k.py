@@ -97,7 +97,7 @@ from rewardkit.verifiers._final import (
     printed_no_one_value,
     without_code,
 )
-from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict, number_key
 
 __all__ = ["GSM8KVerifier"]
 
@@ -313,7 +313,11 @@ def _auto_read(texts: Sequence[str], context: Context) -> tuple[str | None, bool
         printed = last_printed(text)
         if printed is not None and printed_no_one_value(printed):
             return printed.strip()[:MAX_ANSWER_CHARS], False  # "[12, 13]", a traceback: no number
-        answer = _printed_and_restated(text, context) or _last_number(without_code(text))
+        answer = (
+            _printed_and_restated(text, context)
+            or _before_the_question_quantities(without_code(text), context.quantities)
+            or _last_number(without_code(text))
+        )
         if answer is not None:  # (a program's numbers are no answer)
             return answer, False
     return None, False
@@ -574,6 +578,41 @@ def _offered_after(response: str, end: int, answer: str | None) -> bool:
         if other is not None and other != value:
             return True
     return False
+
+
+def _before_the_question_quantities(text: str, asked: frozenset[str]) -> str | None:
+    """The last number of ``text``'s last sentence before the question's quantities that
+    end it ("She will have $12 after 3 weeks." answers 12 where the prompt asks about 3
+    weeks): each one the prompt writes, in prose after a preposition. None (the last
+    number, as before) when no such quantity ends the sentence, or when the number before
+    them is one the prompt writes too (which is stated, which recalled, cannot be told)."""
+    if not asked:
+        return None
+    body = text.rstrip()
+    start = max(body.rfind("\n"), *(body.rfind(end) for end in (". ", "! ", "? ")))
+    sentence = body[start + 1 :]
+    numbers = list(_LAST_NUMBER.finditer(sentence))
+    at = len(numbers)
+    while at > 0 and _recalled_quantity(sentence, numbers[at - 1], asked):
+        at -= 1
+    if at in (0, len(numbers)) or number_key(numbers[at - 1].group(1)) in asked:
+        return None
+    value = numbers[at - 1]
+    return _qualified(sentence, value.start(), value.end(), value.group(1))
+
+
+def _recalled_quantity(sentence: str, number: re.Match[str], asked: frozenset[str]) -> bool:
+    """A number the prompt writes, in prose after a preposition ("after 3 weeks")."""
+    return (
+        number_key(number.group(1)) in asked
+        and _PREPOSITION_BEFORE.search(sentence, max(0, number.start() - 24), number.start())
+        is not None
+    )
+
+
+_PREPOSITION_BEFORE = re.compile(
+    r"(?i:\b(?:in|after|for|over|on|with|within|during|per|from|at|by|of)[ \t]+)$"
+)
 
 
 def _last_number(text: str) -> str | None:
