@@ -1507,14 +1507,17 @@ def stated_value(
     if whole and start >= 0 and _MATHY.search(body, 0, start + 1):
         return None
     sentence = body[start + 1 :].strip()
-    if quantities:  # "There are 2 primes between 20 and 30.": the question's 20 and 30
-        value = stated_value(text, whole=whole)
-        if value is not None:
-            return value  # read as written first: a value the prompt writes too stays one
-        recalled = _QUESTION_NUMBER.sub(lambda m: _recalled(m, quantities), sentence)
-        recalled = _RECALLED_RANGE.sub("within range", recalled)  # no bound on the value
-        value = stated_value(text[: start + 1] + " " + recalled, whole=whole)
-        return value if value is not None and _DIGIT.search(value) and "qty" not in value else None
+    value = _stated_in(sentence, whole=whole)
+    if value is not None or not quantities:
+        return value  # read as written first: a value the prompt writes too stays one
+    # "There are 2 primes between 20 and 30.": the question's 20 and 30 recalled
+    recalled = _QUESTION_NUMBER.sub(lambda m: _recalled(m, quantities), sentence)
+    value = _stated_in(_RECALLED_RANGE.sub("within range", recalled), whole=whole)
+    return value if value is not None and _DIGIT.search(value) and "qty" not in value else None
+
+
+def _stated_in(sentence: str, *, whole: bool) -> str | None:
+    """:func:`stated_value`'s reading of the text's last sentence."""
     found = _STATED_TAIL.search(sentence)
     if found is None or _DOUBT.search(_TEX_APPROX.sub(" ", sentence)):
         return None  # (a value's "\\approx" is read below: a gloss, or a relation refused)

@@ -313,10 +313,11 @@ def _auto_read(texts: Sequence[str], context: Context) -> tuple[str | None, bool
         printed = last_printed(text)
         if printed is not None and printed_no_one_value(printed):
             return printed.strip()[:MAX_ANSWER_CHARS], False  # "[12, 13]", a traceback: no number
+        code_free = without_code(text)
         answer = (
             _printed_and_restated(text, context)
-            or _before_the_question_quantities(without_code(text), context.quantities)
-            or _last_number(without_code(text))
+            or _before_the_question_quantities(code_free, context.quantities)
+            or _last_number(code_free)
         )
         if answer is not None:  # (a program's numbers are no answer)
             return answer, False
@@ -610,6 +611,8 @@ def _recalled_quantity(sentence: str, number: re.Match[str], asked: frozenset[st
     )
 
 
+# (with "of", which the printed-result rule's list leaves out: here the number must also
+# be one the prompt writes, "2 of the 4 people")
 _PREPOSITION_BEFORE = re.compile(
     r"(?i:\b(?:in|after|for|over|on|with|within|during|per|from|at|by|of)[ \t]+)$"
 )
