@@ -155,9 +155,12 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--show", type=int, default=0, help="rows to print per shape")
     parser.add_argument("--verdicts", help="write every row's score (scored here) to this file")
     parser.add_argument("--against", help="with --verdicts: an earlier file to compare with")
+    parser.add_argument(
+        "--rows", help="this JSONL (or .jsonl.gz) of rows instead of the corpus, as bench_scoring"
+    )
     args = parser.parse_args(argv)
-    rows = ro.load_corpus()
-    prose, _ = rs.prose_rows(rows, rs.corpus_truths(rows))
+    rows = ro.load_rows(Path(args.rows)) if args.rows else ro.load_corpus()
+    prose, _ = rs.prose_rows(rows, rs.corpus_truths(rows))  # truth: adjudicated or the label
     batches = {"corpus": rows, "degenerate": rs.degenerate_rows(rows), "prose": prose}
     left = {name: pooled(batch) for name, batch in batches.items()}
     counts = {name: Counter(p["shape"] for p in found) for name, found in left.items()}

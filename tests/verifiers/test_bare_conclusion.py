@@ -261,3 +261,27 @@ def test_a_latex_value_given_last_is_read_in_math_mode() -> None:
     extracted = V.extract(response)
     assert V.check(extracted, "137\\frac{1}{2}").score == 1.0
     assert V.check(extracted, "137").score == 0.0
+
+
+# A value given last on a line of its own, or after a finished sentence on its line: the
+# passage math-verify reads is that value alone (the closing value), read inline the same
+# (the public MATH-500 dumps' prose rewrites: Llama 3.1's "...\n\n\\boxed{126}" as "126")
+GIVEN_LAST = [
+    # (response, gold, source, score)
+    ("Step 7:  The perimeter of the regular hexagon is 6 * 21 = 126 inches.\n\n126",
+     "42", "bare", 0.0),
+    ("Step 7:  The perimeter of the regular hexagon is 6 * 42 = 252 / 6 = 42 inches.\n\n42",
+     "42", "bare", 1.0),
+    ("So, the result when the GCF is increased by 11 is:\n23", "23", "bare", 1.0),
+    ("Now $\\frac{2^{-1}}{2^1} = \\frac{1}{4}$.   $\\frac{1}{4}$  ", "\\frac14", "bare", 1.0),
+    ("Steps.\n</think> 12\n13", "13", "expression", 1.0),  # a list of lines: as before
+    ("Steps.\n</think> 12!", "13", "expression", 0.0),  # all it says: math-verify reads it
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("response", "gold", "source", "score"), GIVEN_LAST)
+def test_a_value_given_last_is_read_inline(response, gold, source, score):
+    extracted = V.extract(response)
+    assert extracted.extra.get("source") == source
+    quick = V.quick_check(extracted, gold)
+    assert (quick or V.check(extracted, gold)).score == score

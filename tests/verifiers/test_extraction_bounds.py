@@ -449,7 +449,8 @@ PASSAGE_BOMBS = {
 @pytest.mark.parametrize("response", PASSAGE_BOMBS.values(), ids=PASSAGE_BOMBS.keys())
 def test_a_passage_with_a_parser_bomb_is_decided_without_the_parser(response: str) -> None:
     extracted = MATH.extract(response)
-    assert extracted.extra.get("source") == "expression"
+    # a passage, or its value given last after a sentence ("Let me compute. $(5!)!!$")
+    assert extracted.extra.get("source") in ("expression", "bare")
     found: list[Any] = []
     spent = _within_bound(lambda: found.append(MATH.check(extracted, "5")))
     assert spent < _BOUND_S and found, spent

@@ -249,3 +249,49 @@ def test_numbers_the_question_wrote_after_the_stated_value(
     extracted = extract_with(V, response, Context.of(question, {}))
     verdict = V.quick_check(extracted, gold) or V.check(extracted, gold)
     assert verdict.score == expected
+
+
+# A word of doubt that restates the question ("How many integers greater than 10 and less
+# than 30 ...?" answered "the number of integers greater than 10 and less than 30 ... is
+# 9"): the question's words, no hedge. Prompts and sentences from the public MATH-500
+# dumps (benchmarks/data/math500_dumps: Qwen2.5-Math's and Llama 3.1's outputs); each
+# sentence was left to math-verify before, which reads the same last value
+PHRASE_ROWS = [
+    # (question, response, gold, source, expected)
+    ("How many of the following numbers are factors of 34 or multiples of 7?\n\n1, 2, 3, 4, 8, 14, 17, 29, 56, 91",
+     "Therefore, the number of given numbers that are factors of 34 or multiples of 7 is \\(6\\).",
+     "6", "stated", 1.0),
+    ("How many of the following numbers are factors of 34 or multiples of 7?",
+     "Therefore, the number of given numbers that are factors of 34 or multiples of 7 is \\(5\\).",
+     "6", "stated", 0.0),
+    ("How many integers greater than 10 and less than 30 are relatively prime with 28?",
+     "Therefore, the number of integers greater than 10 and less than 30 that are relatively "
+     "prime with 28 is \\(9\\).", "9", "stated", 1.0),
+    ("For how many possible rolls would both girls win?",
+     "Thus, the number of possible rolls in which both girls win is \\(20\\).", "20", "stated", 1.0),
+    ("What's the largest possible radius for her circle, in meters?",
+     "Since 62.83 meters is greater than 60 meters, a radius of 10 meters is not possible. "
+     "Therefore, the largest possible integer radius for Daphne's circle is:\n\n\\[ 9 \\]",
+     "9", "bare", 1.0),  # the doubt of an earlier sentence of the line is no doubt of this one
+    # near misses: a doubt the question does not write beside the same word, or after the verb
+    ("For how many possible rolls would both girls win?",
+     "Thus, the number of rolls is possibly \\(20\\).", "20", "expression", 1.0),
+    ("For how many possible rolls would both girls win?",
+     "Maybe the number of rolls in which both girls win is \\(20\\).", "20", "expression", 1.0),
+    ("How many of the following numbers are factors of 34 or multiples of 7?",
+     "So the count is 6 or 7.", "6", "expression", 0.0),  # two values offered: no answer
+    ("What's the largest possible radius for her circle, in meters?",
+     "Perhaps the largest radius is:\n\n\\[ 9 \\]", "9", "expression", 1.0),
+    ("", "Thus, the number of possible rolls in which both girls win is \\(20\\).",
+     "20", "expression", 1.0),  # no question: math-verify reads it, as before
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("question", "response", "gold", "source", "expected"), PHRASE_ROWS)
+def test_a_doubt_word_the_question_writes_is_no_hedge(
+    question: str, response: str, gold: str, source: str, expected: float
+) -> None:
+    extracted = extract_with(V, response, Context.of(question, {}))
+    assert extracted.extra.get("source") == source
+    verdict = V.quick_check(extracted, gold) or V.check(extracted, gold)
+    assert verdict.score == expected

@@ -186,7 +186,14 @@ from rewardkit.verifiers._final import (
     without_code,
     wordless,
 )
-from rewardkit.verifiers.base import ALSO_OFFERED, CALLED_WRONG, NO_CONTEXT, Context, number_key
+from rewardkit.verifiers.base import (
+    ALSO_OFFERED,
+    CALLED_WRONG,
+    NO_CONTEXT,
+    Context,
+    number_key,
+    words_key,
+)
 
 __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
 
@@ -289,9 +296,9 @@ def find_answer(
     if fallback and (restated := _printed(texts, context)) is not None:
         return restated
     if fallback:
-        found = _unless_alternatives(_without_called_wrong(_expression(texts)))
-        found = _unless_offered(_unless_corrected(found))
-        return _stated(_unless_qualified(_unless_negated(found)), context.quantities)
+        passage = _unless_alternatives(_without_called_wrong(_expression(texts)))
+        found = _unless_offered(_unless_corrected(passage))
+        return _stated(_unless_qualified(_unless_negated(found)), context, passage.answer)
     return Found(None, {"source": None})
 
 
@@ -1346,11 +1353,12 @@ def bare_value(text: str) -> str | None:
     return None if "\n" in body else _one_value(body)
 
 
-def _last_line_value(passage: str) -> str | None:
+def _last_line_value(passage: str, question: str = "") -> str | None:
     """The value of a passage's last line when that line is one value (see
     :func:`bare_value`), the line before it is none (``3\\n4``: a list), offers no
-    alternative nor doubt (``So 18 or\\n20``) and ends a sentence or a formula, and the
-    passage holds no "answer". A display formula on lines of its own ends the passage as
+    alternative nor doubt (``So 18 or\\n20``: in its last sentence, a restated phrase of the
+    prompt's, ``question``, is no doubt) and ends a sentence or a formula, and the passage
+    holds no "answer". A display formula on lines of its own ends the passage as
     one line (":\n\\[\n11\n\\]" is the line "\\[ 11 \\]")."""
     body = passage.strip()
     display = _TRAILING_DISPLAY.search(body, max(0, len(body) - _LAST_DISPLAY_CHARS))
@@ -1362,7 +1370,10 @@ def _last_line_value(passage: str) -> str | None:
         return ", ".join(listed)  # several values offered last: that list, whatever before
     if not head or len(passage) > EXPRESSION_CHARS or _ANSWER_WORD.search(body):
         return None
-    if _one_value(previous) is not None or _DOUBT.search(previous):
+    lead = _last_sentence(previous)
+    if question:  # "... is not possible. Therefore, the largest possible radius is:\n\\[ 9 \\]"
+        lead = _without_recalled_doubt(lead, len(lead), question)
+    if _one_value(previous) is not None or _DOUBT.search(lead):
         return None
     if not previous.rstrip().endswith((".", "!", "?", ":", "$", "\\)", "\\]", "```")):
         return None  # a sentence going on into the last line ("the total is\n12")
@@ -1457,16 +1468,24 @@ _REMAINDER_WHEN = re.compile(r"(?i)\bremainder\s+when\b")
 _MORE_SAID = re.compile(r"[.;:!?](?!\d)\s*\S")
 
 
-def _stated(found: Found, quantities: frozenset[str] = frozenset()) -> Found:
+def _stated(found: Found, context: Context = NO_CONTEXT, uncorrected: str | None = None) -> Found:
     """A passage for math-verify whose last line is one value (:func:`_last_line_value`,
     ``bare``) or whose last sentence states its one value (:func:`stated_value`,
     ``stated``): that value, compared inline. Runs after the passage's hedging checks:
     a passage they refuse stays refused."""
     if found.answer is None or found.extra.get("source") != "expression":
         return found
-    value = _last_line_value(found.answer)
+    if found.extra.get("corrected") and uncorrected:
+        # a value given last after a sentence ("... is 126 inches.\n\n126", "... is
+        # $\\frac{1}{4}$.   $\\frac{1}{4}$"): the passage math-verify reads is that value
+        value = _given_last(uncorrected, found.answer)
+        if value is None:
+            return found
+    else:
+        value = _last_line_value(found.answer, context.question)
     source = "bare" if value is not None else "stated"
-    value = value if value is not None else stated_value(found.answer, quantities=quantities)
+    if value is None:
+        value = stated_value(found.answer, quantities=context.quantities, question=context.question)
     if value is None:
         return found
     wrong = found.extra.get(CALLED_WRONG)  # "The total is 7.\n\nHmm, 7 is wrong."
@@ -1478,8 +1497,23 @@ def _stated(found: Found, quantities: frozenset[str] = frozenset()) -> Found:
     return Found(value, {"source": source})
 
 
+def _given_last(passage: str, value: str) -> str | None:
+    """``value`` (a passage's correction, the value given last) as one value, when the
+    passage ends on it after words: not when it is all the passage says ("12!" cut to
+    "12") nor when a value stands before it on its own line ("12\n13": a list)."""
+    body, value = passage.rstrip(), value.strip()
+    head = body[: len(body) - len(value)].rstrip()
+    if not body.endswith(value) or not head or _one_value(head.rpartition("\n")[2]) is not None:
+        return None
+    return bare_value(value)
+
+
 def stated_value(
-    text: str, *, whole: bool = False, quantities: frozenset[str] = frozenset()
+    text: str,
+    *,
+    whole: bool = False,
+    quantities: frozenset[str] = frozenset(),
+    question: str = "",
 ) -> str | None:
     """The value that the last sentence of ``text`` states, when it is the text's last
     math, the sentence's only value, and stated plainly: words (and names in math mode,
@@ -1503,23 +1537,34 @@ def stated_value(
     if len(text) > EXPRESSION_CHARS or _ANSWER_WORD.search(text):
         return None
     body = text.rstrip()
-    start = max(body.rfind("\n"), *(body.rfind(end) for end in (". ", "! ", "? ", ".\n")))
+    sentence = _last_sentence(body)
+    start = len(body) - len(sentence) - 1
     if whole and start >= 0 and _MATHY.search(body, 0, start + 1):
         return None
-    sentence = body[start + 1 :].strip()
-    value = _stated_in(sentence, whole=whole)
+    sentence = sentence.strip()
+    value = _stated_in(sentence, whole=whole, question=question)
     if value is not None or not quantities:
         return value  # read as written first: a value the prompt writes too stays one
     # "There are 2 primes between 20 and 30.": the question's 20 and 30 recalled
     recalled = _QUESTION_NUMBER.sub(lambda m: _recalled(m, quantities), sentence)
-    value = _stated_in(_RECALLED_RANGE.sub("within range", recalled), whole=whole)
+    recalled = _RECALLED_RANGE.sub("within range", recalled)
+    value = _stated_in(recalled, whole=whole, question=question)
     return value if value is not None and _DIGIT.search(value) and "qty" not in value else None
 
 
-def _stated_in(sentence: str, *, whole: bool) -> str | None:
+def _last_sentence(text: str) -> str:
+    """The last sentence of ``text`` (its last line's, after its last ". ", "! ", "? ")."""
+    start = max(text.rfind("\n"), *(text.rfind(end) for end in (". ", "! ", "? ", ".\n")))
+    return text[start + 1 :]
+
+
+def _stated_in(sentence: str, *, whole: bool, question: str = "") -> str | None:
     """:func:`stated_value`'s reading of the text's last sentence."""
     found = _STATED_TAIL.search(sentence)
-    if found is None or _DOUBT.search(_TEX_APPROX.sub(" ", sentence)):
+    if found is None:
+        return None
+    doubts = _without_recalled_doubt(sentence, found.start(), question) if question else sentence
+    if _DOUBT.search(_TEX_APPROX.sub(" ", doubts)):
         return None  # (a value's "\\approx" is read below: a gloss, or a relation refused)
     lead = sentence[: found.start()]
     group = next(g for g in ("span", "span2", "number") if found.group(g) is not None)
@@ -1543,6 +1588,31 @@ def _stated_in(sentence: str, *, whole: bool) -> str | None:
         return None  # "is $5$ squared", "is 5 million"
     value = glossed(value) or value  # "$x = \\sqrt{2} \\approx 1.414$": the exact value
     return chain_value(value) if _BARE_RELATION.search(value) else value
+
+
+def _without_recalled_doubt(sentence: str, end: int, question: str) -> str:
+    """``sentence`` with each word of doubt before ``end`` (the stating verb) blanked where
+    it restates the question: the word and the word next to it, before or after (before
+    ``end``), are a phrase of the prompt (``question``,
+    :func:`~rewardkit.verifiers.base.words_key`). "Thus, the number of possible rolls in
+    which both girls win is \\(20\\)." asked "For how many possible rolls would both
+    girls win?": it states 20. A word of doubt after the verb, or one the prompt does not
+    write beside the same word ("is about", "or maybe"), still is one."""
+    out = sentence
+    padded = f" {question} "
+    for doubt in _DOUBT.finditer(sentence, 0, end):
+        before = _WORD_BEFORE.search(sentence, max(0, doubt.start() - _WORD_CHARS), doubt.start())
+        after = _WORD_AFTER.match(sentence, doubt.end(), end)
+        phrases = [sentence[m.start() : doubt.end()] for m in (before,) if m is not None]
+        phrases += [sentence[doubt.start() : m.end()] for m in (after,) if m is not None]
+        if any(f" {words_key(phrase)} " in padded for phrase in phrases):
+            out = out[: doubt.start()] + " " * len(doubt.group()) + out[doubt.end() :]
+    return out
+
+
+_WORD_CHARS = 40  # a neighbouring word is looked for this far at most
+_WORD_BEFORE = re.compile(r"[^\s$]{1,40}\s+\Z")
+_WORD_AFTER = re.compile(r"\s+[^\s$]{1,40}")
 
 
 def glossed(answer: str) -> str | None:

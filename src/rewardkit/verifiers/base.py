@@ -58,8 +58,9 @@ class Context:
     final answer (:mod:`rewardkit.verifiers._final`): the prompt's lines that hold an
     answer form (a box, an ``<answer>`` tag, "answer:"), so that the response repeating
     one is no answer given; the numbers the prompt writes (a response recalling one after
-    its result states no second result); and whether the trainer cut the response at its
-    length limit.
+    its result states no second result) and its words (a phrase of the question that a
+    last sentence restates hedges nothing); and whether the trainer cut the response at
+    its length limit.
 
     A verifier whose class sets ``reads_context = True`` is called ``extract(response,
     context)``; any other ``extract(response)`` (:func:`extract_with`). The engine builds
@@ -85,6 +86,9 @@ class Context:
     # the numbers the prompt writes (question_numbers): a number of the question that a
     # response recalls after its result ("... $109$ years old 10 years from now") is no
     # second result
+    question: str = ""
+    # the prompt's words (question_words): a phrase of the question that a response's
+    # last sentence restates ("factors of 34 or multiples of 7") hedges nothing
 
     @classmethod
     def of(
@@ -116,7 +120,11 @@ def _context(text: str, truncated: bool) -> Context:
     # task (pickle sends an object it has seen as a reference).
     asks = _ASKS_FOR_WRONG.search(text) is not None
     return Context(
-        _answer_form_lines(text), truncated, asks_for_wrong=asks, quantities=question_numbers(text)
+        _answer_form_lines(text),
+        truncated,
+        asks_for_wrong=asks,
+        quantities=question_numbers(text),
+        question=question_words(text),
     )
 
 
@@ -135,6 +143,26 @@ def question_numbers(text: str) -> frozenset[str]:
         if len(found) >= MAX_QUESTION_NUMBERS:
             break
     return frozenset(found)
+
+
+QUESTION_CHARS = 4000
+"""Characters of a prompt's words kept in its Context at most: its end, where the question
+is (a few-shot prompt's examples come first)."""
+
+
+def question_words(text: str) -> str:
+    """``text``'s words as a restatement is compared with them
+    (:func:`words_key`), its last :data:`QUESTION_CHARS` characters."""
+    return words_key(text)[-QUESTION_CHARS:]
+
+
+def words_key(text: str) -> str:
+    """Words for comparing a phrase with the prompt's: lower case, no math delimiters
+    (``$n$`` and ``\\( n \\)`` alike), runs of blanks one space."""
+    return " ".join(_MATH_DELIMITER.sub(" ", text).lower().split())
+
+
+_MATH_DELIMITER = re.compile(r"\\[()\[\]]|\$")
 
 
 def number_key(text: str) -> str:
