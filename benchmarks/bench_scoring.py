@@ -1095,7 +1095,10 @@ def real_targets(
 
 def _deferred(rows: list[dict[str, Any]]) -> list[bool]:
     """Whether rewardkit's default verifiers leave each row to math-verify in a worker
-    (no inline rule decides it: ``quick_check`` answers None)."""
+    (no inline rule decides it: ``quick_check`` answers None), extracted with the row's
+    prompt as the engine gives it (``pooled_shapes._extract``)."""
+    from pooled_shapes import _extract
+
     from rewardkit.config import load_config
     from rewardkit.errors import RewardkitError
     from rewardkit.verifiers.registry import VerifierTable
@@ -1105,7 +1108,7 @@ def _deferred(rows: list[dict[str, Any]]) -> list[bool]:
     for row in rows:
         verifier = table.pick(row["data_source"])
         try:
-            extracted = verifier.extract(row["response"])
+            extracted = _extract(verifier, row)
             flags.append(verifier.quick_check(extracted, row["ground_truth"]) is None)
         except RewardkitError:  # an empty gold, say: the engine reports the row invalid
             flags.append(False)
