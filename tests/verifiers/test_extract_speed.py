@@ -432,6 +432,8 @@ def _gates_say_no_only_where_nothing_is_found(text: str, pos: int, end: int) -> 
         assert _found(auto, text, pos, end) == []
     if not _common.may_offer_predicate(text):
         assert _found(re.compile(*OLD["_answer._PREDICATED"]), text) == []
+    if not _common.may_correct(text):
+        assert _found(_answer._CORRECTED, text) == []
     tail = text[-200:].rstrip()  # as _final.cut_off reads a conclusion
     if tail and not _final._may_dangle(tail[-1]):
         assert _final._DANGLING.search(tail) is None
@@ -444,7 +446,7 @@ def test_the_lookahead_letters_fold_as_the_cue_words_do() -> None:
     every = "".join(map(chr, range(0x110000)))
     for word_letters, ahead in (
         ("acdeikmnoprstuwпнио", _common.OFFER_CUE_AHEAD),
-        ("acdeikmnoprstuwпнио", _common.CORRECTION_CUE_AHEAD),
+        ("acdehiklmnoprstuwпнио", _common.CORRECTION_CUE_AHEAD),
     ):
         ahead_re = re.compile(ahead.replace(r"\b", ""))
         for letter in word_letters:
@@ -729,3 +731,27 @@ def _last_mathy_where_last_match_found_it(text: str, pad: int) -> None:
     for padded in (text, text + "x" * pad, "5" + "x" * pad + text):
         found = _common.last_match(_answer._MATHY, padded)
         assert _answer._last_mathy_end(padded) == (None if found is None else found.end())
+
+
+# Each word a correction opens with, in the case it is written: the gate lets it through
+_CORRECTION_OPENINGS = [
+    "Actually, 20", "WAIT, 20", "No, 20", "Non, 20", "Nein, 20", "Sorry, 20", "Oops, 20",
+    "Whoops, 20", "Oups, 20", "Correction: 20", "I mean 20", "I meant 20", "Make that 20",
+    "Scratch that, 20", "On second thought, 20", "Upon further reflection, 20", "Hmmm, 20",
+    "Hold on, 20", "Let me recheck: 20", "Let me reconsider: 20", "Let me correct myself: 20",
+    "Never mind, 20", "Edit: 20", "Update: 20", "Erratum: 20", "Typo: 20", "My bad, 20",
+    "Err, 20", "Strike that, 20", "Disregard the above: 20", "Ignore this: 20",
+    "I was wrong: 20", "That was a mistake, 20", "This was an error: 20", "Re-checking gives 20",
+    "Attendez, 20", "Attends, 20", "En fait, 20", "Espera, 20", "En realidad, 20",
+    "Warte, 20", "Eigentlich 20", "Korrektur: 20", "Na verdade, 20", "Aspetta, 20",
+    "In realta, 20", "Perdon, 20", "I  mean 20", "Hold\ton, 20", "Err , 20",
+    "Let  me  re-check: 20", "That was an error: 20", "My\t bad, 20",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", _CORRECTION_OPENINGS)
+def test_the_correction_gate_lets_every_opening_word_through(text: str) -> None:
+    for written in (text, text.upper(), text.lower()):
+        passage = f"So $18$. {written}"
+        assert _answer._CORRECTED.search(passage) is not None, passage
+        assert _common.may_correct(passage)

@@ -165,6 +165,7 @@ from rewardkit.verifiers._common import (
     disowns_answer,
     last_match,
     later_paragraphs,
+    may_correct,
     may_offer_predicate,
     rest_of_paragraph,
     section_start,
@@ -1063,7 +1064,7 @@ def _unless_corrected(found: Found) -> Found:
         if "\\" in closing and "$" not in closing and "\\(" not in closing:
             closing = f"${closing}$"  # "137\\frac{1}{2}": math-verify reads LaTeX in math mode
         return Found(closing, {**found.extra, "corrected": True})
-    correction = last_match(_CORRECTED, tail)
+    correction = last_match(_CORRECTED, tail) if may_correct(tail) else None
     if correction is None or _MATHY.search(_CLOSERS.sub("", tail[correction.end() :])):
         return found  # none, or a value comes after it: the passage goes on
     return Found(correction.group("value"), {**found.extra, "corrected": True})
