@@ -272,7 +272,18 @@ GIVEN_LAST = [
      "42", "bare", 0.0),
     ("Step 7:  The perimeter of the regular hexagon is 6 * 42 = 252 / 6 = 42 inches.\n\n42",
      "42", "bare", 1.0),
-    ("So, the result when the GCF is increased by 11 is:\n23", "23", "bare", 1.0),
+    ("So, the GCF increased by 11 is:\n23", "23", "bare", 1.0),
+    # the line before leads elsewhere: a doubt, or another value stated (an outside red
+    # team's probes): math-verify reads the passage, as before
+    ("Not sure, maybe 0.3 or 0.4.\n\nBest guess: $0.\\overline{3}$", "\\frac{1}{3}", "expression", 0.0),
+    ("So the number of license plates is 17,576,001.\n\n$17\\,576\\,000$", "17576000",
+     "expression", 0.0),
+    ("Excluding the empty set, the number of subsets is 1023.\n\n2^{10}", "1024", "expression", 0.0),
+    ("It could be 1:4 or 1:2, I am not certain. So the ratio is:\n1:2", "1:2", "expression", 0.0),
+    ("We solve.\n\n-12", "12", "bare", 0.0),  # a minus sign is no markdown bullet
+    ("So it is $7$.\n\nWait, that's wrong.\n\n-7", "7", "expression", 0.0),
+    ("So it is $7$.\n\nWait, that's wrong.\n\n-7", "-7", "expression", 1.0),
+    ("Steps.\n\n- 12", "12", "expression", 1.0),  # a bullet's dash
     ("Now $\\frac{2^{-1}}{2^1} = \\frac{1}{4}$.   $\\frac{1}{4}$  ", "\\frac14", "bare", 1.0),
     ("Steps.\n</think> 12\n13", "13", "expression", 1.0),  # a list of lines: as before
     ("Steps.\n</think> 12!", "13", "expression", 0.0),  # all it says: math-verify reads it

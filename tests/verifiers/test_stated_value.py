@@ -272,7 +272,21 @@ PHRASE_ROWS = [
     ("What's the largest possible radius for her circle, in meters?",
      "Since 62.83 meters is greater than 60 meters, a radius of 10 meters is not possible. "
      "Therefore, the largest possible integer radius for Daphne's circle is:\n\n\\[ 9 \\]",
-     "9", "bare", 1.0),  # the doubt of an earlier sentence of the line is no doubt of this one
+     "9", "expression", 1.0),  # a doubt the question does not write: math-verify reads it
+    ("What's the largest possible radius for her circle, in meters?",
+     "A radius of 10 meters is too long. "
+     "Therefore, the largest possible integer radius for Daphne's circle is:\n\n\\[ 9 \\]",
+     "9", "bare", 1.0),
+    # a second value the prompt writes after the stated one, with no preposition before it;
+    # a lone letter after the value (a product): no value stated (an outside red team's)
+    ("Two girls each roll a die 21 times. For how many possible rolls out of 36 would both girls win?",
+     "Thus, the number of possible rolls in which both girls win is 20 till 21.",
+     "20", "expression", 0.0),
+    ("Two girls each roll a die 21 times. For how many possible rolls out of 36 would both girls win?",
+     "Thus, the number of possible rolls in which both girls win is 20 after 21 rolls.",
+     "20", "stated", 1.0),
+    ("In how many possible ways can a committee of 3 be chosen from a club of 20 people?",
+     "Choose 3 of 20.\n\nThus, the number of possible ways is 1140 k.", "1140", "expression", None),
     # near misses: a doubt the question does not write beside the same word, or after the verb
     ("For how many possible rolls would both girls win?",
      "Thus, the number of rolls is possibly \\(20\\).", "20", "expression", 1.0),
@@ -289,9 +303,11 @@ PHRASE_ROWS = [
 
 @pytest.mark.parametrize(("question", "response", "gold", "source", "expected"), PHRASE_ROWS)
 def test_a_doubt_word_the_question_writes_is_no_hedge(
-    question: str, response: str, gold: str, source: str, expected: float
+    question: str, response: str, gold: str, source: str, expected: float | None
 ) -> None:
     extracted = extract_with(V, response, Context.of(question, {}))
     assert extracted.extra.get("source") == source
+    if expected is None:
+        return  # left to math-verify's extraction, whatever it reads
     verdict = V.quick_check(extracted, gold) or V.check(extracted, gold)
     assert verdict.score == expected

@@ -1371,14 +1371,37 @@ def _last_line_value(passage: str, question: str = "") -> str | None:
         return ", ".join(listed)  # several values offered last: that list, whatever before
     if not head or len(passage) > EXPRESSION_CHARS or _ANSWER_WORD.search(body):
         return None
-    lead = _last_sentence(previous)
-    if question:  # "... is not possible. Therefore, the largest possible radius is:\n\\[ 9 \\]"
-        lead = _without_recalled_doubt(lead, len(lead), question)
-    if _one_value(previous) is not None or _DOUBT.search(lead):
+    if _one_value(previous) is not None:
         return None
     if not previous.rstrip().endswith((".", "!", "?", ":", "$", "\\)", "\\]", "```")):
         return None  # a sentence going on into the last line ("the total is\n12")
-    return _one_value(last)
+    value = _one_value(last)
+    return value if value is not None and _supported(previous, value, question) else None
+
+
+def _supported(line: str, value: str, question: str) -> bool:
+    """Whether ``line``, the line before a value given on its own, leads to it: no word of
+    doubt (one that restates the question's phrase is none: "the largest possible radius
+    is:" where the prompt asks for "the largest possible radius"), and no value stated in
+    its last sentence other than this one ("... the number of subsets is 1023.\n\n2^{10}",
+    "It could be 1:4 or 1:2. So:\n1:2", "Best guess: $0.\\overline{3}$": no answer read
+    inline; math-verify reads the passage, as before)."""
+    words = _without_recalled_doubt(line, len(line), question) if question else line
+    if _DOUBT.search(words):
+        return False
+    stated = stated_value(line, question=question)
+    if stated is None and (last := last_match(_LAST_VALUE, line)) is not None:
+        # "... is 17,576,001.": a sentence ending on its value, however written
+        stated = _prose_value(last.group()) if _ENDS_SENTENCE.fullmatch(line, last.end()) else None
+    if stated is not None and _BARE_RELATION.search(stated):
+        stated = chain_value(stated) or stated  # "$\\frac{2}{8} = \\frac{1}{4}$.": its last side
+    return stated is None or same_value(stated, value) is True
+
+
+_LAST_VALUE = re.compile(  # a value in prose, a fraction whole ("1/8", never its 8)
+    _MATH_SPAN + r"|(?<![\w./])-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:/\d+)?(?![\d.]*\d)"
+)
+_ENDS_SENTENCE = re.compile(r"(?:[ \t]+[A-Za-z]{1,20}){0,3}[ \t]*[.!]?[ \t]*")
 
 
 _TRAILING_DISPLAY = re.compile(
@@ -1479,7 +1502,7 @@ def _stated(found: Found, context: Context = NO_CONTEXT, uncorrected: str | None
     if found.extra.get("corrected") and uncorrected:
         # a value given last after a sentence ("... is 126 inches.\n\n126", "... is
         # $\\frac{1}{4}$.   $\\frac{1}{4}$"): the passage math-verify reads is that value
-        value = _given_last(uncorrected, found.answer)
+        value = _given_last(uncorrected, found.answer, context.question)
         if value is None:
             return found
     else:
@@ -1498,15 +1521,18 @@ def _stated(found: Found, context: Context = NO_CONTEXT, uncorrected: str | None
     return Found(value, {"source": source})
 
 
-def _given_last(passage: str, value: str) -> str | None:
+def _given_last(passage: str, value: str, question: str = "") -> str | None:
     """``value`` (a passage's correction, the value given last) as one value, when the
-    passage ends on it after words: not when it is all the passage says ("12!" cut to
-    "12") nor when a value stands before it on its own line ("12\n13": a list)."""
+    passage ends on it after words that lead to it (:func:`_supported`): not when it is
+    all the passage says ("12!" cut to "12") nor when a value stands before it on its own
+    line ("12\n13": a list)."""
     body, value = passage.rstrip(), value.strip()
     head = body[: len(body) - len(value)].rstrip()
-    if not body.endswith(value) or not head or _one_value(head.rpartition("\n")[2]) is not None:
+    line = head.rpartition("\n")[2]
+    if not body.endswith(value) or not head or _one_value(line) is not None:
         return None
-    return bare_value(value)
+    found = bare_value(value)
+    return found if found is not None and _supported(line, found, question) else None
 
 
 def stated_value(
@@ -1587,6 +1613,8 @@ def _stated_in(sentence: str, *, whole: bool, question: str = "") -> str | None:
     words = found.group("words")
     if _latex.qualifying_words(words) or _VALUE_WORD.search(words) or not value:
         return None  # "is $5$ squared", "is 5 million"
+    if _latex.factor_first(words) or "qty" in _QUANTITY_AFTER.sub(" ", words):
+        return None  # "is 1140 k", "is 16 x"; "is 20 till 21" where the prompt writes 21
     value = glossed(value) or value  # "$x = \\sqrt{2} \\approx 1.414$": the exact value
     return chain_value(value) if _BARE_RELATION.search(value) else value
 
@@ -1647,6 +1675,10 @@ _QUESTION_NUMBER = re.compile(
 
 
 _DIGIT = re.compile(r"\d")
+# a question quantity after the stated value, as a place or time ("in 3 weeks", "of 20")
+_QUANTITY_AFTER = re.compile(
+    r"(?i:\b(?:in|after|for|on|with|within|during|per|from|at|by|of)[ \t]+qty\b)"
+)
 _RECALLED_RANGE = re.compile(r"(?i:\bbetween)[ \t]+qty[ \t]+(?:and|&)[ \t]+qty\b")
 
 

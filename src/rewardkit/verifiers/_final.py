@@ -973,7 +973,7 @@ def closing_correction(
 _SENTENCE_START = re.compile(
     r"(?:^|(?<=[.!?>`)\]}$])[ \t]+|(?<=[\u3002\uff01\uff1f])[ \t]*"
     r"|(?<=[A-Za-z0-9,;:])[ \t]+(?=[A-Z\u0400-\u042f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u2192\u21d2\u2717\u2718\u274c]|=>))"
-    r"[ \t*>_-]*"
+    r"(?:[ \t*>_]|-(?![\d.]))*"  # a bullet's dash, never a minus sign ("\n\n-12" is -12)
 )
 _MATH_SPANS = re.compile(r"\$(?:[^$\\\n]|\\[^\n]){1,120}\$|\\\([^\n]{1,120}?\\\)")
 _MAX_VALUE_WORDS = 3  # "5 apples", "\\frac{3}{3}", "(D)"; more is a sentence, not a value
