@@ -296,3 +296,21 @@ def test_a_value_given_last_is_read_inline(response, gold, source, score):
     assert extracted.extra.get("source") == source
     quick = V.quick_check(extracted, gold)
     assert (quick or V.check(extracted, gold)).score == score
+
+
+# A number with a subscript is a base or an index, never the number; base ten is the
+# number as written (math-verify reads "18_{10}" as 18): an outside red team's probes
+@pytest.mark.parametrize(
+    ("response", "gold", "score"),
+    [
+        ("So the sum in base ten is $18_{10}$.", "18", 1.0),
+        ("So the sum in base ten is $18_{10}$.", "17", 0.0),
+        ("\\boxed{18_{10}}", "18", 1.0),
+        ("\\boxed{18_8}", "18", 0.0),  # base eight: 16
+        ("So the sum is $18_{8}$.", "18", 0.0),
+        ("So the sum is $18_{100}$.", "18", 0.0),
+    ],
+)
+def test_a_base_ten_subscript_is_the_number(response, gold, score):
+    extracted = V.extract(response)
+    assert (V.quick_check(extracted, gold) or V.check(extracted, gold)).score == score

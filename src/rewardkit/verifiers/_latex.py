@@ -798,11 +798,14 @@ _VALUE_SYMBOLS = frozenset("−∓√∛∜∞∠∡∘⋅∙∗∪∩∈∉∋�
 
 def subscripted_number(answer: str) -> bool:
     """Whether ``answer`` opens with a number with a subscript: a base (``18_8`` is 16) or
-    an index (``18₂``), never the number."""
+    an index (``18₂``), never the number. Base ten (``18_{10}``, ``18_{\\text{ten}}``) is
+    the number written as it is: math-verify reads it so."""
     return _SUBSCRIPTED_NUMBER.match(answer) is not None
 
 
-_SUBSCRIPTED_NUMBER = re.compile(r"\s*-?\d+(?:\.\d+)?\s*(?:_|[\u2080-\u2089])")
+_SUBSCRIPTED_NUMBER = re.compile(
+    r"\s*-?\d+(?:\.\d+)?\s*(?:_(?!(?:10|\{10\}|\{\\(?:text|mathrm)\{ten\}\})(?![\w{}]))|[\u2080-\u2089])"
+)
 
 
 def unknown_mark_before(words: str) -> bool:
