@@ -28,6 +28,7 @@ from _support.verifier_rows import (
 )
 from rewardkit.config import load_config
 from rewardkit.verifiers import _latex
+from rewardkit.verifiers.base import Context, extract_with
 from rewardkit.verifiers.math import MathVerifier
 from rewardkit.verifiers.registry import VerifierTable
 
@@ -546,3 +547,25 @@ def test_a_run_of_interjections_before_the_end_is_read_in_bounded_time(tail: str
     for source, verifier in _INLINE.items():
         spent = _within_bound(lambda v=verifier: _inline_phases(v, response))
         assert spent < _BOUND_S / 4, (source, spent)
+
+
+# A prompt and a last sentence made of doubt words the prompt writes: each doubt word is
+# looked up in the prompt's words (Context.question), a bounded number of times
+_DOUBT_RUN = "possible or not possible between " * 600
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        f"Steps.\n\nThe count of {_DOUBT_RUN}is 12.",
+        f"Steps.\n\nSo the count of {_DOUBT_RUN}is:\n\n12",
+        f"Steps.\n\n{_DOUBT_RUN}\n\n12",
+    ],
+    ids=["stated", "last line", "given last"],
+)
+def test_doubt_words_the_prompt_writes_are_read_in_bounded_time(response: str) -> None:
+    context = Context.of(f"Is it {_DOUBT_RUN}or not?", {})
+    found: list[Any] = []
+    spent = _within_bound(lambda: found.append(extract_with(MATH, response, context)))
+    assert spent < _BOUND_S and found, spent
+    assert found[0].extra.get("source") not in ("bare", "stated")  # too long to read inline
