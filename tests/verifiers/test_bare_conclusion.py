@@ -309,8 +309,22 @@ def test_a_value_given_last_is_read_inline(response, gold, source, score):
         ("\\boxed{18_8}", "18", 0.0),  # base eight: 16
         ("So the sum is $18_{8}$.", "18", 0.0),
         ("So the sum is $18_{100}$.", "18", 0.0),
+        # spelled out: math-verify reads "_{\text{ten}}" as a symbol and gives 0; the
+        # comparison drops a base-ten subscript first, decided inline either way
+        ("Thus, the largest number is $15_{\\text{ten}}$.", "15", 1.0),
+        ("Thus, the largest number is $15_{\\text{ten}}$.", "16", 0.0),
+        ("\\boxed{15_{\\mathrm{ten}}}", "15", 1.0),
+        ("\\boxed{10_{10}}", "10", 1.0),
     ],
 )
 def test_a_base_ten_subscript_is_the_number(response, gold, score):
     extracted = V.extract(response)
     assert (V.quick_check(extracted, gold) or V.check(extracted, gold)).score == score
+
+
+@pytest.mark.parametrize(
+    ("response", "gold"),
+    [("Thus, the largest number is $15_{\\text{ten}}$.", "15"), ("\\boxed{18_{10}}", "18")],
+)
+def test_a_base_ten_subscript_is_decided_inline(response, gold):
+    assert V.quick_check(V.extract(response), gold) is not None

@@ -60,6 +60,15 @@ ROWS: list[tuple[object, str, float, str]] = [
     ("C", "<answer> C(5, 2) = 10 </answer>", 0.0, "C(5, 2) is a binomial, no letter"),
     ("C", "Answer: C" + " " * 1_000_000, 1.0, "a megabyte of spaces after it"),
     ("A", "<answer> I need more data. </answer>", 0.0, "'I' is a word, no letter"),
+    # full-width forms and "answer" in Chinese, as a model answering in Chinese writes them
+    ("B", "The answer is （Ｂ）.", 1.0, "a full-width letter in full-width parentheses"),
+    ("B", "所以答案是 Ｂ。", 1.0, "a full-width letter after 答案是"),
+    ("B", "答案：B", 1.0, "答案 with a full-width colon"),
+    ("B", "答案为 **B**", 1.0, "答案为, the letter in bold"),
+    ("C", "正确答案是：Ｂ", 0.0, "another letter"),
+    ("B", "答案不是B", 0.0, "the letter denied"),
+    ("B", "答案：B\n\n答案：C", 0.0, "two answers, one a paragraph"),
+    ("B", "答案是 B 或 C", 0.0, "two letters offered"),
 ]
 
 

@@ -382,6 +382,11 @@ GSM8K_ROWS = [
     ("<answer>2 times 2</answer>", "2", 0.0, "the gold times itself"),
     ("The answer is the square of 18.", "18", 0.0, "a function of it, before it"),
     ("The answer is 18 less 2.", "18", 0.0, "an operand"),
+    ("So the area is the square of \\(4\\).", "4", 0.0, "a function of it, in a math span"),
+    ("So the area is twice \\(4\\).", "4", 0.0, "a multiple of it, in a math span"),
+    ("So the total is half of $$12$$.", "12", 0.0, "a share of it, in display math"),
+    # (a real output: "below" says where the display stands, on a line of its own)
+    ("So the total is 490 handshakes, displayed below\n\\[ 490 \\]", "490", 1.0, "a place"),
     ("So \\boxed{18}.\n\nThe answer is the square of 18.", "18", 0.0, "the last line changes it"),
     ("So \\boxed{18}.\n\nThe answer is about 18.", "18", 0.0, "the last line bounds it"),
     ("The answer is 18.\n\nThe answer is negative 18.", "18", 0.0, "the last line changes it"),

@@ -443,3 +443,28 @@ def test_a_passage_and_a_box_with_the_same_text_are_not_one_check() -> None:
         second = [result.score for result in loop.score(rows[::-1])][::-1]
     own = [V.check(V.extract(row["response"]), "3").score for row in rows]
     assert first == second == own
+
+
+# A run of blanks reaches math-verify as one blank, but a blank line stays one: its
+# "answer is" pattern reads across a line break, not a paragraph's end. Folded to one
+# line break, "is: \n\n800 + 720 = 1520" read the sum's first term. (A real output of
+# text-davinci-002 with the zero-shot chain-of-thought trigger, kojima-takeshi188/
+# zero_shot_cot, log/gsm8k_zero_shot_cot.log, scored as MATH; an outside check.)
+@pytest.mark.parametrize(
+    ("gap", "gold", "score"),
+    [
+        (" \n\n", "1520", 1.0),
+        (" \n\n", "800", 0.0),
+        ("\n \n\n", "1520", 1.0),
+        ("\r\n\r\n", "1520", 1.0),
+    ],
+)
+def test_a_blank_line_stays_a_paragraph_end_to_math_verify(
+    gap: str, gold: str, score: float
+) -> None:
+    response = (
+        f"We add the two parts.\nTherefore, the answer (arabic numerals) is:{gap}800 + 720 = 1520"
+    )
+    extracted = V.extract(response)
+    verdict = V.quick_check(extracted, gold) or V.check(extracted, gold)
+    assert verdict.score == score

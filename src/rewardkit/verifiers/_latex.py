@@ -222,6 +222,7 @@ def normalise(answer: str, *, strip_variable: bool = True) -> str:
     ``strip_variable`` is false) a leading ``x =`` removed; ``\\frac12`` and ``\\sqrt3``
     braced; all whitespace dropped."""
     text = answer.replace("\u2212", "-").replace("{,}", ",").replace("\\$", "").replace("$", "")
+    text = _BASE_TEN.sub(r"\1", text)
     text = _SPACING.sub(" ", text)
     text = _LEFT_RIGHT.sub("", text)
     text = _FRAC_VARIANT.sub(r"\\frac", text)
@@ -241,6 +242,11 @@ def normalise(answer: str, *, strip_variable: bool = True) -> str:
     text = _FRAC_DIGIT_BRACE.sub(r"\\frac{\1}{", text)
     text = _FRAC_BRACE_DIGIT.sub(r"\\frac{\1}{\2}", text)
     return _SQRT_TOKEN.sub(r"\\sqrt{\1}", text)
+
+
+# A base-ten subscript is the number as written (``15_{\text{ten}}`` is 15); math-verify
+# reads ``_{\text{ten}}`` as a subscript symbol, so the comparison drops it first.
+_BASE_TEN = re.compile(r"(\d)\s*_(?:10|\{10\}|\{\\(?:text|mathrm)\{ten\}\})(?![\w{}])")
 
 
 def unicode_math(answer: str) -> str:
@@ -709,7 +715,9 @@ _CHANGING_BEFORE = re.compile(
     r"|complement|double|fraction|power|digit|neighbou?r)\s+of"
     r"|the\s+(?:next|previous)\s+(?:integer|number|one)\s+(?:after|before)"
     r"|the\s+(?:integer|number|one)\s+(?:after|before))"
-    r"|\bO\()\s*$"
+    # then an opening math delimiter on its line ("the square of \\(4\\)", "half of $$12$$";
+    # not "is displayed below\n\\[ 490 \\]": display math on a line of its own)
+    r"|\bO\()(?:\s*|[ \t]*(?:\$\$?|\\[(\[])[ \t]*)$"
 )
 
 

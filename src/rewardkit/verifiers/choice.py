@@ -20,7 +20,9 @@ or a bold letter alone on its line in the section (``Answer: B``, a blank line,
 ``**D**``: bare answers one a paragraph are one section, ``_common.section_start``).
 "Or" in other words joins letters ("C vs D", "C oder D": ``_common.OR_WORD``). An answer
 stated in an earlier paragraph or in the thinking is a step on the way. The response is
-read as rendered (``_common.visible``): ``Answer: ~~D~~ B`` answers B.
+read as rendered (``_common.visible``): ``Answer: ~~D~~ B`` answers B. Full-width forms
+are their ASCII letters (``（Ｂ）`` is ``(B)``), and "answer" is read in Chinese too
+(``答案是 B``, ``答案：B``).
 
 Everything is decided in the main process; there is no slow path.
 """
@@ -65,13 +67,13 @@ __all__ = ["ChoiceVerifier"]
 
 _LETTER = r"[\(\[]?(?P<letter>[A-J])[\)\]]?(?![A-Za-z0-9])"
 _STATEMENT = (
-    r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?i:is)?[ \t]{0,3}[:：]?[ \t]{0,3}"
+    r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?:(?i:is)|是|为|為)?[ \t]{0,3}[:：]?[ \t]{0,3}"
     r"(?:\*\*)?[ \t]{0,3}(?:(?i:option|choice)[ \t]{1,3})?"  # "the answer is option A"
     r"\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
 )
 # "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
 _STATED = re.compile(
-    r"(?i:answer)(?:"
+    r"(?:(?i:answer)|答案)(?:"  # "答案是 B", "答案：B": "answer" in Chinese
     + _STATEMENT
     # "Answer: b", "answer is (b)." ending its line: a lower-case letter stated as the answer
     + r"|(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?:(?i:is)[ \t]{0,3})?[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
@@ -154,7 +156,7 @@ class ChoiceVerifier:
         (:func:`~rewardkit.verifiers._final.answering_texts`); bounded: every search
         starts from the end and reads at most a few KB around the letter found. A
         degenerate response (it ends in a loop) has none."""
-        response = _repetition.unpadded(response)
+        response = _repetition.unpadded(response).translate(_FULL_WIDTH)
         if _repetition.degenerate(response):
             return Extracted(None, {"pattern": None, "degenerate": 1})
         texts = answering_texts(response, context)
@@ -188,6 +190,11 @@ class ChoiceVerifier:
     def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
         """Same as :meth:`quick_check`; multiple choice never needs a worker."""
         return self.quick_check(extracted, ground_truth)
+
+
+# Full-width forms (U+FF01-FF5E) as the ASCII they stand for, one character for one:
+# a model writing Chinese or Japanese answers "答案是（Ｂ）", the letter B in parentheses.
+_FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 
 
 def _letters_offered_last(text: str) -> bool:

@@ -223,16 +223,21 @@ _BLANK_RUN = re.compile(r"\s{2,}")
 
 
 def _one_blank(text: str) -> str:
-    """A run of blanks as one, as TeX sets it: a line break where the run held one (a
-    passage's lines stay lines), else a space. math-verify's normalisation (a units
-    pattern over ``\\s*``) is quadratic in a run's length: seconds over a few thousand
-    newlines, carriage returns or spaces."""
+    """A run of blanks as one, as TeX sets it: a blank line where the run held two line
+    breaks or more (a paragraph's end, which math-verify's "answer is" pattern does not
+    cross: "is: \\n\\n800 + 720 = 1520" reads 1520, "is:\\n800 + ..." reads 800), a line
+    break where it held one (a passage's lines stay lines), else a space.
+    math-verify's normalisation (a units pattern over ``\\s*``) is quadratic in a run's
+    length: seconds over a few thousand newlines, carriage returns or spaces."""
     return _BLANK_RUN.sub(_blank_as, text)
 
 
 def _blank_as(run: re.Match[str]) -> str:
-    blanks = run.group()
-    return "\n" if "\n" in blanks or "\r" in blanks else " "
+    breaks = _LINE_BREAK.findall(run.group())
+    return "\n\n" if len(breaks) > 1 else "\n" if breaks else " "
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 _TAGS_AND_DELIMITERS = re.compile(r"</?answer>|\$|\\[()\[\]]")
