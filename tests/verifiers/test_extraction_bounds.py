@@ -569,3 +569,53 @@ def test_doubt_words_the_prompt_writes_are_read_in_bounded_time(response: str) -
     spent = _within_bound(lambda: found.append(extract_with(MATH, response, context)))
     assert spent < _BOUND_S and found, spent
     assert found[0].extra.get("source") not in ("bare", "stated")  # too long to read inline
+
+
+def _continued_fraction(depth: int, term: str = "1+") -> str:
+    return "\\frac{1}{" + term + ("\\frac{1}{" + term) * (depth - 1) + "1" + "}" * depth
+
+
+# math-verify's cost doubles with each level of a continued fraction: 0.05 s at depth 8,
+# 0.9 s at 13, past a worker's time limit at 20 (an outside red team's finds: two such
+# rows held both workers of a pool for their whole timeout). Past MAX_FRACTION_DEPTH an
+# answer the inline phases cannot evaluate never reaches it.
+DEEP_FRACTIONS = {
+    "rational, boxed, depth 25": "Simplifying, we get $\\boxed{" + _continued_fraction(25) + "}$",
+    "rational, a passage, depth 20": "Simplifying, we get $" + _continued_fraction(20) + "$",
+    "radicals, boxed, depth 16": "So $\\boxed{" + _continued_fraction(16, "\\sqrt{2}+") + "}$",
+    "radicals, a passage, depth 12": "So it is $" + _continued_fraction(12, "\\sqrt{2}+") + "$",
+    "symbols, boxed, depth 14": "So $\\boxed{" + _continued_fraction(14, "x+") + "}$",
+}
+
+
+@pytest.mark.parametrize("response", DEEP_FRACTIONS.values(), ids=DEEP_FRACTIONS.keys())
+@pytest.mark.parametrize("fast_paths", [True, False])
+def test_deep_fractions_never_reach_math_verify(response: str, fast_paths: bool) -> None:
+    verifier = MathVerifier(fast_paths=fast_paths)
+    extracted = verifier.extract(response)
+    found: list[Any] = []
+    spent = _within_bound(
+        lambda: found.append(
+            verifier.quick_check(extracted, "\\frac{1}{2}")
+            or verifier.check(extracted, "\\frac{1}{2}")
+        )
+    )
+    assert spent < _BOUND_S and found[0].score == 0.0, spent
+
+
+def test_a_deep_rational_fraction_is_still_evaluated_inline() -> None:
+    """A continued fraction of numbers is exact arithmetic: the inline phases decide it
+    (depth 20 is 10946/17711, Fibonacci numbers), whatever the depth bound."""
+    extracted = MATH.extract("So $\\boxed{" + _continued_fraction(20) + "}$")
+    assert MATH.quick_check(extracted, "\\frac{10946}{17711}").score == 1.0
+    assert MATH.quick_check(extracted, "\\frac{10946}{17712}").score == 0.0
+
+
+def test_fraction_depth() -> None:
+    from rewardkit.verifiers._latex import fraction_depth
+
+    assert fraction_depth("\\frac{1}{2} + \\frac{3}{4}") == 1
+    assert fraction_depth("\\frac{1}{1+\\frac{1}{2}}") == 2
+    assert fraction_depth("\\sqrt[3]{\\frac{1}{\\sqrt{2}}}") == 3
+    assert fraction_depth(_continued_fraction(9)) == 9
+    assert fraction_depth("}" * 10 + "{" * 10) == 0  # unbalanced braces are no fractions

@@ -153,7 +153,10 @@ CORPUS_LOOPS = {
     *(f"ei:ei_G8_eibatch128_sftepochs_1/iter_1:{n}" for n in (402, 700, 774)),
     *(
         f"ei:ei_G16_eibatch128_sftepochs_3/iter_5:{n}"
-        for n in (196, 302, 1324, 1328, 1332, 1338, 1442, 1494, 1970, 1976)
+        # 288: two paragraphs taking turns ("However, ..." / "But this is ..."), three
+        # times in all and no more: found since the fourth way tries the shift to the
+        # text's start
+        for n in (196, 288, 302, 1324, 1328, 1332, 1338, 1442, 1494, 1970, 1976)
     ),
 }
 
@@ -538,3 +541,67 @@ _COUNTED = "".join(f"Step {i}: We check it again, and the answer is 17.\n" for i
 )
 def test_the_loop_must_run_to_the_end(response: str, expected: bool) -> None:
     assert _repetition.degenerate(response) is expected
+
+
+def _roman(n: int) -> str:
+    out = ""
+    for value, numeral in ((100, "c"), (90, "xc"), (50, "l"), (40, "xl"), (10, "x"), (9, "ix")):
+        while n >= value:
+            out, n = out + numeral, n - value
+    return out + ("", "i", "ii", "iii", "iv", "v", "vi", "vii", "viii")[n]
+
+
+# A loop counts its units in any numbering: each unit writes a counter the window has not
+# seen, which is no new word (an outside red team's loops, each credited before: the
+# right answer, boxed again and again, counted in Roman numerals, letter pairs or Chinese
+# numerals; and three copies of one long paragraph that end the text, the shift to the
+# text's start never tried)
+_CN = "一二三四五六七八九十"
+COUNTED_LOOPS = {
+    "Roman numerals": "".join(f"({_roman(i)}) $\\boxed{{5}}$ " for i in range(1, 100)),
+    "upper-case Roman numerals": "".join(
+        f"Step {_roman(i).upper()}: the answer is $\\boxed{{5}}$. " for i in range(1, 80)
+    ),
+    "letter pairs": "".join(
+        f"Case {a}{b}: the answer is $\\boxed{{5}}$. " for a in "ABCDEFG" for b in "ABCDEFGHIJKLM"
+    )[:4_000],
+    "Chinese numerals": "".join(
+        f"第{_CN[i % 10]}{_CN[i // 10 % 10]}步：答案是 $\\boxed{{5}}$。" for i in range(100)
+    ),
+    "three copies of a long unit": (
+        "".join(f"Check {i}: substituting gives the expected result. " for i in range(80))
+        + "Therefore the answer is $\\boxed{5}$.\n"
+    )
+    * 3,
+}
+
+
+@pytest.mark.parametrize("name", sorted(COUNTED_LOOPS))
+def test_a_loop_counted_in_any_numbering_is_degenerate(name: str) -> None:
+    response = COUNTED_LOOPS[name]
+    assert _repetition.degenerate(response)
+    verifier = resolve("lighteval/MATH", VerifierOptions())
+    assert verifier is not None
+    extracted = extract_with(verifier, response, NO_CONTEXT)
+    quick = verifier.quick_check(extracted, "5")
+    assert quick is not None and quick.score == 0.0  # the loop of the gold earns nothing
+    assert extracted.extra["degenerate"] == 1
+
+
+def test_a_long_unit_said_twice_or_followed_by_a_conclusion_is_no_loop() -> None:
+    unit = COUNTED_LOOPS["three copies of a long unit"][
+        : len(COUNTED_LOOPS["three copies of a long unit"]) // 3
+    ]
+    assert not _repetition.degenerate(unit * 2)
+    assert not _repetition.degenerate("Let me solve it. " * 10 + unit * 2)
+    assert not _repetition.degenerate(unit * 3 + "So the answer is 5, as every check confirms.")
+
+
+def test_a_counted_list_in_sentences_then_the_answer_is_no_loop() -> None:
+    """Counters are no new words, but the words around them are: cases in Roman numerals
+    with their own computations, then a conclusion."""
+    cases = "".join(
+        f"({_roman(i)}) For $n = {i}$ we get $n^2 + 1 = {i * i + 1}$, which is {'even' if i % 2 else 'odd'}.\n"
+        for i in range(1, 40)
+    )
+    assert not _repetition.degenerate(cases + "So exactly 20 of the values are odd: $\\boxed{20}$.")

@@ -190,7 +190,8 @@ class MathVerifier:
         """
         if _is_passage(extracted):  # before any comparison: a passage is not an answer
             golds = _gold_answers(ground_truth)
-            if reason := _latex.passage_guard_reason(extracted.answer or ""):
+            passage = extracted.answer or ""
+            if reason := _latex.passage_guard_reason(passage) or _parse_guard(passage):
                 return verdict(False, None, source="expression", guard=reason)
             if _answer.false_chain(_TAGS_AND_DELIMITERS.sub("", extracted.answer or "").strip()):
                 return verdict(False, None, source="expression")  # "<answer>x = 19 = 18</answer>"
@@ -209,6 +210,8 @@ class MathVerifier:
             return quick
         answer = extracted.answer or ""
         golds = _gold_answers(ground_truth)
+        if reason := _parse_guard(answer):
+            return verdict(False, answer, guard=reason)
         if not _right(answer, golds):
             return verdict(False, answer)
         if _called_right(extracted, golds):  # "... Hmm, $\\frac{1}{4}$ is wrong."
@@ -264,6 +267,8 @@ def _marked_unlike_golds(answer: str, golds: tuple[str, ...]) -> bool:
 
 
 def _right(answer: str, golds: tuple[str, ...]) -> bool:
+    if _parse_guard(answer):
+        return False  # (check says why first, for the final answer)
     return any(
         not _labels_conflict(answer, gold) and _math_verify_equal(gold, answer) for gold in golds
     )
@@ -293,8 +298,13 @@ def _quick_verdict(
 def _guarded(answer: str, gold: str) -> Decision:
     """Only the structural guards: a guarded pair is decided by string equality alone."""
     pred, ref = _latex.normalise(answer), _latex.normalise(gold)
-    reason = _latex.guard_reason(pred) or _latex.guard_reason(ref)
+    reason = _latex.guard_reason(pred) or _latex.guard_reason(ref) or _parse_guard(pred, ref)
     return (_same_text(answer, gold, pred, ref), reason) if reason else (None, None)
+
+
+def _parse_guard(*texts: str) -> str | None:
+    """:func:`~rewardkit.verifiers._latex.parse_guard_reason` of the first text that has one."""
+    return next(filter(None, map(_latex.parse_guard_reason, texts)), None)
 
 
 def _same_text(answer: str, gold: str, pred: str, ref: str) -> bool:
@@ -324,6 +334,8 @@ def _decide(answer: str, gold: str) -> Decision:
     if _dropped_a_word(answer, pred, ref):
         return None, None  # "\text{yes}\text{ no}" against "yes": a word dropped as a unit
     decided = _decide_prepared(pred, ref)
+    if decided is None and (reason := _parse_guard(pred, ref)):  # not for math-verify either
+        return _same_text(answer, gold, _latex.normalise(answer), _latex.normalise(gold)), reason
     if decided and _radians_in_degrees(answer, gold, pred + ref):
         return False, None  # "\frac{\pi}{4}^\circ" is a quarter of pi degrees, no pi/4 radians
     if _percents_elsewhere(answer, gold, pred + ref):
