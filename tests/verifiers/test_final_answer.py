@@ -276,6 +276,12 @@ def test_math_dapo_retraction_scores_minus_one() -> None:
 
 # --- gsm8k (auto) --------------------------------------------------------------------------
 
+_GSM_PAPER = (
+    "Janet eats 3 ducks eggs for breakfast every morning and she sells the rest so she has"
+    " 16 - 3 = <<16-3=13>>13 ducks eggs left\nShe has 13 ducks eggs and she sells 2 each day"
+    " so she makes 13 * 2 = $<<13*2=26>>26\nA: 26"
+)
+_ZERO_SHOT_SUM = "Julieta received $720 in tips. \nTherefore, the answer (arabic numerals) is: \n\n800 + 720 = 1520"
 GSM8K_ROWS = [
     # 1. retraction
     ("#### 18\n\nActually, on reflection, 20", "18", 0.0, "retracted next paragraph"),
@@ -400,6 +406,14 @@ GSM8K_ROWS = [
     ("The answer is 18 if it rains, else 20.", "18", 0.0, "a conditional answer"),
     ("The answer is 18 unless it rains.", "18", 0.0, "a conditional answer"),
     ("The answer is 18\n</think>\n19", "19", 1.0, "the conclusion is 19"),
+    # published outputs, each as its source graded it: the GSM8K paper's solutions end
+    # "A: n" (openai/grade-school-math, example_model_solutions.jsonl, MIT); the zero-shot
+    # chain-of-thought trigger ends "the answer (arabic numerals) is" (kojima-takeshi188/
+    # zero_shot_cot, text-davinci-002), where a sum's result is the answer, not its first term
+    (_GSM_PAPER, "26", 1.0, "the paper's answer line"),
+    (_GSM_PAPER, "18", 0.0, "the paper's answer line, wrong"),
+    (_ZERO_SHOT_SUM, "1520", 1.0, "the sum's result after the trigger"),
+    (_ZERO_SHOT_SUM, "800", 0.0, "not the sum's first term"),
 ]
 
 
