@@ -399,6 +399,46 @@ async def test_a_task_whose_worker_is_stuck_waits_at_most_for_the_others_queue()
     assert elapsed < 2.5, f"tasks waited {elapsed:.2f}s for a stuck worker"
 
 
+@pytest.mark.parametrize("ending", ["return", "time out"])
+async def test_as_many_stuck_tasks_as_workers_hold_no_other_task(ending: str) -> None:
+    """Both workers of a pool of two run a task for 4 s (it returns, or times out at
+    3.5 s). Past STUCK_TASK_S a spare worker serves the tasks that wait, long before
+    either frees; once the stuck ones end, the pool is back to its size."""
+    pool = WorkerPool(2)
+    await pool.start()
+    timeout = 10.0 if ending == "return" else 3.5
+    try:
+        stuck = [asyncio.create_task(pool.run(time.sleep, 4.0, timeout=timeout)) for _ in range(2)]
+        while pool._idle:
+            await asyncio.sleep(0.01)
+        started = time.perf_counter()
+        squares = await asyncio.gather(*(pool.run(pow, i, 2, timeout=10) for i in range(20)))
+        elapsed = time.perf_counter() - started
+        assert squares == [i * i for i in range(20)]
+        assert 1 <= pool.stats["spares"] <= 2 and len(pool._all) <= 4
+        await asyncio.gather(*stuck, return_exceptions=True)
+        for _ in range(200):  # a spare or a replacement no longer needed is stopped
+            if len(pool._all) == 2 and not pool._stopping:
+                break
+            await asyncio.sleep(0.02)
+        assert len(pool._all) == 2 and not pool._stopping
+        assert await pool.run(pow, 3, 2, timeout=5) == 9
+    finally:
+        await pool.close()
+    assert elapsed < pool_module.STUCK_TASK_S + 2.0, f"tasks waited {elapsed:.2f}s"
+
+
+async def test_no_spare_while_nothing_waits() -> None:
+    """A task running long with the other worker free forks nothing."""
+    pool = WorkerPool(2)
+    await pool.start()
+    try:
+        await pool.run(time.sleep, pool_module.STUCK_TASK_S + 0.3, timeout=10)
+        assert pool.stats["spares"] == 0 and len(pool._all) == 2
+    finally:
+        await pool.close()
+
+
 async def test_a_worker_holding_too_many_processes_is_replaced(monkeypatch) -> None:
     """Adopted orphans that exit stay zombies of the worker (reaping them could steal a
     status the user's code waits for): a worker past the bound is replaced, ending them."""

@@ -478,25 +478,29 @@ def _hanging_rows(answers: list[str], gold: str) -> list[dict[str, Any]]:
     return [{"data_source": "hanging-check", "response": a, "ground_truth": gold} for a in answers]
 
 
-async def test_ordinary_rows_do_not_wait_for_a_hanging_neighbour() -> None:
+@pytest.mark.parametrize("hanging", [(3,), (3, 40)], ids=["one", "as many as workers"])
+async def test_ordinary_rows_do_not_wait_for_a_hanging_neighbour(hanging: tuple[int, ...]) -> None:
     """A batch of ordinary rows (each a check in a worker) with one row whose check hangs
     past reward.timeout_s, early in the first spread task: the rows after it are handed
     to another task when that check has run SPREAD_STALL_S, the rows before it are
     finished then; their latency stays far from the neighbour's 8 s timeout (and within
     a few times that of the same batch without the hanging row); the hanging row ends
-    `timeout`."""
+    `timeout`. With two hanging rows, one in each of the two workers, a spare worker
+    serves the others (the pool's STUCK_TASK_S)."""
     answers = [f"a{i}" for i in range(96)]
     engine = plug(await make_engine(timeout_s=8), _Hanging())
     try:  # another ground truth for each batch: no check of the first is cached for the second
         quiet = await engine.score_many(_hanging_rows(answers, "a7"))
-        answers[3] = "hang"
+        for at in hanging:
+            answers[at] = "hang"
         started = time.perf_counter()
         loud = await engine.score_many(_hanging_rows(answers, "a8"))
         spent = time.perf_counter() - started
     finally:
         await engine.close()
-    assert loud[3].status is Status.TIMEOUT and "timed out after 8s" in (loud[3].error or "")
-    ordinary = [r for i, r in enumerate(loud) if i != 3]
+    for at in hanging:
+        assert loud[at].status is Status.TIMEOUT and "timed out after 8s" in (loud[at].error or "")
+    ordinary = [r for i, r in enumerate(loud) if i not in hanging]
     assert all(r.status is Status.OK for r in ordinary + quiet)
     assert sum(r.score or 0 for r in ordinary) == sum(r.score or 0 for r in quiet) == 1.0
     slowest = max(r.elapsed_s or 0 for r in ordinary)

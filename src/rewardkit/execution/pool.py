@@ -20,6 +20,12 @@ waiting requester that holds the fewest workers, so ten slow rows of one request
 queue ahead of another request's row; that row waits at most for the first worker to
 free up.
 
+A task that runs past :data:`STUCK_TASK_S` while other tasks wait no longer counts as
+one of the pool's workers: a spare worker is forked for the waiting tasks (at most as many
+spares as workers), and it goes once it is free, nothing waits, and the pool has its size
+in workers again. Two rows that hang until their time limit in a pool of two workers
+would otherwise hold every other row for that long.
+
 A task may name an ``affinity`` (the engine uses the row's ground truth): it then prefers
 the worker that key maps to, so a prompt's rollouts, epoch after epoch, reach the worker
 that already parsed its reference and similar answers (latex2sympy's parser learns its
@@ -145,6 +151,11 @@ _MAX_BELOW = 1024
 # How far down a requester's queue a free worker looks for a task that prefers it: the
 # head waits at most for its preferred worker's current task, or is taken as the oldest.
 _AFFINITY_SCAN = 64
+# A task still running after this long has its worker counted out while tasks wait: a
+# spare worker serves them (up to ``size`` spares), so that as many hanging rows as
+# workers never hold every other row for their time limit. A spare goes as soon as it is
+# free with no task waiting and the pool has its size in workers that are not stuck.
+STUCK_TASK_S = 1.0
 
 
 class _Frames:
@@ -477,6 +488,7 @@ class _Worker:
         self.tasks_done = 0
         self.cold = False  # forked without the warm-ups while a zygote runs them
         self.retire = False  # cold, and the zygote is ready: swap it when it is free
+        self.stuck = False  # its task has run past STUCK_TASK_S: a spare may serve for it
         self.reply: asyncio.Future[tuple[bool, Any]] | None = None  # the task in flight
 
     def _hand_board(self) -> Board:
@@ -567,6 +579,8 @@ class WorkerPool:
         self._last_served: dict[Hashable | None, int] = {}
         self._serial = 0
         self._all: set[_Worker] = set()
+        self._forking_spares = 0  # spare workers on their way (see STUCK_TASK_S)
+        self._stopping: set[asyncio.Future[None]] = set()  # spares being forked or stopped
         self._closed = False
         self.started = 0  # workers started so far (the pool is whole from then on)
         self._starting: asyncio.Future[None] | None = None  # start(wait=False) in progress
@@ -577,6 +591,7 @@ class WorkerPool:
             "crashes": 0,
             "restarts": 0,
             "warmed": 0,  # cold workers swapped for ones the zygote forked (see start)
+            "spares": 0,  # spare workers forked while workers were stuck (STUCK_TASK_S)
         }
 
     async def start(self, wait: bool = True) -> None:
@@ -716,6 +731,7 @@ class WorkerPool:
                 _release_zygote(held)
 
         await asyncio.to_thread(stop_all)
+        await asyncio.gather(*self._stopping, return_exceptions=True)  # spares, forked or going
 
     async def run(
         self,
@@ -738,9 +754,11 @@ class WorkerPool:
         prefer = None if affinity is None else hash(affinity) % self.size
         worker = await self._acquire(owner, prefer)
         self.stats["tasks"] += 1
+        watch = asyncio.get_running_loop().call_later(STUCK_TASK_S, self._stuck, worker)
         try:
             ok, value = await self._exchange(worker, (fn, args), timeout, link)
         except BaseException as exc:
+            watch.cancel()
             self._finished(owner)
             if isinstance(exc, ScorerTimeout):
                 self.stats["timeouts"] += 1
@@ -749,6 +767,8 @@ class WorkerPool:
             # Timed out, dead, or cancelled mid-task (it may still be busy): never reused.
             await asyncio.shield(self._replace(worker))
             raise
+        watch.cancel()
+        worker.stuck = False
         self._finished(owner)
         worker.tasks_done += 1
         if worker.retire:  # a cold worker, now that the zygote can fork a warm one
@@ -772,6 +792,7 @@ class WorkerPool:
             return self._idle.pop(at)
         future: asyncio.Future[_Worker] = asyncio.get_running_loop().create_future()
         self._waiting.setdefault(owner, deque()).append((future, prefer))
+        self._top_up()
         try:
             return await future
         except asyncio.CancelledError:
@@ -797,7 +818,52 @@ class WorkerPool:
                 self._serve(owner)
                 future.set_result(worker)
                 return
+        if self._serving() > self.size:  # a spare, no longer needed: nothing waits
+            self._all.discard(worker)
+            stopping = asyncio.ensure_future(asyncio.to_thread(worker.stop))
+            self._stopping.add(stopping)
+            stopping.add_done_callback(self._stopping.discard)
+            return
         self._idle.append(worker)
+
+    # ------------------------------------------------------------------ spares
+
+    def _serving(self) -> int:
+        """Workers that serve or may serve tasks soon: all but those stuck in a task."""
+        return sum(not worker.stuck for worker in self._all)
+
+    def _stuck(self, worker: _Worker) -> None:
+        """``worker``'s task has run past STUCK_TASK_S (the watch in :meth:`run`)."""
+        worker.stuck = True
+        self._top_up(worker.slot)
+
+    def _top_up(self, slot: int = 0) -> None:
+        """Fork a spare worker while tasks wait and fewer than ``size`` workers serve
+        (at most ``size`` spares in all): see STUCK_TASK_S."""
+        if self._closed or not self._waiting or self.started < self.size:
+            return
+        if self._serving() + self._forking_spares >= self.size:
+            return
+        if len(self._all) + self._forking_spares >= 2 * self.size:
+            return
+        self._forking_spares += 1
+        spare = asyncio.ensure_future(self._add_spare(slot))
+        self._stopping.add(spare)
+        spare.add_done_callback(self._stopping.discard)
+
+    async def _add_spare(self, slot: int) -> None:
+        try:
+            worker = await asyncio.to_thread(self._new_worker, slot)
+        except Exception:  # a spare that cannot start costs speed, never a task
+            return
+        finally:
+            self._forking_spares -= 1
+        if self._closed:
+            await asyncio.to_thread(worker.stop)
+            return
+        self.stats["spares"] += 1
+        self._all.add(worker)
+        self._release(worker)
 
     def _serve(self, owner: Hashable | None) -> None:
         self._running[owner] += 1
