@@ -50,6 +50,14 @@ def test_every_error_is_reported_at_once_naming_its_key() -> None:
             "reward.num_workers=99999",
             "reward.num_workers: Input should be less than or equal to 4096",
         ),
+        (
+            "reward.spare_workers=-1",
+            "reward.spare_workers: Input should be greater than or equal to 0",
+        ),
+        (
+            "reward.spare_workers=true",
+            "reward.spare_workers: Input should be a number, not a boolean",
+        ),
     ],
 )
 def test_settings_that_switch_a_guarantee_off_are_refused(override: str, message: str) -> None:
@@ -300,3 +308,12 @@ def test_non_finite_weights_and_impossible_buffers_are_refused_at_load(
     with pytest.raises(ConfigError) as caught:
         load_config(None, overrides)
     assert named in str(caught.value)
+
+
+def test_spare_workers_default_to_the_workers_and_reach_the_pool() -> None:
+    from rewardkit import wiring
+
+    assert load_config({}, ["reward.num_workers=3"]).reward.spares == 3
+    section = load_config({}, ["reward.num_workers=3", "reward.spare_workers=0"]).reward
+    assert section.spares == 0
+    assert wiring.make_pool(section).spares == 0  # type: ignore[union-attr]

@@ -819,6 +819,11 @@ class RewardSection(_Section):
     """LRU entries of (verifier, ground truth, answer) -> verdict kept across batches."""
     worker_memory_mb: int | None = Field(default=None, ge=64)
     """Address-space limit of each scoring process; null: none."""
+    spare_workers: int | None = Field(default=None, ge=0, le=MAX_WORKERS)
+    """Extra scoring processes the local pool may fork while workers are stuck in a task
+    past a second and other rows wait (each goes once nothing waits); null: as many as
+    ``num_workers``; 0: never more processes than ``num_workers``. The Ray backend has
+    none (its actors' CPUs are reserved)."""
     rule_weight: float = Field(default=1.0, allow_inf_nan=False)
     """Weights (this, format_reward.weight, reward_model.weight) may be 0 or negative,
     never NaN or infinite: those would make every row's score NaN."""
@@ -913,6 +918,11 @@ class RewardSection(_Section):
     def workers(self) -> int:
         """num_workers resolved against the machine."""
         return self.num_workers or usable_cores()
+
+    @property
+    def spares(self) -> int:
+        """spare_workers resolved: as many as the workers unless set."""
+        return self.workers if self.spare_workers is None else self.spare_workers
 
     @property
     def function_kwargs(self) -> dict[str, Any]:

@@ -63,6 +63,7 @@ def make_pool(section: RewardSection) -> Pool:
         )
     return WorkerPool(
         section.workers,
+        spares=section.spares,
         memory_mb=section.worker_memory_mb,
         preload=WORKER_IMPORTS,  # the first worker serves without waiting for the warm-ups
         warm=WORKER_WARM_UPS,  # which a zygote runs, then forks the others from

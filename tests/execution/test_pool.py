@@ -404,7 +404,7 @@ async def test_as_many_stuck_tasks_as_workers_hold_no_other_task(ending: str) ->
     """Both workers of a pool of two run a task for 4 s (it returns, or times out at
     3.5 s). Past STUCK_TASK_S a spare worker serves the tasks that wait, long before
     either frees; once the stuck ones end, the pool is back to its size."""
-    pool = WorkerPool(2)
+    pool = WorkerPool(2, spares=2)
     await pool.start()
     timeout = 10.0 if ending == "return" else 3.5
     try:
@@ -428,12 +428,21 @@ async def test_as_many_stuck_tasks_as_workers_hold_no_other_task(ending: str) ->
     assert elapsed < pool_module.STUCK_TASK_S + 2.0, f"tasks waited {elapsed:.2f}s"
 
 
-async def test_no_spare_while_nothing_waits() -> None:
-    """A task running long with the other worker free forks nothing."""
-    pool = WorkerPool(2)
+async def test_no_spare_while_nothing_waits_or_with_none_allowed() -> None:
+    """A task running long with the other worker free forks nothing; nor do two stuck
+    tasks with tasks waiting when the pool may have no spares (reward.spare_workers=0)."""
+    pool = WorkerPool(2, spares=2)
     await pool.start()
     try:
         await pool.run(time.sleep, pool_module.STUCK_TASK_S + 0.3, timeout=10)
+        assert pool.stats["spares"] == 0 and len(pool._all) == 2
+    finally:
+        await pool.close()
+    pool = WorkerPool(2)  # spares=0, the default of the class (the config's: num_workers)
+    await pool.start()
+    try:
+        stuck = [pool.run(time.sleep, pool_module.STUCK_TASK_S + 0.5, timeout=10) for _ in range(2)]
+        await asyncio.gather(*stuck, *(pool.run(pow, i, 2, timeout=10) for i in range(4)))
         assert pool.stats["spares"] == 0 and len(pool._all) == 2
     finally:
         await pool.close()

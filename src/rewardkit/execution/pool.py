@@ -21,9 +21,9 @@ queue ahead of another request's row; that row waits at most for the first worke
 free up.
 
 A task that runs past :data:`STUCK_TASK_S` while other tasks wait no longer counts as
-one of the pool's workers: a spare worker is forked for the waiting tasks (at most as many
-spares as workers), and it goes once it is free, nothing waits, and the pool has its size
-in workers again. Two rows that hang until their time limit in a pool of two workers
+one of the pool's workers: a spare worker is forked for the waiting tasks (at most
+``spares`` of them, ``reward.spare_workers``), and it goes once it is free, nothing waits,
+and the pool has its size in workers again. Two rows that hang until their time limit in a pool of two workers
 would otherwise hold every other row for that long.
 
 A task may name an ``affinity`` (the engine uses the row's ground truth): it then prefers
@@ -152,7 +152,7 @@ _MAX_BELOW = 1024
 # head waits at most for its preferred worker's current task, or is taken as the oldest.
 _AFFINITY_SCAN = 64
 # A task still running after this long has its worker counted out while tasks wait: a
-# spare worker serves them (up to ``size`` spares), so that as many hanging rows as
+# spare worker serves them (up to the pool's ``spares``), so that as many hanging rows as
 # workers never hold every other row for their time limit. A spare goes as soon as it is
 # free with no task waiting and the pool has its size in workers that are not stuck.
 STUCK_TASK_S = 1.0
@@ -560,6 +560,7 @@ class WorkerPool:
         self,
         size: int,
         *,
+        spares: int = 0,
         memory_mb: int | None = None,
         preload: Sequence[str] = (),
         warm: Sequence[str] = (),
@@ -568,6 +569,7 @@ class WorkerPool:
             raise ValueError(f"a pool needs at least one worker, got size={size}")
         _add_preload(preload)  # what the tasks will need, imported (and warmed) once
         self.size = size
+        self.spares = spares  # workers it may fork past size while some are stuck
         self.memory_mb = memory_mb
         self.warm = tuple(warm)  # warm-ups run by the zygote (see start)
         self._zygote: _Zygote | None = None
@@ -839,12 +841,12 @@ class WorkerPool:
 
     def _top_up(self, slot: int = 0) -> None:
         """Fork a spare worker while tasks wait and fewer than ``size`` workers serve
-        (at most ``size`` spares in all): see STUCK_TASK_S."""
+        (at most ``spares`` past ``size`` in all): see STUCK_TASK_S."""
         if self._closed or not self._waiting or self.started < self.size:
             return
         if self._serving() + self._forking_spares >= self.size:
             return
-        if len(self._all) + self._forking_spares >= 2 * self.size:
+        if len(self._all) + self._forking_spares >= self.size + self.spares:
             return
         self._forking_spares += 1
         spare = asyncio.ensure_future(self._add_spare(slot))
