@@ -582,6 +582,7 @@ class WorkerPool:
         self._serial = 0
         self._all: set[_Worker] = set()
         self._forking_spares = 0  # spare workers on their way (see STUCK_TASK_S)
+        self._stuck_workers = 0  # workers of _all whose task has run past STUCK_TASK_S
         self._stopping: set[asyncio.Future[None]] = set()  # spares being forked or stopped
         self._closed = False
         self.started = 0  # workers started so far (the pool is whole from then on)
@@ -761,6 +762,7 @@ class WorkerPool:
             ok, value = await self._exchange(worker, (fn, args), timeout, link)
         except BaseException as exc:
             watch.cancel()
+            self._unstuck(worker)
             self._finished(owner)
             if isinstance(exc, ScorerTimeout):
                 self.stats["timeouts"] += 1
@@ -770,7 +772,7 @@ class WorkerPool:
             await asyncio.shield(self._replace(worker))
             raise
         watch.cancel()
-        worker.stuck = False
+        self._unstuck(worker)
         self._finished(owner)
         worker.tasks_done += 1
         if worker.retire:  # a cold worker, now that the zygote can fork a warm one
@@ -832,12 +834,20 @@ class WorkerPool:
 
     def _serving(self) -> int:
         """Workers that serve or may serve tasks soon: all but those stuck in a task."""
-        return sum(not worker.stuck for worker in self._all)
+        return len(self._all) - self._stuck_workers
 
     def _stuck(self, worker: _Worker) -> None:
         """``worker``'s task has run past STUCK_TASK_S (the watch in :meth:`run`)."""
-        worker.stuck = True
-        self._top_up(worker.slot)
+        if worker in self._all and not worker.stuck:
+            worker.stuck = True
+            self._stuck_workers += 1
+            self._top_up(worker.slot)
+
+    def _unstuck(self, worker: _Worker) -> None:
+        """``worker``'s task has ended (before it is released or replaced)."""
+        if worker.stuck:
+            worker.stuck = False
+            self._stuck_workers -= 1
 
     def _top_up(self, slot: int = 0) -> None:
         """Fork a spare worker while tasks wait and fewer than ``size`` workers serve
