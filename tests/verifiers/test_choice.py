@@ -69,6 +69,19 @@ ROWS: list[tuple[object, str, float, str]] = [
     ("B", "答案不是B", 0.0, "the letter denied"),
     ("B", "答案：B\n\n答案：C", 0.0, "two answers, one a paragraph"),
     ("B", "答案是 B 或 C", 0.0, "two letters offered"),
+    # as English reads them (an outside red team's probes): letters joined with no blank,
+    # a letter asked, the wrong answer named, one ruled out, one chosen
+    ("B", "答案是B或C。", 0.0, "或 joins two letters"),
+    ("B", "答案是B还是C？", 0.0, "还是 asks which"),
+    ("B", "答案是B吗？", 0.0, "吗 asks"),
+    ("A", "答案：A、B", 0.0, "、 lists two"),
+    ("A", "答案：Ａ、Ｂ", 0.0, "、 lists two full-width letters"),
+    ("A", "答案是A和B", 0.0, "和 joins two"),
+    ("B", "错误答案是B，正确的是A。", 0.0, "the wrong answer named"),
+    ("A", "题目问：“答案是A吗？”我认为正确选项是C。", 0.0, "a question quoted"),
+    ("B", "排除答案B，所以选D。", 0.0, "B ruled out"),
+    ("D", "排除答案B，所以选D。", 1.0, "D chosen"),
+    ("C", "不选B，选C。", 1.0, "not B: C chosen"),
 ]
 
 

@@ -603,6 +603,36 @@ def test_deep_fractions_never_reach_math_verify(response: str, fast_paths: bool)
     assert spent < _BOUND_S and found[0].score == 0.0, spent
 
 
+# What math-verify reads is what the bound applies to: a deep fraction on the way, then a
+# plain value it reads (milliseconds), and nested roots (9 deep: 5 ms), are compared as
+# before (an outside red team's probes on the first version, which refused them)
+_SHALLOW_READS = [
+    (
+        "We compute $x = " + _continued_fraction(10) + "$. Working from the inside out,"
+        " $x = \\frac{89}{144}$.",
+        "\\frac{89}{144}",
+    ),
+    (
+        "We compute $$y = " + _continued_fraction(9) + " + \\frac{1}{2}$$ and after"
+        " simplification the total number of steps is 42.",
+        "42",
+    ),
+    ("So $\\boxed{" + "\\sqrt{" * 9 + "2" + "}" * 9 + "}$.", "2^{1/512}"),
+]
+
+
+@pytest.mark.parametrize(("response", "gold"), _SHALLOW_READS)
+def test_a_deep_fraction_math_verify_does_not_read_costs_no_credit(
+    response: str, gold: str
+) -> None:
+    extracted = MATH.extract(response)
+    found: list[Any] = []
+    spent = _within_bound(
+        lambda: found.append(MATH.quick_check(extracted, gold) or MATH.check(extracted, gold))
+    )
+    assert spent < _BOUND_S and found[0].score == 1.0, (spent, found)
+
+
 def test_a_deep_rational_fraction_is_still_evaluated_inline() -> None:
     """A continued fraction of numbers is exact arithmetic: the inline phases decide it
     (depth 20 is 10946/17711, Fibonacci numbers), whatever the depth bound."""
@@ -616,6 +646,6 @@ def test_fraction_depth() -> None:
 
     assert fraction_depth("\\frac{1}{2} + \\frac{3}{4}") == 1
     assert fraction_depth("\\frac{1}{1+\\frac{1}{2}}") == 2
-    assert fraction_depth("\\sqrt[3]{\\frac{1}{\\sqrt{2}}}") == 3
+    assert fraction_depth("\\sqrt[3]{\\frac{1}{\\sqrt{2}}}") == 1  # roots cost little
     assert fraction_depth(_continued_fraction(9)) == 9
     assert fraction_depth("}" * 10 + "{" * 10) == 0  # unbalanced braces are no fractions

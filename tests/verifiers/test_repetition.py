@@ -153,10 +153,7 @@ CORPUS_LOOPS = {
     *(f"ei:ei_G8_eibatch128_sftepochs_1/iter_1:{n}" for n in (402, 700, 774)),
     *(
         f"ei:ei_G16_eibatch128_sftepochs_3/iter_5:{n}"
-        # 288: two paragraphs taking turns ("However, ..." / "But this is ..."), three
-        # times in all and no more: found since the fourth way tries the shift to the
-        # text's start
-        for n in (196, 288, 302, 1324, 1328, 1332, 1338, 1442, 1494, 1970, 1976)
+        for n in (196, 302, 1324, 1328, 1332, 1338, 1442, 1494, 1970, 1976)
     ),
 }
 
@@ -554,8 +551,7 @@ def _roman(n: int) -> str:
 # A loop counts its units in any numbering: each unit writes a counter the window has not
 # seen, which is no new word (an outside red team's loops, each credited before: the
 # right answer, boxed again and again, counted in Roman numerals, letter pairs or Chinese
-# numerals; and three copies of one long paragraph that end the text, the shift to the
-# text's start never tried)
+# numerals)
 _CN = "一二三四五六七八九十"
 COUNTED_LOOPS = {
     "Roman numerals": "".join(f"({_roman(i)}) $\\boxed{{5}}$ " for i in range(1, 100)),
@@ -568,12 +564,11 @@ COUNTED_LOOPS = {
     "Chinese numerals": "".join(
         f"第{_CN[i % 10]}{_CN[i // 10 % 10]}步：答案是 $\\boxed{{5}}$。" for i in range(100)
     ),
-    "three copies of a long unit": (
-        "".join(f"Check {i}: substituting gives the expected result. " for i in range(80))
-        + "Therefore the answer is $\\boxed{5}$.\n"
-    )
-    * 3,
 }
+_LONG_UNIT = (
+    "".join(f"Check {i}: substituting gives the expected result. " for i in range(80))
+    + "Therefore the answer is $\\boxed{5}$.\n"
+)
 
 
 @pytest.mark.parametrize("name", sorted(COUNTED_LOOPS))
@@ -588,13 +583,17 @@ def test_a_loop_counted_in_any_numbering_is_degenerate(name: str) -> None:
     assert extracted.extra["degenerate"] == 1
 
 
-def test_a_long_unit_said_twice_or_followed_by_a_conclusion_is_no_loop() -> None:
-    unit = COUNTED_LOOPS["three copies of a long unit"][
-        : len(COUNTED_LOOPS["three copies of a long unit"]) // 3
-    ]
-    assert not _repetition.degenerate(unit * 2)
-    assert not _repetition.degenerate("Let me solve it. " * 10 + unit * 2)
-    assert not _repetition.degenerate(unit * 3 + "So the answer is 5, as every check confirms.")
+def test_a_long_unit_said_three_times_to_a_finished_end_is_no_loop() -> None:
+    """Three copies of a long unit that end where a unit ends: the policy stopped (a
+    solution restated twice, "Let me verify once more", is an answer, an outside red
+    team's probe); a fourth copy, or a third cut mid-unit at the token limit, is a loop."""
+    assert not _repetition.degenerate(_LONG_UNIT * 2)
+    assert not _repetition.degenerate(_LONG_UNIT * 3)
+    assert not _repetition.degenerate(
+        _LONG_UNIT * 3 + "So the answer is 5, as every check confirms."
+    )
+    assert _repetition.degenerate(_LONG_UNIT * 4)
+    assert _repetition.degenerate((_LONG_UNIT * 4)[:-1_000])
 
 
 def test_a_counted_list_in_sentences_then_the_answer_is_no_loop() -> None:

@@ -868,23 +868,26 @@ def passage_guard_reason(text: str) -> str | None:
 
 
 MAX_FRACTION_DEPTH = 8
-"""Fractions and roots nested deeper than this never reach math-verify: its cost doubles
+"""Fractions nested deeper than this are never compared by math-verify: its cost doubles
 with each level of a continued fraction (``\\frac{1}{1+\\frac{1}{1+...}}``: 0.05 s at
-depth 8, 0.9 s at 13, past any worker's time limit at 20), far under MAX_NESTING."""
+depth 8, 0.9 s at 13, past any worker's time limit at 20; the parse is cheap, sympy's
+comparison is not), far under MAX_NESTING. Nested roots cost little (9 deep: 5 ms)."""
 
 
 def parse_guard_reason(text: str) -> str | None:
-    """Why a text the inline phases could not decide must not go to math-verify's parser
-    (None: it may). Apart from :func:`guard_reason`: an answer this deep is still
-    evaluated inline where it is rational (a continued fraction of numbers)."""
+    """Why an answer the inline phases could not decide must not be compared by
+    math-verify (None: it may): for a passage, the value math-verify read from it (a deep
+    fraction elsewhere in the passage is never compared). Apart from
+    :func:`guard_reason`: an answer this deep is still evaluated inline where it is
+    rational (a continued fraction of numbers)."""
     if fraction_depth(text) > MAX_FRACTION_DEPTH:
         return "deep fractions"
     return None
 
 
 def fraction_depth(text: str) -> int:
-    """How many fraction and root arguments are open inside one another at the deepest
-    point: ``\\frac{1}{1+\\frac{1}{2}}`` is 2, ``\\sqrt{\\sqrt{2}}`` is 2. One pass."""
+    """How many fraction arguments are open inside one another at the deepest point:
+    ``\\frac{1}{1+\\frac{1}{2}}`` is 2, ``\\sqrt{\\frac{1}{2}}`` is 1. One pass."""
     opened: list[bool] = []  # per open brace: is it a fraction's or root's argument?
     pending = depth = deepest = 0
     for token in _FRACTION_TOKEN.finditer(text):
@@ -902,8 +905,8 @@ def fraction_depth(text: str) -> int:
     return deepest
 
 
-_ARGUMENTS = {"\\frac": 2, "\\dfrac": 2, "\\tfrac": 2, "\\cfrac": 2, "\\sqrt": 1}
-_FRACTION_TOKEN = re.compile(r"\\[dtc]?frac(?![A-Za-z])|\\sqrt(?![A-Za-z])|[{}]")
+_ARGUMENTS = {"\\frac": 2, "\\dfrac": 2, "\\tfrac": 2, "\\cfrac": 2}
+_FRACTION_TOKEN = re.compile(r"\\[dtc]?frac(?![A-Za-z])|[{}]")
 
 
 def _nesting_depth(text: str) -> int:

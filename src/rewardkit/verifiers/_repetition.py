@@ -43,9 +43,7 @@ copies of one unit (the fourth way):
   tokens nor one exact unit, yet a compressor sees through it.
 - *near copies*: in the response's last :data:`NEAR_WINDOW_CHARS` characters, its last
   :data:`MIN_REPEATS` units (a unit: from one place of a 48-character key, taken at the
-  end or a little before it, to the next; where the key is found only twice before, the
-  text's start as the first unit's, at the same shift: three copies and nothing else)
-  are near copies, each of
+  end or a little before it, to the next) are near copies, each of
   :data:`MIN_UNIT_CHARS` characters or more, of lengths within
   :data:`UNIT_LENGTH_SPREAD`, each adding at most :data:`MAX_NEW_SHARE` bytes per
   character to zlib's packing of the unit before it, the text's last 128 characters
@@ -55,8 +53,8 @@ copies of one unit (the fourth way):
   than the third way's bound; and a loop that began less than a window before the cut
   leaves the derivation before it in the window, which defeats the three other ways.
 
-Measured on the real outputs in ``tests/data/real_outputs`` (4,508 rows): 28 rows end in
-a loop, 26 of them shorter than 4,096 characters (a word, ``\\ \\ \\``, quote junk,
+Measured on the real outputs in ``tests/data/real_outputs`` (4,508 rows): 27 rows end in
+a loop, 25 of them shorter than 4,096 characters (a word, ``\\ \\ \\``, quote junk,
 a few-shot dialogue echoed, a whole solution again and again), each read by hand, and
 no other row is flagged; the
 long rows that are no loop pack to 0.22 of their bytes at least. On a public MATH-500
@@ -217,11 +215,6 @@ def _near_copies(text: str) -> bool:
             if found < 0:
                 break
             marks.append(found + PERIOD_KEY_CHARS)
-        if len(marks) == MIN_REPEATS:
-            # one key short: the shift tried directly, as the text's start may be the
-            # first unit's (three copies of a paragraph and nothing else, cut at a
-            # unit's end); the checks below say whether it is a copy
-            marks.append(max(0, 2 * marks[-1] - marks[-2]))
         if len(marks) <= MIN_REPEATS:
             continue  # most texts: their last characters are new
         units = [text[marks[at + 1] : marks[at]] for at in range(MIN_REPEATS)]

@@ -22,7 +22,8 @@ or a bold letter alone on its line in the section (``Answer: B``, a blank line,
 stated in an earlier paragraph or in the thinking is a step on the way. The response is
 read as rendered (``_common.visible``): ``Answer: ~~D~~ B`` answers B. Full-width forms
 are their ASCII letters (``（Ｂ）`` is ``(B)``), and "answer" is read in Chinese too
-(``答案是 B``, ``答案：B``).
+(``答案是 B``, ``答案：B``): letters joined or asked with no blank between (``B或C``,
+``A、B``, ``B吗？``) are no choice, and ``选D`` ("choose D") chooses D.
 
 Everything is decided in the main process; there is no slow path.
 """
@@ -73,7 +74,8 @@ _STATEMENT = (
 )
 # "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
 _STATED = re.compile(
-    r"(?:(?i:answer)|答案)(?:"  # "答案是 B", "答案：B": "answer" in Chinese
+    # "答案是 B", "答案：B": "answer" in Chinese; not the wrong one, or one ruled out
+    r"(?:(?i:answer)|(?<!错误)(?<!错误的)(?<!不正确的)(?<!排除)答案)(?:"
     + _STATEMENT
     # "Answer: b", "answer is (b)." ending its line: a lower-case letter stated as the answer
     + r"|(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?:(?i:is)[ \t]{0,3})?[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
@@ -87,13 +89,16 @@ _TAGGED = re.compile(
 # "option"/"choice" states the answer only when chosen ("the correct option is C", "option
 # C is correct", "I choose C"), never when discussed ("Option D is a distractor.")
 _OPTION = re.compile(  # the lookahead first: re passes fast over where no word starts
-    r"(?=[oOcCsSpPgG])(?:(?i:option|choice)[ \t]{1,3}(?:(?i:is)[ \t]{0,3}[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
+    r"(?=[oOcCsSpPgG选])(?:(?i:option|choice)[ \t]{1,3}(?:(?i:is)[ \t]{0,3}[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"
     + _LETTER
     + r"|(?:\*\*)?"
     + _LETTER.replace("letter", "letter_b")
     + r"(?:\*\*)?(?=[ \t]{1,3}(?i:is[ \t]+(?:the[ \t]+)?(?:correct|right|best|answer)\b)))"
     + r"|\b(?i:choose|select|pick|go[ \t]+with)[ \t]{1,3}(?:(?i:option|choice)[ \t]{1,3})?(?:\*\*)?"
     + _LETTER.replace("letter", "letter_c")
+    # "所以选D", "选择 B": "choose" in Chinese (not "不选B": do not choose it)
+    + r"|(?<!不)(?<!不要)(?:选择|选)[ \t]{0,3}(?:选项[ \t]{0,3})?(?:\*\*)?"
+    + _LETTER.replace("letter", "letter_d")
     + ")"
 )
 # the last line is the option chosen, restated: "B) 42", "(B) 42", "A. lightning."
@@ -119,12 +124,13 @@ _LISTED_AFTER = re.compile(  # "C vs D", "C oder D", "C 或 D": "or" in any lang
     + _TEX_GAP
     + r"{0,6}\(?[ \t]{0,3}(?:[,;/&|+]|(?<![ \t])[-–](?=[A-J]\b)|\\&|\b(?:and/or|and)\b|(?<![^\W\d_])"
     + OR_WORD
+    + r"|[、和与及]|或者?|还是"  # "B或C", "A、B", "A和B": no blank between in Chinese
     # "C \text{ and } D": the word in TeX's text
     + r"|\\text(?:rm)?\{[ \t]{0,3}(?:and/or|and|or)[ \t]{0,3}\})?"
     + _TEX_GAP
     + r"{0,6}(?:\*\*|\$|\\boxed\{|\\text(?:bf)?\{)?[ \t]{0,2}[\(\[]?[A-J][\)\]]?"
     r"(?![A-Za-z0-9])(?![ \t]{1,3}[a-z])"
-    r"|[ \t]{0,3}\?"  # "C?": asked, not chosen
+    r"|[ \t]{0,3}(?:吗|呢)?[ \t]{0,3}\?"  # "C?", "是C吗？": asked, not chosen
 )
 # a marked letter listed just before the one read: "(A) (B) (C)", "**A**, **B**"
 _LISTED_BEFORE = re.compile(

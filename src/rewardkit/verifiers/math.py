@@ -190,8 +190,7 @@ class MathVerifier:
         """
         if _is_passage(extracted):  # before any comparison: a passage is not an answer
             golds = _gold_answers(ground_truth)
-            passage = extracted.answer or ""
-            if reason := _latex.passage_guard_reason(passage) or _parse_guard(passage):
+            if reason := _latex.passage_guard_reason(extracted.answer or ""):
                 return verdict(False, None, source="expression", guard=reason)
             if _answer.false_chain(_TAGS_AND_DELIMITERS.sub("", extracted.answer or "").strip()):
                 return verdict(False, None, source="expression")  # "<answer>x = 19 = 18</answer>"
@@ -887,6 +886,8 @@ def _expression_verdict(
     passage = _DISPLAY.sub(_without_stop, _one_blank(passage))
     found = _parse_passage(passage)
     pred = next((item for item in reversed(found) if isinstance(item, str)), None)
+    if pred is not None and (reason := _latex.parse_guard_reason(pred)):
+        return verdict(False, pred, source="expression", guard=reason)  # what it read: deep
     if pred is not None and _changed(passage, pred):
         return verdict(False, pred, source="expression", multiplied=True)
     if decimals == "exact" and pred is not None and not _exact_decimal(pred, golds):
