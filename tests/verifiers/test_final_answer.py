@@ -414,6 +414,11 @@ GSM8K_ROWS = [
     (_GSM_PAPER, "18", 0.0, "the paper's answer line, wrong"),
     (_ZERO_SHOT_SUM, "1520", 1.0, "the sum's result after the trigger"),
     (_ZERO_SHOT_SUM, "800", 0.0, "not the sum's first term"),
+    # "answer" in Chinese marks an answer as "Answer:" does
+    ("第一步：3+4=7\n第二步：7*2=14\n答案：14", "14", 1.0, "答案 marks it"),
+    ("所以答案是 18。", "18", 1.0, "答案是 marks it"),
+    ("答案：18\n\n答案：20", "20", 0.0, "two answers, one a paragraph"),
+    ("错误答案是 18，正确答案是 20。", "20", 1.0, "the wrong answer named, then the right one"),
 ]
 
 

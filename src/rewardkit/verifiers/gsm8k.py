@@ -3,7 +3,8 @@
 Three ways to find the final number (``reward.verifiers.gsm8k_method``):
 
 * ``auto`` (default): the last of ``#### n``, a boxed number (``\\boxed{18}``), "The
-  answer is n" / "Answer: n" / "The final answer is n", ``A: n`` at a line start, and
+  answer is n" / "Answer: n" / "The final answer is n" (``答案：n``, ``答案是 n``), ``A: n``
+  at a line start, and
   ``<answer> n </answer>`` (a number, perhaps with a unit word): the shapes real model
   outputs end with (few models write ``####`` unless trained to). With none of these,
   the last number of the conclusion (:mod:`~rewardkit.verifiers._final`: after the last
@@ -126,6 +127,10 @@ _AUTO = re.compile(
     + _LEAD
     + _NUMBER
     + r"|(?m:^[ \t]{0,8}(?:\*\*)?A:)(?:\*\*)?"
+    + _LEAD
+    + _NUMBER
+    # "答案：18", "答案是 18": "answer" in Chinese (not the wrong one: "错误答案是 18")
+    + r"|(?<!错误)(?<!错误的)(?<!不正确的)答案(?:[是为為])?[ \t]{0,3}[:：]?"
     + _LEAD
     + _NUMBER
     + r"|<answer>\s{0,8}"
