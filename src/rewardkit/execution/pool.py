@@ -824,9 +824,7 @@ class WorkerPool:
                 return
         if self._serving() > self.size:  # a spare, no longer needed: nothing waits
             self._all.discard(worker)
-            stopping = asyncio.ensure_future(asyncio.to_thread(worker.stop))
-            self._stopping.add(stopping)
-            stopping.add_done_callback(self._stopping.discard)
+            self._hold(asyncio.ensure_future(asyncio.to_thread(worker.stop)))
             return
         self._idle.append(worker)
 
@@ -859,9 +857,12 @@ class WorkerPool:
         if len(self._all) + self._forking_spares >= self.size + self.spares:
             return
         self._forking_spares += 1
-        spare = asyncio.ensure_future(self._add_spare(slot))
-        self._stopping.add(spare)
-        spare.add_done_callback(self._stopping.discard)
+        self._hold(asyncio.ensure_future(self._add_spare(slot)))
+
+    def _hold(self, job: asyncio.Future[None]) -> None:
+        """Keep a spare's start or stop until it is done (close() awaits what is left)."""
+        self._stopping.add(job)
+        job.add_done_callback(self._stopping.discard)
 
     async def _add_spare(self, slot: int) -> None:
         try:

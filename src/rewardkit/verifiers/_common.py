@@ -79,6 +79,10 @@ OR_WORD = r"(?:(?i:of)(?![^\W\d_])|" + ALTERNATIVE_WORD + ")"
 "18 of 20": Dutch "or"; an English "18 of 20" is no bare 18 either, it may mean 18/20).
 A number, this word, then another number is never the first number alone."""
 
+# "answer" in Chinese, as an answer line's marker ("答案：18", "答案是 B"): not the wrong one
+# ("错误答案是 18", "不正确的答案是 B")
+ANSWER_ZH = r"(?<!错误)(?<!错误的)(?<!不正确的)答案"
+
 # "answer" in the languages models answer in, as a label: after a final answer it states
 # another ("Answer: 18. Antwort: 20.", "Answer: 18\n答案：20"). The first letters first:
 # a position that starts none is passed over fast

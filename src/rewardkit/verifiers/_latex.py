@@ -888,8 +888,8 @@ def parse_guard_reason(text: str) -> str | None:
 def fraction_depth(text: str) -> int:
     """How many fraction arguments are open inside one another at the deepest point:
     ``\\frac{1}{1+\\frac{1}{2}}`` is 2, ``\\sqrt{\\frac{1}{2}}`` is 1. One pass."""
-    opened: list[bool] = []  # per open brace: is it a fraction's or root's argument?
-    pending = depth = deepest = 0
+    opened: list[bool] = []  # per open brace: is it a fraction's argument?
+    pending = depth = deepest = 0  # pending: the arguments of the last fraction not opened
     for token in _FRACTION_TOKEN.finditer(text):
         found = token.group()
         if found == "{":
@@ -900,12 +900,11 @@ def fraction_depth(text: str) -> int:
             deepest = max(deepest, depth)
         elif found == "}":
             depth -= opened.pop() if opened else 0
-        elif found in _ARGUMENTS:
-            pending = _ARGUMENTS[found]
+        else:  # \frac, \dfrac, \tfrac, \cfrac: two arguments
+            pending = 2
     return deepest
 
 
-_ARGUMENTS = {"\\frac": 2, "\\dfrac": 2, "\\tfrac": 2, "\\cfrac": 2}
 _FRACTION_TOKEN = re.compile(r"\\[dtc]?frac(?![A-Za-z])|[{}]")
 
 

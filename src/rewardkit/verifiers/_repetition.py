@@ -20,7 +20,8 @@ copies of one unit (the fourth way):
   ``_``) or any other single non-space character; and the loop runs to the end: no token
   first appears in the last :data:`END_CHARS` characters, but the very last token (cut
   short). A loop's counter is no new token, in any numbering it counts in (Roman
-  numerals, a letter or two capitals, Chinese numerals; digits are tokens seen before). The scan stops at the first token past the bound: on ordinary text a few dozen
+  numerals, a letter or two capitals, Chinese numerals; digits are tokens seen before).
+  The scan stops at the first token past the bound: on ordinary text a few dozen
   tokens decide it (microseconds), on a loop the window's 4,096 characters do.
 - *one unit repeated*: with every number read as one (a loop's counter, "Step 41: ...
   Step 42: ...", makes each unit's tokens new), the window's last
@@ -140,10 +141,11 @@ MIN_SAME = 0.95
 a little: "Let's try k = 91", then "Let's check k = 92")."""
 
 _TOKEN = re.compile(rf"\w{{1,{TOKEN_CHARS}}}|[^\w\s]")
-# A loop's counter, in any numbering a model counts in: digits, Roman numerals ("(xcix)"),
-# letters ("Case AB"), Chinese numerals ("第十二步"). Each unit writes a new one, so the
-# second way reads every counter as one, and the first and third do not count a counter
-# as a new token (a loop of "(i) \boxed{5} (ii) \boxed{5} ..." writes a new word every unit).
+# A loop's counter in a numbering other than digits: Roman numerals ("(xcix)"), letters
+# ("Case AB"), Chinese numerals ("第十二步"). Each unit writes a new one, so the first and
+# third ways do not count one as a new token (a loop of "(i) \boxed{5} (ii) \boxed{5} ..."
+# writes a new word every unit). The second way reads only digits as one (_NUMBER):
+# reading these too would cost it a pass over the window on every text it reaches.
 _COUNTER_WORD = (
     r"(?=[MDCLXVImdclxvi])(?:M{0,4}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})"
     r"|m{0,4}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3}))"

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _repetition
 from rewardkit.verifiers._common import (
+    ANSWER_ZH,
     CORRECTION_CUE,
     CORRECTION_GAP,
     DENIAL,
@@ -75,7 +76,9 @@ _STATEMENT = (
 # "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
 _STATED = re.compile(
     # "答案是 B", "答案：B": "answer" in Chinese; not the wrong one, or one ruled out
-    r"(?:(?i:answer)|(?<!错误)(?<!错误的)(?<!不正确的)(?<!排除)答案)(?:"
+    r"(?:(?i:answer)|(?<!排除)"
+    + ANSWER_ZH
+    + r")(?:"
     + _STATEMENT
     # "Answer: b", "answer is (b)." ending its line: a lower-case letter stated as the answer
     + r"|(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?:(?i:is)[ \t]{0,3})?[:：]?[ \t]{0,3}(?:\*\*)?[ \t]{0,3}"

@@ -59,6 +59,7 @@ from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex, _repetition
 from rewardkit.verifiers._common import (
     ALTERNATIVE_WORD,
+    ANSWER_ZH,
     CONTEXT_WORD,
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
@@ -130,7 +131,9 @@ _AUTO = re.compile(
     + _LEAD
     + _NUMBER
     # "答案：18", "答案是 18": "answer" in Chinese (not the wrong one: "错误答案是 18")
-    + r"|(?<!错误)(?<!错误的)(?<!不正确的)答案(?:[是为為])?[ \t]{0,3}[:：]?"
+    + r"|"
+    + ANSWER_ZH
+    + r"(?:[是为為])?[ \t]{0,3}[:：]?"
     + _LEAD
     + _NUMBER
     + r"|<answer>\s{0,8}"

@@ -886,7 +886,7 @@ def _expression_verdict(
     passage = _DISPLAY.sub(_without_stop, _one_blank(passage))
     found = _parse_passage(passage)
     pred = next((item for item in reversed(found) if isinstance(item, str)), None)
-    if pred is not None and (reason := _latex.parse_guard_reason(pred)):
+    if pred is not None and (reason := _parse_guard(pred)):
         return verdict(False, pred, source="expression", guard=reason)  # what it read: deep
     if pred is not None and _changed(passage, pred):
         return verdict(False, pred, source="expression", multiplied=True)
