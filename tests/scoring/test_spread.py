@@ -512,6 +512,22 @@ async def test_ordinary_rows_do_not_wait_for_a_hanging_neighbour(hanging: tuple[
     assert spent < 20  # the hanging row's 8 s and the task's restart
 
 
+async def test_without_spares_as_many_hanging_rows_as_workers_hold_every_other_row() -> None:
+    """What the spares are for, with reward.spare_workers=0: two rows that hang, one in
+    each worker of a pool of two, and the ordinary rows wait for their time limit."""
+    answers = [f"a{i}" for i in range(96)]
+    answers[3] = answers[40] = "hang"
+    engine = plug(await make_engine(timeout_s=3, spare_workers=0), _Hanging())
+    try:
+        loud = await engine.score_many(_hanging_rows(answers, "a8"))
+        spares = engine.pool.stats["spares"]
+    finally:
+        await engine.close()
+    ordinary = [r for i, r in enumerate(loud) if i not in (3, 40)]
+    assert all(r.status is Status.OK for r in ordinary) and spares == 0
+    assert max(r.elapsed_s or 0 for r in ordinary) > 2.5  # the hanging rows' 3 s
+
+
 @dataclass(frozen=True)
 class _SlowThenHanging:
     """Decides every row inline; extracting "slow" takes 90 ms, "hang" a minute."""
