@@ -520,9 +520,8 @@ CHOICE_ROWS: list[tuple[str, str, float, str]] = [
     # conditional offers and answers in other languages
     ("B", "Answer: B (if rounding, D)", 0.0, "a conditional offer"),
     ("B", "Answer: B. Antwort: D.", 0.0, "another language"),
-    # "Antwort:" is read only after a stated answer, as an offer (a label read everywhere
-    # made every search of the tail 3x slower): a German answer alone is no answer
-    ("B", "Antwort: B", 0.0, "not read alone: a known gap, never a false credit"),
+    # "Antwort:" after a stated answer offers another; alone, it states one
+    ("B", "Antwort: B", 1.0, "a German answer line alone states its letter"),
     # more shapes, hedged and not
     (
         "C",

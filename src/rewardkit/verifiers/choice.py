@@ -25,6 +25,12 @@ are their ASCII letters (``（Ｂ）`` is ``(B)``), and "answer" is read in Chin
 (``答案是 B``, ``答案：B``): letters joined or asked with no blank between (``B或C``,
 ``A、B``, ``B吗？``) are no choice, and ``选D`` ("choose D") chooses D.
 
+Every reading must be committed to (:mod:`rewardkit.verifiers._commitment`): a letter
+discussed, ruled out, tabled, weighed under a condition or chosen by somebody else is no
+choice ("We can rule out (B).", "Students often choose B.", "Option B is the best
+distractor.", "I don't think the answer is B."), and the words after a letter are its
+option's text (read from the prompt) or an affirmation, never a judgement of it.
+
 Everything is decided in the main process; there is no slow path.
 """
 
@@ -37,6 +43,7 @@ from typing import Any, ClassVar
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _repetition
+from rewardkit.verifiers._commitment import closes, led_plainly, undercut
 from rewardkit.verifiers._common import (
     ANSWER_ZH,
     CORRECTION_CUE,
@@ -67,17 +74,31 @@ from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
 __all__ = ["ChoiceVerifier"]
 
-_LETTER = r"[\(\[]?(?P<letter>[A-J])[\)\]]?(?![A-Za-z0-9])"
+# "A" and "I" before a lower-case word (or a contraction) are an article and a pronoun:
+# "The answer is A bit subtle", "Answer: I don't know" (not "The answer is A because ...")
+_LETTER = (
+    r"[\(\[]?(?P<letter>[B-HJ]|[AI](?!['’])(?![ \t]{1,3}(?!(?:because|since|as|and|or|is|was"
+    r"|with|for|but|not|so|then|here|this|that)\b)[a-z]))[\)\]]?(?![A-Za-z0-9])"
+)
 _STATEMENT = (
-    r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?:(?i:is)|是|为|為)?[ \t]{0,3}[:：]?[ \t]{0,3}"
+    r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?:(?i:is|est|es|ist|é|è)|是|为|為|は)?[ \t]{0,3}(?:[:：=→–]|-(?!\d))?[ \t]{0,3}"
     r"(?:\*\*)?[ \t]{0,3}(?:(?i:option|choice)[ \t]{1,3})?"  # "the answer is option A"
+    r"(?:(?i:most[ \t]+likely|probably|likely|clearly|definitely|certainly)[ \t]{1,3})?"
     r"\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
 )
 # "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
 _STATED = re.compile(
-    # "答案是 B", "答案：B": "answer" in Chinese; not the wrong one, or one ruled out
-    r"(?:(?i:answer)|(?<!排除)"
+    # "答案是 B", "答案：B": "answer" in Chinese; not the wrong one, or one ruled out; in
+    # English "answer" then a separator ("answer B" names an option: "Answer B fails").
+    # The lookahead first: re passes fast over where no word of them starts
+    r"(?=[aArRoOоО答正정])(?:(?i:answer)(?=[ \t]{0,3}(?:\*\*[ \t]{0,3})?(?:(?i:is)\b|[:：=→–-]|\*\*))|(?<!排除)"
     + ANSWER_ZH
+    # "answer" in the languages models answer in: "Réponse : B", "Die richtige Antwort ist
+    # B", "A resposta correta é B", "答え：B", "正解はBです", "정답: B", "Ответ: B"
+    + r"|(?i:réponse|respuesta|antwort|risposta|resposta|ответ|odpowiedź)"
+    r"(?:[ \t]+(?i:correcte|correcta|correta|corretta|richtige|correct))?"
+    r"(?=[ \t]{0,3}(?:(?i:est|es|ist|é|è)[ \t]|[:：]))"
+    + r"|答え|正解|정답"
     + r")(?:"
     + _STATEMENT
     # "Answer: b", "answer is (b)." ending its line: a lower-case letter stated as the answer
@@ -100,7 +121,7 @@ _OPTION = re.compile(  # the lookahead first: re passes fast over where no word 
     + r"|\b(?i:choose|select|pick|go[ \t]+with)[ \t]{1,3}(?:(?i:option|choice)[ \t]{1,3})?(?:\*\*)?"
     + _LETTER.replace("letter", "letter_c")
     # "所以选D", "选择 B": "choose" in Chinese (not "不选B": do not choose it)
-    + r"|(?<!不)(?<!不要)(?:选择|选)[ \t]{0,3}(?:选项[ \t]{0,3})?(?:\*\*)?"
+    + r"|(?<!不)(?<!不要)(?:选择|选)[ \t]{0,3}[:：]?[ \t]{0,3}(?:选项[ \t]{0,3})?(?:\*\*)?"
     + _LETTER.replace("letter", "letter_d")
     + ")"
 )
@@ -128,6 +149,7 @@ _LISTED_AFTER = re.compile(  # "C vs D", "C oder D", "C 或 D": "or" in any lang
     + r"{0,6}\(?[ \t]{0,3}(?:[,;/&|+]|(?<![ \t])[-–](?=[A-J]\b)|\\&|\b(?:and/or|and)\b|(?<![^\W\d_])"
     + OR_WORD
     + r"|[、和与及]|或者?|还是"  # "B或C", "A、B", "A和B": no blank between in Chinese
+    + r"|\b(?i:through|thru|to|till|until)\b|\.\.\.|…"  # a range: "B through D", "(B) to (D)"
     # "C \text{ and } D": the word in TeX's text
     + r"|\\text(?:rm)?\{[ \t]{0,3}(?:and/or|and|or)[ \t]{0,3}\})?"
     + _TEX_GAP
@@ -177,7 +199,7 @@ class ChoiceVerifier:
             return Extracted(None, {"pattern": None, "hedged": True})
         cut = no_fallback(texts[0], context)
         for text in texts:
-            found = _extract_in(text, cut)
+            found = _extract_in(text, cut, context.question)
             if (
                 found.answer is not None
                 and not context.asks_for_wrong  # "Which is incorrect? ... C is incorrect."
@@ -215,9 +237,12 @@ def _letters_offered_last(text: str) -> bool:
     return len(letters) > 1 and all(len(letter) == 1 and "A" <= letter <= "J" for letter in letters)
 
 
-def _extract_in(full: str, cut: bool) -> Extracted:
+def _extract_in(full: str, cut: bool, question: str = "") -> Extracted:
     """The chosen letter of one text that may answer; ``cut``: the response was
-    truncated, so only stated answers count (no last line, no marked letter)."""
+    truncated, so only stated answers count (no last line, no marked letter).
+    ``question``: the prompt's words (``Context.question``), where an option's text is
+    found. Each reading must be committed to (:mod:`._commitment`): a stated letter
+    neither undercut nor judged after it, a weaker one also led to plainly."""
     offset = max(0, len(full) - TAIL_CHARS)
     response = full[offset:]
     stated = _last_of(response, _STATED_FORMS)
@@ -228,6 +253,8 @@ def _extract_in(full: str, cut: bool) -> Extracted:
     if lone is not None and stated is not None and line_at < stated.end():
         lone = None  # the stated answer is on the last line itself
     if stated is not None and (lone is None or _letter(lone) == _letter(stated)):
+        if not _stated_firmly(stated, question):
+            return _uncommitted(stated, "stated")
         hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
         hedged = hedged or _options_follow(response, stated) or _bold_elsewhere(response, stated)
         return _unless_hedged(stated, "stated", hedged)
@@ -235,8 +262,12 @@ def _extract_in(full: str, cut: bool) -> Extracted:
         return Extracted(None, {"pattern": "line", "hedged": True, "pred": _letter(lone)})
     option = last_match(_OPTION, response)
     if option is not None and (lone is None or option.end() > line_at):
+        if not _chosen_plainly(option, question):
+            return _uncommitted(option, "stated")
         return _unless_hedged(option, "stated", False)
     if lone is not None:
+        if not _lone_line_chosen(lone, lines, question):
+            return _uncommitted(lone, "line")
         above_line = lines[-2].strip(" \t*") if len(lines) > 1 else ""
         above = _LONE_LINE.fullmatch(above_line) or _OPTION_LINE.fullmatch(above_line)
         hedged = above is not None and _letter(above) != _letter(lone)
@@ -244,10 +275,46 @@ def _extract_in(full: str, cut: bool) -> Extracted:
         return _unless_hedged(lone, "line", hedged)  # "A\nB\nC": a list of letters
     marked = None if cut else _last_of(response, (_BOLD, _PARENTHESISED))
     if marked is not None:
+        if not _chosen_plainly(marked, question):
+            return _uncommitted(marked, "marked")
         before = response[max(0, marked.start() - 16) : marked.start()]
         listed = _LISTED_BEFORE.search(before) is not None or _options_restated(marked)
         return _unless_hedged(marked, "marked", listed or _bold_elsewhere(response, marked))
     return Extracted(None, {"pattern": None})
+
+
+def _stated_firmly(found: re.Match[str], question: str) -> bool:
+    """Whether a stated letter ("the answer is B", a box, an answer tag) is asserted:
+    not in a clause that negates, doubts or reports it, nor judged after it."""
+    text = found.string
+    return not undercut(text, found.start()) and closes(text, found.end(), question, strict=False)
+
+
+def _chosen_plainly(found: re.Match[str], question: str) -> bool:
+    """Whether a letter read without an answer word (in bold or parentheses, after a
+    choosing verb) is chosen: led to plainly and left standing after it."""
+    text = found.string
+    return led_plainly(text, found.start(), question) and closes(text, found.end(), question)
+
+
+def _lone_line_chosen(found: re.Match[str], lines: list[str], question: str) -> bool:
+    """Whether a last line holding a letter (``B``, ``B) 42``) is the choice: the line
+    says nothing of the option but its text, and the line above, where it leads into
+    it (ends in ":" or a verb), leads to a conclusion ("Final answer:", not "Options
+    eliminated so far:" or "The remaining option to examine is")."""
+    if not closes(found.string, found.end("letter"), question):
+        return False
+    above = next((line.strip(" \t*") for line in reversed(lines[:-1]) if line.strip()), "")
+    if not above or above[-1] in ".!?。！？)":
+        return True
+    return led_plainly(above, len(above), question)
+
+
+def _uncommitted(found: re.Match[str], pattern: str) -> Extracted:
+    """No answer: the letter ``found`` is discussed, not chosen."""
+    return Extracted(
+        None, {"pattern": pattern, "hedged": True, "uncommitted": True, "pred": _letter(found)}
+    )
 
 
 def _unless_hedged(found: re.Match[str], pattern: str, hedged: bool) -> Extracted:
