@@ -33,7 +33,7 @@ import re
 
 from rewardkit.verifiers.base import words_key
 
-__all__ = ["asked", "closes", "led_plainly", "undercut"]
+__all__ = ["closes", "led_plainly", "undercut"]
 
 SENTENCE_CHARS = 240
 """How far the letter's sentence is read on each side."""
