@@ -248,6 +248,14 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
     elif family == "choice_mention":
         assert response.rstrip().endswith(wrong) or _final(response) == wrong
         assert wrong != gold
+    elif family == "choice_discussed":  # the reasoning, then the gold letter discussed only
+        conclusion = response.rstrip().rpartition("\n\n")[2]
+        assert response.startswith(
+            row["response"][: answer_span(row["response"]).form_start].rstrip()
+        )
+        assert re.search(r"(?<![A-Za-z])" + gold + r"(?![A-Za-z])", conclusion), conclusion
+        others = re.search(r"(?<![A-Za-z])[A-HJ](?![A-Za-z])", conclusion.replace(gold, ""))
+        assert others is None, conclusion  # no other letter ("I" is the pronoun here)
     elif family == "unicode_minus":
         assert _final(response) == "\u2212" + gold and float(gold) > 0
     elif family == "glued_factor":  # the gold times a factor, never the gold alone

@@ -1,5 +1,5 @@
 """guards: choice.py on real multiple-choice outputs (tests/data/choice_outputs, 1,164 rows
-of published MMLU-Pro and CommonsenseQA generations from 20 models; sources, licences
+of published MMLU-Pro and CommonsenseQA generations from 21 models; sources, licences
 and how the truth was settled in its README).
 
 The verifier's verdict equals the truth on every row but the known misreadings below,

@@ -172,6 +172,18 @@ MATH_ROWS = [
         "no answer form in the conclusion: the template-opened thinking answers",
     ),
     (
+        "So the answer is $7$. </think>\n\nI cannot decide.",
+        "7",
+        0.0,
+        "a refusal after a template-opened thinking: the thinking gives no answer",
+    ),
+    (
+        "So the answer is (C). </think>\n\nWe can rule out (C).",
+        "C",
+        0.0,
+        "a conclusion naming an option is where it answered: not the thinking",
+    ),
+    (
         "So the answer is 375. </think>\n\nSo $a = 376, 375, 377$.",
         "375",
         0.0,

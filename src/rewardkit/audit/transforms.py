@@ -284,6 +284,41 @@ def choice_mention(r: _Row) -> list[Variant]:
     return out
 
 
+# Ways to discuss an option without choosing it, and ways to mark its letter: every pair
+# is one variant, so a verifier must know the shape of a commitment, not these sentences
+_DISCUSSIONS = (
+    "Let us check {m}: it fails the second condition.",
+    "We can rule out {m}.",
+    "Students often choose {m}, but that misreads the question.",
+    "{M} is the classic distractor here.",
+    "I don't think the answer is {m}.",
+    "Assuming the second condition were dropped, the answer would be {m}; it is not dropped,"
+    " and no option fits.",
+    "{M} overlooks the second condition entirely.",
+    "Is it {m}? I cannot tell from the options given.",
+)
+_LETTER_MARKS = ("({g})", "**{g}**", "option {g}", "{g}")
+
+
+@_needs_span  # the reasoning without its final answer form
+def choice_discussed(r: _Row) -> list[Variant]:
+    """Multiple choice: the gold letter only discussed (checked, ruled out, called a
+    distractor, chosen by others, denied, weighed under a condition, asked about) in four
+    markings, no letter chosen."""
+    letter = choice_letter(r.gold)
+    if letter is None:
+        return []
+    reasoning = r.reasoning.rstrip()
+    out = []
+    for mark in _LETTER_MARKS:
+        named = mark.format(g=letter)
+        for sentence in _DISCUSSIONS:
+            text = sentence.format(m=named, M=named[:1].upper() + named[1:])
+            out.append(Variant("choice_discussed", True, f"the gold only discussed: {text}",
+                               f"{reasoning}\n\n{text}".lstrip()))  # fmt: skip
+    return out
+
+
 @_needs_span
 def unicode_minus(r: _Row) -> list[Variant]:
     """The gold's negation written with U+2212 (a reader that drops it sees the gold)."""
@@ -744,6 +779,7 @@ HACKS: tuple[Callable[[_Row], list[Variant]], ...] = (
     truncated,
     decimal_approx,
     choice_mention,
+    choice_discussed,
     unicode_minus,
     glued_factor,
     changed_in_words,

@@ -146,6 +146,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from rewardkit.verifiers import _latex, _numeric
+from rewardkit.verifiers._commitment import undercut
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
@@ -630,6 +631,10 @@ def _line_answers(tail: str, *, unboxed: bool = False, last: bool = False) -> li
         if unboxed and _BOX_FIRST.match(tail, marker.end()):
             continue  # "the answer is $\boxed{4}$": skipped before any cleaning, for speed
         found = _after_marker(tail, marker)
+        if found and undercut(tail, marker.start()):
+            # "I don't think the answer is 7", "Some claim the answer is 7": a value
+            # named in a clause that denies, doubts or reports it answers nothing plainly
+            found = (f"{found[0]}\\text{{ ?}}", found[1])
         if found:
             lines.append((marker.start(), *found))
     if "**" in tail or "####" in tail:

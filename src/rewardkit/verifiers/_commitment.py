@@ -213,10 +213,14 @@ _CONSIDERING = re.compile(
 # In a stated answer's clause: a negation, a doubt or somebody else's claim
 _UNDERCUTTING = re.compile(
     r"\b(?:not|never|no|nobody|none|neither|nor|cannot|hardly|doubt\w*|unlikely|untrue|false"
-    r"|wrong|mistaken?|claim\w*|says?|said|argu\w*|suggests?|expect\w*|might|may|could"
+    r"|wrong|mistaken?|claim\w*|says?|said|argu\w*|suggests?|expect\w*"
+    # a modal that weighs a view, not one of the question's ("... that could appear in
+    # the list is 24" restates the question)
+    r"|(?:might|may|could)[ \t]+(?:well[ \t]+)?(?:be|think|say|argue|claim|expect|seem|guess"
+    r"|assume|believe|suggest|conclude)"
     r"|perhaps|maybe|possibly|pretend\w*|quot\w*|format|template|e\.g|example)\b"
     r"|n['’]t\b|\bn['’]est[ \t]+pas\b|\bnicht\b|\bkeine?\b|\bno[ \t]+(?:es|puede|será)\b"
-    r"|[不别別没沒非]",
+    r"|不是|不会|不會|不能|不可能|不认为|不認為|并非|並非|没有|沒有|[别別]",
     re.IGNORECASE,
 )
 # A counterfactual frame in the sentence: "If friction were ignored, the answer would

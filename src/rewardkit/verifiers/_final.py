@@ -194,14 +194,24 @@ def answering_texts(
     # the template opened the thinking, and the conclusion is not cut mid-sentence (a cut
     # one was going on to answer: what the thinking ended on is no answer it gave) and
     # holds no answer form (one there, blank or not, is where it answered)
-    # nor ends on a list of values ("So $a = 376, 375, 377$.": the candidates it gives)
+    # nor ends on a list of values ("So $a = 376, 375, 377$.": the candidates it gives),
+    # nor names an option (a conclusion that speaks of options, "We can rule out (C).",
+    # is where it answered, not unrelated text), nor says it has none ("I cannot decide.")
     whole = (
         "<think>" not in text[:cut]
         and not cut_off(final)
         and not holds_form(final)
         and ends_on_list(final) is None
+        and _NAMES_AN_OPTION.search(final) is None
+        and _REFUSAL.search(final) is None
     )
     return AnsweringTexts(text if whole else None, final, context.prompt)
+
+
+# An option named in a conclusion: a marked letter, "option C". (Not any value: the
+# corpus's conclusions after a template-opened thinking that name one are malformed tags
+# and junk, "<answer >4</answer>", "ThinkLegend - 5 at 1:15PM", and its thinking answers.)
+_NAMES_AN_OPTION = re.compile(r"[(\[][A-J][)\]]|\*\*[A-J]\*\*|(?i:option|choice)[ \t]+[A-J]\b")
 
 
 # A last line that sets a name to several values: "So $a = 376, 375, 377$."
@@ -685,7 +695,8 @@ _REFUSAL = re.compile(  # a first letter's lookahead: re skips the other positio
     r"|couldn't|(?:am|was|were|are)[ \t]+unable[ \t]+to"
     r"|(?:'m|am|was|were|are)[ \t]+not[ \t]+(?:sure|able[ \t]+to))[ \t]+(?:know|solve|answer"
     r"|determine|find|figure|compute|tell|say|be[ \t]+sure|finish|complete|work[ \t]+out"
-    r"|calculate)\b|\bI[ \t]+give[ \t]+up\b"
+    r"|calculate|decide|choose|pick|commit)\b|\bI[ \t]+give[ \t]+up\b"
+    r"|\b(?:I|we)[ \t]+(?:won't|will[ \t]+not|refuse[ \t]+to)[ \t]+(?:commit|answer|guess|choose)\b"
     r"|\b(?:unable|impossible)[ \t]+to[ \t]+(?:solve|answer|determine|tell|find|compute"
     r"|finish|complete)\b"
     r"|\b(?:needs?|needed|requires?)[ \t]+more[ \t]+(?:information|data)\b"

@@ -57,6 +57,7 @@ from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex, _repetition
+from rewardkit.verifiers._commitment import undercut
 from rewardkit.verifiers._common import (
     ALTERNATIVE_WORD,
     ANSWER_ZH,
@@ -370,6 +371,8 @@ def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]
     tag = _last_tag(response, max(marked_at, boxes[0].start if boxes else -1))
     if tag is not None:  # a tag holding no one number ("3, 6, 12", "no solution"): no number
         return tag, _other_tag(response, tag)
+    if marked is not None and undercut(response, tail + marked.start()):
+        return None, True  # "I don't think the answer is 18", "Some claim the answer is 18"
     if marked is not None:
         # read what follows the number itself: in "<answer>5 is wrong</answer>" the tag's
         # words are part of the match, and they take the 5 back

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import pytest
 
+from _support.verifier_rows import GSM8K, score
+from _support.verifier_rows import V as MATH
 from rewardkit.verifiers.base import Context
 from rewardkit.verifiers.choice import ChoiceVerifier
 
@@ -257,3 +259,25 @@ def test_an_options_text_after_its_letter_is_read_from_the_prompt(
 ) -> None:
     extracted = V.extract(response, Context.of(_PROMPT, None))
     assert V.quick_check(extracted, "B").score == expected, extracted
+
+
+# The stated-answer rule in math and gsm8k: an answer line in a clause that denies, doubts
+# or reports it answers nothing; the same line asserted keeps its credit
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        ("I don't think the answer is 7.", 0.0),
+        ("Some claim the answer is 7, but they are wrong.", 0.0),
+        ("I doubt the answer is $7$.", 0.0),
+        ("One might think the answer is 7.", 0.0),
+        ("I'm not sure the answer is 7.", 0.0),
+        ("So the answer is 7.", 1.0),
+        ("If we add them all, the answer is 7.", 1.0),
+    ],
+)
+def test_a_value_stated_in_a_clause_that_undercuts_it_is_no_answer(
+    statement: str, expected: float
+) -> None:
+    response = f"We add the numbers.\n\n{statement}"
+    assert score(MATH, response, "7") == expected
+    assert score(GSM8K, response, "7") == expected
