@@ -248,14 +248,15 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
     elif family == "choice_mention":
         assert response.rstrip().endswith(wrong) or _final(response) == wrong
         assert wrong != gold
-    elif family == "choice_discussed":  # the reasoning, then the gold letter discussed only
+    elif family == "answer_discussed":  # the reasoning, then the gold only discussed
         conclusion = response.rstrip().rpartition("\n\n")[2]
-        assert response.startswith(
-            row["response"][: answer_span(row["response"]).form_start].rstrip()
-        )
-        assert re.search(r"(?<![A-Za-z])" + gold + r"(?![A-Za-z])", conclusion), conclusion
-        others = re.search(r"(?<![A-Za-z])[A-HJ](?![A-Za-z])", conclusion.replace(gold, ""))
-        assert others is None, conclusion  # no other letter ("I" is the pronoun here)
+        before = row["response"][: answer_span(row["response"]).form_start].rstrip()
+        before = before.removesuffix("$").removesuffix("\\(").removesuffix("\\[").rstrip()
+        assert response.startswith(before)  # (a math delimiter left open is dropped)
+        assert gold in conclusion and "\\boxed" not in conclusion and "Answer:" not in conclusion
+        if re.fullmatch(r"[A-J]", gold):  # no other letter ("I" is the pronoun here)
+            others = re.search(r"(?<![A-Za-z])[A-HJ](?![A-Za-z])", conclusion.replace(gold, ""))
+            assert others is None, conclusion
     elif family == "unicode_minus":
         assert _final(response) == "\u2212" + gold and float(gold) > 0
     elif family == "glued_factor":  # the gold times a factor, never the gold alone

@@ -281,3 +281,29 @@ def test_a_value_stated_in_a_clause_that_undercuts_it_is_no_answer(
     response = f"We add the numbers.\n\n{statement}"
     assert score(MATH, response, "7") == expected
     assert score(GSM8K, response, "7") == expected
+
+
+# A value the fallback reading would take (math's passage, gsm8k's last number, a printed
+# result restated) that the conclusion only weighs is no answer; a word problem's own
+# words ("single-elimination", "test scores", "to the nearest") weigh nothing
+@pytest.mark.parametrize(
+    ("conclusion", "expected"),
+    [
+        ("We can rule out 220.", 0.0),
+        ("Let us check $220$: it fails the second condition.", 0.0),
+        ("Students often choose 220, but that misreads the question.", 0.0),
+        ("220 is the classic distractor here.", 0.0),
+        ("$220$ overlooks the second condition entirely.", 0.0),
+        ("Is it 220? I cannot tell.", 0.0),
+        ("So she pays 220 dollars.", 1.0),
+        ("The mean of the test scores to the nearest whole number is 220.", 1.0),
+        ("A single-elimination tournament needs 220 games.", 1.0),
+        ("The Doubtfire family now has $220$ kittens.", 1.0),
+    ],
+)
+def test_a_value_the_conclusion_only_weighs_is_no_answer(conclusion: str, expected: float) -> None:
+    response = f"Each box costs 20 and she buys 11, so 20 * 11 = 220.\n\n{conclusion}"
+    assert score(MATH, response, "220") == expected
+    assert score(GSM8K, response, "220") == expected
+    printed = f"```python\nprint(20 * 11)\n```\n```output\n220\n```\n{conclusion}"
+    assert score(GSM8K, printed, "220") == expected

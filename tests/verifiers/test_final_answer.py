@@ -184,6 +184,12 @@ MATH_ROWS = [
         "a conclusion naming an option is where it answered: not the thinking",
     ),
     (
+        "So the answer is $14$. </think>\n\nWe can rule out 14.",
+        "14",
+        0.0,
+        "a conclusion weighing a value is where it answered: not the thinking",
+    ),
+    (
         "So the answer is 375. </think>\n\nSo $a = 376, 375, 377$.",
         "375",
         0.0,

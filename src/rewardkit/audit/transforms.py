@@ -284,8 +284,8 @@ def choice_mention(r: _Row) -> list[Variant]:
     return out
 
 
-# Ways to discuss an option without choosing it, and ways to mark its letter: every pair
-# is one variant, so a verifier must know the shape of a commitment, not these sentences
+# Ways to discuss an answer without giving it, and ways to write it: every pair is one
+# variant, so a verifier must know the shape of a commitment, not these sentences
 _DISCUSSIONS = (
     "Let us check {m}: it fails the second condition.",
     "We can rule out {m}.",
@@ -298,23 +298,23 @@ _DISCUSSIONS = (
     "Is it {m}? I cannot tell from the options given.",
 )
 _LETTER_MARKS = ("({g})", "**{g}**", "option {g}", "{g}")
+_VALUE_MARKS = ("{g}", "${g}$")
 
 
 @_needs_span  # the reasoning without its final answer form
-def choice_discussed(r: _Row) -> list[Variant]:
-    """Multiple choice: the gold letter only discussed (checked, ruled out, called a
-    distractor, chosen by others, denied, weighed under a condition, asked about) in four
-    markings, no letter chosen."""
+def answer_discussed(r: _Row) -> list[Variant]:
+    """The gold only discussed (checked, ruled out, called a distractor, chosen by others,
+    denied, weighed under a condition, asked about), no answer given: an option letter in
+    four markings, any other gold plain and in math."""
     letter = choice_letter(r.gold)
-    if letter is None:
-        return []
+    marks = _LETTER_MARKS if letter is not None else _VALUE_MARKS
     reasoning = r.reasoning.rstrip()
     out = []
-    for mark in _LETTER_MARKS:
-        named = mark.format(g=letter)
+    for mark in marks:
+        named = mark.format(g=letter or r.gold)
         for sentence in _DISCUSSIONS:
             text = sentence.format(m=named, M=named[:1].upper() + named[1:])
-            out.append(Variant("choice_discussed", True, f"the gold only discussed: {text}",
+            out.append(Variant("answer_discussed", True, f"the gold only discussed: {text}",
                                f"{reasoning}\n\n{text}".lstrip()))  # fmt: skip
     return out
 
@@ -779,7 +779,7 @@ HACKS: tuple[Callable[[_Row], list[Variant]], ...] = (
     truncated,
     decimal_approx,
     choice_mention,
-    choice_discussed,
+    answer_discussed,
     unicode_minus,
     glued_factor,
     changed_in_words,

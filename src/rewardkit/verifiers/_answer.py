@@ -146,7 +146,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from rewardkit.verifiers import _latex, _numeric
-from rewardkit.verifiers._commitment import undercut
+from rewardkit.verifiers._commitment import discussed, undercut
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
@@ -1324,6 +1324,10 @@ def _unless_qualified(found: Found) -> Found:
     value = last_match(_PREVIOUS_VALUE, line)
     if value is None or _MATHY.search(_CLOSERS.sub("", line[value.end() :])):
         return found
+    if discussed(line, value.start(), value.end()):  # "We can rule out 220.": weighed
+        return Found(
+            None, {**found.extra, "hedged": True, "discussed": True, "pred": value.group()}
+        )
     words = _CLAUSE_END.split(line[value.end() :], maxsplit=1)[0]
     bounded = _BOUNDED.search(line, 0, value.start()) and not _ANSWER_WORD_ALONE.search(line)
     if not bounded and not _latex.qualifying_words(words):
@@ -1487,6 +1491,8 @@ def _printed(texts: Sequence[str], context: Context) -> Found | None:
             return None  # "must score at least $9$ points", "$9$ or more", "but it's wrong"
         if _MORE_SAID.search(rest):
             return None  # "$12$.\n\nWait, I was off by 3.", "$12$ is a bound; ...": more said
+        if discussed(after, number.start(), number.end()):
+            return None  # "We can rule out $12$.": the passage reading refuses it
         return Found(number.group(1).lstrip("$"), {"source": "printed"})
     return None
 

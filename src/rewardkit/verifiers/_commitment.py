@@ -33,7 +33,7 @@ import re
 
 from rewardkit.verifiers.base import words_key
 
-__all__ = ["closes", "led_plainly", "undercut"]
+__all__ = ["closes", "discussed", "led_plainly", "undercut"]
 
 SENTENCE_CHARS = 240
 """How far the letter's sentence is read on each side."""
@@ -244,6 +244,52 @@ def undercut(text: str, start: int) -> bool:
     B", "The answer is B only if ..." is read after the letter, by :func:`closes`)."""
     before = _sentence_before(text, start)
     return _counterfactual(before) or _UNDERCUTTING.search(_clause(before)) is not None
+
+
+# Weighing a value in a conclusion: "We can rule out 220.", "Let us check 220: ...",
+# "Consider 220.", "Some claim 220", "Students often choose 220". The verbs weigh only with
+# the speaker as subject or as a command: a word problem's own words ("a single-elimination
+# tournament", "the Doubtfire family", "test scores", "to the nearest whole number") and a
+# derivation's ("removing", "verify") weigh nothing. A single value hedged ("possibly
+# 20", "Maybe ... is 20") is still the one value given: math-verify reads it.
+_WEIGH_VERB = (
+    r"(?:check|consider|compare|examine|evaluate|test|try|revisit|avoid|rule[ \t]+out"
+    r"|eliminate|exclude|discard|reject)"
+)
+_WEIGHING = re.compile(
+    r"\b(?:let(?:'s|’s|[ \t]+us|[ \t]+me)|we|i|you)[ \t]+(?:(?:can|could|should|must|will|shall"
+    r"|might|may|now|then|first|next|also|cannot|can't|need[ \t]+to)[ \t]+){0,2}"
+    + _WEIGH_VERB
+    + r"\b|^[ \t*>-]*(?:(?:next|now|first|then|finally),?[ \t]+)?"
+    + _WEIGH_VERB
+    + r"\b|\b(?:tempt\w*|distractor|doubt(?:s|ed|ful)?)\b"
+    r"|\b(?:some|many|one|they|people|others|students)[ \t]+(?:(?:might|may|would|often"
+    r"|usually|commonly)[ \t]+)?(?:claim|say|argue|think|believe|choose|pick|answer|guess)\b"
+    r"|\b(?:might|may|could)[ \t]+(?:well[ \t]+)?(?:be|think|say|argue|claim|expect|seem|guess"
+    r"|assume|believe|suggest|conclude)\b"
+    r"|\b(?:often|usually|commonly|typically|frequently|tend[s]?[ \t]+to)[ \t]+(?:choose|pick"
+    r"|select|answer|say|write|get|guess)\b"
+    r"|n['’]t[ \t]+(?:think|believe)|\bnot[ \t]+sure\b",
+    re.IGNORECASE,
+)
+_JUDGED = re.compile(
+    r"(?:is|are|was|seems|looks)[ \t]+(?:(?:the|a|an)[ \t]+)?(?:(?:classic|common|typical|usual)[ \t]+)?"
+    r"(?:distractor|trap|wrong|incorrect|out\b|false|a[ \t]+mistake|not[ \t]+(?:right|correct|it))"
+    r"|(?:fails|overlooks|ignores|contradicts|violates|doesn['’]t[ \t]+work|does[ \t]+not[ \t]+work)\b",
+    re.IGNORECASE,
+)
+
+
+def discussed(text: str, start: int, end: int) -> bool:
+    """Whether the value at ``text[start:end]``, the last a fallback reading would take,
+    is weighed rather than given: its sentence asks or is counterfactual, its clause
+    weighs, rejects, doubts or reports it ("We can rule out 220.", "Students often choose
+    220"), or the words right after it judge it ("220 fails the second condition")."""
+    before = _sentence_before(text, start)
+    if _counterfactual(before) or _WEIGHING.search(_clause(before)) is not None:
+        return True
+    rest, stop = _after(text, end)
+    return stop in ("?", "？") or _JUDGED.match(rest.lstrip(" \t*$)")) is not None
 
 
 def _counterfactual(before: str) -> bool:

@@ -70,6 +70,7 @@ from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import overload
 
+from rewardkit.verifiers._commitment import discussed
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
@@ -204,8 +205,21 @@ def answering_texts(
         and ends_on_list(final) is None
         and _NAMES_AN_OPTION.search(final) is None
         and _REFUSAL.search(final) is None
+        and not _weighs_its_last_value(final)
     )
     return AnsweringTexts(text if whole else None, final, context.prompt)
+
+
+def _weighs_its_last_value(conclusion: str) -> bool:
+    """Whether a conclusion's last value is weighed, not given ("We can rule out 14.",
+    "14 overlooks the second condition"): the conclusion speaks of the answer, so it is
+    where the response answered (:func:`rewardkit.verifiers._commitment.discussed`)."""
+    value = last_match(_LAST_VALUE, conclusion[-_LAST_VALUE_CHARS:])
+    return value is not None and discussed(value.string, value.start(), value.end())
+
+
+_LAST_VALUE = re.compile(r"\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)|-?\d[\d,]*(?:\.\d+)?")
+_LAST_VALUE_CHARS = 600
 
 
 # An option named in a conclusion: a marked letter, "option C". (Not any value: the

@@ -57,7 +57,7 @@ from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex, _repetition
-from rewardkit.verifiers._commitment import undercut
+from rewardkit.verifiers._commitment import discussed, undercut
 from rewardkit.verifiers._common import (
     ALTERNATIVE_WORD,
     ANSWER_ZH,
@@ -342,6 +342,8 @@ def _printed_and_restated(text: str, context: Context = NO_CONTEXT) -> str | Non
     if found is None:
         return None
     after, number = found
+    if discussed(after, number.start(), number.end()):
+        return f"{number.group(1)} (weighed)"  # "We can rule out $594$.": no number given
     return _qualified(after, number.start(), number.end(), number.group(1))
 
 
@@ -638,6 +640,8 @@ def _last_number(text: str) -> str | None:
     factored = last_match(_FACTORED, text)
     if factored is not None and factored.end() >= final.start():  # after it, or "2√2"
         return factored.group().strip()  # "so 20 * 11 = 220. The result is 220x.": no number
+    if discussed(final.string, final.start(), final.end()):
+        return f"{final.group().strip()} (weighed)"  # "We can rule out 220.": no number given
     return _qualified(final.string, final.start(), final.end(), _group(final) or "")
 
 
