@@ -444,6 +444,13 @@ PASSAGE_BOMBS = {
     "exponent tower": "Let me compute. $2^{2^{2^{2^{2^{2}}}}}$",
     "huge power": "Let me compute. $\\frac{10^{1000000}}{3}$",
     "nested factorials": "Let me compute. $(5!)!!$",
+    # an outside red team's (each 2-10 s in a worker: the parser's cost grows about as the
+    # square of a formula's length, so the fallback's 4,000-character cap did not bound it)
+    "a chain of <": "Thus $" + " < ".join(str(7 * k) for k in range(1, 560)) + " < x$",
+    "a chain of =": "So $" + " = ".join(str(k) for k in range(1, 301)) + "$",
+    "a chain of \\geq": "So $" + " \\geq ".join(str(k) for k in range(300, 100, -1)) + "$",
+    "a long polynomial": "So $" + "+".join(f"{k + 2}x^{{{k}}}" for k in range(300)) + "$",
+    "a long list of pairs": "So $" + ", ".join(f"({k}, {k + 3})" for k in range(350)) + "$",
 }
 
 
@@ -526,6 +533,15 @@ def test_a_long_chain_of_equalities_is_decided_by_its_text(warm_math: None) -> N
     assert spent < _BOUND_S and found[0].score == 0.0
     assert found[0].extra.get("guard") == "long chain"
     assert MATH.check(MATH.extract("\\boxed{x = 2 + 3 = 5}"), "5").score == 1.0
+
+
+@pytest.mark.parametrize("sign", ["<", ">", "\\geq", "\\le", "\\neq"])
+def test_a_long_chain_of_any_relation_is_decided_by_its_text(sign: str, warm_math: None) -> None:
+    """Any relation costs the parser as ``=`` does: a boxed chain of 120 ``<`` took 0.3-0.5 s."""
+    chain = f" {sign} ".join(str(7 * k) for k in range(1, 120))
+    found = MATH.check(MATH.extract("So $\\boxed{" + chain + "}$"), "5")
+    assert found.score == 0.0 and found.extra.get("guard") == "long chain"
+    assert MATH.check(MATH.extract(f"\\boxed{{x {sign} 5}}"), "5").extra.get("guard") is None
 
 
 _PROSE = " ".join(f"Step {k}: we compute term {k} as {k * k} and record it." for k in range(220))

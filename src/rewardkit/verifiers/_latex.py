@@ -29,8 +29,13 @@ When it is spent the scan stops; earlier boxes are not read (as past MAX_BOX_COM
 MAX_NESTING = 50
 MAX_EXPONENT = 10_000
 MAX_RELATIONS = 16
-"""An answer chaining more ``=`` is decided by its text: latex2sympy builds a chain as a
-nested ``And`` that it flattens again at each link (200 links: 2.5 s in a worker)."""
+"""An answer (or a formula of a fallback passage) chaining more relations (``=``, ``<``,
+``\\geq``, ...) is decided by its text: latex2sympy builds a chain as a nested ``And``
+that it flattens again at each link (200 links of ``=``: 2.5 s in a worker; a 3,900-character
+chain of ``<`` in a passage ran to the worker's 10 s limit)."""
+_RELATION_SIGN = re.compile(
+    r"\\(?:le|leq|ge|geq|ne|neq|lt|gt|leqslant|geqslant)(?![A-Za-z])|[=<>≤≥≠]"
+)
 
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
 _BRACE_OR_ESCAPE = re.compile(r"\\.|[{}]", re.DOTALL)
@@ -844,17 +849,19 @@ def guard_reason(norm: str) -> str | None:
     """Why a normalised answer must not reach sympy (None: it may)."""
     if len(norm) > MAX_ANSWER_CHARS:
         return "too long"
-    if norm.count("=") > MAX_RELATIONS:
+    if len(_RELATION_SIGN.findall(norm)) > MAX_RELATIONS:
         return "long chain"
     return passage_guard_reason(norm)
 
 
 def passage_guard_reason(text: str) -> str | None:
-    """Why a text must not reach math-verify's parser (None: it may): the answer guards
-    but the length, for a fallback passage (bounded by its own length, and read by
-    math-verify's extraction, which may parse any of its formulas). A passage ending on
-    1,500 nested parentheses or on ``$2^{2^{2^{2^{2^{2}}}}}$`` ran to the worker's time
-    limit there; each is decided at once instead."""
+    """Why a text must not reach math-verify's parser (None: it may): the answer guards,
+    for a fallback passage (bounded by its own length, and read by math-verify's
+    extraction, which may parse any of its formulas), applied to each formula in it. A
+    passage ending on 1,500 nested parentheses, on ``$2^{2^{2^{2^{2^{2}}}}}$``, or on a
+    3,900-character formula chaining ``<`` ran to the worker's time limit there; each is
+    decided at once instead. (Outside math mode math-verify reads a chain's last value,
+    cheaply: only formulas are measured.)"""
     if _nesting_depth(text) > MAX_NESTING:
         return "deep nesting"
     if _exponent_depth(text) >= 3 or _NUMERIC_TOWER.search(text):
@@ -864,7 +871,16 @@ def passage_guard_reason(text: str) -> str | None:
         return "huge number"
     if _NESTED_FACTORIAL.search(text):  # "27!!", "(5!)!": sympy computes (27!)!
         return "huge number"
+    for formula in _FORMULA.finditer(text):
+        if formula.end() - formula.start() > MAX_ANSWER_CHARS:
+            return "too long"  # a formula longer than an answer may be (1,000 chars: ~1 s)
+        if len(_RELATION_SIGN.findall(text, formula.start(), formula.end())) > MAX_RELATIONS:
+            return "long chain"
     return None
+
+
+# A formula in math mode, as math-verify's extraction finds them (each read in one parse)
+_FORMULA = re.compile(r"\$\$.+?\$\$|\$[^$]+\$|\\\[.+?\\\]|\\\(.+?\\\)", re.DOTALL)
 
 
 MAX_FRACTION_DEPTH = 8
