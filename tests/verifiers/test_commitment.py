@@ -307,3 +307,83 @@ def test_a_value_the_conclusion_only_weighs_is_no_answer(conclusion: str, expect
     assert score(GSM8K, response, "220") == expected
     printed = f"```python\nprint(20 * 11)\n```\n```output\n220\n```\n{conclusion}"
     assert score(GSM8K, printed, "220") == expected
+
+
+# The value read after an answer lead-in that ends its line is a sentence of its own when
+# words after it judge it; and a value in LaTeX written outside math mode ("\frac{2}{3}",
+# "105^\circ", "2s") is weighed as a whole, not as the number a reader takes from it
+@pytest.mark.parametrize(
+    ("gold", "conclusion", "expected"),
+    [
+        (
+            "4\\sqrt{5}",
+            "Therefore, the answer is\n\n$4\\sqrt{5}$ is the classic distractor here.",
+            0.0,
+        ),
+        (
+            "71",
+            "Therefore, the final answer is:\n\n71 overlooks the second condition entirely.",
+            0.0,
+        ),
+        ("(9, 1, -5)", "So the answer is\n\n$(9, 1, -5)$ is the classic distractor here.", 0.0),
+        ("\\frac{2}{3}", "\\frac{2}{3} is the classic distractor here.", 0.0),
+        ("105^\\circ", "Let us check 105^\\circ: it fails the second condition.", 0.0),
+        ("180\\text{ miles}", "We can rule out 180\\text{ miles}.", 0.0),
+        ("20\\%", "Students often choose 20\\%, but that misreads the question.", 0.0),
+        ("2s", "2s is the classic distractor here.", 0.0),
+        ("9\\text{ min}", "I don't think the answer is 9\\text{ min}.", 0.0),
+        ("9\\text{ min}", "I don't think the answer is $9\\text{ min}$.", 0.0),
+        # the same values given
+        ("4\\sqrt{5}", "Therefore, the answer is\n\n$4\\sqrt{5}$", 1.0),
+        ("4\\sqrt{5}", "The final answer is:\n\n$4\\sqrt{5}$ is the length of the diagonal.", 1.0),
+        ("\\frac{2}{3}", "So the probability is \\frac{2}{3}.", 1.0),
+        ("9\\text{ min}", "So the answer is $9\\text{ min}$.", 1.0),
+    ],
+)
+def test_a_value_judged_in_its_own_sentence_is_no_answer(
+    gold: str, conclusion: str, expected: float
+) -> None:
+    assert score(MATH, f"We work it out step by step.\n\n{conclusion}", gold) == expected
+
+
+# An answer whose value the last sentence after it takes back (ruled out, judged, reported)
+# is no answer; a check of it, a question answered, another value ruled out, or a
+# rejection limited or taken back keeps it. (A value called "wrong" is test_disavowal's.)
+@pytest.mark.parametrize(
+    ("answered", "after", "expected"),
+    [
+        ("The final answer is $\\boxed{18}$.", "We can rule out 18.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "18 is the classic distractor here.", 0.0),
+        (
+            "The final answer is $\\boxed{18}$.",
+            "Let us check 18: it fails the second condition.",
+            0.0,
+        ),
+        ("Answer: 18", "Students often choose 18, but that misreads the question.", 0.0),
+        ("#### 18", "$18$ overlooks the second condition entirely.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "Let's check: $2 \\times 9 = 18$.", 1.0),
+        ("The final answer is $\\boxed{18}$.", "Is 18 right? Yes.", 1.0),
+        ("The final answer is $\\boxed{18}$.", "Note that 20 is a common distractor.", 1.0),
+        (
+            "The final answer is $\\boxed{18}$.",
+            "Students often choose 20, but that misreads it.",
+            1.0,
+        ),
+        ("The final answer is $\\boxed{18}$.", "18 fails only if we drop the sign.", 1.0),
+        ("The final answer is $\\boxed{18}$.", "We can rule out 18. Never mind, it holds.", 1.0),
+        ("The answer is 18.", "It could be 18.0 as well.", 1.0),
+    ],
+)
+def test_an_answer_the_last_sentence_takes_back_is_no_answer(
+    answered: str, after: str, expected: float
+) -> None:
+    response = f"Each box costs 2 and she buys 9, so 2 * 9 = 18.\n\n{answered}\n\n{after}"
+    assert score(MATH, response, "18") == expected
+    assert score(GSM8K, response, "18") == expected
+
+
+def test_a_value_taken_back_after_an_answer_in_another_form_goes_to_the_check() -> None:
+    """``\\frac{1}{4}`` cannot be told from ``2^{-2}`` inline: the check compares it."""
+    response = "So the answer is $2^{-2}$.\n\nWe can rule out $\\frac{1}{4}$."
+    assert score(MATH, response, "\\frac{1}{4}") == 0.0
+    assert score(MATH, response.replace("We can rule out", "So"), "\\frac{1}{4}") == 1.0

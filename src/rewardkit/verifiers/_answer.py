@@ -146,7 +146,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from rewardkit.verifiers import _latex, _numeric
-from rewardkit.verifiers._commitment import discussed, undercut
+from rewardkit.verifiers._commitment import GLUED, discussed, rejected, undercut
 from rewardkit.verifiers._common import (
     CORRECTION_CUE,
     CORRECTION_CUE_AHEAD,
@@ -200,6 +200,11 @@ from rewardkit.verifiers.base import (
 __all__ = ["ExtractionMode", "Found", "find_answer", "gold_answer"]
 
 ExtractionMode = Literal["default", "strict"]
+
+QUESTIONED = "\\text{ ?}"
+"""Appended to a value that a line asks, denies or judges rather than gives ("Answer:
+27?", "I don't think the answer is 27"): a value still (another answer offered, for the
+hedging rules), but never the answer (``MathVerifier`` scores it 0 whatever its units)."""
 
 LINE_TAIL_CHARS = 4000
 """Answer lines are looked for in this many characters at the end of the final part."""
@@ -288,7 +293,7 @@ def find_answer(
         for rule in rules:
             found = rule(text)
             if found is not None:
-                return _unless_offered(_unless_hedged(found, text))
+                return _unless_offered(_unless_hedged(_unless_rejected(found, text), text))
         if at == 0 and fallback and (concluded := _concluding_value(text)) is not None:
             # before a template-opened thinking is read: "The answer is 150\n</think>\n151"
             # concludes 151, whatever the thinking said
@@ -631,10 +636,12 @@ def _line_answers(tail: str, *, unboxed: bool = False, last: bool = False) -> li
         if unboxed and _BOX_FIRST.match(tail, marker.end()):
             continue  # "the answer is $\boxed{4}$": skipped before any cleaning, for speed
         found = _after_marker(tail, marker)
-        if found and undercut(tail, marker.start()):
+        if found and (undercut(tail, marker.start()) or _judged(*found)):
             # "I don't think the answer is 7", "Some claim the answer is 7": a value
-            # named in a clause that denies, doubts or reports it answers nothing plainly
-            found = (f"{found[0]}\\text{{ ?}}", found[1])
+            # named in a clause that denies, doubts or reports it answers nothing plainly;
+            # nor does one that the words after it judge ("The answer is\n\n7 is the
+            # classic distractor here.": the line after the marker is a sentence of its own)
+            found = (f"{found[0]}{QUESTIONED}", found[1])
         if found:
             lines.append((marker.start(), *found))
     if "**" in tail or "####" in tail:
@@ -704,6 +711,13 @@ def _after_marker(tail: str, marker: re.Match[str]) -> tuple[str, str] | None:
     return value, lines[at]
 
 
+def _judged(value: str, raw: str) -> bool:
+    """Whether the words around ``value``, in the ``raw`` text it was read from, weigh
+    or judge it (:func:`rewardkit.verifiers._commitment.discussed`)."""
+    at = raw.find(value)
+    return at >= 0 and discussed(raw, at, at + len(value))
+
+
 _CLOSING_TAG = re.compile(r"</[A-Za-z_]{1,20}>")
 _FENCE = re.compile(r"[ \t]*```")  # a fenced code block opens (or closes) on this line
 
@@ -743,7 +757,7 @@ def clean_answer(line: str) -> str | None:
     asked = _SENTENCE_END.search(line)
     if asked and asked.group().startswith("?"):  # "Answer: 27?": a question, not an answer
         value = _value_on(line[: asked.start()])
-        return f"{value}\\text{{ ?}}" if value else None
+        return f"{value}{QUESTIONED}" if value else None
     return _value_on(line)
 
 
@@ -903,6 +917,43 @@ def _closer(line: str, right: str, start: int) -> int:
 
 
 # --- hedging: several different final answers -----------------------------------------
+
+
+def _unless_rejected(found: Found, text: str) -> Found:
+    """No answer (``hedged``) when the last value named after ``found``'s answer form is
+    taken back (:func:`rewardkit.verifiers._commitment.rejected`: "\\boxed{18} ... We can
+    rule out 18.", "18 is the classic distractor here.") and cannot be told from the
+    answer; a value told apart is another one ruled out ("so we can rule out 20")."""
+    if found.answer is None or found.start < 0:
+        return found
+    after = found.end if found.end >= 0 else text.find("\n", found.start)  # (a line's end)
+    value = last_match(_NAMED_VALUE, text[after:]) if after >= 0 else None
+    if value is None or not rejected(value.string, value.start(), value.end()):
+        return found
+    named = _named(value)
+    same = same_value(named, found.answer)
+    if same is None:  # "... \\frac{1}{4} is a trap." after 2^{-2}: the check compares them
+        return Found(found.answer, {**found.extra, CALLED_WRONG: named}, found.start, found.end)
+    if not same:
+        return found
+    return Found(None, {**found.extra, "hedged": True, "rejected": True, "pred": found.answer})
+
+
+def _named(value: re.Match[str]) -> str:
+    """What ``value`` (a :data:`_NAMED_VALUE` match) names: a span's content, or a number
+    with the LaTeX written around it outside math mode (``\\frac{1}{4}`` for its 4)."""
+    found, text = value.group(), value.string
+    if found.startswith(("$", "\\(")):
+        return found.strip("$").removeprefix("\\(").removesuffix("\\)").strip()
+    start = max(text.rfind(" ", 0, value.start()), text.rfind("\n", 0, value.start())) + 1
+    glued = GLUED.match(text, value.end())
+    return text[start : glued.end() if glued else value.end()].strip("()[]")
+
+
+# A value named after an answer: a math span, or a number (with what LaTeX is glued to it)
+_NAMED_VALUE = re.compile(
+    r"\$[^$\n]{1,80}\$|\\\([^\n]{1,80}?\\\)|(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?"
+)
 
 
 def _unless_hedged(found: Found, text: str) -> Found:
@@ -1106,7 +1157,7 @@ def _tag_values(window: str) -> list[str]:
         elif tag.extra.get("qualified") or tag.extra.get("negated"):
             # "<answer>7?</answer>", "<answer>at least 7</answer>": a last form that
             # answers nothing plainly, never an earlier box's support
-            values.append(f"{tag.extra.get('pred', '')}\\text{{ ?}}")
+            values.append(f"{tag.extra.get('pred', '')}{QUESTIONED}")
         elif tag.answer is not None and tag.extra.get("tag") and "=" in tag.answer:
             # a tag left to math-verify as a passage, holding a false statement ("x = 8 =
             # 7"): no support for an earlier box (it answers nothing; the box did)
@@ -1322,12 +1373,14 @@ def _unless_qualified(found: Found) -> Found:
     text = found.answer.removesuffix(" </answer>") if found.extra.get("tag") else found.answer
     line = text[-LINE_TAIL_CHARS:].rstrip().rpartition("\n")[2]
     value = last_match(_PREVIOUS_VALUE, line)
-    if value is None or _MATHY.search(_CLOSERS.sub("", line[value.end() :])):
+    if value is None:
+        return found
+    glued = GLUED.match(line, value.end())  # "105^\circ", "\frac{2}{3}", "2s": one value
+    if glued is None or _MATHY.search(_CLOSERS.sub("", line[glued.end() :])):
         return found
     if discussed(line, value.start(), value.end()):  # "We can rule out 220.": weighed
-        return Found(
-            None, {**found.extra, "hedged": True, "discussed": True, "pred": value.group()}
-        )
+        pred = _named(value)  # "\frac{2}{3}", not its 3
+        return Found(None, {**found.extra, "hedged": True, "discussed": True, "pred": pred})
     words = _CLAUSE_END.split(line[value.end() :], maxsplit=1)[0]
     bounded = _BOUNDED.search(line, 0, value.start()) and not _ANSWER_WORD_ALONE.search(line)
     if not bounded and not _latex.qualifying_words(words):

@@ -33,7 +33,7 @@ import re
 
 from rewardkit.verifiers.base import words_key
 
-__all__ = ["closes", "discussed", "led_plainly", "undercut"]
+__all__ = ["GLUED", "closes", "discussed", "led_plainly", "rejected", "undercut"]
 
 SENTENCE_CHARS = 240
 """How far the letter's sentence is read on each side."""
@@ -252,32 +252,61 @@ def undercut(text: str, start: int) -> bool:
 # tournament", "the Doubtfire family", "test scores", "to the nearest whole number") and a
 # derivation's ("removing", "verify") weigh nothing. A single value hedged ("possibly
 # 20", "Maybe ... is 20") is still the one value given: math-verify reads it.
+_REJECT_VERB = r"(?:rule[ \t]+out|eliminate|exclude|discard|reject)"
 _WEIGH_VERB = (
-    r"(?:check|consider|compare|examine|evaluate|test|try|revisit|avoid|rule[ \t]+out"
-    r"|eliminate|exclude|discard|reject)"
+    r"(?:check|consider|compare|examine|evaluate|test|try|revisit|avoid|" + _REJECT_VERB + ")"
 )
-_WEIGHING = re.compile(
-    r"\b(?:let(?:'s|’s|[ \t]+us|[ \t]+me)|we|i|you)[ \t]+(?:(?:can|could|should|must|will|shall"
-    r"|might|may|now|then|first|next|also|cannot|can't|need[ \t]+to)[ \t]+){0,2}"
-    + _WEIGH_VERB
-    + r"\b|^[ \t*>-]*(?:(?:next|now|first|then|finally),?[ \t]+)?"
-    + _WEIGH_VERB
-    + r"\b|\b(?:tempt\w*|distractor|doubt(?:s|ed|ful)?)\b"
+
+
+def _by_the_speaker(verb: str) -> str:
+    """``verb`` with the speaker as its subject ("we can rule out"), or as a command."""
+    return (
+        r"\b(?:let(?:'s|’s|[ \t]+us|[ \t]+me)|we|i|you)[ \t]+(?:(?:can|could|should|must|will"
+        r"|shall|might|may|now|then|first|next|also|cannot|can't|need[ \t]+to)[ \t]+){0,2}"
+        + verb
+        + r"\b|^[ \t*>-]*(?:(?:next|now|first|then|finally),?[ \t]+)?"
+        + verb
+        + r"\b"
+    )
+
+
+# Somebody else's view, a doubt, a distractor: a value named so is not the speaker's answer
+_NOT_OWNED = (
+    r"\b(?:tempt\w*|distractor|doubt(?:s|ed|ful)?)\b"
     r"|\b(?:some|many|one|they|people|others|students)[ \t]+(?:(?:might|may|would|often"
     r"|usually|commonly)[ \t]+)?(?:claim|say|argue|think|believe|choose|pick|answer|guess)\b"
-    r"|\b(?:might|may|could)[ \t]+(?:well[ \t]+)?(?:be|think|say|argue|claim|expect|seem|guess"
-    r"|assume|believe|suggest|conclude)\b"
     r"|\b(?:often|usually|commonly|typically|frequently|tend[s]?[ \t]+to)[ \t]+(?:choose|pick"
     r"|select|answer|say|write|get|guess)\b"
-    r"|n['’]t[ \t]+(?:think|believe)|\bnot[ \t]+sure\b",
-    re.IGNORECASE,
+    r"|n['’]t[ \t]+(?:think|believe)|\bnot[ \t]+sure\b"
 )
-_JUDGED = re.compile(
-    r"(?:is|are|was|seems|looks)[ \t]+(?:(?:the|a|an)[ \t]+)?(?:(?:classic|common|typical|usual)[ \t]+)?"
-    r"(?:distractor|trap|wrong|incorrect|out\b|false|a[ \t]+mistake|not[ \t]+(?:right|correct|it))"
-    r"|(?:fails|overlooks|ignores|contradicts|violates|doesn['’]t[ \t]+work|does[ \t]+not[ \t]+work)\b",
-    re.IGNORECASE,
+# A view weighed: "might be", "could think" (after an answer, "it could be 18.0" restates it)
+_MAYBE = (
+    r"\b(?:might|may|could)[ \t]+(?:well[ \t]+)?(?:be|think|say|argue|claim|expect|seem|guess"
+    r"|assume|believe|suggest|conclude)\b"
 )
+_WEIGHING = re.compile(
+    _by_the_speaker(_WEIGH_VERB) + "|" + _NOT_OWNED + "|" + _MAYBE, re.IGNORECASE
+)
+# ... of which these reject it: after an answer, no check of it ("Let's check: 2 * 9 = 18.")
+_REJECTING = re.compile(_by_the_speaker(_REJECT_VERB) + "|" + _NOT_OWNED, re.IGNORECASE)
+_PRONOUN = r"(?:[:,—–-]?[ \t]*(?:it|this|that|which)[ \t]+)?"  # "220: it fails", "220, which ..."
+_JUDGING = (
+    r"(?:(?:is|are|was|seems|looks)[ \t]+(?:(?:the|a|an)[ \t]+)?(?:(?:classic|common|typical"
+    r"|usual)[ \t]+)?(?:distractor|trap)|fails|overlooks|ignores|contradicts|violates"
+    r"|doesn['’]t[ \t]+work|does[ \t]+not[ \t]+work)\b"
+)
+_CALLING_WRONG = (
+    r"(?:is|are|was|seems|looks)[ \t]+(?:wrong|incorrect|out\b|false|a[ \t]+mistake"
+    r"|not[ \t]+(?:right|correct|it))"
+)
+_JUDGED = re.compile(_PRONOUN + "(?:" + _JUDGING + "|" + _CALLING_WRONG + ")", re.IGNORECASE)
+# (after an answer, a value called wrong is _common.called_wrong's to read: "7 is wrong,
+# lol." and "7 is wrong. Never mind." keep the answer, and it has their words)
+_JUDGED_AFTER_AN_ANSWER = re.compile(_PRONOUN + _JUDGING, re.IGNORECASE)
+# words that limit or take back what the sentence says of the value: "18 fails if we drop
+# the sign", "We can rule out 18 only for part (b)", "18 is a trap, lol" (not "but":
+# "Students often choose 18, but that misreads the question" says more against it)
+_LIMITED = re.compile(r"\b(?:if|unless|only|when|except|lol|jk|kidding)\b", re.IGNORECASE)
 
 
 def discussed(text: str, start: int, end: int) -> bool:
@@ -285,11 +314,51 @@ def discussed(text: str, start: int, end: int) -> bool:
     is weighed rather than given: its sentence asks or is counterfactual, its clause
     weighs, rejects, doubts or reports it ("We can rule out 220.", "Students often choose
     220"), or the words right after it judge it ("220 fails the second condition")."""
+    return _named_so(text, start, end, _WEIGHING, _JUDGED, asked=True)
+
+
+def rejected(text: str, start: int, end: int) -> bool:
+    """Whether the value at ``text[start:end]``, named after an answer in the text's last
+    sentence, is taken back: as :func:`discussed`, but not a check or a question ("Let's
+    check: 2 * 9 = 18.", "Is 18 right? Yes."), which an answer is often followed by:
+    ruled out, doubted, reported, judged ("We can rule out 18.", "18 is the classic
+    distractor here."). Any words after its sentence may take that back ("Never mind.")."""
+    stop = _SENTENCE_END.search(text, end, end + SENTENCE_CHARS)
+    if stop is not None and text[stop.end() :].strip(_NOTHING_SAID):
+        return False
+    if _LIMITED.search(_after(text, end)[0]):
+        return False
+    return _named_so(text, start, end, _REJECTING, _JUDGED_AFTER_AN_ANSWER, asked=False)
+
+
+_NOTHING_SAID = " \t\r\n.!*_)\"'>"
+
+
+def _named_so(
+    text: str,
+    start: int,
+    end: int,
+    before_it: re.Pattern[str],
+    after_it: re.Pattern[str],
+    *,
+    asked: bool,
+) -> bool:
+    """Whether the value at ``text[start:end]`` is named in a counterfactual sentence, in
+    a clause ``before_it`` finds words in, or with ``after_it``'s words right after it (or
+    ``asked``: in a question)."""
     before = _sentence_before(text, start)
-    if _counterfactual(before) or _WEIGHING.search(_clause(before)) is not None:
+    if _counterfactual(before) or before_it.search(_clause(before)) is not None:
         return True
     rest, stop = _after(text, end)
-    return stop in ("?", "？") or _JUDGED.match(rest.lstrip(" \t*$)")) is not None
+    glued = GLUED.match(rest)
+    rest = rest[glued.end() :] if glued else rest
+    return (asked and stop in ("?", "？")) or after_it.match(rest.lstrip(" \t*$)")) is not None
+
+
+GLUED = re.compile(r"(?:[ \t]?\\(?:text|textrm|mathrm|mbox)\{[^{}\n]{0,40}\}|[^\s.,;:!?])*")
+"""What is left of a value's LaTeX after the number a reader took from it, written
+outside math mode: ``}`` of ``\\frac{2}{3}``, ``^\\circ`` of ``105^\\circ``, ``s`` of
+``2s``, ``\\text{ miles}`` of ``180\\text{ miles}``, ``\\%`` of ``20\\%``."""
 
 
 def _counterfactual(before: str) -> bool:

@@ -57,7 +57,7 @@ from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _answer, _latex, _repetition
-from rewardkit.verifiers._commitment import discussed, undercut
+from rewardkit.verifiers._commitment import discussed, rejected, undercut
 from rewardkit.verifiers._common import (
     ALTERNATIVE_WORD,
     ANSWER_ZH,
@@ -265,7 +265,21 @@ def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, boo
         return answer, True  # "... so she earns $57,500.\n\nHmm, 57500 is wrong."
     if answer is not None and not hedged and _listed_after(texts[0], answer):
         return answer, True  # "The answer is 50.\n\nSo $a = 51, 50, 52$.": candidates
+    if answer is not None and not hedged and _rejected_last(texts[0], answer):
+        return answer, True  # "#### 18\n\nWe can rule out 18.": taken back
     return answer, hedged
+
+
+def _rejected_last(conclusion: str, answer: str) -> bool:
+    """Whether the conclusion's last number is ``answer`` (or may be) and is taken back
+    (:func:`rewardkit.verifiers._commitment.rejected`: ruled out, judged, doubted,
+    reported; not checked nor asked: "Let's check: 2 * 9 = 18." keeps 18)."""
+    value = last_match(_LAST_NUMBER, conclusion)
+    return (
+        value is not None
+        and rejected(value.string, value.start(), value.end())
+        and _same_number(value.group(), answer) is not False
+    )
 
 
 def _listed_after(conclusion: str, answer: str) -> bool:

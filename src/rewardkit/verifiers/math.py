@@ -164,6 +164,8 @@ class MathVerifier:
             return verdict(False, answer)  # "\approx 18", "n \not= 18", "x \to 18": not 18
         if _marked_unlike_golds(answer, golds):
             return verdict(False, answer)  # "x \ll 18", "≲ 18", "18_8": not 18
+        if answer.endswith(_answer.QUESTIONED) and not any(map(_questioned, golds)):
+            return verdict(False, answer, hedged=True)  # "... is 9 min?": asked (units or not)
         if _latex.value_qualifier(answer) and not any(map(_latex.value_qualifier, golds)):
             return verdict(False, answer)  # "5\text{ or more}": math-verify drops the words
         if "=" in answer and _answer.false_chain(answer):
@@ -243,6 +245,10 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 _TAGS_AND_DELIMITERS = re.compile(r"</?answer>|\$|\\[()\[\]]")
+
+
+def _questioned(gold: str) -> bool:
+    return gold.rstrip().endswith(("?", _answer.QUESTIONED))
 
 
 def _offered_right(value: str, golds: tuple[str, ...]) -> bool:
