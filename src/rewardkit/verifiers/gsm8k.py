@@ -277,6 +277,7 @@ def _rejected_last(conclusion: str, answer: str) -> bool:
     value = last_match(_LAST_NUMBER, conclusion)
     return (
         value is not None
+        and _AT_A_FORM.search(value.string, max(0, value.start() - 24), value.start()) is None
         and rejected(value.string, value.start(), value.end())
         and _same_number(value.group(), answer) is not False
     )
@@ -308,6 +309,9 @@ def _taken_back(conclusion: str, answer: str) -> bool:
 
 
 _FIRST_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+# the last number is the answer form's own ("#### 18", "The answer is 18", "\boxed{18"):
+# nothing after the answer takes it back (and most rows end so: no sentence to read)
+_AT_A_FORM = re.compile(r"(?:####|(?i:answer)(?:[ \t]+is)?[ \t]*[:：]?|\\boxed\{)[ \t]*\$?[ \t]*\Z")
 
 
 # A "####" line of numbers that no marked number matched ("#### -17, -18", "#### 3 4"):
