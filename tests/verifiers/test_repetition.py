@@ -604,3 +604,38 @@ def test_a_counted_list_in_sentences_then_the_answer_is_no_loop() -> None:
         for i in range(1, 40)
     )
     assert not _repetition.degenerate(cases + "So exactly 20 of the values are odd: $\\boxed{20}$.")
+
+
+# A solution that ends by restating its final answer a few times, line for line, stopped:
+# a published Llama-3.1-8B dump (henro25/Qwen2.5-Math, evaluation/outputs/.../v16/math500,
+# a harness that adds a line per "thought") ends 42 of its rows with 6 to 8 copies of
+# "The final answer is $\boxed{13}$." after a whole solution; its own grader credits the
+# right ones. A policy at its token limit writes far more copies, or is cut inside one.
+_SOLVED = (
+    "Step 1: The line meets the x-axis at $a = 4$ and the y-axis at $b = 12$.\n"
+    "Step 2: Rewriting $\\frac{x}{4} + \\frac{y}{12} = 1$ as $y = 12 - 3x$, the slope is $m = -3$.\n"
+    "Step 3: So $a + b + m = 4 + 12 - 3 = 13$.\n"
+) * 4 + "So, the value of $a + b + m$ is $\\boxed{13}$.\n"
+_RESTATED = {
+    "one line, 8 copies": ("The final answer is $\\boxed{13}$.\n" * 8, False),
+    "two lines, 7 copies": (
+        "The final answer is $\\boxed{13}$.\nThis is the sum of the intercepts and the slope.\n"
+        * 7,
+        False,
+    ),
+    "blank lines between copies": ("The final answer is $\\boxed{13}$.\n\n" * 6, False),
+    "17 copies": ("The final answer is $\\boxed{13}$.\n" * 17, True),
+    "cut inside a copy": ("The final answer is $\\boxed{13}$.\n" * 40 + "The final ans", True),
+    "copies of a line with no answer": ("Let me check the sum again, term by term.\n" * 30, True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_RESTATED))
+def test_an_answer_restated_a_few_times_at_the_end_is_no_loop(name: str) -> None:
+    copies, looped = _RESTATED[name]
+    response = _SOLVED + copies
+    assert _repetition.degenerate(response) == looped
+    verifier = resolve("lighteval/MATH", VerifierOptions())
+    assert verifier is not None
+    quick = verifier.quick_check(extract_with(verifier, response, NO_CONTEXT), "13")
+    assert quick is not None and quick.score == (0.0 if looped else 1.0)
