@@ -83,6 +83,26 @@ def test_two_spellings_of_one_value_are_never_called_different(
         assert "hedged" not in verifier.extract(response).extra, response
 
 
+# One number written with and without its unit is one answer (a published Llama-3.1 dump
+# boxes "120^\circ", "120" and "120 degrees" in one response); a factor is no unit
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        ("120 degrees", "120^\\circ", True),
+        ("120", "120^{\\circ}", True),
+        ("4", "4 meters", True),
+        ("4", "4\\text{ meters}", True),
+        ("2x", "2", None),
+        ("3 pi", "3", None),
+        ("4 meters", "5 meters", None),
+    ],
+)
+def test_a_number_with_and_without_its_unit_is_one_value(
+    first: str, second: str, same: bool | None
+) -> None:
+    assert same_value(first, second) is same
+
+
 @CI
 @given(st.integers(-(10**15), 10**15), st.integers(1, 10**6))
 def test_two_different_integers_are_always_hedging(first: int, gap: int) -> None:

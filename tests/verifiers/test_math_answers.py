@@ -249,6 +249,8 @@ QUALIFIERS: list[tuple[str, str, float, str]] = [
     ("5", box("5\\text{ 000}"), 0.0, "5 000 split by \\text: mv reads 5"),
     # units still dropped: a value with its unit is the value
     ("5", box("5\\text{ cm}^2"), 1.0, "a unit with a power"),
+    # a published Qwen2.5-Math-7B Minerva answer: powers inside the unit, not after it
+    ("15000", box("15000 \\text{ kcal m}^{-2} \\text{ yr}^{-1}"), 1.0, "a unit with powers inside"),
     ("5", box("5\\text{ cm}^{2}"), 1.0, "a unit with a braced power"),
     ("5", box("5\\mathrm{m}^{3}"), 1.0, "a unit in \\mathrm with a braced power"),
     ("5", box("5 \\text{ (mod 7)}"), 1.0, "a modulus names no other value"),

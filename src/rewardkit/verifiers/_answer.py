@@ -1198,6 +1198,9 @@ def same_value(first: str, second: str) -> bool | None:
     labels = [_latex.choice_label(text)[0] for text in norm]
     if any(labels):
         return None if not all(labels) else labels[0] == labels[1]
+    units = _WITH_UNIT.fullmatch(first), _WITH_UNIT.fullmatch(second)
+    if units[0] and units[1] and units[0].group(1) == units[1].group(1):
+        return True  # "120 degrees", "120^\circ", "120"; "4 meters", "4": one number given
     if _DROPPED_SIGN.search(first + second):
         return None  # "5\%" and "0.05", "30^\circ" and "\frac{\pi}{6}"
     one, two = (_latex.exact_number(text) for text in norm)
@@ -1212,6 +1215,16 @@ def same_value(first: str, second: str) -> bool | None:
 
 
 _DROPPED_SIGN = re.compile(r"%|\\circ|°|\\degree")
+# A number and a unit at most: a degree sign, a word or two of letters ("meters", not "x"
+# nor "pi": a product), plain or in \text{}
+_UNIT_NAME = r"(?!pi\b)[A-Za-z]{2,12}(?:[ \t][A-Za-z]{2,12})?"
+_WITH_UNIT = re.compile(
+    r"[ \t]*(-?\d+(?:\.\d+)?)[ \t]*(?:\^[ \t]*\{?[ \t]*\\circ[ \t]*\}?|°|\\degree|"
+    + _UNIT_NAME
+    + r"|\\(?:text|mbox|mathrm)\{[ \t]*"
+    + _UNIT_NAME
+    + r"[ \t]*\})?[ \t]*"
+)
 
 
 def _rounding(norm: str, value: Fraction, other: Fraction) -> bool:

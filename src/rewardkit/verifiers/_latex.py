@@ -641,11 +641,13 @@ def value_qualifier(answer: str) -> str | None:
     tail = text[first.start() : end.start() if end else len(text)]
     if not tail.endswith("}"):
         return None  # math after the text: math-verify drops nothing
+    tail = _UNIT_POWER.sub("}", tail)  # "\text{ kcal m}^{-2} \text{ yr}": a unit's power
     words = _COMMAND_NAME.sub(" ", tail).replace("{", " ").replace("}", " ").strip()
     math = _MATH_IN_TAIL.search(_MODULUS.sub("", words))  # "(mod 7)" names no other value
     return words if math or qualifying_words(words) else None
 
 
+_UNIT_POWER = re.compile(r"\}[ \t]{0,3}\^[ \t]{0,3}(?:\{[ \t]{0,3}-?\d[ \t]{0,3}\}|-?\d)")
 _PER_CENT = re.compile(r"\bper\s+cent\b", re.IGNORECASE)  # "per cent of 40": 3 words
 
 
