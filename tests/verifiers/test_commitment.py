@@ -372,6 +372,21 @@ def test_a_value_judged_in_its_own_sentence_is_no_answer(
         ("The final answer is $\\boxed{18}$.", "18 fails only if we drop the sign.", 1.0),
         ("The final answer is $\\boxed{18}$.", "We can rule out 18. Never mind, it holds.", 1.0),
         ("The answer is 18.", "It could be 18.0 as well.", 1.0),
+        # an outside red team's: a rejection negated, or the value affirmed, keeps it
+        ("The final answer is $\\boxed{18}$.", "There is no doubt that 18 is right.", 1.0),
+        ("The final answer is $\\boxed{18}$.", "We cannot rule out 18, so it stands.", 1.0),
+        (
+            "The final answer is $\\boxed{18}$.",
+            "Students often choose 18, and they are right.",
+            1.0,
+        ),
+        ("The final answer is $\\boxed{18}$.", "18 fails none of the conditions.", 1.0),
+        (
+            "The final answer is $\\boxed{18}$.",
+            "I initially doubted 18, but the check confirms it.",
+            1.0,
+        ),
+        ("The answer is $\\boxed{18}$.", "Had each held 10, we'd get 20; they hold 9, so 18.", 1.0),
     ],
 )
 def test_an_answer_the_last_sentence_takes_back_is_no_answer(
@@ -387,3 +402,6 @@ def test_a_value_taken_back_after_an_answer_in_another_form_goes_to_the_check() 
     response = "So the answer is $2^{-2}$.\n\nWe can rule out $\\frac{1}{4}$."
     assert score(MATH, response, "\\frac{1}{4}") == 0.0
     assert score(MATH, response.replace("We can rule out", "So"), "\\frac{1}{4}") == 1.0
+    # "18 is wrong" is no number with a unit: another value offered, as before the rule
+    scratched = "So 2 * 9 = 18.\n\nThe answer is $\\boxed{18}$.\n\nScratch that, 18 is wrong."
+    assert score(MATH, scratched, "18") == 0.0

@@ -1200,7 +1200,9 @@ def same_value(first: str, second: str) -> bool | None:
         return None if not all(labels) else labels[0] == labels[1]
     units = _WITH_UNIT.fullmatch(first), _WITH_UNIT.fullmatch(second)
     if units[0] and units[1] and units[0].group(1) == units[1].group(1):
-        return True  # "120 degrees", "120^\circ", "120"; "4 meters", "4": one number given
+        words = f"{units[0].group('unit') or ''} {units[1].group('unit') or ''}"
+        if not _latex.qualifying_words(words) and not _NO_UNIT.search(words):
+            return True  # "120 degrees", "120^\circ", "120"; "4 meters", "4": one number
     if _DROPPED_SIGN.search(first + second):
         return None  # "5\%" and "0.05", "30^\circ" and "\frac{\pi}{6}"
     one, two = (_latex.exact_number(text) for text in norm)
@@ -1217,13 +1219,20 @@ def same_value(first: str, second: str) -> bool | None:
 _DROPPED_SIGN = re.compile(r"%|\\circ|°|\\degree")
 # A number and a unit at most: a degree sign, a word or two of letters ("meters", not "x"
 # nor "pi": a product), plain or in \text{}
-_UNIT_NAME = r"(?!pi\b)[A-Za-z]{2,12}(?:[ \t][A-Za-z]{2,12})?"
+_UNIT_NAME = r"(?!pi\b)[A-Za-z]{2,12}"
 _WITH_UNIT = re.compile(
-    r"[ \t]*(-?\d+(?:\.\d+)?)[ \t]*(?:\^[ \t]*\{?[ \t]*\\circ[ \t]*\}?|°|\\degree|"
+    r"[ \t]*(-?\d+(?:\.\d+)?)[ \t]*(?:\^[ \t]*\{?[ \t]*\\circ[ \t]*\}?|°|\\degree|(?P<unit>"
     + _UNIT_NAME
     + r"|\\(?:text|mbox|mathrm)\{[ \t]*"
     + _UNIT_NAME
-    + r"[ \t]*\})?[ \t]*"
+    + r"(?:[ \t]"
+    + _UNIT_NAME
+    + r")?[ \t]*\}))?[ \t]*"
+)
+# words that say something of the number, never a unit ("18 is wrong", "18 or more")
+_NO_UNIT = re.compile(
+    r"(?i)\b(?:is|are|was|were|be|or|and|not|no|but|if|only|so|too|it|maybe|wrong|right"
+    r"|correct|incorrect)\b"
 )
 
 

@@ -303,6 +303,14 @@ _JUDGED = re.compile(_PRONOUN + "(?:" + _JUDGING + "|" + _CALLING_WRONG + ")", r
 # (after an answer, a value called wrong is _common.called_wrong's to read: "7 is wrong,
 # lol." and "7 is wrong. Never mind." keep the answer, and it has their words)
 _JUDGED_AFTER_AN_ANSWER = re.compile(_PRONOUN + _JUDGING, re.IGNORECASE)
+# In the sentence of a value named after an answer, words that keep it: a negation ("There
+# is no doubt that 18 is right.", "We cannot rule out 18.", "18 fails none of the
+# conditions") or an affirmation ("Students often choose 18, and they are right.", "I
+# initially doubted 18, but the check confirms it.")
+_KEPT = re.compile(
+    r"(?i)\b(?:no|not|never|cannot|none|nothing|nobody|without|right|correct(?:ly)?|confirm\w*"
+    r"|indeed|true|valid|works|holds|stands)\b|n['’]t\b"
+)
 # words that limit or take back what the sentence says of the value: "18 fails if we drop
 # the sign", "We can rule out 18 only for part (b)", "18 is a trap, lol" (not "but":
 # "Students often choose 18, but that misreads the question" says more against it)
@@ -326,9 +334,14 @@ def rejected(text: str, start: int, end: int) -> bool:
     stop = _SENTENCE_END.search(text, end, end + SENTENCE_CHARS)
     if stop is not None and text[stop.end() :].strip(_NOTHING_SAID):
         return False
-    if _LIMITED.search(_after(text, end)[0]):
+    before, after = _sentence_before(text, start), _after(text, end)[0]
+    if _LIMITED.search(after) or _KEPT.search(before) or _KEPT.search(after):
         return False
-    return _named_so(text, start, end, _REJECTING, _JUDGED_AFTER_AN_ANSWER, asked=False)
+    if _CONDITION.search(_clause(before)) or _IF_UNREAL.search(_clause(before)):
+        return True  # "..., so 18. Assuming no friction, 18": (a frame before ";" is not its)
+    return _named_so(
+        text, start, end, _REJECTING, _JUDGED_AFTER_AN_ANSWER, asked=False, framed=False
+    )
 
 
 _NOTHING_SAID = " \t\r\n.!*_)\"'>"
@@ -342,12 +355,13 @@ def _named_so(
     after_it: re.Pattern[str],
     *,
     asked: bool,
+    framed: bool = True,
 ) -> bool:
-    """Whether the value at ``text[start:end]`` is named in a counterfactual sentence, in
-    a clause ``before_it`` finds words in, or with ``after_it``'s words right after it (or
-    ``asked``: in a question)."""
+    """Whether the value at ``text[start:end]`` is named (with ``framed``) in a
+    counterfactual sentence, in a clause ``before_it`` finds words in, or with
+    ``after_it``'s words right after it (or ``asked``: in a question)."""
     before = _sentence_before(text, start)
-    if _counterfactual(before) or before_it.search(_clause(before)) is not None:
+    if (framed and _counterfactual(before)) or before_it.search(_clause(before)) is not None:
         return True
     rest, stop = _after(text, end)
     glued = GLUED.match(rest)
