@@ -287,7 +287,8 @@ def find_answer(
         return Found(None, {"source": None, "hedged": True, "disowned": True})
     if offered_alternative(texts[0]):  # "\\boxed{11}\n\nOr \\boxed{10}": two answers
         return Found(None, {"source": None, "hedged": True})
-    rules = (_boxed, _final_tag) if mode == "strict" else (_boxed, _final_tag, _lined)
+    boxed = functools.partial(_boxed, quoted=_quoted_boxes(context.prompt))
+    rules = (boxed, _final_tag) if mode == "strict" else (boxed, _final_tag, _lined)
     fallback = mode == "default" and not no_fallback(texts[0], context)
     for at, text in enumerate(texts):
         for rule in rules:
@@ -322,7 +323,21 @@ def _concluding_value(conclusion: str) -> Found | None:
 # --- 1. boxes -------------------------------------------------------------------------
 
 
-def _boxed(text: str) -> Found | None:
+def _quoted_boxes(prompt: str) -> tuple[str, ...]:
+    """The boxed values the prompt writes (at most :data:`_MAX_QUOTED`): a multi-part
+    problem gives the answers of its earlier parts so ("Subproblem 1: ... the answer is
+    $\\boxed{-2+2 \\sqrt{3} i}$"), and a response that boxes them again beside the asked
+    part's answer offers no other answer to the question asked."""
+    if "\\box" not in prompt:
+        return ()
+    found = _latex.find_boxes(prompt)[:_MAX_QUOTED]
+    return tuple(box.content for box in found if box.content and not is_blank(box))
+
+
+_MAX_QUOTED = 8
+
+
+def _boxed(text: str, quoted: tuple[str, ...] = ()) -> Found | None:
     boxes, read_from = final_boxes_read(text)
     if not boxes:
         return None
@@ -343,7 +358,7 @@ def _boxed(text: str) -> Found | None:
     others = {
         canonical(box.content or ""): box.content or ""
         for box in boxes[run:]
-        if box.start >= section
+        if box.start >= section and not _quoted(box.content or "", quoted)
     }
     others.pop(canonical(final), None)
     if _offers_two(final) or any(same_value(other, final) is not True for other in others.values()):
@@ -351,6 +366,11 @@ def _boxed(text: str) -> Found | None:
     if with_or and len(parts) > 1:  # "x = \boxed{-5} or x = \boxed{4}": a set, never a scalar
         return Found(final, {"source": "boxed", "alternatives": True}, start, boxes[0].end)
     return Found(final, {"source": "boxed"}, start, boxes[0].end)
+
+
+def _quoted(value: str, quoted: tuple[str, ...]) -> bool:
+    """Whether ``value`` is one of the prompt's ``quoted`` box values (shown the same)."""
+    return any(same_value(value, one) is True for one in quoted)
 
 
 def final_boxes(text: str) -> list[_latex.Box]:
