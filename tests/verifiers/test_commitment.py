@@ -387,6 +387,11 @@ def test_a_value_judged_in_its_own_sentence_is_no_answer(
             1.0,
         ),
         ("The answer is $\\boxed{18}$.", "Had each held 10, we'd get 20; they hold 9, so 18.", 1.0),
+        # ruled out in the passive, or a red herring
+        ("The final answer is $\\boxed{18}$.", "18 can be ruled out.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "18 has been eliminated.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "18 is a red herring.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "20 can be ruled out.", 1.0),
     ],
 )
 def test_an_answer_the_last_sentence_takes_back_is_no_answer(

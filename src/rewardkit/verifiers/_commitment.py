@@ -292,8 +292,11 @@ _REJECTING = re.compile(_by_the_speaker(_REJECT_VERB) + "|" + _NOT_OWNED, re.IGN
 _PRONOUN = r"(?:[:,—–-]?[ \t]*(?:it|this|that|which)[ \t]+)?"  # "220: it fails", "220, which ..."
 _JUDGING = (
     r"(?:(?:is|are|was|seems|looks)[ \t]+(?:(?:the|a|an)[ \t]+)?(?:(?:classic|common|typical"
-    r"|usual)[ \t]+)?(?:distractor|trap)|fails|overlooks|ignores|contradicts|violates"
-    r"|doesn['’]t[ \t]+work|does[ \t]+not[ \t]+work)\b"
+    r"|usual)[ \t]+)?(?:distractor|trap|red[ \t]+herring)|fails|overlooks|ignores|contradicts"
+    r"|violates|doesn['’]t[ \t]+work|does[ \t]+not[ \t]+work"
+    # ruled out in the passive: "18 can be ruled out", "18 has been eliminated", "18 is excluded"
+    r"|(?:(?:can|could|should|must|will|may)[ \t]+be|(?:has|have)[ \t]+been|is|are|was|were|gets?)"
+    r"[ \t]+(?:ruled[ \t]+out|eliminated|excluded|rejected|discarded|crossed[ \t]+out))\b"
 )
 _CALLING_WRONG = (
     r"(?:is|are|was|seems|looks)[ \t]+(?:wrong|incorrect|out\b|false|a[ \t]+mistake"
