@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rewardkit.verifiers.base import Extracted, Verifier
+from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verifier, extract_with
 from rewardkit.verifiers.choice import ChoiceVerifier
 from rewardkit.verifiers.gsm8k import GSM8KVerifier
 from rewardkit.verifiers.math import MathVerifier
@@ -19,10 +19,11 @@ GSM8K = GSM8KVerifier()
 CHOICE = ChoiceVerifier()
 
 
-def score(verifier: Verifier, response: str, gold: Any) -> float:
-    """A response's score, through the phases the engine runs: ``extract``, then
-    ``quick_check``, then ``check`` where that leaves it."""
-    extracted = verifier.extract(response)
+def score(verifier: Verifier, response: str, gold: Any, context: Context = NO_CONTEXT) -> float:
+    """A response's score, through the phases the engine runs: ``extract`` (given the
+    row's ``context`` where the verifier reads it), then ``quick_check``, then ``check``
+    where that leaves it."""
+    extracted = extract_with(verifier, response, context)
     quick = verifier.quick_check(extracted, gold)
     return (quick if quick is not None else verifier.check(extracted, gold)).score
 

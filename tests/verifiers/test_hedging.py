@@ -33,9 +33,11 @@ from _support.verifier_rows import (
     check_gsm8k_row,
     check_math_and_gsm8k_row,
     check_math_row,
+    score,
     table_params,
 )
 from rewardkit.verifiers._answer import same_value
+from rewardkit.verifiers.base import Context
 from rewardkit.verifiers.math import MathVerifier
 
 V = MathVerifier()
@@ -918,8 +920,6 @@ def test_the_prompts_earlier_answers_boxed_again_are_no_hedge() -> None:
     """A multi-part problem gives the answers of its earlier parts (a published Minerva
     dump of the Qwen2.5-Math harness: "Subproblem 0: ... $\\boxed{6.4}$ ... Subproblem 1:
     ..."); a response that boxes them again beside the asked part's answer answers it."""
-    from rewardkit.verifiers.base import Context
-
     prompt = (
         "Subproblem 0: Find the speed.\n\nSolution: the answer is $\\boxed{6.4}$.\n\n"
         "Final answer: The final answer is 6.4. I hope it is correct.\n\n"
@@ -927,13 +927,7 @@ def test_the_prompts_earlier_answers_boxed_again_are_no_hedge() -> None:
     )
     response = "So the answers are:\n\n0. speed: $\\boxed{6.4}$\n1. time: $\\boxed{2.5}$"
     context = Context.of(prompt, None)
-    assert score_with(V, response, "2.5", context) == 1.0
-    assert score_with(V, response, "2.5", Context.of("Find the time.", None)) == 0.0  # two
+    assert score(V, response, "2.5", context) == 1.0
+    assert score(V, response, "2.5", Context.of("Find the time.", None)) == 0.0  # two
     other = response.replace("\\boxed{6.4}", "\\boxed{7.1}")  # an earlier part answered anew
-    assert score_with(V, other, "2.5", context) == 0.0
-
-
-def score_with(verifier: MathVerifier, response: str, gold: str, context: object) -> float:
-    extracted = verifier.extract(response, context)  # type: ignore[arg-type]
-    quick = verifier.quick_check(extracted, gold)
-    return (quick if quick is not None else verifier.check(extracted, gold)).score
+    assert score(V, other, "2.5", context) == 0.0

@@ -325,7 +325,10 @@ def discussed(text: str, start: int, end: int) -> bool:
     is weighed rather than given: its sentence asks or is counterfactual, its clause
     weighs, rejects, doubts or reports it ("We can rule out 220.", "Students often choose
     220"), or the words right after it judge it ("220 fails the second condition")."""
-    return _named_so(text, start, end, _WEIGHING, _JUDGED, asked=True)
+    before, (rest, stop) = _sentence_before(text, start), _after(text, end)
+    if _counterfactual(before) or stop in ("?", "？"):
+        return True
+    return _named_so(before, rest, _WEIGHING, _JUDGED)
 
 
 def rejected(text: str, start: int, end: int) -> bool:
@@ -337,39 +340,28 @@ def rejected(text: str, start: int, end: int) -> bool:
     stop = _SENTENCE_END.search(text, end, end + SENTENCE_CHARS)
     if stop is not None and text[stop.end() :].strip(_NOTHING_SAID):
         return False
-    before, after = _sentence_before(text, start), _after(text, end)[0]
-    if _LIMITED.search(after) or _KEPT.search(before) or _KEPT.search(after):
+    before, rest = _sentence_before(text, start), _after(text, end)[0]
+    if _LIMITED.search(rest) or _KEPT.search(before) or _KEPT.search(rest):
         return False
-    if _CONDITION.search(_clause(before)) or _IF_UNREAL.search(_clause(before)):
-        return True  # "..., so 18. Assuming no friction, 18": (a frame before ";" is not its)
-    return _named_so(
-        text, start, end, _REJECTING, _JUDGED_AFTER_AN_ANSWER, asked=False, framed=False
-    )
+    clause = _clause(before)  # (a frame before ";" is not its: "..., so 18")
+    if _CONDITION.search(clause) or _IF_UNREAL.search(clause):
+        return True
+    return _named_so(before, rest, _REJECTING, _JUDGED_AFTER_AN_ANSWER)
 
 
 _NOTHING_SAID = " \t\r\n.!*_)\"'>"
 
 
 def _named_so(
-    text: str,
-    start: int,
-    end: int,
-    before_it: re.Pattern[str],
-    after_it: re.Pattern[str],
-    *,
-    asked: bool,
-    framed: bool = True,
+    before: str, rest: str, before_it: re.Pattern[str], after_it: re.Pattern[str]
 ) -> bool:
-    """Whether the value at ``text[start:end]`` is named (with ``framed``) in a
-    counterfactual sentence, in a clause ``before_it`` finds words in, or with
-    ``after_it``'s words right after it (or ``asked``: in a question)."""
-    before = _sentence_before(text, start)
-    if (framed and _counterfactual(before)) or before_it.search(_clause(before)) is not None:
+    """Whether a value's clause (ending ``before`` it) holds ``before_it``'s words, or the
+    rest of its sentence (``rest``, past the value's glued LaTeX) opens with ``after_it``'s."""
+    if before_it.search(_clause(before)) is not None:
         return True
-    rest, stop = _after(text, end)
     glued = GLUED.match(rest)
     rest = rest[glued.end() :] if glued else rest
-    return (asked and stop in ("?", "？")) or after_it.match(rest.lstrip(" \t*$)")) is not None
+    return after_it.match(rest.lstrip(" \t*$)")) is not None
 
 
 GLUED = re.compile(r"(?:[ \t]?\\(?:text|textrm|mathrm|mbox)\{[^{}\n]{0,40}\}|[^\s.,;:!?])*")
