@@ -392,6 +392,11 @@ def test_a_value_judged_in_its_own_sentence_is_no_answer(
         ("The final answer is $\\boxed{18}$.", "18 has been eliminated.", 0.0),
         ("The final answer is $\\boxed{18}$.", "18 is a red herring.", 0.0),
         ("The final answer is $\\boxed{18}$.", "20 can be ruled out.", 1.0),
+        # called wrong after a correction cue: both families read it (gsm8k credited it)
+        ("#### 18", "Scratch that, 18 is wrong.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "On reflection, $18$ is incorrect.", 0.0),
+        ("The answer is 18.", "Sorry, 18 is wrong.", 0.0),
+        ("#### 18", "On second thought, 18 dollars.", 1.0),
     ],
 )
 def test_an_answer_the_last_sentence_takes_back_is_no_answer(

@@ -197,9 +197,14 @@ _IS_WRONG = (  # "'s not right", " is *incorrect*", " can't be correct", " doesn
 # two thousand "嗯": 0.8 s unbounded, 30 ms so), and a sentence opens with a few (eight
 # was too few: nine "Wait, " before "I made a mistake." kept the answer).
 _LEAD = (
-    r"(?:(?>(?:(?i:wait|hmm+|oh|but|oops|actually|well|so|okay|ok|no)\b|等等|等一下|嗯|哦)"
+    r"(?:(?>(?:(?i:wait|hmm+|oh|but|oops|actually|well|so|okay|ok|no|sorry|whoops|scratch[ \t]+that"
+    r"|hold[ \t]+on|never[ \t]*mind|my[ \t]+bad|on[ \t]+second[ \t]+thought"
+    r"|(?:up)?on[ \t]+(?:further[ \t]+|second[ \t]+)?reflection)\b|等等|等一下|嗯|哦)"
     r"[ \t]*[,.!…—–\-，。！]*[ \t]*)){0,32}"
 )
+"""Lead-ins a sentence may open with before it names a value and calls it wrong: the
+interjections and the correction cues that take an answer back ("Scratch that, 18 is
+wrong.", "On reflection, $18$ is incorrect.")."""
 DISAVOWAL = re.compile(
     _LEAD + r"(?:(?P<whole>(?i:"  # about the answer or the work, wherever it was given
     r"(?:my|th(?:e|is))[ \t]+(?:final[ \t]+|previous[ \t]+|above[ \t]+)?"
