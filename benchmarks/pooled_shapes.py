@@ -160,7 +160,9 @@ def main(argv: list[str]) -> None:
     )
     args = parser.parse_args(argv)
     rows = ro.load_rows(Path(args.rows)) if args.rows else ro.load_corpus()
-    prose, _ = rs.prose_rows(rows, rs.corpus_truths(rows))  # truth: adjudicated or the label
+    # no truth is read here (shapes and scores only): the prose rows carry none, and a
+    # --rows set is not run through math-verify first (minutes on long harness dumps)
+    prose, _ = rs.prose_rows(rows, [None] * len(rows))
     batches = {"corpus": rows, "degenerate": rs.degenerate_rows(rows), "prose": prose}
     left = {name: pooled(batch) for name, batch in batches.items()}
     counts = {name: Counter(p["shape"] for p in found) for name, found in left.items()}
