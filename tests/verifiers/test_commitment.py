@@ -397,6 +397,10 @@ def test_a_value_judged_in_its_own_sentence_is_no_answer(
         ("The final answer is $\\boxed{18}$.", "On reflection, $18$ is incorrect.", 0.0),
         ("The answer is 18.", "Sorry, 18 is wrong.", 0.0),
         ("#### 18", "On second thought, 18 dollars.", 1.0),
+        # a wrong answer, then the gold called wrong: the gold was never given (math
+        # credited these, reading "Scratch that, $18$" as a correction to 18)
+        ("#### 17", "Scratch that, $18$ is incorrect.", 0.0),
+        ("#### 17", "Scratch that, 18 is not right.", 0.0),
     ],
 )
 def test_an_answer_the_last_sentence_takes_back_is_no_answer(
