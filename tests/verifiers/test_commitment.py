@@ -401,6 +401,22 @@ def test_a_value_judged_in_its_own_sentence_is_no_answer(
         # credited these, reading "Scratch that, $18$" as a correction to 18)
         ("#### 17", "Scratch that, $18$ is incorrect.", 0.0),
         ("#### 17", "Scratch that, 18 is not right.", 0.0),
+        # another value called wrong after the cue: ruled out, no correction to it (the
+        # gsm8k family scored the first 0, the math family the second)
+        ("#### 18", "Scratch that, 17 is wrong.", 1.0),
+        ("The final answer is $\\boxed{18}$.", "On reflection, $17$ is incorrect.", 1.0),
+        ("The answer is 18.", "Hmm, 180 can't be right.", 1.0),
+        # the answer denied in other words (an outside red team's "negated answer" rows,
+        # each credited before: "18 is not the correct answer" also lost its words to
+        # the rule that drops a label disowning its value, "Not the answer: 18", though
+        # no value followed its label)
+        ("The final answer is $\\boxed{18}$.", "The answer isn't 18.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "The answer can't be 18.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "18 is not the answer.", 0.0),
+        ("#### 18", "18 is not the correct answer.", 0.0),
+        ("The answer is 18.", "That's not the answer.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "17 is not the answer.", 1.0),
+        ("The answer is 18.", "The answer can't be 17, so it is 18.", 1.0),
     ],
 )
 def test_an_answer_the_last_sentence_takes_back_is_no_answer(

@@ -314,6 +314,17 @@ NAMED = [
     (CHOICE, "Answer: B", "B", "A is wrong.", 1.0),
     (SEARCH, "<answer>Paris</answer>", "Paris", "Lyon is wrong.", 1.0),
     (SEARCH, "<answer>Paris</answer>", "Paris", "I think the question is wrong.", 1.0),
+    # ... after a lead that may open a correction: it corrects nothing to the value it
+    # rules out (the gsm8k family took "Scratch that, 6" for a correction to 6, and the
+    # math family "Hmm, 6", each scoring these 0)
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, 6 is wrong.", 1.0),
+    (MATH, "The answer is 7.", "7", "Scratch that, 17 is wrong.", 1.0),
+    (MATH, "<answer>7</answer>", "7", "Sorry, $8$ is incorrect.", 1.0),
+    (GSM8K, "#### 7", "7", "Scratch that, 6 is wrong.", 1.0),
+    (GSM8K, "#### 7", "7", "On reflection, 70 is wrong.", 1.0),
+    (GSM8K, "**7**", "7", "Wait, 0.7 can't be right.", 1.0),
+    (GSM8K, "#### 7", "7", "Scratch that, 7 is wrong.", 0.0),
+    (MATH, "The answer is 7.", "7", "Hmm, 7 is wrong.", 0.0),
     # a value that cannot be told apart from the answer inline is not taken for it (an
     # outside red team's cases: each scored 0 by the rule's first version)
     (GSM8K, "#### 18", "18", "Trying other values: so $x = 20$ is wrong.", 1.0),

@@ -112,6 +112,8 @@ def test_gsm8k_reads_a_json_answer_key_not_its_side_fields(
         "Wrong answer: B",  # a disowned label
         "Answer: B\n\nLet me double check.\n\nThe answer is not (B).",  # taken back later
         "Answer: B\n答案不是B。",
+        "Answer: B\n\nThe answer isn't (B).",  # the denial's other words
+        "Answer: B\n\nThe answer can't be B.",
     ],
 )
 def test_a_letter_ruled_out_is_no_choice(response: str) -> None:

@@ -409,6 +409,12 @@ _GATE_TEXTS = (st.one_of(TEXTS, ASCII_TEXTS), st.integers(0, 60), st.integers(0,
 # re folds "ſ" as "s": beyond ASCII the gates leave it to re
 @example("The anſwer is 18", 0, 200)
 @example("So 20 is another ſolution.", 0, 200)
+@example("18 is not  the answer.", 0, 200)
+@example("18 isn't the final answer.", 0, 200)
+@example("Hmm, 18 is not the anſwer.", 0, 200)
+@example("That is not the corre\u212at answer.", 0, 200)
+@example("So 18, no\nfine", 0, 200)  # DISAVOWAL's "no" before a line's end
+@example("could NO .5", 0, 200)  # ... or a stop after blanks
 def test_gates_say_no_only_where_the_old_pattern_finds_nothing(
     text: str, pos: int, end: int
 ) -> None:
@@ -434,6 +440,9 @@ def _gates_say_no_only_where_nothing_is_found(text: str, pos: int, end: int) -> 
         assert _found(re.compile(*OLD["_answer._PREDICATED"]), text) == []
     if not _common.may_correct(text):
         assert _found(_answer._CORRECTED, text) == []
+    if not _common.may_disavow(text):
+        for pattern in (_common.DISAVOWAL, _common._NAMED_WRONG, _common._WORDS_WRONG):
+            assert _found(pattern, text) == []
     tail = text[-200:].rstrip()  # as _final.cut_off reads a conclusion
     if tail and not _final._may_dangle(tail[-1]):
         assert _final._DANGLING.search(tail) is None

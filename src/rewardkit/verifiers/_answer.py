@@ -979,17 +979,20 @@ _NAMED_VALUE = re.compile(
 def _unless_hedged(found: Found, text: str) -> Found:
     """``found``, or no answer (``hedged``) when its concluding section offers another
     final answer that is surely a different value, or one value offers two. A last
-    sentence calling a value wrong that cannot be told from the answer inline ("Hmm,
-    $\\frac{1}{4}$ is wrong." after a box of ``2^{-2}``) is no offer: the rest is read
-    without it, and the check compares that value (``CALLED_WRONG``)."""
+    sentence calling another value wrong ("Hmm, 17 is wrong." after a box of 18, its
+    lead no correction to 17), or a value that cannot be told from the answer inline
+    ("Hmm, $\\frac{1}{4}$ is wrong." after a box of ``2^{-2}``), is no offer: the rest
+    is read without it, and the check compares a value of the second kind
+    (``CALLED_WRONG``)."""
     if found.answer is None or found.start < 0:
         return found
     named = called_wrong(text, found.end if found.end >= 0 else found.start)
-    if named is None or same_value(named.group("value").strip("$"), found.answer) is not None:
-        return _hedged_in(found, text)  # (a value told the answer: disowns_answer below)
+    same = None if named is None else same_value(named.group("value").strip("$"), found.answer)
+    if named is None or same is True:
+        return _hedged_in(found, text)  # (the answer called wrong: disowns_answer below)
     kept = _hedged_in(found, text[: named.start()].rstrip())
-    if kept.answer is None:
-        return kept
+    if kept.answer is None or same is False:  # another value ruled out: nothing offered
+        return kept  # ("\boxed{18} ... Hmm, 17 is wrong.": no correction to 17)
     return Found(
         kept.answer, {**kept.extra, CALLED_WRONG: named.group("value")}, kept.start, kept.end
     )

@@ -150,8 +150,13 @@ OFFER_CUE_STARTS = (
 OFFER_CUE_AHEAD = f"(?={OFFER_CUE_STARTS})"
 """A lookahead true wherever an OFFER_CUE match can begin: put it first in a pattern
 that starts with OFFER_CUE (tests/verifiers/test_extract_speed.py compares them)."""
-DENIAL = r"(?i:\banswer[ \t]+is[ \t]+not|\banswer[ \t]*:[ \t]*not)\b"
-"""Words that deny an answer: "the answer is not", "Answer: not" (a value follows)."""
+DENIAL = (
+    r"(?i:\banswer(?:[ \t]+(?:is|was)(?:[ \t]+(?:definitely|certainly|clearly|surely))?[ \t]+not"
+    r"|[ \t]+(?:isn['’]t|wasn['’]t|(?:can['’]t|cannot|can[ \t]+not|couldn['’]t)[ \t]+be)"
+    r"|['’]s[ \t]+not|[ \t]*:[ \t]*not))\b"
+)
+"""Words that deny an answer: "the answer is not", "the answer isn't", "the answer
+can't be", "Answer: not" (a value follows)."""
 DENIAL_CJK = "答案(?:并|並)?不是"  # "答案不是": the answer is not
 ANSWER_DENIED = re.compile(
     DENIAL + r"(?=[^\n]{0,60}?(?:\d|\$|\\\())" + "|" + DENIAL_CJK + r"(?=[^\n。]{0,30}?\d)"
@@ -179,13 +184,14 @@ def denies_answer(text: str, start: int, same: Callable[[str], bool | None]) -> 
     return False
 
 
+_THE_ANSWER = r"the[ \t]+(?:(?:right|correct|final)[ \t]+)?answer"  # "18 is not the answer"
 _IS_WRONG = (  # "'s not right", " is *incorrect*", " can't be correct", " doesn't add up"
     r"(?:(?:'s|’s|[ \t]+(?:is|was|seems|appears|looks|must[ \t]+be))?(?:[ \t]+to[ \t]+be)?"
     r"[ \t]+(?:(?:quite|definitely|clearly|obviously|certainly|totally|completely)[ \t]+)?"
-    r"[*_]{0,2}(?:not[ \t]+(?:quite[ \t]+)?(?:right|correct|the[ \t]+(?:right|correct)"
-    r"[ \t]+answer)|incorrect|wrong|a[ \t]+mistake)\b(?!-)"
+    r"[*_]{0,2}(?:not[ \t]+(?:quite[ \t]+)?(?:right|correct|" + _THE_ANSWER + r")"
+    r"|incorrect|wrong|a[ \t]+mistake)\b(?!-)"
     r"|[ \t]+(?:isn't|isn’t|wasn't|can't|can’t|cannot|can[ \t]+not|couldn't|could[ \t]+not)"
-    r"(?:[ \t]+be)?[ \t]+(?:quite[ \t]+)?(?:right|correct)\b(?!-)"
+    r"(?:[ \t]+be)?[ \t]+(?:(?:quite[ \t]+)?(?:right|correct)|" + _THE_ANSWER + r")\b(?!-)"
     r"|[ \t]+(?:doesn't|doesn’t|does[ \t]+not)[ \t]+(?:make[ \t]+sense|(?:seem|look)[ \t]+right"
     r"|check[ \t]+out|add[ \t]+up)\b)"
 )
@@ -237,8 +243,9 @@ that open a sentence and are not explained away in it."""
 _DISAVOWAL_WORDS = (
     "wrong", "correct", "right", "mistake", "error", "miscalc", "sense", "add up",
     "check out", "hmm", "wait", "oops", "nope", "no.", "no!", "no…", "scratch", "ignore",
-    "disregard", "messed", "mistaken", "不对", "错",
+    "disregard", "messed", "mistaken", "the answer", "final answer", "不对", "错",
 )  # fmt: skip
+_FOLDED_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")  # İ ı ſ K: re's (?i) folds them
 # In the rest of its sentence, words that explain the disavowal away ("I made an error at
 # first, but fixed it", "It is wrong because ...": about something else, or settled)
 _EXPLAINED = re.compile(
@@ -276,10 +283,21 @@ def may_correct(text: str) -> bool:
 
 
 def may_disavow(text: str) -> bool:
-    """Whether ``text`` holds a word every :data:`DISAVOWAL` match holds: scans in C, so
-    that the regex runs only on the few texts that may match."""
+    """Whether ``text`` holds a word every :data:`DISAVOWAL` match holds (and every one of
+    :func:`called_wrong`'s patterns): scans in C, so that the regex runs only on the few
+    texts that may match. re folds four letters beyond ASCII into ASCII ones ("ſ" is
+    "s"): a text holding one is left to re."""
+    if not text.isascii() and any(map(text.__contains__, _FOLDED_TO_ASCII)):
+        return True
     lowered = text.lower()
-    return any(map(lowered.__contains__, _DISAVOWAL_WORDS))
+    if "\t" in lowered or "  " in lowered:
+        lowered = _BLANKS.sub(" ", lowered)  # "the  answer": the words' [ \t]+
+    if any(map(lowered.__contains__, _DISAVOWAL_WORDS)):
+        return True
+    return "no" in lowered and _NO_THEN_END.search(lowered) is not None  # "Wait, no"
+
+
+_NO_THEN_END = re.compile(r"no[ \t]*(?:[.!…\n]|\Z)")  # DISAVOWAL's "no", its sentence's end
 
 
 def disavowals(text: str, start: int, end: int | None = None) -> Iterator[re.Match[str]]:
@@ -655,9 +673,14 @@ def disowned_labels(text: str) -> str:
         if disowning is None:
             continue
         end = _CLAUSE_END.search(text, word.end())
+        if not text[word.end() : len(text) if end is None else end.start()].strip(_NO_VALUE):
+            continue  # "18 is not the correct answer.": no value labelled (it is called wrong)
         parts.append(text[done : disowning.start()])
         done = len(text) if end is None else end.start()
     return "".join(parts) + text[done:] if parts else text
+
+
+_NO_VALUE = " \t*_:s"  # after a label word: its plural's s, markup, a colon and blanks
 
 
 # An answer key of a JSON object, and the object's opening brace at most this far before it

@@ -72,6 +72,7 @@ from rewardkit.verifiers._common import (
     OFFER_PREDICATE,
     OR_WORD,
     SECTION_CHARS,
+    called_wrong,
     calls_wrong,
     denies_answer,
     disowns_answer,
@@ -254,10 +255,10 @@ def _auto(response: str, context: Context = NO_CONTEXT) -> tuple[str | None, boo
     """:func:`_auto_in` on the texts that may answer (:func:`_final.answering_texts`):
     the conclusion, then (a thinking the template opened) the whole response. A
     truncated response has only its marked and boxed numbers, never the last number."""
-    texts = answering_texts(response, context)
-    if texts.disowned or offered_alternative(texts[0]):  # "Wait, that's not right.",
+    found = answering_texts(response, context)
+    if found.disowned or offered_alternative(found[0]):  # "Wait, that's not right.",
         return None, True  # "#### 668\n\nOr #### 667": taken back, two answers
-    answer, hedged = _auto_read(texts, context)
+    texts, (answer, hedged) = _without_another_called_wrong(found, context)
     if answer is not None and not hedged and _taken_back(texts[0], answer):
         return answer, True  # "#### 18 ... Actually, on reflection, $19$."
     same = lambda value: _same_number(value, answer)  # noqa: E731
@@ -294,6 +295,24 @@ def _listed_after(conclusion: str, answer: str) -> bool:
         return False
     value = plain_number(answer)
     return value is None or any(plain_number(item.strip("$")) != value for item in items)
+
+
+def _without_another_called_wrong(
+    texts: Sequence[str], context: Context
+) -> tuple[Sequence[str], tuple[str | None, bool]]:
+    """The texts to read and what they answer (:func:`_auto_read`): without the
+    conclusion's last sentence when it calls a value wrong that is surely not the answer
+    read without it ("#### 18 ... Scratch that, 17 is wrong." rules 17 out and takes
+    nothing back, as the math family reads it), else as they are. A value that may be
+    the answer keeps the sentence: :func:`~rewardkit.verifiers._common.calls_wrong`
+    reads it then."""
+    named = called_wrong(texts[0])
+    if named is not None:
+        kept = [texts[0][: named.start()].rstrip(), *texts[1:]]
+        answer, hedged = _auto_read(kept, context)
+        if answer is not None and _same_number(named.group("value"), answer) is False:
+            return kept, (answer, hedged)
+    return texts, _auto_read(texts, context)
 
 
 def _taken_back(conclusion: str, answer: str) -> bool:
