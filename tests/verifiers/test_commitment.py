@@ -417,6 +417,14 @@ def test_a_value_judged_in_its_own_sentence_is_no_answer(
         ("The answer is 18.", "That's not the answer.", 0.0),
         ("The final answer is $\\boxed{18}$.", "17 is not the answer.", 1.0),
         ("The answer is 18.", "The answer can't be 17, so it is 18.", 1.0),
+        # a chat's closing courtesy after the rejection says nothing more (an outside red
+        # team's "filler after" rows, each credited before)
+        ("The final answer is $\\boxed{18}$.", "We can rule out 18. Hope this helps!", 0.0),
+        ("#### 18", "18 is the classic distractor here. Thanks for reading.", 0.0),
+        ("The answer is 18.", "We can rule out 18. Let me know if you have questions.", 0.0),
+        ("The answer is 18.", "We can rule out 17. Hope this helps!", 1.0),
+        ("The final answer is $\\boxed{18}$.", "Let's check: $2 \\times 9 = 18$. Thanks!", 1.0),
+        ("The answer is $\\boxed{18}$.", "We can rule out 18. Never mind, it holds. Thanks!", 1.0),
     ],
 )
 def test_an_answer_the_last_sentence_takes_back_is_no_answer(

@@ -276,6 +276,9 @@ NAMED = [
     (SEARCH, "<answer>Paris</answer>", "Paris", "Hmm, Paris is wrong, sorry.", 0.0),
     (SEARCH, "<answer>Paris</answer>", "Paris", "Hmm, my answer Paris is wrong.", 0.0),
     (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, 7 is wrong : (", 0.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "7 is wrong. Thanks for reading!", 0.0),
+    (GSM8K, "#### 7", "7", "Hmm, 7 is wrong. Let me know if you have any questions.", 0.0),
+    (CHOICE, "Answer: B", "B", "B is incorrect. Hope this helps!", 0.0),
     (MATH, "So the answer is $\\boxed{7}$.", "7", "7 is wrong. My bad, I give up on this one.",
      0.0),
     # the last of two sentences calling values wrong is the one (a second red team's cases)
@@ -289,6 +292,8 @@ NAMED = [
     (GSM8K, "#### 7", "7", "Hmm, 7 is wrong... no wait, it's fine.", 1.0),
     (GSM8K, "#### 7", "7", "Hmm, 7 is wrong. I take that back.", 1.0),
     (GSM8K, "#### 7", "7", "Hmm, 7 is wrong, lol.", 1.0),
+    (GSM8K, "#### 7", "7", "7 is wrong. Thanks, just kidding.", 1.0),
+    (MATH, "So the answer is $\\boxed{7}$.", "7", "6 is wrong. Hope this helps!", 1.0),
     (MATH, "So the answer is $\\boxed{7}$.", "7", "Hmm, x = 7 is wrong. It works, I checked.", 1.0),
     (CHOICE, "Answer: B", "B", "Option B is wrong, said nobody ever.", 1.0),
     (CHOICE, "Answer: C", "C", "C is incorrect, so it is our pick.", 1.0),

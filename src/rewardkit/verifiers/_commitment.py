@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import re
 
+from rewardkit.verifiers._common import says_nothing_more
 from rewardkit.verifiers.base import words_key
 
 __all__ = ["GLUED", "closes", "discussed", "led_plainly", "rejected", "undercut"]
@@ -338,8 +339,8 @@ def rejected(text: str, start: int, end: int) -> bool:
     ruled out, doubted, reported, judged ("We can rule out 18.", "18 is the classic
     distractor here."). Any words after its sentence may take that back ("Never mind.")."""
     stop = _SENTENCE_END.search(text, end, end + SENTENCE_CHARS)
-    if stop is not None and text[stop.end() :].strip(_NOTHING_SAID):
-        return False
+    if stop is not None and not says_nothing_more(text[stop.end() :]):
+        return False  # (a sign-off says nothing: "We can rule out 18. Hope this helps!")
     before, rest = _sentence_before(text, start), _after(text, end)[0]
     if _LIMITED.search(rest) or _KEPT.search(before) or _KEPT.search(rest):
         return False
@@ -347,9 +348,6 @@ def rejected(text: str, start: int, end: int) -> bool:
     if _CONDITION.search(clause) or _IF_UNREAL.search(clause):
         return True
     return _named_so(before, rest, _REJECTING, _JUDGED_AFTER_AN_ANSWER)
-
-
-_NOTHING_SAID = " \t\r\n.!*_)\"'>"
 
 
 def _named_so(

@@ -356,7 +356,7 @@ def disowns_answer(text: str, start: int, same: Callable[[str], bool | None]) ->
     ``same(value)`` says whether a value is the answer."""
     if calls_wrong(text, start, same):  # however far: it names the answer
         return True  # "\\boxed{7}. Hmm, 7 is wrong.": the answer, by name, called wrong last
-    if (said := _WRONG_RIGHT_AFTER.match(text, start)) and _says_nothing_more(said.group("tail")):
+    if (said := _WRONG_RIGHT_AFTER.match(text, start)) and says_nothing_more(said.group("tail")):
         return True  # "Hmm, \\boxed{7} is wrong.": the answer form itself, called wrong last
     if len(text) - start > 2 * _DISOWN_NEAR + _WORDS_CHARS:
         return False  # more work after it than words near both ends: the later forms decide
@@ -418,7 +418,7 @@ def called_wrong(text: str, start: int = 0, *, words: bool = False) -> re.Match[
         return None
     pattern = _WORDS_WRONG if words else _NAMED_WRONG
     while (found := pattern.search(text, tail)) is not None:
-        if _opens_sentence(text, found.start()) and _says_nothing_more(found.group("tail")):
+        if _opens_sentence(text, found.start()) and says_nothing_more(found.group("tail")):
             return found
         # a later start may open the sentence ("so 7": "7"), or be the last of two
         # ("A is wrong. B is wrong.": the tail of A's holds B's sentence)
@@ -426,7 +426,7 @@ def called_wrong(text: str, start: int = 0, *, words: bool = False) -> re.Match[
     return None
 
 
-def _says_nothing_more(tail: str) -> bool:
+def says_nothing_more(tail: str) -> bool:
     """Whether the words after "... is wrong" (no value, no math: the pattern saw to that)
     leave it said: nothing but a sign-off ("Sorry.", "I give up.", "My bad.", ":(") and
     markup ("---", "</p>"). Anything else may take it back or explain it away ("Never
@@ -436,7 +436,7 @@ def _says_nothing_more(tail: str) -> bool:
     return not left.strip(_SAID_CHARS)
 
 
-# After "... is wrong": what says nothing more (see _says_nothing_more)
+# After "... is wrong": what says nothing more (see says_nothing_more)
 _SMILEY = re.compile(r"[:;=][-'^]?[()\[\]/\\|DPpOo]")
 _MARKUP = re.compile(r"</?[A-Za-z]{1,10}>|[-*_#=~]{2,}")
 _SIGN_OFF = re.compile(
@@ -445,7 +445,14 @@ _SIGN_OFF = re.compile(
     r"|I[ \t]+(?:can['’]?t|cannot|could[ \t]*n['’]?t)[ \t]+(?:solve|do|figure[ \t]+out)"
     r"[ \t]+(?:it|this)(?:[ \t]+(?:one|problem|question))?"
     r"|I[ \t]+(?:don['’]?t|do[ \t]+not)[ \t]+know(?:[ \t]+the[ \t]+answer)?"
-    r"|let[ \t]+me[ \t]+(?:try[ \t]+again|re-?try|start[ \t]+over))\b)"
+    r"|let[ \t]+me[ \t]+(?:try[ \t]+again|re-?try|start[ \t]+over)"
+    # a chat's closing courtesies, which say nothing of any value
+    r"|(?:I[ \t]+)?hope[ \t]+(?:this|that|it)[ \t]+helps"
+    r"|(?:thanks|thank[ \t]+you)(?:[ \t]+for[ \t]+(?:reading|asking|your[ \t]+(?:time|question)))?"
+    r"|(?:please[ \t]+)?let[ \t]+me[ \t]+know[ \t]+if[ \t]+you[ \t]+have[ \t]+(?:any[ \t]+)?"
+    r"(?:(?:other|more|further)[ \t]+)?questions|feel[ \t]+free[ \t]+to[ \t]+ask"
+    r"|good[ \t]+luck|cheers|happy[ \t]+to[ \t]+help"
+    r"|have[ \t]+a[ \t]+(?:great|nice|good)[ \t]+day)\b)"
 )
 _SAID_CHARS = " \t\r\n.!…,;:'\"()*_-—–"
 
