@@ -425,6 +425,20 @@ def test_a_value_judged_in_its_own_sentence_is_no_answer(
         ("The answer is 18.", "We can rule out 17. Hope this helps!", 1.0),
         ("The final answer is $\\boxed{18}$.", "Let's check: $2 \\times 9 = 18$. Thanks!", 1.0),
         ("The answer is $\\boxed{18}$.", "We can rule out 18. Never mind, it holds. Thanks!", 1.0),
+        # a sentence that opens "Not", "It's not", "It can't be" denies the value it names
+        # first: the answer (each credited before), or another value, ruled out (the math
+        # family read "It is not 17." as 17 given last, and scored it 0)
+        ("The final answer is $\\boxed{18}$.", "Not 18.", 0.0),
+        ("The answer is 18.", "It's definitely not 18.", 0.0),
+        ("The answer is 18.", "It's not 18 but 19.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "Not 18, but 19.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "It cannot be 18 or 19.", 0.0),
+        ("The answer is $\\boxed{18}$.", "The answer is not $\\boxed{18}$.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "It is not 17.", 1.0),
+        ("The answer is 18.", "Not 17, of course.", 1.0),
+        ("The final answer is $\\boxed{18}$.", "It cannot be 17 or 19.", 1.0),
+        ("The answer is 18.", "It is not hard to see that 18 works.", 1.0),
+        ("The final answer is $\\boxed{18}$.", "It can't be anything other than 18.", 1.0),
     ],
 )
 def test_an_answer_the_last_sentence_takes_back_is_no_answer(

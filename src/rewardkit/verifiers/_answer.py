@@ -343,7 +343,7 @@ def _boxed(text: str, quoted: tuple[str, ...] = ()) -> Found | None:
         return None
     if boxes[0].content is None:
         return Found(None, {"source": "boxed", "unclosed": True})
-    if _NEGATED_BOX.search(text, max(0, boxes[0].start - 40), boxes[0].start):
+    if negated_box(text, boxes[0].start):
         return Found(None, {"source": "boxed", "negated": True})  # "is not $\boxed{3}$"
     run, with_or = _final_run(boxes, text)
     if any(_latex.box_operand(text, box) for box in boxes[:run]):
@@ -1390,6 +1390,12 @@ _NEGATED_BOX = re.compile(
 
 
 _ANSWER_WORD_ALONE = re.compile(r"(?i)\banswer\b")  # not "answered"
+
+
+def negated_box(text: str, start: int) -> bool:
+    """Whether the box opening ``text`` at ``start`` comes right after a negation ("is
+    not $\\boxed{3}$", "$\\neg\\boxed{3}$"): it is no answer, it rules 3 out."""
+    return _NEGATED_BOX.search(text, max(0, start - 40), start) is not None
 
 
 def _unless_negated(found: Found) -> Found:

@@ -6,6 +6,7 @@ in its input and uses only regexes without nested quantifiers.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -151,12 +152,15 @@ OFFER_CUE_AHEAD = f"(?={OFFER_CUE_STARTS})"
 """A lookahead true wherever an OFFER_CUE match can begin: put it first in a pattern
 that starts with OFFER_CUE (tests/verifiers/test_extract_speed.py compares them)."""
 DENIAL = (
-    r"(?i:\banswer(?:[ \t]+(?:is|was)(?:[ \t]+(?:definitely|certainly|clearly|surely))?[ \t]+not"
+    r"(?i:(?:\banswer|(?:(?<=[\n.!?])|(?<=[.!?][ \t])|\A)[ \t]*it)"
+    r"(?:[ \t]+(?:is|was)(?:[ \t]+(?:definitely|certainly|clearly|surely))?[ \t]+not"
     r"|[ \t]+(?:isn['’]t|wasn['’]t|(?:can['’]t|cannot|can[ \t]+not|couldn['’]t)[ \t]+be)"
-    r"|['’]s[ \t]+not|[ \t]*:[ \t]*not))\b"
+    r"|['’]s(?:[ \t]+(?:definitely|certainly|clearly|surely))?[ \t]+not|[ \t]*:[ \t]*not)"
+    r"|(?:(?<=[\n.!?])|(?<=[.!?][ \t])|\A)[ \t]*not)\b"
 )
 """Words that deny an answer: "the answer is not", "the answer isn't", "the answer
-can't be", "Answer: not" (a value follows)."""
+can't be", "Answer: not", and a sentence opening "It's not", "It is definitely not" or
+"Not" (a value follows)."""
 DENIAL_CJK = "答案(?:并|並)?不是"  # "答案不是": the answer is not
 ANSWER_DENIED = re.compile(
     DENIAL + r"(?=[^\n]{0,60}?(?:\d|\$|\\\())" + "|" + DENIAL_CJK + r"(?=[^\n。]{0,30}?\d)"
@@ -175,15 +179,24 @@ def denies_answer(text: str, start: int, same: Callable[[str], bool | None]) -> 
     cannot tell)."""
     for denial in ANSWER_DENIED.finditer(text, start):
         line = text[denial.end() :].partition("\n")[0].split("\u3002")[0]  # to its end
-        values = VALUE_IN_LINE.findall(line)
-        if len(values) > 1:
-            if same(values[-1]) is not True:
-                return True
-        elif values and same(values[0]) is not False:
-            return True
+        first = VALUE_IN_LINE.search(line)
+        if first is not None and _WORD.search(_COMMAND.sub("", line[: first.start()])):
+            continue  # "It can't be anything other than 18": no value denied
+        found = list(VALUE_IN_LINE.finditer(line))
+        values = [value.group().rstrip(",") for value in found]  # "17, of course"
+        listed = all(_OR.fullmatch(line, a.end(), b.start()) for a, b in itertools.pairwise(found))
+        if listed and any(same(value) is not False for value in values):
+            return True  # "It cannot be 18 or 19": each one denied
+        if not listed and same(values[-1]) is not True:
+            return True  # "The answer is not 17 but 19": the value given instead
     return False
 
 
+_OR = re.compile(r"[ \t,]*(?:(?i:or|nor|and)\b[ \t,]*)?")  # between values denied alike
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}")  # a word of letters (one letter may be an option's)
+_COMMAND = re.compile(r"\\[A-Za-z]+")  # a LaTeX command (\boxed): no word
 _THE_ANSWER = r"the[ \t]+(?:(?:right|correct|final)[ \t]+)?answer"  # "18 is not the answer"
 _IS_WRONG = (  # "'s not right", " is *incorrect*", " can't be correct", " doesn't add up"
     r"(?:(?:'s|’s|[ \t]+(?:is|was|seems|appears|looks|must[ \t]+be))?(?:[ \t]+to[ \t]+be)?"
@@ -369,7 +382,7 @@ def disowns_answer(text: str, start: int, same: Callable[[str], bool | None]) ->
     if last.group("whole") is None and any(same(value) is not True for value in named):
         return False  # "That's not right." is about the value named last, not the answer
     after = text[last.end() :]
-    values = VALUE_IN_LINE.findall(after)
+    values = [value.rstrip(",") for value in VALUE_IN_LINE.findall(after)]
     if values:
         return same(values[-1]) is not True  # stated again: the answer stands
     return not affirmed(after)

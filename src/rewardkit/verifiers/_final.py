@@ -895,6 +895,7 @@ _CLOSING_CORRECTION = re.compile(
 # mark or a short label: "19.", "Therefore 19.", "Hmm... 19.", "→ 19", "❌ 19", "Second
 # attempt: 19." After a final answer it is another answer given last, whatever words
 # open it (a cue list cannot hold every way of taking an answer back)
+_NEGATED_LEAD = re.compile(r"(?i:\bnot|n['’]t)[ \t]*$")  # words ending in a negation
 _CLOSING_VALUE = re.compile(
     r"(?:(?i:therefore|hence|thus|so|then|really|again|hmm+|eh|uh|um|oh|ah"
     r"|well|ok(?:ay)?)(?:[ \t]+(?i:really|again|then))?[ \t]*[,:.\u2026]*[ \t]*"
@@ -973,6 +974,8 @@ def closing_correction(
             and (not any_lead or _APPROXIMATE_LEAD.search(alone.group("words")))
         ):
             continue  # "Or, rounded, about 670.": the answer approximated, not another
+        if alone and alone.group("words") and _NEGATED_LEAD.search(alone.group("words")):
+            continue  # "It is not 17.": another value ruled out, not given (denies_answer)
         if words and alone is None:  # a name given last: "Therefore London.", "→ London"
             alone = _CLOSING_NAME.match(line, opening.end())
         if alone and (alone.group("mark") or not before or _AFTER_FULL_STOP.search(before)):

@@ -402,6 +402,8 @@ def _auto_in(response: str, *, fallback: bool = True) -> tuple[str | None, bool]
     marked_at = -1 if marked is None else tail + marked.start()
     boxes, read_from = _answer.final_boxes_read(response)
     if boxes and boxes[0].content is not None and boxes[0].start > marked_at:
+        if _answer.negated_box(response, boxes[0].start):
+            return None, True  # "The answer is not $\boxed{18}$.": 18 ruled out, none given
         answer = _box_number(boxes[0].content)
         hedged = _offered_other(response, boxes[0].start, answer, (boxes, read_from))
         hedged = hedged or _qualified_later(response, boxes[0].end, answer)
