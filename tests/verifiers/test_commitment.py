@@ -439,6 +439,13 @@ def test_a_value_judged_in_its_own_sentence_is_no_answer(
         ("The final answer is $\\boxed{18}$.", "It cannot be 17 or 19.", 1.0),
         ("The answer is 18.", "It is not hard to see that 18 works.", 1.0),
         ("The final answer is $\\boxed{18}$.", "It can't be anything other than 18.", 1.0),
+        # the answer's own check disowned ("That's not right." after the answer named last,
+        # though other values came before it), or the answer retracted in words
+        ("The final answer is $\\boxed{18}$.", "Let's check: 2*9 = 18. No, that's wrong.", 0.0),
+        ("The answer is 18.", "We have 9 boxes of 2, so 18. That is not right.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "I retract this answer.", 0.0),
+        ("The final answer is $\\boxed{18}$.", "One might say 2+9 = 11. That's wrong.", 1.0),
+        ("The final answer is $\\boxed{18}$.", "Check: 9 + 9 = 18. That checks out.", 1.0),
     ],
 )
 def test_an_answer_the_last_sentence_takes_back_is_no_answer(

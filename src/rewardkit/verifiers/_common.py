@@ -237,6 +237,7 @@ DISAVOWAL = re.compile(
     r"(?:mistake|error|miscalculation)\b(?![ \t]+in[ \t]+(?:the|your)[ \t]+"
     r"(?:problem|question|statement|calculation))"
     r"|I(?:[ \t]+was|[ \t]+am|'m|’m)[ \t]+(?:wrong|mistaken)\b|I[ \t]+messed[ \t]+up\b"
+    r"|I[ \t]+(?:retract|withdraw)[ \t]+(?:this|that|my)[ \t]+(?:final[ \t]+)?answer\b"
     r"|scratch[ \t]+that\b|(?:ignore|disregard)[ \t]+(?:that|this|the[ \t]+above|everything"
     r"[ \t]+above|my[ \t]+(?:previous[ \t]+)?answer)\b)"
     r"|我(?:算|做|想)?错了)"
@@ -256,7 +257,8 @@ that open a sentence and are not explained away in it."""
 _DISAVOWAL_WORDS = (
     "wrong", "correct", "right", "mistake", "error", "miscalc", "sense", "add up",
     "check out", "hmm", "wait", "oops", "nope", "no.", "no!", "no…", "scratch", "ignore",
-    "disregard", "messed", "mistaken", "the answer", "final answer", "不对", "错",
+    "disregard", "messed", "mistaken", "the answer", "final answer", "retract", "withdraw",
+    "不对", "错",
 )  # fmt: skip
 _FOLDED_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")  # İ ı ſ K: re's (?i) folds them
 # In the rest of its sentence, words that explain the disavowal away ("I made an error at
@@ -379,7 +381,7 @@ def disowns_answer(text: str, start: int, same: Callable[[str], bool | None]) ->
     if last is None or last.start() - start > _DISOWN_NEAR or len(text) - last.end() > _DISOWN_NEAR:
         return False  # far from the answer, or more work after it: the later forms decide
     named = VALUE_IN_LINE.findall(text, start, last.start())
-    if last.group("whole") is None and any(same(value) is not True for value in named):
+    if last.group("whole") is None and named and same(named[-1].rstrip(",")) is not True:
         return False  # "That's not right." is about the value named last, not the answer
     after = text[last.end() :]
     values = [value.rstrip(",") for value in VALUE_IN_LINE.findall(after)]
