@@ -179,11 +179,10 @@ def denies_answer(text: str, start: int, same: Callable[[str], bool | None]) -> 
     cannot tell)."""
     for denial in ANSWER_DENIED.finditer(text, start):
         line = text[denial.end() :].partition("\n")[0].split("\u3002")[0]  # to its end
-        first = VALUE_IN_LINE.search(line)
-        if first is not None and _WORD.search(_COMMAND.sub("", line[: first.start()])):
-            continue  # "It can't be anything other than 18": no value denied
         found = list(VALUE_IN_LINE.finditer(line))
-        values = [value.group().rstrip(",") for value in found]  # "17, of course"
+        if not found or _WORD.search(_COMMAND.sub("", line[: found[0].start()])):
+            continue  # "It can't be anything other than 18": no value denied
+        values = [value.group() for value in found]
         listed = all(_OR.fullmatch(line, a.end(), b.start()) for a, b in itertools.pairwise(found))
         if listed and any(same(value) is not False for value in values):
             return True  # "It cannot be 18 or 19": each one denied
@@ -354,8 +353,9 @@ AFFIRMED = re.compile(
 )
 """Words after a disavowal that may keep the answer after all (see :func:`affirmed`)."""
 _NEGATED_BEFORE = re.compile(r"(?i:\bnot|n['’]t|\bcannot|\bdoubt|\bnever|\bno)\b[^.!?\n]{0,12}$")
-VALUE_IN_LINE = re.compile(r"\$[^$\n]{1,60}\$|\\\([^\n]{1,60}?\\\)|-?\d[\d,]*(?:\.\d+)?")
-"""A value in prose: a math span or a number (what :func:`disowns_answer` reads)."""
+VALUE_IN_LINE = re.compile(r"\$[^$\n]{1,60}\$|\\\([^\n]{1,60}?\\\)|-?\d[\d,]*(?<!,)(?:\.\d+)?")
+"""A value in prose: a math span or a number (what :func:`disowns_answer` reads), never
+the comma after a number ("17, of course": 17)."""
 
 
 _DISOWN_NEAR = 600  # a disavowal this near the answer, and a last word this near the end
@@ -381,10 +381,10 @@ def disowns_answer(text: str, start: int, same: Callable[[str], bool | None]) ->
     if last is None or last.start() - start > _DISOWN_NEAR or len(text) - last.end() > _DISOWN_NEAR:
         return False  # far from the answer, or more work after it: the later forms decide
     named = VALUE_IN_LINE.findall(text, start, last.start())
-    if last.group("whole") is None and named and same(named[-1].rstrip(",")) is not True:
+    if last.group("whole") is None and named and same(named[-1]) is not True:
         return False  # "That's not right." is about the value named last, not the answer
     after = text[last.end() :]
-    values = [value.rstrip(",") for value in VALUE_IN_LINE.findall(after)]
+    values = VALUE_IN_LINE.findall(after)
     if values:
         return same(values[-1]) is not True  # stated again: the answer stands
     return not affirmed(after)
