@@ -153,7 +153,11 @@ def test_the_docs_configuration_blocks_are_valid(doc: str, monkeypatch: pytest.M
 def test_verl_custom_function_reward_kwargs_are_honoured() -> None:
     cfg = load_config(
         {"reward": {"reward_kwargs": {"a": 1, "b": 1}}},
-        ["+reward.custom_reward_function.reward_kwargs.b=2", "++reward.timeout_s=3"],
+        [
+            "+reward.custom_reward_function.reward_kwargs.b=2",
+            "++reward.timeout_s=3",
+            "reward.custom_reward_function.path=pkg://rewardkit.integrations.verl",
+        ],
     )
     assert cfg.reward.custom_reward_function.reward_kwargs == {"b": 2}
     assert cfg.reward.function_kwargs == {"a": 1, "b": 2}  # the function's own win
@@ -191,6 +195,11 @@ def test_verl_rollout_lengths_move_to_the_reward_model() -> None:
     [
         ({"gpu_memory_utilization": 0.5}, "rollout.gpu_memory_utilization is a setting of the"),
         ({"tensor_model_parallel_size": 2}, "set rollout.name"),
+        # the fleet's own keys: read only by the fleet rollout.name launches
+        ({"data_parallel_size": 4}, "rollout.data_parallel_size is a setting of the"),
+        ({"engine_kwargs": {"vllm": {"enforce_eager": True}}}, "rollout.engine_kwargs is a"),
+        ({"start_timeout_s": 5}, "rollout.start_timeout_s is a setting of the"),
+        ({"log_dir": "/tmp/logs"}, "rollout.log_dir is a setting of the"),
     ],
 )
 def test_verl_rollout_engine_keys_without_an_engine_are_refused_saying_what_to_use(
@@ -200,6 +209,60 @@ def test_verl_rollout_engine_keys_without_an_engine_are_refused_saying_what_to_u
     with pytest.raises(ConfigError, match=message):
         load_config({"reward": {"reward_model": rm}})
     assert load_config({"reward": {"reward_model": {"rollout": rollout}}})  # disabled: unused
+
+
+def test_verls_empty_engine_kwargs_ask_nothing_without_an_engine() -> None:
+    """verl's own section writes engine_kwargs as {vllm: {}, sglang: {}}: nothing to pass."""
+    rollout = {"engine_kwargs": {"vllm": {}, "sglang": {}}, "data_parallel_size": 1}
+    rm = {"enable": True, "model_path": ".", "rollout": rollout}
+    assert load_config({"reward": {"reward_model": rm}}).reward.reward_model.enable
+
+
+@pytest.mark.parametrize(
+    ("reward", "named"),
+    [
+        ({"reward_kwargs": {"alpha": 1}}, "reward_kwargs.alpha is for the custom function"),
+        (
+            {"custom_reward_function": {"reward_kwargs": {"alpha": 1}}},
+            "custom_reward_function.reward_kwargs.alpha is for",
+        ),
+        (
+            {"custom_reward_function": {"name": "my_score"}},
+            "custom_reward_function.name='my_score'",
+        ),
+        ({"custom_reward_function": {"cache": True}}, "custom_reward_function.cache is for"),
+    ],
+)
+def test_a_custom_functions_keys_without_its_path_are_refused(reward, named) -> None:
+    """The built-in verifiers read none of them: accepted, they would change nothing."""
+    with pytest.raises(
+        ConfigError, match=rf"{re.escape(named)}.*custom_reward_function.path is not set"
+    ):
+        load_config({"reward": reward})
+    with_path = {"custom_reward_function": {"path": "pkg://rewardkit.integrations.verl"}}
+    merged = {**reward, "custom_reward_function": {**reward.get("custom_reward_function", {}),
+                                                   **with_path["custom_reward_function"]}}  # fmt: skip
+    assert load_config({"reward": merged}).reward.custom_reward_function.path
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "named"),
+    [
+        ({"api_key": "k"}, "api_key is sent to a remote sandbox (url), and url is not set"),
+        ({"url": "http://127.0.0.1:1/run_code", "allow_unisolated": True}, "allow_unisolated is"),
+        ({"url": "http://127.0.0.1:1/run_code", "python_executable": "/usr/bin/python3"},
+         "python_executable is a setting of the embedded sandbox"),
+    ],
+)  # fmt: skip
+def test_one_sandboxs_keys_with_the_other_sandbox_are_refused(sandbox, named) -> None:
+    with pytest.raises(ConfigError, match=re.escape(named)):
+        load_config({"reward": {"sandbox_fusion": sandbox}})
+
+
+def test_verls_default_custom_function_section_loads_without_a_path() -> None:
+    """verl's reward.yaml: custom_reward_function {path: null, name: compute_score}."""
+    fn = {"path": None, "name": "compute_score"}
+    assert load_config({"reward": {"custom_reward_function": fn}}).reward
 
 
 def test_rollout_name_with_a_url_is_refused_as_two_answers() -> None:

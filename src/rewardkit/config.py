@@ -546,6 +546,20 @@ class JudgeConfig(_Section):
 _VERL_PLACEMENT: dict[str, Any] = {"enable_resource_pool": False, "n_gpus_per_node": 8, "nnodes": 0}
 """verl 0.9.1's reward_model placement keys (reward/reward.yaml) and their defaults."""
 
+_MODEL_DTYPES = ("float32", "bfloat16", "float16")
+"""The dtypes a model rewardkit loads itself takes (``reward_model.dtype``, but ``auto``)."""
+
+_FLEET_KEYS = (
+    "data_parallel_size",
+    "start_timeout_s",
+    "restart_backoff_s",
+    "restart_backoff_max_s",
+    "drain_timeout_s",
+    "log_dir",
+)
+"""rollout keys of the fleet rewardkit launches (besides the engine's flags, NEUTRAL, and
+``engine_kwargs``): read only when ``rollout.name`` is set."""
+
 
 class RewardModelConfig(_Section):
     enable: bool = False
@@ -663,6 +677,89 @@ class RewardModelConfig(_Section):
         return self
 
     @model_validator(mode="after")
+    def _local_keys_reach_a_local_model(self) -> RewardModelConfig:
+        """The keys of a model rewardkit runs itself (device, dtype, threads, batch and
+        padding budgets) are refused where no such model reads them: a server at ``url``,
+        or a launched vLLM or SGLang (their own settings are ``rollout.*``)."""
+        in_process = self.backend == "hf" and not self.managed
+        # a discriminative model launched with rollout.name transformers is served by
+        # `rewardkit serve` replicas, which run it in-process with these keys
+        served_here = self.managed and self.rollout.name == "transformers"
+        local_classifier = self.kind == "discriminative" and (in_process or served_here)
+        honoured = {
+            "device": in_process or served_here,
+            "dtype": in_process or (served_here and self.kind == "discriminative"),
+            "num_threads": local_classifier,
+            "max_padding_tokens": local_classifier,
+            "max_batch_tokens": local_classifier or self.kind == "generative",
+        }
+        for key, read in honoured.items():
+            value = getattr(self, key)
+            if read or value == RewardModelConfig.model_fields[key].default:
+                continue
+            where = (
+                f"the {self.rollout.name} servers rewardkit launches"
+                if self.managed
+                else f"the {self.backend} server at reward_model.url"
+            )
+            instead = (
+                " (the engine's own is rollout.dtype)" if key == "dtype" and self.managed else ""
+            )
+            raise ValueError(
+                f"{key}={value!r} is a setting of a model rewardkit runs itself (backend hf), "
+                f"which {where} is not; nothing reads it there{instead}: leave it out"
+            )
+        if self.replicas > 1 and not self.managed and self.backend != "hf":
+            raise ValueError(
+                f"replicas={self.replicas} copies a model rewardkit runs itself (backend hf) "
+                f"as Ray actors; the copies of a {self.backend} server you started go in "
+                "reward_model.urls"
+            )
+        if self.input_tokenizer is not None and self.kind == "generative":
+            raise ValueError(
+                "input_tokenizer decodes rows given as the policy's token ids for a "
+                "discriminative model; a judge (kind generative) reads the rows' text: "
+                "leave it out"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _served_classifier_keys(self) -> RewardModelConfig:
+        """A discriminative model launched with rollout.name transformers runs in
+        `rewardkit serve` replicas (`transformers serve` serves no classifier): the
+        engine's seed and flags have nowhere to go, and its dtype is the model's."""
+        if not (self.managed and self.rollout.name == "transformers"):
+            return self
+        if self.kind != "discriminative":
+            return self
+        rollout = self.rollout
+        if rollout.seed is not None:
+            raise ValueError(
+                f"rollout.seed={rollout.seed}: a discriminative model launched with "
+                "rollout.name transformers runs in rewardkit serve replicas and samples "
+                "nothing; leave it out"
+            )
+        if rollout.engine_kwargs.get("transformers"):
+            raise ValueError(
+                "rollout.engine_kwargs.transformers: a discriminative model launched with "
+                "rollout.name transformers runs in rewardkit serve replicas, not "
+                "`transformers serve`, so these flags have no command line to go on"
+            )
+        if rollout.dtype is None:
+            return self
+        if rollout.dtype not in _MODEL_DTYPES:
+            raise ValueError(
+                f"rollout.dtype={rollout.dtype!r}: the rewardkit serve replicas load the "
+                f"model in one of {', '.join(_MODEL_DTYPES)}"
+            )
+        if self.dtype not in ("auto", rollout.dtype):
+            raise ValueError(
+                f"rollout.dtype={rollout.dtype!r} and dtype={self.dtype!r} disagree: give "
+                "one of them"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _group_judge_is_generative(self) -> RewardModelConfig:
         if self.judge.group is not None and self.kind != "generative":
             raise ValueError(
@@ -677,6 +774,13 @@ class RewardModelConfig(_Section):
         name = self.rollout.name
         if name is None:
             engine_keys = [k for k, v in NEUTRAL.items() if getattr(self.rollout, k) != v]
+            engine_keys += [
+                k
+                for k in _FLEET_KEYS
+                if getattr(self.rollout, k) != RolloutConfig.model_fields[k].default
+            ]
+            if any(self.rollout.engine_kwargs.values()):
+                engine_keys.append("engine_kwargs")
             if self.enable and engine_keys:
                 raise ValueError(
                     f"rollout.{engine_keys[0]} is a setting of the engine rewardkit launches, "
@@ -765,6 +869,23 @@ class SandboxFusionConfig(_Section):
     @classmethod
     def _sandbox_url(cls, url: str | None) -> str | None:
         return _check_url(url, server_root=False)
+
+    @model_validator(mode="after")
+    def _keys_of_the_sandbox_in_use(self) -> SandboxFusionConfig:
+        """The embedded sandbox's own keys with a remote one, and the reverse: nothing
+        would read them."""
+        if self.url is None and self.api_key is not None:
+            raise ValueError(
+                "api_key is sent to a remote sandbox (url), and url is not set: the "
+                "embedded sandbox takes no key; set url or leave api_key out"
+            )
+        embedded = [k for k in ("python_executable", "allow_unisolated") if getattr(self, k)]
+        if self.url is not None and embedded:
+            raise ValueError(
+                f"{embedded[0]} is a setting of the embedded sandbox, and url names a remote "
+                "one, which runs code as it is set up to: leave it out"
+            )
+        return self
 
 
 class RayOptions(_Section):
@@ -906,6 +1027,26 @@ class RewardSection(_Section):
                     "(reward.reward_model.judge.group), not a named model's"
                 )
         return value
+
+    @model_validator(mode="after")
+    def _function_keys_need_a_function(self) -> RewardSection:
+        """The custom function's keys are refused when there is no function to read them
+        (the built-in verifiers take no keyword arguments and are cached by the engine)."""
+        fn = self.custom_reward_function
+        if fn.path is not None:
+            return self
+        given = [f"reward_kwargs.{k}" for k in self.reward_kwargs]
+        given += [f"custom_reward_function.reward_kwargs.{k}" for k in fn.reward_kwargs]
+        given += ["custom_reward_function.cache"] if fn.cache else []
+        if fn.name != CustomRewardFunctionConfig.model_fields["name"].default:
+            given.append(f"custom_reward_function.name={fn.name!r}")
+        if given:
+            raise ValueError(
+                f"{given[0]} is for the custom function, and custom_reward_function.path is "
+                "not set (the built-in verifiers score, and they read none of it): set the "
+                "path, or leave the key out"
+            )
+        return self
 
     def model_sections(self) -> list[tuple[str, RewardModelConfig]]:
         """The enabled reward-model sections with their keys: ``reward_model`` first, then

@@ -151,17 +151,25 @@ def command_line(
     served_name: str | None = None,
     device: str | None = None,
     engine_kwargs: Mapping[str, Any] | None = None,
+    model_keys: Mapping[str, Any] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The argv and extra environment of replica ``rank`` of ``engine`` serving ``model``.
 
     Each replica gets seed ``seed + rank`` (as verl seeds its replicas). ``engine_kwargs``
     (verl's ``engine_kwargs.<engine>``) are appended as ``--key value`` (``_`` -> ``-``;
     true: the bare flag; false or null: left out; a mapping or list: JSON).
+    ``model_keys``: the ``reward_model`` keys of a model run in-process (``dtype``,
+    ``num_threads``, ``max_batch_tokens``, ``max_padding_tokens``), which the
+    ``rewardkit serve`` replicas of a discriminative model get (``dtype``: the
+    ``rollout.dtype`` when that is set).
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; one of {', '.join(ENGINES)}")
     if engine == "transformers" and kind == "discriminative":
-        return _rewardkit_serve(model, host, port, device, values), {}
+        keys = dict(model_keys or {})
+        if values.get("dtype"):
+            keys["dtype"] = values["dtype"]
+        return _rewardkit_serve(model, host, port, device, values, keys), {}
     argv = _base(engine, model, host, port, served_name or model, kind, device)
     env: dict[str, str] = {}
     merged = {**NEUTRAL, **{k: v for k, v in values.items() if k in FLAGS}}
@@ -200,7 +208,12 @@ def _base(
 
 
 def _rewardkit_serve(
-    model: str, host: str, port: int, device: str | None, values: Mapping[str, Any]
+    model: str,
+    host: str,
+    port: int,
+    device: str | None,
+    values: Mapping[str, Any],
+    model_keys: Mapping[str, Any],
 ) -> list[str]:
     """``rewardkit serve`` with the model in-process: its ``/classify`` reads as vLLM's."""
     keys = {
@@ -211,6 +224,7 @@ def _rewardkit_serve(
         "prompt_length": values.get("prompt_length"),
         "response_length": values.get("response_length"),
         "device": device,
+        **model_keys,
     }
     overrides = [f"reward.reward_model.{k}={v}" for k, v in keys.items() if v is not None]
     base = [sys.executable, "-m", "rewardkit.cli", "serve", "--host", host, "--port", str(port)]

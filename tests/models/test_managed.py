@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -90,6 +91,85 @@ def test_a_discriminative_model_on_transformers_is_served_by_rewardkit_serve() -
     assert argv[argv.index("--port") + 1] == "8003"
     assert "reward.reward_model.model_path=/m" in argv
     assert "reward.reward_model.prompt_length=64" in argv
+
+
+def test_rewardkit_serve_replicas_get_the_in_process_models_keys() -> None:
+    """A discriminative model on transformers runs in rewardkit serve replicas: its dtype
+    (rollout.dtype, verl's place for it, or reward_model.dtype), threads and batch budgets
+    reach them, and what has no use there is refused at load."""
+    section = {
+        "enable": True,
+        "kind": "discriminative",
+        "model_path": "/models/rm",
+        "num_threads": 2,
+        "max_batch_tokens": 4096,
+        "max_padding_tokens": 64,
+        "rollout": {"name": "transformers", "dtype": "float16"},
+    }
+    rm = load_config({"reward": {"reward_model": section}}).reward.reward_model
+    argv, _ = replica_argv(rm, port=1, rank=0)
+    for key, value in [("dtype", "float16"), ("num_threads", 2), ("max_batch_tokens", 4096),
+                       ("max_padding_tokens", 64.0)]:  # fmt: skip
+        assert f"reward.reward_model.{key}={value}" in argv
+    own = {**section, "dtype": "bfloat16", "rollout": {"name": "transformers"}}
+    rm = load_config({"reward": {"reward_model": own}}).reward.reward_model
+    assert "reward.reward_model.dtype=bfloat16" in replica_argv(rm, port=1, rank=0)[0]
+    for rollout, message in [
+        ({"seed": 7}, "rollout.seed=7: a discriminative model launched with"),
+        ({"engine_kwargs": {"transformers": {"attn_implementation": "sdpa"}}},
+         "rollout.engine_kwargs.transformers: a discriminative model"),
+        ({"dtype": "half"}, "rollout.dtype='half': the rewardkit serve replicas load"),
+    ]:  # fmt: skip
+        bad = {**section, "rollout": {"name": "transformers", **rollout}}
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            load_config({"reward": {"reward_model": bad}})
+    clash = {**section, "dtype": "bfloat16"}
+    with pytest.raises(
+        ConfigError, match=re.escape("rollout.dtype='float16' and dtype='bfloat16' disagree")
+    ):
+        load_config({"reward": {"reward_model": clash}})
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        # launched vLLM or SGLang: the engine's own settings are rollout.*
+        (
+            {"rollout": {"name": "vllm"}, "dtype": "float16"},
+            "dtype='float16' is a setting of a "
+            "model rewardkit runs itself (backend hf), which the vllm servers",
+        ),
+        ({"rollout": {"name": "sglang"}, "device": "cuda:3"}, "device='cuda:3' is a setting"),
+        ({"rollout": {"name": "vllm"}, "num_threads": 2}, "num_threads=2 is a setting"),
+        ({"rollout": {"name": "vllm"}, "max_padding_tokens": 8}, "max_padding_tokens=8.0 is"),
+        ({"rollout": {"name": "vllm"}, "max_batch_tokens": 99}, "max_batch_tokens=99 is"),
+        # a server started by hand
+        (
+            {"backend": "vllm", "url": "http://127.0.0.1:1", "dtype": "bfloat16"},
+            "the vllm server at reward_model.url",
+        ),
+        ({"backend": "tei", "url": "http://127.0.0.1:1", "replicas": 4}, "replicas=4 copies"),
+    ],
+)
+def test_in_process_model_keys_where_no_such_model_runs_are_refused(section, message) -> None:
+    rm = {"enable": True, "kind": "discriminative", "model_path": "/models/rm"}
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config({"reward": {"reward_model": {**rm, **section}}})
+
+
+def test_a_judge_is_refused_the_policys_tokenizer_it_never_reads() -> None:
+    rm = {"enable": True, "kind": "generative", "backend": "openai", "url": "http://127.0.0.1:1",
+          "input_tokenizer": "/models/policy"}  # fmt: skip
+    with pytest.raises(ConfigError, match="input_tokenizer decodes rows given as the policy"):
+        load_config({"reward": {"reward_model": rm}})
+
+
+def test_a_judges_batch_budget_and_a_launched_transformers_device_are_honoured() -> None:
+    judge = managed_rm(name="transformers")
+    judge = load_config({"reward": {"reward_model": {**judge.model_dump(exclude_defaults=True),
+                         "max_batch_tokens": 999, "device": "cpu"}}}).reward.reward_model  # fmt: skip
+    argv, _ = replica_argv(judge, port=1, rank=0)
+    assert argv[argv.index("--device") + 1] == "cpu" and judge.max_batch_tokens == 999
 
 
 def test_full_determinism_asks_each_engine_for_batch_invariance() -> None:

@@ -37,11 +37,13 @@ def _code_row(i: int, sleep_s: float, row_id: str) -> dict[str, Any]:
 
 
 def _config(**sandbox: Any) -> dict[str, Any]:
+    # the embedded sandbox may run code unisolated here (a remote one runs as it is set up)
+    embedded = {} if "url" in sandbox else {"allow_unisolated": True}
     return {
         "reward": {
             "num_workers": 1,
             "async_timeout_s": 3,
-            "sandbox_fusion": {"max_concurrent": 2, "allow_unisolated": True, **sandbox},
+            "sandbox_fusion": {"max_concurrent": 2, **embedded, **sandbox},
         }
     }
 

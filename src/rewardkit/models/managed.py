@@ -92,7 +92,19 @@ def replica_argv(
         served_name=rm.model_name or rm.model_path,
         device=rm.device,
         engine_kwargs=rollout.engine_kwargs.get(rollout.name, {}),
+        model_keys=_model_keys(rm),
     )
+
+
+_MODEL_KEYS = ("dtype", "num_threads", "max_batch_tokens", "max_padding_tokens")
+"""The keys of a model run in-process that `rewardkit serve` replicas are given."""
+
+
+def _model_keys(rm: RewardModelConfig) -> dict[str, Any]:
+    """Those of :data:`_MODEL_KEYS` that ``rm`` sets (the config refuses them for the
+    engines that have no use for them)."""
+    fields = RewardModelConfig.model_fields
+    return {k: getattr(rm, k) for k in _MODEL_KEYS if getattr(rm, k) != fields[k].default}
 
 
 class _Slot(Protocol):
