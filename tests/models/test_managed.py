@@ -172,6 +172,34 @@ def test_a_judges_batch_budget_and_a_launched_transformers_device_are_honoured()
     assert argv[argv.index("--device") + 1] == "cpu" and judge.max_batch_tokens == 999
 
 
+@pytest.mark.parametrize(
+    ("replicas", "per_replica", "visible", "groups"),
+    [
+        (2, 1, ["0", "1"], ["0", "1"]),  # a GPU each
+        (2, 2, ["4", "5", "6", "7"], ["4,5", "6,7"]),  # CUDA_VISIBLE_DEVICES's own numbers
+        (3, 1, ["0", "1"], ["0", "1", "0"]),  # fewer than asked: in turn, shared
+        (2, 2, ["0"], []),  # not one replica fits: the engine says why
+        (2, 1, [], []),  # no GPU
+    ],
+)
+def test_local_replicas_get_gpus_of_their_own_while_there_are_enough(
+    replicas, per_replica, visible, groups
+) -> None:
+    assert managed.gpu_groups(replicas, per_replica, visible) == groups
+
+
+def test_a_local_fleet_gives_each_replica_its_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without placement, every vLLM replica of a local fleet loaded on GPU 0 (Ray sets the
+    GPUs of each actor; a local fleet must do it itself)."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3,5,7")
+    rm = managed_rm(data_parallel_size=2, tensor_model_parallel_size=2)
+    fleet = Fleet(rm)
+    envs = [fleet._engine_command(rank, 9000 + rank)[1] for rank in range(2)]
+    assert [env["CUDA_VISIBLE_DEVICES"] for env in envs] == ["2,3", "5,7"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert "CUDA_VISIBLE_DEVICES" not in Fleet(rm)._engine_command(0, 9000)[1]
+
+
 def test_full_determinism_asks_each_engine_for_batch_invariance() -> None:
     on = {"full_determinism": True}
     _, env = command_line("vllm", on, model="/m", port=1, rank=0, kind="generative")

@@ -107,6 +107,33 @@ def _model_keys(rm: RewardModelConfig) -> dict[str, Any]:
     return {k: getattr(rm, k) for k in _MODEL_KEYS if getattr(rm, k) != fields[k].default}
 
 
+def visible_gpus() -> list[str]:
+    """The GPUs this process may use: ``CUDA_VISIBLE_DEVICES`` as set, else every device
+    torch sees (none without torch or CUDA)."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        devices = [d.strip() for d in listed.split(",") if d.strip()]
+        return [] if not devices or devices[0] == "-1" else devices
+    try:
+        import torch
+    except ImportError:
+        return []
+    return [str(i) for i in range(torch.cuda.device_count())]
+
+
+def gpu_groups(replicas: int, per_replica: int, visible: list[str]) -> list[str]:
+    """The ``CUDA_VISIBLE_DEVICES`` of each of ``replicas`` replicas launched on this
+    machine, ``per_replica`` GPUs each (tensor_model_parallel_size), from ``visible``:
+    GPUs of their own while there are enough, as verl places its replicas; with fewer, the
+    groups in turn (replicas then share GPUs, and the engine's memory fraction must leave
+    room for each). Empty when not one group fits: the engine is left to say why."""
+    groups = [
+        ",".join(visible[at : at + per_replica])
+        for at in range(0, len(visible) - per_replica + 1, per_replica)
+    ]
+    return [groups[rank % len(groups)] for rank in range(replicas)] if groups else []
+
+
 class _Slot(Protocol):
     """Where a replica's engine runs: a child of this process, or a Ray actor's."""
 
@@ -251,12 +278,16 @@ class Fleet:
         self._key = key
         self.log_dir: Path | None = None
         self.replicas: list[_Replica] = []
+        self._gpus: list[str] = []
         if ray is None:
             self.log_dir = Path(rollout_log_dir(self.rollout))
             self.replicas = [
                 _Replica(rank, _LocalSlot(self.log_dir / f"replica-{rank}.log"))
                 for rank in range(self.rollout.data_parallel_size)
             ]
+            if rm.rollout.name != "transformers" or rm.device is None:  # (a device given: its)
+                per_replica = self.rollout.tensor_model_parallel_size
+                self._gpus = gpu_groups(len(self.replicas), per_replica, visible_gpus())
         self.stats = _Stats()
         self.address = ""
         self._loop = asyncio.new_event_loop()
@@ -275,7 +306,10 @@ class Fleet:
         self._lock = threading.Lock()
 
     def _engine_command(self, rank: int, port: int) -> tuple[list[str], dict[str, str]]:
-        return replica_argv(self.rm, port=port, rank=rank, host=self.replicas[rank].host)
+        argv, env = replica_argv(self.rm, port=port, rank=rank, host=self.replicas[rank].host)
+        if self._gpus:  # a local replica's own GPUs (on Ray, Ray sets them for each actor)
+            env = {**env, "CUDA_VISIBLE_DEVICES": self._gpus[rank]}
+        return argv, env
 
     # ------------------------------------------------------------------ lifecycle
 
