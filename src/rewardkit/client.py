@@ -13,6 +13,8 @@ down or refuses the request raises RemoteError after the retry budget.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -35,14 +37,36 @@ class RewardClient:
         self.options = base.model_copy(update={"api_key": api_key}) if api_key else base
 
     async def ascore(self, samples: Iterable[Sample | Mapping[str, Any]]) -> list[Result]:
-        """Score rows; one Result per row, in order."""
+        """Score rows; one Result per row, in order. A row that cannot be sent as JSON (a
+        value JSON has no form for, such as a set or an array object) is ``invalid`` here,
+        saying why, and the others are sent; NaN and lone surrogates are sent as the
+        server reads them."""
         rows = [s.to_row() if isinstance(s, Sample) else dict(s) for s in samples]
-        client = HttpClient(self.url, self.options)
-        try:
-            answer = await client.post_json("/v1/score", {"samples": rows})
-        finally:
-            await client.aclose()
-        return _results(answer, len(rows))
+        sent: list[int] = []
+        encoded: list[str] = []
+        unsent: dict[int, Result] = {}
+        for index, row in enumerate(rows):
+            try:
+                # allow_nan: the server reads NaN (and answers null); ensure_ascii escapes a
+                # lone surrogate, which UTF-8 cannot carry (the server reads it as a string)
+                encoded.append(json.dumps(row, allow_nan=True, ensure_ascii=True))
+            except (TypeError, ValueError, RecursionError) as exc:
+                unsent[index] = Result(
+                    index, Status.INVALID, error=f"the row cannot be sent as JSON: {exc}"
+                )
+                continue
+            sent.append(index)
+        answered: list[Result] = []
+        if sent:
+            body = ('{"samples":[' + ",".join(encoded) + "]}").encode()
+            client = HttpClient(self.url, self.options)
+            try:
+                answered = _results(await client.post_encoded("/v1/score", body), len(sent))
+            finally:
+                await client.aclose()
+        for index, result in zip(sent, answered, strict=True):
+            unsent[index] = dataclasses.replace(result, index=index)
+        return [unsent[index] for index in range(len(rows))]
 
     def score(self, samples: Iterable[Sample | Mapping[str, Any]]) -> list[Result]:
         """Blocking version of :meth:`ascore` (do not call from inside a running event loop)."""

@@ -41,6 +41,10 @@ _TRANSIENT_ERRORS = (
 _SNIPPET = 300
 
 
+class _Encoded(bytes):
+    """A request body already encoded as JSON (:meth:`HttpClient.post_encoded`)."""
+
+
 class HttpClient(AsyncClosing):
     """A pooled JSON client for one base URL, with timeouts, retries and rate limits."""
 
@@ -79,6 +83,12 @@ class HttpClient(AsyncClosing):
         (unreachable, timed out, not JSON).
         """
         return await self._request("POST", path, body, tokens)
+
+    async def post_encoded(self, path: str, content: bytes) -> Any:
+        """POST ``content``, a JSON document encoded by the caller (who chose how: a
+        rewardkit server reads NaN and escaped lone surrogates, which the strict encoding
+        of :meth:`post_json` refuses), and return the decoded JSON answer (same errors)."""
+        return await self._request("POST", path, _Encoded(content), 0)
 
     async def get_json(self, path: str) -> Any:
         """GET ``path`` and return the decoded JSON answer (same errors as post_json)."""
@@ -120,6 +130,9 @@ class HttpClient(AsyncClosing):
         limit = self.options.timeout_s
         try:
             async with asyncio.timeout(limit):
+                if isinstance(body, _Encoded):
+                    headers = {"content-type": "application/json"}
+                    return await self._client.request(method, url, content=body, headers=headers)
                 return await self._client.request(method, url, json=body)
         except (TimeoutError, httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout) as exc:
             raise RemoteError(f"{method} {url}: no answer within {limit:g}s") from exc

@@ -157,6 +157,28 @@ def test_python_client_round_trip(url: str) -> None:
         RewardClient(url).score(GSM8K)  # no key: 401
 
 
+def test_a_row_json_cannot_carry_costs_the_client_only_that_row(url: str) -> None:
+    """NaN and a lone surrogate are sent as the server reads them (httpx's strict encoding
+    refused them, failing the whole call); a value JSON has no form for makes its row
+    invalid here, saying so, and the others are still scored."""
+    client = RewardClient(url, api_key="secret")
+    rows = [
+        dict(GSM8K[0]),
+        {**GSM8K[0], "id": "nan", "extra_info": {"difficulty": float("nan")}},
+        {**GSM8K[0], "id": "surrogate", "extra_info": {"note": "\ud800"}},
+        {**GSM8K[0], "id": "set", "extra_info": {"tags": {"a"}}},
+        dict(GSM8K[1]),
+    ]
+    results = client.score(rows)
+    assert [r.index for r in results] == [0, 1, 2, 3, 4]
+    assert [r.status for r in results] == [Status.OK] * 3 + [Status.INVALID, Status.OK]
+    assert [r.score for r in results] == [1.0, 1.0, 1.0, None, 0.0]
+    assert "cannot be sent as JSON" in (results[3].error or "") and "set" in results[3].error
+    assert [r.row.get("id") for r in results] == ["a", "nan", "surrogate", None, "b"]
+    only_bad = client.score([rows[3]])
+    assert [r.status for r in only_bad] == [Status.INVALID]  # nothing sent at all
+
+
 def test_a_client_that_disconnects_mid_request_costs_nothing(write_module, start_server) -> None:
     config = {
         "reward": {"num_workers": 1, "custom_reward_function": {"path": write_module("slow", SLOW)}}
