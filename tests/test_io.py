@@ -96,6 +96,41 @@ def test_a_truncated_gzip_ends_in_a_bad_row_not_a_crash(tmp_path: Path) -> None:
     assert all(isinstance(r, dict) for r in rows[:-1])
 
 
+def test_a_parquet_value_with_no_python_form_costs_its_row_only(tmp_path: Path) -> None:
+    """A timestamp past year 9999 (pyarrow's to_pylist raises OverflowError) ended the
+    run with a traceback and no output; now that row is a BadRow in its place."""
+    path = tmp_path / "ts.parquet"
+    stamps = pa.array([0, 0, 253402300800 * 1000, 0, 0], type=pa.timestamp("ms"))
+    table = pa.table({"response": [f"#### {i}" for i in range(5)], "logged_at": stamps})
+    pq.write_table(table, path, row_group_size=2)
+    rows = list(read_rows(path))
+    assert [r["response"] if isinstance(r, dict) else None for r in rows] == [
+        "#### 0", "#### 1", None, "#### 3", "#### 4"
+    ]  # fmt: skip
+    assert isinstance(rows[2], BadRow) and rows[2].reason.startswith("row 3: a value cannot")
+    assert "OverflowError" in rows[2].reason
+
+
+def test_a_damaged_parquet_page_costs_its_row_group_and_keeps_the_count(tmp_path: Path) -> None:
+    """A damaged data page: pyarrow cannot read past it, and the metadata says how many
+    rows its row group holds, each of which gets a BadRow; the other groups are read."""
+    clean, damaged = tmp_path / "clean.parquet", tmp_path / "damaged.parquet"
+    responses = [f"#### {i} " + "x" * 40 for i in range(4000)]
+    pq.write_table(pa.table({"response": responses}), clean, row_group_size=1000,
+                   compression="none", use_dictionary=False)  # fmt: skip
+    data = bytearray(clean.read_bytes())
+    meta = pq.ParquetFile(clean).metadata.row_group(2).column(0)
+    middle = meta.data_page_offset + meta.total_compressed_size // 2
+    data[middle : middle + 64] = bytes(b ^ 0xFF for b in data[middle : middle + 64])
+    damaged.write_bytes(bytes(data))
+    rows = list(read_rows(damaged))
+    assert len(rows) == 4000 == count_rows(damaged)
+    bad = [i for i, row in enumerate(rows) if isinstance(row, BadRow)]
+    assert bad and set(bad) <= set(range(2000, 3000)) and bad[-1] == 2999
+    assert all(rows[i]["response"] == responses[i] for i in range(4000) if i not in bad)
+    assert "row group 2 cannot be read" in rows[bad[0]].reason
+
+
 def test_field_mapping_renames_and_reaches_into_objects() -> None:
     mapping = parse_field_map(["response=output", "ground_truth=reward_model.ground_truth"])
     rows = [

@@ -162,16 +162,53 @@ def _read_json(path: Path) -> list[Any]:
     return data
 
 
-def _read_parquet(path: Path) -> Iterator[dict[str, Any]]:
+def _read_parquet(path: Path) -> Iterator[dict[str, Any] | BadRow]:
     import pyarrow.parquet as pq
 
     try:  # opened here, not in the generator, so a bad file fails before scoring starts
         parquet = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise InputError(f"{path}: not a readable parquet file ({exc})") from exc
-    rows = (row for batch in parquet.iter_batches(batch_size=1024) for row in batch.to_pylist())
+    rows = _parquet_rows(parquet, path)
     encoded = _json_columns(parquet.schema_arrow.metadata)
     return _decoded(rows, encoded) if encoded else rows
+
+
+def _parquet_rows(parquet: Any, path: Path) -> Iterator[dict[str, Any] | BadRow]:
+    """Each row of an open parquet file, in order, or a BadRow in its place: a value
+    pyarrow cannot turn into Python (a timestamp past year 9999) costs its row, and a
+    damaged page the rest of its row group (the metadata says how many rows; pyarrow
+    cannot read past the page). Every row still has one output row, so --resume lines up."""
+    first = 0
+    for group in range(parquet.metadata.num_row_groups):
+        size = parquet.metadata.row_group(group).num_rows
+        done = 0
+        try:
+            for batch in parquet.iter_batches(batch_size=1024, row_groups=[group]):
+                for row in _batch_rows(batch, first + done):
+                    yield row
+                    done += 1
+        except Exception as exc:  # pyarrow raises OSError, ArrowInvalid, ... for a bad page
+            reason = f"{path}: row group {group} cannot be read from its row {done + 1} on"
+            for number in range(first + done + 1, first + size + 1):
+                yield BadRow(f"row {number}: {reason} ({_one_line(exc)})")
+        first += size
+
+
+def _batch_rows(batch: Any, before: int) -> list[dict[str, Any] | BadRow]:
+    """A record batch's rows as dicts; ``before``: the rows of the file before it."""
+    try:
+        rows: list[dict[str, Any] | BadRow] = batch.to_pylist()
+        return rows
+    except Exception:  # a value with no Python form: find its row, keep the others
+        pass
+    rows = []
+    for at in range(batch.num_rows):
+        try:
+            rows.append(batch.slice(at, 1).to_pylist()[0])
+        except Exception as exc:
+            rows.append(BadRow(f"row {before + at + 1}: a value cannot be read ({_one_line(exc)})"))
+    return rows
 
 
 def _json_columns(metadata: Mapping[bytes, bytes] | None) -> frozenset[str]:
@@ -185,9 +222,14 @@ def _json_columns(metadata: Mapping[bytes, bytes] | None) -> frozenset[str]:
     return frozenset(name for name in names if isinstance(name, str))
 
 
-def _decoded(rows: Iterable[dict[str, Any]], columns: frozenset[str]) -> Iterator[dict[str, Any]]:
+def _decoded(
+    rows: Iterable[dict[str, Any] | BadRow], columns: frozenset[str]
+) -> Iterator[dict[str, Any] | BadRow]:
     """Rows with their JSON-text columns read back to the values that were written."""
     for row in rows:
+        if isinstance(row, BadRow):
+            yield row
+            continue
         for name in columns & row.keys():
             value = row[name]
             if isinstance(value, str):
