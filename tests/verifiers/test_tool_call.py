@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from _support.verifier_rows import table_mismatches
 from rewardkit import RewardLoop
 from rewardkit.config import RewardConfig, load_config
+from rewardkit.io import read_rows
 from rewardkit.scoring.engine import RewardEngine
 from rewardkit.scoring.rows import context_of, first_phases
 from rewardkit.types import Sample
@@ -627,6 +631,34 @@ def test_order_any_and_every_turn_are_options() -> None:
     ]
     assert _verdict(ToolCallVerifier(), trajectory, TWO) == 0.0
     assert _verdict(ToolCallVerifier(turns="all"), trajectory, TWO) == 1.0
+
+
+def test_calls_read_back_from_parquet_score_as_they_were_written(
+    loop: RewardLoop, tmp_path: Path
+) -> None:
+    """pandas and Hugging Face datasets store a column of argument objects as one struct
+    of every row's keys, read back as nulls where a row lacks one: a third row's extra
+    "units" made both right calls score 0. A null argument is one not given."""
+    rows = [
+        {"response": [openai(("square", {"x": 5}))], "ground_truth": [call("square", x=5)]},
+        {"response": [openai(("weather", {"city": "Paris"}))],
+         "ground_truth": [call("weather", city="Paris")]},
+        {"response": [openai(("weather", {"city": "Paris", "units": "F"}))],
+         "ground_truth": [call("weather", city="Paris")]},
+    ]  # fmt: skip
+    rows = [{"data_source": "tool_call", **row} for row in rows]
+    path = tmp_path / "calls.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    read = list(read_rows(path))
+    assert read[0]["ground_truth"][0]["arguments"]["city"] is None  # the struct's null
+    assert [r.score for r in loop.score(read)] == [1.0, 1.0, 0.0]
+    assert [r.score for r in loop.score(rows)] == [1.0, 1.0, 0.0]
+    bfcl = [{"weather": {"city": ["Paris"], "units": None}}]  # BFCL layout, null-filled
+    assert _verdict(ToolCallVerifier(), [openai(("weather", {"city": "Paris"}))], bfcl) == 1.0
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": name, "arguments": arguments}
 
 
 def test_options_come_from_the_config_and_bad_ones_are_refused() -> None:

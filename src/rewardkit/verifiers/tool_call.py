@@ -75,7 +75,7 @@ class Expected:
     bfcl: bool = False  # BFCL's layout: a dict's or a list of dicts' values list theirs too
 
     def matches(self, call: Call) -> bool:
-        name, arguments = call
+        name, arguments = call[0], without_nulls(call[1])
         if name != self.name or not arguments.keys() <= self.params.keys():
             return False
         for param, (values, optional) in self.params.items():
@@ -99,6 +99,20 @@ class Expected:
                 for g, e in zip(given, expected, strict=True)
             )
         return False
+
+
+def without_nulls(value: Any) -> Any:
+    """``value`` with every key whose value is null left out, at every depth: an argument
+    (or a field of one) that is null is one not given, on both sides, however written.
+    Arguments given as objects come so from a parquet file: pandas and Hugging Face
+    datasets store a column of objects as one struct, whose fields are every row's keys,
+    and read back each row's missing keys as nulls (one row's extra argument would
+    otherwise be every row's)."""
+    if isinstance(value, Mapping):
+        return {key: without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [without_nulls(item) for item in value]
+    return value
 
 
 def _candidates(expected: Any) -> bool:
@@ -340,15 +354,16 @@ def _native(item: Mapping[str, Any], index: int) -> Expected:
         ok, arguments = loads(arguments)
         if not ok:
             raise InvalidSampleError(f"{where}: 'arguments' is a string but not JSON")
+    arguments = without_nulls(arguments)
     if not isinstance(name, str) or not isinstance(arguments, Mapping):
         raise InvalidSampleError(f"{where} needs a string 'name' and an object 'arguments'")
     params: dict[str, tuple[tuple[Any, ...], bool]] = {
         param: ((value,), False) for param, value in arguments.items()
     }
-    acceptable = item.get("acceptable", {})
+    acceptable = item.get("acceptable") or {}
     if not isinstance(acceptable, Mapping):
         raise InvalidSampleError(f"{where}: 'acceptable' must be an object of value lists")
-    for param, values in acceptable.items():
+    for param, values in without_nulls(acceptable).items():
         params[param] = _values(values, f"{where}: acceptable {param!r}")
     return Expected(name, params)
 
@@ -358,7 +373,10 @@ def _bfcl(item: Mapping[str, Any], index: int) -> Expected:
     where = f"tool_call: expected call {index} ({name!r}, BFCL layout)"
     if not isinstance(arguments, Mapping):
         raise InvalidSampleError(f"{where}: its arguments must be an object")
-    params = {param: _values(values, f"{where}: {param!r}") for param, values in arguments.items()}
+    params = {
+        param: _values(values, f"{where}: {param!r}")
+        for param, values in without_nulls(arguments).items()
+    }
     return Expected(str(name), params, bfcl=True)
 
 
