@@ -176,6 +176,19 @@ def test_a_summary_that_cannot_be_written_ends_in_one_line(tmp_path: Path) -> No
     assert len(out.read_text().splitlines()) == 2
 
 
+@pytest.mark.parametrize("flag", ["--summary-json", "--report"])
+def test_a_summary_or_report_to_dash_is_refused_not_written_to_a_file_named_dash(
+    tmp_path: Path, flag: str
+) -> None:
+    """``-o -`` is stdout; ``--summary-json -`` wrote a file named ``-`` in the working
+    directory, silently."""
+    source = _rows(tmp_path / "in.jsonl", 2, ground_truth="1")
+    proc = run_cli("score", str(source), flag, "-", "--no-progress", "reward.num_workers=1",
+                   cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 2 and f"{flag} -: give a file path" in _one_line_error(proc)
+    assert not (tmp_path / "-").exists()
+
+
 def test_the_summary_json_writes_no_bare_infinity(tmp_path: Path) -> None:
     """A mean of huge scores overflows to inf: the summary file says null, as the rows do
     (strict JSON readers refuse ``Infinity``)."""

@@ -255,10 +255,13 @@ def test_missing_or_null_fields_say_which_and_how_to_map_them(tmp_path: Path) ->
     errors = [r["error"] for r in _read(out)]
     assert all(r["status"] == "invalid" for r in _read(out))
     assert (
-        errors[0] == "field 'response' is missing: --field response=output reads it from 'output'"
+        errors[0] == "field 'response' is missing: the row has 'output' "
+        "(rewardkit score: --field response=output reads it from there)"
     )
     assert errors[1].startswith("field 'response' is null: ") and "--field response=" in errors[1]
-    assert errors[2].startswith("field 'data_source' is missing: set reward.default_data_source")
+    assert errors[2].startswith(
+        "field 'data_source' is missing: give the row one, or set reward.default_data_source"
+    )
     assert errors[3].startswith("field 'data_source' is null: ")
     assert "needs a ground_truth (missing or null)" in errors[4]
     assert "--field ground_truth=COLUMN" in errors[4]

@@ -321,7 +321,13 @@ def _same_target(a: str, b: str) -> bool:
 
 
 def check_target(flag: str, path: Path) -> None:
-    """OutputError now, not after the work, for a path whose folder is missing or that is a folder."""
+    """OutputError now, not after the work, for a path whose folder is missing or that is a
+    folder, or for ``-``, which means stdout to ``-o`` but would be a file named ``-`` here."""
+    if str(path) == "-":
+        raise OutputError(
+            f"{flag} -: give a file path (stdout is for the rows, -o -; the summary table "
+            "goes to stderr)"
+        )
     if path.is_dir():
         raise OutputError(f"{flag} {path}: is a directory")
     if not path.parent.is_dir():

@@ -398,13 +398,16 @@ _ALIASES = {
     "ground_truth": ("answer", "gts", "solution", "label", "target", "reference"),
 }
 FIELD_HINTS = {
-    "data_source": "set reward.default_data_source=NAME, or map a column to it with "
-    "--field data_source=COLUMN",
-    "response": "map the column that holds it with --field response=COLUMN",
-    "ground_truth": "map the column that holds it with --field ground_truth=COLUMN "
-    "(rewardkit score; reward_model.ground_truth is read by default)",
+    "data_source": "give the row one, or set reward.default_data_source=NAME (rewardkit "
+    "score: --field data_source=COLUMN maps a column to it)",
+    "response": "give the row one (rewardkit score: --field response=COLUMN maps the "
+    "column that holds it)",
+    "ground_truth": "give the row one; reward_model.ground_truth is read too (rewardkit "
+    "score: --field ground_truth=COLUMN maps the column that holds it)",
 }
-"""What to do about a missing Sample field: every such row's error ends with it."""
+"""What to do about a missing Sample field: every such row's error ends with it. The
+same rows reach the server and the trainer adapters, where there is no --field: the
+advice says which command it is for."""
 
 
 def _field_problem(row: Mapping[str, Any], name: str, wanted: str) -> str:
@@ -415,7 +418,10 @@ def _field_problem(row: Mapping[str, Any], name: str, wanted: str) -> str:
         got = "missing" if name not in row else "null" if value is None else "an empty string"
         found = [c for c in _ALIASES.get(name, ()) if c in row]
         fix = (
-            f"--field {name}={found[0]} reads it from {found[0]!r}" if found else FIELD_HINTS[name]
+            f"the row has {found[0]!r} (rewardkit score: --field {name}={found[0]} reads it "
+            "from there)"
+            if found
+            else FIELD_HINTS[name]
         )
         return f"field {name!r} is {got}: {fix}"
     return f"field {name!r} must be {wanted} (got {type(value).__name__})"
