@@ -99,9 +99,11 @@ def run(args: argparse.Namespace, model: str, replicas: int) -> dict[str, Any]:
                                "start_timeout_s": 900}  # fmt: skip
     if args.continuous_batching:
         rollout["engine_kwargs"] = {"transformers": {"continuous_batching": True}}
-    rm = {"enable": True, "kind": "generative", "model_path": model, "device": args.device,
+    rm = {"enable": True, "kind": "generative", "model_path": model,
           "judge": {"max_tokens": args.max_tokens}, "http": {"max_concurrent": 256},
           "rollout": rollout}  # fmt: skip
+    if args.engine == "transformers":  # (vLLM and SGLang replicas get GPUs of their own)
+        rm["device"] = args.device
     config: dict[str, Any] = {"reward": {"num_workers": 1, "reward_model": rm}}
     if args.backend == "ray":  # one small scoring actor; each replica an actor of its own
         ray = {"num_cpus_per_worker": 0.25, "replica_num_cpus": args.replica_cpus}
