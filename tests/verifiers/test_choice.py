@@ -147,6 +147,46 @@ _KEPT = [
 ]  # fmt: skip
 
 
+# A letter chosen with a verb ("I'll go with B", "The correct option is B") was read with
+# no look at what follows it, unlike one stated ("Answer: B"): a correction or another
+# option offered after it kept it; and a last line of another letter after it was read
+# alone. Each scored 1.0 (an outside red team's probes, gold B; the second list gold C).
+_CHOSEN_THEN_TAKEN_BACK = [
+    "I'll go with B. Actually, C.", "I'd pick B... actually C.", "I choose B. Wait, no: C.",
+    "The correct option is B... actually D.", "I choose B. Never mind, C.", "I choose B. Edit: C.",
+    "I choose B... no, C.", "I'll go with B. Or C.", "I choose B. Or maybe C.",
+    "Therefore, the correct option is B. Or C.", "I choose B.\n\nWait, C.", "Answer: B (also C)",
+]  # fmt: skip
+_CHOSEN_THEN_ANOTHER_LINE = [
+    "I choose B.\n\nC", "I choose B.\n\nC) Berlin", "I choose B.\n\n**C**", "(B)\n\nC",
+    "The correct option is B.\n\nC", "I'll go with B.\n\n(C)",
+]  # fmt: skip
+_CHOSEN_AND_KEPT = [
+    "I'll go with B.", "I choose B because Paris is the capital.", "I'll go with B, not C.",
+    "London is in the UK, so not A. I choose B.", "I choose B.\n\nB",
+    "I choose B. Paris is the capital of France.", "Option B is correct.", "所以选B。",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("response", _CHOSEN_THEN_TAKEN_BACK)
+def test_a_letter_chosen_then_taken_back_or_joined_by_another_is_no_answer(response: str) -> None:
+    verifier = ChoiceVerifier()
+    assert verifier.check(verifier.extract(response), "B").score == 0.0
+
+
+@pytest.mark.parametrize("response", _CHOSEN_THEN_ANOTHER_LINE)
+def test_a_letter_chosen_then_another_on_the_last_line_is_no_answer(response: str) -> None:
+    verifier = ChoiceVerifier()
+    assert verifier.check(verifier.extract(response), "C").score == 0.0
+    assert verifier.check(verifier.extract(response), "B").score == 0.0
+
+
+@pytest.mark.parametrize("response", _CHOSEN_AND_KEPT)
+def test_a_letter_chosen_and_explained_keeps_its_credit(response: str) -> None:
+    verifier = ChoiceVerifier()
+    assert verifier.check(verifier.extract(response), "B").score == 1.0
+
+
 @pytest.mark.parametrize("response", _MARKED_OR_REPLACED)
 def test_a_letter_marked_wrong_or_replaced_is_no_answer(response: str) -> None:
     verifier = ChoiceVerifier()

@@ -264,13 +264,19 @@ def _extract_in(full: str, cut: bool, question: str = "") -> Extracted:
     if option is not None and (lone is None or option.end() > line_at):
         if not _chosen_plainly(option, question):
             return _uncommitted(option, "stated")
-        return _unless_hedged(option, "stated", False)
+        # taken back or offered beside, as after a stated one: "I'll go with B. Actually,
+        # C.", "I choose B. Or maybe C."
+        hedged = _offered_after(response, option) or _bold_elsewhere(response, option)
+        return _unless_hedged(option, "stated", hedged)
     if lone is not None:
         if not _lone_line_chosen(lone, lines, question):
             return _uncommitted(lone, "line")
-        above_line = lines[-2].strip(" \t*") if len(lines) > 1 else ""
+        # the line above it, across blank lines ("(B)\n\nC" lists two letters too)
+        above_line = next((ln.strip(" \t*") for ln in reversed(lines[:-1]) if ln.strip()), "")
         above = _LONE_LINE.fullmatch(above_line) or _OPTION_LINE.fullmatch(above_line)
         hedged = above is not None and _letter(above) != _letter(lone)
+        # another letter chosen before it ("I choose B.\n\nC"), as "Answer: B" before it is
+        hedged = hedged or (option is not None and _letter(option) != _letter(lone))
         hedged = hedged or _bold_elsewhere(response, lone, line_at)
         return _unless_hedged(lone, "line", hedged)  # "A\nB\nC": a list of letters
     marked = None if cut else _last_of(response, (_BOLD, _PARENTHESISED))
@@ -351,6 +357,8 @@ def _doubted(after: str) -> bool:
 _DOUBT_AFTER = re.compile(
     r"[ \t,]{0,3}[(\[]?[ \t]{0,2}(?:or[ \t]+(?:(?:possibly|maybe|perhaps)[ \t]+)?(?:option[ \t]+)?"
     r"[(\[]?[A-J]\b(?![ \t]{1,3}[a-z])|(?:probably|possibly|maybe|perhaps|likely)\b"
+    # another option added: "B (also C)", "B. Also C.", "B, and also C"
+    r"|[.;]?[ \t]{0,2}(?:and[ \t]+)?(?i:also)[ \t]+(?:option[ \t]+)?[(\[]?[A-J]\b(?![ \t]{1,3}[a-z])"
     r"|(?:if|unless)\b"
     # marked wrong or unsure: "B is wrong", "B (eliminated)", "B (guess)", "B ✗", "B (50%)"
     r"|(?:is|was|seems)[ \t]+(?:wrong|incorrect|false|not[ \t]+(?:right|correct))\b"
