@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from rewardkit.config import RewardSection
 from rewardkit.errors import InvalidSampleError
-from rewardkit.verifiers._common import unhidden
+from rewardkit.verifiers._common import disavowals, unhidden
 from rewardkit.verifiers._final import closing_correction
 from rewardkit.verifiers._json import MISSING, conclusion, json_equal, loads, pointer
 from rewardkit.verifiers.base import Entry, Extracted, Matcher, Verdict
@@ -200,7 +200,10 @@ def _another_after(rest: str) -> bool:
         closed = rest.rfind("}")
         if closed > opened and loads(rest[opened : closed + 1])[0]:
             return True
-    if _TAKEN_BACK.search(rest[:_TAKEN_BACK_CHARS]):
+    window = rest[:_TAKEN_BACK_CHARS]
+    if _TAKEN_BACK.search(window) or _FIELD_CORRECTED.search(window):
+        return True
+    if next(disavowals(window, 0), None) is not None:  # "Wait, that's not right."
         return True
     return closing_correction(rest, words=True, any_lead=False) is not None
 
@@ -221,6 +224,20 @@ _TAKEN_BACK = re.compile(
     r")"
 )
 _TAKEN_BACK_CHARS = 2000  # the text right after the fence: a retraction follows it
+# A field of the document corrected, or another value offered for it, in a sentence of
+# its own: "Wait, the name should be Bob.", "Oops, age should be 37, not 36.", "The name
+# is wrong; it should be Bob.", "Note: the name could also be Bob." (a sentence that
+# describes the schema, "The date should be in ISO format.", has no such cue before it)
+_FIELD_CORRECTED = re.compile(
+    r"(?:^|(?<=[.!?。！？\n]))[ \t*_>#]*(?:"
+    r"(?i:wait|oops|whoops|hmm+|sorry|actually|edit|my[ \t]+bad|on[ \t]+second[ \t]+thought"
+    r"|correction)\b[^.!?\n]{0,80}\b(?i:should[ \t]+(?:have[ \t]+been|be)|is[ \t]+actually)"
+    r"[ \t]+[\"'“A-Z0-9]"  # a value given ("should be Bob", "37"), not "should be an integer"
+    r"|[^.!?\n]{0,80}\b(?i:is|was|are)[ \t]+(?i:wrong|incorrect)[ \t]*[;,:—–-][ \t]*(?i:it|they|that)"
+    r"[ \t]+(?i:should)\b"
+    r"|[^.!?\n]{0,80}\b(?i:could|might|may)[ \t]+also[ \t]+be[ \t]+[\"'“A-Z0-9]"
+    r")"
+)
 
 
 def _last_fence(text: str) -> str | None:
