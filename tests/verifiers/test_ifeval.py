@@ -208,6 +208,23 @@ def test_the_answer_is_read_after_the_last_think() -> None:
     assert answer_text("<think>a</think>") == ""
 
 
+@pytest.mark.parametrize(
+    ("response", "answer"),
+    [
+        ("Done. Is there anything else?<|im_end|>", "Done. Is there anything else?"),
+        ('"I like cats."<|eot_id|>', '"I like cats."'),
+        ('"Hi."<|im_end|>\n<|im_start|>user\nthanks<|im_end|>', '"Hi."'),  # an invented turn
+        ("Hi.<|im_end|>\n<|im_start|>tool\nresult", "Hi.<|im_end|>\n<|im_start|>tool\nresult"),
+    ],
+)
+def test_the_answer_ends_where_the_turn_does(response: str, answer: str) -> None:
+    """An end-of-turn mark a decoder left in counted as answer text ("... help with?
+    <|im_end|>" failed end_checker, a quotation followed by it failed quotation); the
+    other families read up to the mark, and so does IFEval now. A tool's turn after it
+    (an agent loop's trajectory) is no invented turn."""
+    assert answer_text(response) == answer
+
+
 def test_verdicts_are_deterministic() -> None:
     # langdetect samples at random unless seeded: unseeded, it reads this text as English
     # in about 6 calls of 10 and as Swahili in the others.

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rewardkit.verifiers._final import THINK_OPEN, thinking_split
+from rewardkit.verifiers._final import THINK_OPEN, own_turn, thinking_split
 
 __all__ = ["MISSING", "conclusion", "json_equal", "loads", "pointer"]
 
@@ -32,8 +32,10 @@ def conclusion(text: str) -> str:
     answered nothing after its ``<think>``, which opens the text or a line (one inside a
     string, ``{"q": "what is <think>?"}``, opens nothing). An empty ``<think></think>``
     closes too (no format mention here: written after a call in the thinking, it made
-    the call the answer)."""
-    thinking, after = thinking_split(text, rendered=False, mentions=False)
+    the call the answer). A turn written for someone else after an end of message
+    (``<|im_end|>``, a user's turn: :func:`~rewardkit.verifiers._final.own_turn`) is cut
+    first: the response answered before it."""
+    thinking, after = thinking_split(own_turn(text), rendered=False, mentions=False)
     opened = None if thinking else _THINK_OPENS.search(after)
     return after if opened is None else after[: opened.start()]
 

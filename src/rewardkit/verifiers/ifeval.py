@@ -33,7 +33,7 @@ from typing import Any
 from rewardkit.config import RewardSection
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _ifeval_checks
-from rewardkit.verifiers._final import THINK_END, THINK_OPEN, _split
+from rewardkit.verifiers._final import THINK_END, THINK_OPEN, _split, own_turn
 from rewardkit.verifiers._ifeval_args import check_arguments
 from rewardkit.verifiers._ifeval_checks import Instruction
 from rewardkit.verifiers.base import Entry, Extracted, Matcher, Verdict
@@ -58,7 +58,10 @@ def answer_text(response: str) -> str:
     pair closes too: written after an essay in the thinking, it made the essay the
     answer), as written, less the blank lines opening it; the whole response when it has
     none, and only what comes before a ``<think>`` never closed (a thinking is no
-    answer, however many words it has)."""
+    answer, however many words it has). A turn written for someone else after an end of
+    message (``<|im_end|>``, ``<|eot_id|>``, a user's turn: :func:`~rewardkit.verifiers._final.own_turn`)
+    is cut first, as in the other families: the response answered before it."""
+    response = own_turn(response)
     text, cut, end = _split(response, rendered=False, mentions=False)
     if cut < 0:
         opened = response.find(THINK_OPEN)
