@@ -90,6 +90,8 @@ SEARCH_ROWS = [
     ("<!-- <answer>London</answer> --> <answer>Paris</answer>", ["Paris"], 1.0, "what is shown"),
     # SQuAD normalisation is honoured for right answers
     ("<answer> The Eiffel Tower. </answer>", ["eiffel tower"], 1.0, "article, case, dot"),
+    ("<answer>50 %</answer>", ["50%"], 1.0, "a space before the percent sign (French, SI)"),
+    ("<answer>50</answer>", ["50%"], 0.0, "a percentage is no plain number"),
 ]
 
 
@@ -121,6 +123,12 @@ def test_search_qa_takes_numpy_targets_as_verl_does() -> None:
         ("<answer>Paris</answer>\n\nThe answer is Paris.", 1.0),
         ("<answer>Paris</answer>\n\nFinal answer: **Paris**", 1.0),
         ("<answer>Paris</answer> The answer is given in the tag above.", 1.0),
+        # the answer again with detail after it (an outside red team found these hedged)
+        ("<answer>Paris</answer>\n\nThe answer is Paris, the capital of France.", 1.0),
+        ("<answer>Paris</answer>\n\nFinal answer: Paris (2.1 million people)", 1.0),
+        ("<answer>Paris</answer>\n\nAnswer: Paris - on the Seine", 1.0),
+        ("<answer>Paris</answer>\n\nFinal answer: Paris, or maybe Lyon", 0.0),
+        ("<answer>Paris</answer>\n\nFinal answer: Lyon, near Paris", 0.0),
     ],
 )
 def test_a_later_answer_in_another_form_is_a_second_answer(response: str, expected: float) -> None:

@@ -90,7 +90,8 @@ class SearchQAVerifier:
                 last_open = text.rfind(_OPEN)
                 after = text.find(_CLOSE, last_open) + len(_CLOSE) if last_open >= 0 else 0
                 for later in _later_answers(text[after:]):
-                    said.add(normalize_answer(later))  # "... **Final answer: London**"
+                    if not _restated(later, answer):
+                        said.add(normalize_answer(later))  # "... **Final answer: London**"
                 # "<answer>Paris</answer> Hmm, Paris is wrong.": taken back
                 taken_back = calls_wrong(text, after, _same_answer(answer), words=True)
                 if len(said) > 1 or taken_back:
@@ -155,13 +156,16 @@ def numbers(text: str) -> list[str]:
     found = []
     for match in _NUMBER.finditer(text):
         token = _THOUSANDS.sub(lambda group: group.group().replace(",", ""), match.group())
-        found.append(_DASHES.sub("-", token).lstrip("+"))
-    return found
+        token = _DASHES.sub("-", token).lstrip("+")
+        found.append(token.replace(" ", "").replace("\u00a0", "").replace("\u202f", ""))
+    return found  # ("50 %", as French and SI write it, is 50%)
 
 
 # A number: an optional sign (not after a letter or digit: "COVID-19" is 19), digits, more
 # digits after a mark between them, an optional percent sign.
-_NUMBER = re.compile(r"(?<![\w.,:/\-‐-―−])[-+‐-―−]?\.?\d+(?:[.,:/\-‐-―−]\d+)*%?")
+_NUMBER = re.compile(
+    r"(?<![\w.,:/\-‐-―−])[-+‐-―−]?\.?\d+(?:[.,:/\-‐-―−]\d+)*(?:[ \u00a0\u202f]?%)?"
+)
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
 _DASHES = re.compile("[‐-―−]")
 
@@ -224,6 +228,24 @@ def _later_answers(after: str) -> list[str]:
         if value and not _PLACEHOLDER.fullmatch(value):
             found.append(value)
     return found
+
+
+def _restated(later: str, answer: str) -> bool:
+    """Whether a later answer line gives the tag's answer again with detail after it ("the
+    Eiffel Tower, located in Paris", "Eiffel Tower (324 m)"): the words before its first
+    comma, parenthesis, semicolon or dash are the answer, and nothing after them offers
+    or rules out another ("Paris, or maybe Lyon", "Paris, not Lyon": no restatement)."""
+    head = _DETAIL.split(later, maxsplit=1)[0]
+    detail = later[len(head) :]
+    if not detail or _OTHER_OFFERED.search(detail):
+        return False
+    return normalize_answer(head) == normalize_answer(answer) != ""
+
+
+_DETAIL = re.compile(r"[,(;:—–]|[ \t]-[ \t]")  # where a restated answer's detail begins
+_OTHER_OFFERED = re.compile(
+    r"(?i)\b(?:or|nor|not|maybe|perhaps|possibly|alternatively|either|unless|if|but|probably)\b"
+)
 
 
 _PLACEHOLDER = re.compile(
