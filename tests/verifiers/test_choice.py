@@ -11,7 +11,7 @@ import pytest
 
 from _support.verifier_rows import table_params
 from rewardkit.errors import InvalidSampleError
-from rewardkit.verifiers.base import Verifier
+from rewardkit.verifiers.base import Context, Verifier
 from rewardkit.verifiers.choice import ChoiceVerifier
 
 V = ChoiceVerifier()
@@ -166,6 +166,24 @@ _CHOSEN_AND_KEPT = [
     "London is in the UK, so not A. I choose B.", "I choose B.\n\nB",
     "I choose B. Paris is the capital of France.", "Option B is correct.", "所以选B。",
 ]  # fmt: skip
+
+
+# Natural answers an outside red team found scored 0 (gold B; a last line needs the
+# prompt's option text to be read as chosen: the row's context carries it)
+_NATURAL = [
+    "The answer should be B.", "The answer must be B.", "The answer is \\(B\\).",
+    "The answer is *B*.", "The answer is `B`.", 'The answer is "B".', "The answer is 'B'.",
+    "答案应该是B。", "Final answer:\nB: Paris", "B - Paris", "B — Paris",
+]  # fmt: skip
+_FRANCE = "What is the capital of France?\nA. London\nB. Paris\nC. Berlin\nD. Madrid"
+
+
+@pytest.mark.parametrize("response", _NATURAL)
+def test_natural_ways_to_state_a_letter_are_read(response: str) -> None:
+    verifier = ChoiceVerifier()
+    extracted = verifier.extract(response, Context.of(_FRANCE, None))
+    assert verifier.check(extracted, "B").score == 1.0
+    assert verifier.check(extracted, "C").score == 0.0
 
 
 @pytest.mark.parametrize("response", _CHOSEN_THEN_TAKEN_BACK)

@@ -81,17 +81,20 @@ _LETTER = (
     r"|with|for|but|not|so|then|here|this|that)\b)[a-z]))[\)\]]?(?![A-Za-z0-9])"
 )
 _STATEMENT = (
-    r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?:(?i:is|est|es|ist|é|è)|是|为|為|は)?[ \t]{0,3}(?:[:：=→–]|-(?!\d))?[ \t]{0,3}"
+    r"(?:[ \t]{0,2}\*\*)?[ \t]{0,3}(?:(?i:is|est|es|ist|é|è|(?:should|must)[ \t]+be)"
+    r"|(?:应该|应)?是|应为|为|為|は)?[ \t]{0,3}(?:[:：=→–]|-(?!\d))?[ \t]{0,3}"
     r"(?:\*\*)?[ \t]{0,3}(?:(?i:option|choice)[ \t]{1,3})?"  # "the answer is option A"
     r"(?:(?i:most[ \t]+likely|probably|likely|clearly|definitely|certainly)[ \t]{1,3})?"
-    r"\$?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
+    # a letter in math mode, a box, a code span or quotes: "\(B\)", "`B`", "\"B\"", "*B*"
+    r"(?:\$|\\\(|[`\"'“‘*](?!\*))?(?:\\boxed\{|\\text\{|\\textbf\{)?[ \t]{0,2}" + _LETTER
 )
 # "answer" (and the <answer> tag) states the answer; "option"/"choice" may only discuss one
 _STATED = re.compile(
     # "答案是 B", "答案：B": "answer" in Chinese; not the wrong one, or one ruled out; in
     # English "answer" then a separator ("answer B" names an option: "Answer B fails").
     # The lookahead first: re passes fast over where no word of them starts
-    r"(?=[aArRoOоО答正정])(?:(?i:answer)(?=[ \t]{0,3}(?:\*\*[ \t]{0,3})?(?:(?i:is)\b|[:：=→–-]|\*\*))|(?<!排除)"
+    r"(?=[aArRoOоО答正정])(?:(?i:answer)(?=[ \t]{0,3}(?:\*\*[ \t]{0,3})?(?:(?i:is|(?:should|must)"
+    r"[ \t]+be)\b|[:：=→–-]|\*\*))|(?<!排除)"
     + ANSWER_ZH
     # "answer" in the languages models answer in: "Réponse : B", "Die richtige Antwort ist
     # B", "A resposta correta é B", "答え：B", "正解はBです", "정답: B", "Ответ: B"
@@ -127,8 +130,8 @@ _OPTION = re.compile(  # the lookahead first: re passes fast over where no word 
 )
 # the last line is the option chosen, restated: "B) 42", "(B) 42", "A. lightning."
 # (its text short, not a judgement of the option: "(A) is wrong because ..." discusses it)
-_OPTION_LINE = re.compile(
-    r"[\(\[]?(?P<letter>[A-J])(?:[\)\]]|\.(?=[ \t]))"
+_OPTION_LINE = re.compile(  # "B) Paris", "B. Paris", "B: Paris", "B - Paris"
+    r"[\(\[]?(?P<letter>[A-J])(?:[\)\]]|[.:](?=[ \t])|[ \t]+[-–—](?=[ \t]))"
     r"(?![ \t:]*(?i:is|are|was|were|fails?|can|cannot|can't|could|would|should|does|doesn't|isn't"
     r"|seems|looks|might|may|and|or|vs)\b)[ \t]{0,3}:?[ \t]{0,3}(?![\(\[]?[A-J][\)\]])"
     r"(?:(?![\(\[][A-J][\)\]]|\*\*[A-J]\*\*)[^\n]){1,80}"
