@@ -91,6 +91,56 @@ SEARCH_ROWS = [
     # SQuAD normalisation is honoured for right answers
     ("<answer> The Eiffel Tower. </answer>", ["eiffel tower"], 1.0, "article, case, dot"),
     ("<answer>50 %</answer>", ["50%"], 1.0, "a space before the percent sign (French, SI)"),
+    # the tag not asserted (an outside red team found each credited)
+    (
+        "It's not the <answer>Eiffel Tower</answer>; it's the Montparnasse Tower.",
+        ["Eiffel Tower"],
+        0.0,
+        "denied before the tag",
+    ),
+    (
+        "I don't think it's the <answer>Eiffel Tower</answer>.",
+        ["Eiffel Tower"],
+        0.0,
+        "doubted before the tag",
+    ),
+    (
+        "<answer>Eiffel Tower</answer>\n\nIt could also be Montparnasse Tower.",
+        ["Eiffel Tower"],
+        0.0,
+        "another offered after it",
+    ),
+    (
+        "<answer>Eiffel Tower</answer> (or maybe Montparnasse Tower)",
+        ["Eiffel Tower"],
+        0.0,
+        "or maybe",
+    ),
+    (
+        "<answer>Eiffel Tower</answer>\n\nAlternatively: Montparnasse Tower.",
+        ["Eiffel Tower"],
+        0.0,
+        "alternatively",
+    ),
+    (
+        "<answer>Eiffel Tower</answer>\n\nHowever, I believe the true answer is Big Ben.",
+        ["Eiffel Tower"],
+        0.0,
+        "however, I believe",
+    ),
+    ("<answer>Eiffel Tower?</answer>", ["Eiffel Tower"], 0.0, "asked, not answered"),
+    (
+        "<answer>Eiffel Tower</answer>\n\nIt was built in 1889.",
+        ["Eiffel Tower"],
+        1.0,
+        "a fact after the answer (its year was read as a correction to 1889)",
+    ),
+    (
+        "The documents do not mention Lyon; the answer is <answer>Paris</answer>.",
+        ["Paris"],
+        1.0,
+        "a negation in an earlier clause",
+    ),
     ("<answer>50</answer>", ["50%"], 0.0, "a percentage is no plain number"),
 ]
 

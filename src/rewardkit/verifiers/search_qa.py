@@ -29,7 +29,8 @@ from typing import Any, ClassVar, Literal
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _repetition
-from rewardkit.verifiers._common import MAX_ANSWER_CHARS, calls_wrong, unhidden
+from rewardkit.verifiers._commitment import undercut
+from rewardkit.verifiers._common import MAX_ANSWER_CHARS, calls_wrong, disowns_answer, unhidden
 from rewardkit.verifiers._final import answering_texts, closing_correction
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Extracted, Verdict
 
@@ -84,7 +85,7 @@ class SearchQAVerifier:
             answer = spans[-1]
             if self.answers == "hedged":
                 said = {normalize_answer(span) for span in spans if span}
-                closing = closing_correction(text, text.rfind(_CLOSE), words=True)
+                closing = closing_correction(text, text.rfind(_CLOSE), words=True, any_lead=False)
                 if closing is not None:  # "<answer>Paris</answer> Actually, it's $Lyon$."
                     said.add(normalize_answer(closing.strip("$")))
                 last_open = text.rfind(_OPEN)
@@ -94,7 +95,16 @@ class SearchQAVerifier:
                         said.add(normalize_answer(later))  # "... **Final answer: London**"
                 # "<answer>Paris</answer> Hmm, Paris is wrong.": taken back
                 taken_back = calls_wrong(text, after, _same_answer(answer), words=True)
-                if len(said) > 1 or taken_back:
+                # not asserted: denied or doubted before the tag ("It's not the <answer>"),
+                # disowned or doubted after it ("That's incorrect; ...", "It could also
+                # be ..."), or asked ("<answer>Paris?</answer>")
+                doubted = (
+                    undercut(text, last_open)
+                    or disowns_answer(text, after, _same_answer(answer))
+                    or _DOUBT_AFTER.search(text, after, after + _DOUBT_CHARS) is not None
+                    or answer.endswith(("?", "？"))
+                )
+                if len(said) > 1 or taken_back or doubted:
                     return Extracted(
                         None, {**extra, "hedged": True, "pred": answer[:MAX_ANSWER_CHARS]}
                     )
@@ -228,6 +238,15 @@ def _later_answers(after: str) -> list[str]:
         if value and not _PLACEHOLDER.fullmatch(value):
             found.append(value)
     return found
+
+
+# After the tag: another answer offered, or the tag's doubted ("It could also be X", "(or
+# maybe X)", "Alternatively: X", "However, I believe ...")
+_DOUBT_AFTER = re.compile(
+    r"(?i)\b(?:could|might|may)[ \t]+also[ \t]+be\b|\bor[ \t]+(?:maybe|perhaps|possibly)\b"
+    r"|\balternatively\b|\bhowever,?[ \t]+I[ \t]+(?:believe|think|suspect)\b"
+)
+_DOUBT_CHARS = 600
 
 
 def _restated(later: str, answer: str) -> bool:
