@@ -161,6 +161,30 @@ _CHOSEN_THEN_ANOTHER_LINE = [
     "I choose B.\n\nC", "I choose B.\n\nC) Berlin", "I choose B.\n\n**C**", "(B)\n\nC",
     "The correct option is B.\n\nC", "I'll go with B.\n\n(C)",
 ]  # fmt: skip
+_TWO_GIVEN = [  # (response, gold): each credited before
+    ("Answer: B) Paris, C) Berlin", "B"), ("Answer: (B) Paris (C) Berlin", "B"),
+    ("Answer: B\n\nAlternatively:\nAnswer: C", "C"), ("Another possible answer is C.", "C"),
+]  # fmt: skip
+_ONE_GIVEN_THE_OTHER_SET_APART = [
+    "Answer: B) Paris, not C) Berlin", "Answer: B) Paris, because C) Berlin is in Germany",
+    "Answer: (B) Paris. (C) is wrong.",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("response", "gold"), _TWO_GIVEN)
+def test_two_options_given_or_one_offered_as_an_alternative_is_no_answer(
+    response: str, gold: str
+) -> None:
+    verifier = ChoiceVerifier()
+    assert verifier.check(verifier.extract(response), gold).score == 0.0
+
+
+@pytest.mark.parametrize("response", _ONE_GIVEN_THE_OTHER_SET_APART)
+def test_one_option_given_and_another_ruled_out_keeps_its_credit(response: str) -> None:
+    verifier = ChoiceVerifier()
+    assert verifier.check(verifier.extract(response), "B").score == 1.0
+
+
 _CHOSEN_AND_KEPT = [
     "I'll go with B.", "I choose B because Paris is the capital.", "I'll go with B, not C.",
     "London is in the UK, so not A. I choose B.", "I choose B.\n\nB",

@@ -260,6 +260,8 @@ def _extract_in(full: str, cut: bool, question: str = "") -> Extracted:
             return _uncommitted(stated, "stated")
         hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
         hedged = hedged or _options_follow(response, stated) or _bold_elsewhere(response, stated)
+        hedged = hedged or _second_option_in_line(response, stated)
+        hedged = hedged or _offered_as_alternative(response, stated)
         return _unless_hedged(stated, "stated", hedged)
     if stated is not None and lone is not None:  # "Answer: A" then a last line "B) 42"
         return Extracted(None, {"pattern": "line", "hedged": True, "pred": _letter(lone)})
@@ -539,6 +541,45 @@ def _options_follow(text: str, final: re.Match[str]) -> bool:
             break
         pos, expected, seen = found.end(), expected + 1, seen + 1
     return seen >= 2
+
+
+def _second_option_in_line(text: str, final: re.Match[str]) -> bool:
+    """Whether the stated letter's line goes on to another option's label and text
+    ("Answer: B) Paris, C) Berlin"): two options given, unless the other is ruled out or
+    explained ("B) Paris, not C) Berlin", "B) Paris, because C) is in Germany")."""
+    line = text[final.end() : final.end() + _LINE_CHARS].partition("\n")[0]
+    line = _SENTENCE_STOP.split(line, maxsplit=1)[0]  # "Answer: (A) 18. (B) is wrong": another
+    letter = _letter(final)
+    for found in _SECOND_LABEL.finditer(line):
+        if found.group("letter") != letter and not _SET_APART.search(line, 0, found.start()):
+            return True
+    return False
+
+
+def _offered_as_alternative(text: str, final: re.Match[str]) -> bool:
+    """Whether the stated answer is introduced as an alternative ("Alternatively:\nAnswer:
+    C", "Another possible answer is C"): one of several offered, not the answer."""
+    before = text[max(0, final.start() - 80) : final.start()]
+    return _ALTERNATIVE_BEFORE.search(before) is not None
+
+
+_LINE_CHARS = 200
+_SECOND_LABEL = re.compile(
+    r"(?<![A-Za-z0-9])[(\[]?(?P<letter>[A-J])[)\]](?=[ \t]*[\w$\\-])"
+    r"(?![ \t]*(?i:is|are|was|were|fails?|can|cannot|can't|could|would|should|does|doesn't"
+    r"|isn't|seems|looks|might|may|and|or|vs|too)\b)"  # "(C) is wrong": discussed, not given
+)
+_SENTENCE_STOP = re.compile(r"[.!?;](?:\s|$)")
+_SET_APART = re.compile(
+    r"(?i)\b(?:not|rather[ \t]+than|instead[ \t]+of|unlike|because|since|as|while|whereas"
+    r"|vs\.?|versus|except|than)\b"
+)
+_ALTERNATIVE_BEFORE = re.compile(
+    r"(?i)\b(?:alternatively|another[ \t]+(?:possible[ \t]+)?(?:answer|option|choice)"
+    r"|other[ \t]+possible[ \t]+answer)\b[^.!?\n]{0,40}[:,]?[ \t*]*\n?[ \t*>#-]*"
+    r"(?:(?:the[ \t]+)?(?:final[ \t]+)?)?\Z"
+    r"|\b(?:another|other|alternative)[ \t]+(?:possible[ \t]+)?\Z"  # "Another possible answer is C"
+)
 
 
 _LABEL = re.compile(r"(?:\(|\*\*)(?P<letter>[A-J])(?:\)|\*\*)")
