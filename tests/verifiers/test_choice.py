@@ -106,6 +106,13 @@ def test_unusable_ground_truth_is_an_invalid_row(gold: object) -> None:
         V.quick_check(V.extract("Answer: C"), gold)
 
 
+@pytest.mark.parametrize("gold", [1, "3"])
+def test_an_option_index_as_gold_says_to_give_the_letter(gold: object) -> None:
+    """cais/mmlu numbers options from 0, ARC's keys from 1: no guess, a reason."""
+    with pytest.raises(InvalidSampleError, match="give the letter, A for the first option"):
+        V.quick_check(V.extract("Answer: B"), gold)
+
+
 def test_protocol() -> None:
     assert isinstance(V, Verifier)
     assert V.key == "choice"

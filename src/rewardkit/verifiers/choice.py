@@ -609,5 +609,11 @@ def _gold_letter(text: str) -> str:
     match = _GOLD.match(text)
     if match is None:
         shown = text if len(text) <= 60 else text[:60] + "…"
-        raise InvalidSampleError(f"choice: ground_truth {shown!r} is not a letter A-J")
+        why = (
+            " (an option's index: datasets number options from 0 (cais/mmlu) or from 1"
+            " (ARC's keys), so give the letter, A for the first option)"
+            if text.isdigit()
+            else ""
+        )
+        raise InvalidSampleError(f"choice: ground_truth {shown!r} is not a letter A-J{why}")
     return match.group("letter").upper()
