@@ -70,7 +70,8 @@ class SearchQAVerifier:
         """The last complete ``<answer>...</answer>`` span (stripped) of the conclusion
         (:func:`~rewardkit.verifiers._final.answering_texts`), and the tag counts. With
         ``answers="hedged"`` (the default), another non-blank span of the conclusion that
-        normalises differently is hedging: no answer (``hedged``)."""
+        normalises differently, or an answer not asserted, is hedging: no answer (``hedged``,
+        :func:`_hedged`)."""
         response = _repetition.unpadded(response)  # a decoder's padding is no text of it
         opens, closes = response.count(_OPEN), response.count(_CLOSE)
         extra: dict[str, Any] = {"answer_tags": max(opens, closes)}
@@ -83,31 +84,8 @@ class SearchQAVerifier:
             if not spans:
                 continue
             answer = spans[-1]
-            if self.answers == "hedged":
-                said = {normalize_answer(span) for span in spans if span}
-                closing = closing_correction(text, text.rfind(_CLOSE), words=True, any_lead=False)
-                if closing is not None:  # "<answer>Paris</answer> Actually, it's $Lyon$."
-                    said.add(normalize_answer(closing.strip("$")))
-                last_open = text.rfind(_OPEN)
-                after = text.find(_CLOSE, last_open) + len(_CLOSE) if last_open >= 0 else 0
-                for later in _later_answers(text[after:]):
-                    if not _restated(later, answer):
-                        said.add(normalize_answer(later))  # "... **Final answer: London**"
-                # "<answer>Paris</answer> Hmm, Paris is wrong.": taken back
-                taken_back = calls_wrong(text, after, _same_answer(answer), words=True)
-                # not asserted: denied or doubted before the tag ("It's not the <answer>"),
-                # disowned or doubted after it ("That's incorrect; ...", "It could also
-                # be ..."), or asked ("<answer>Paris?</answer>")
-                doubted = (
-                    undercut(text, last_open)
-                    or disowns_answer(text, after, _same_answer(answer))
-                    or _DOUBT_AFTER.search(text, after, after + _DOUBT_CHARS) is not None
-                    or answer.endswith(("?", "？"))
-                )
-                if len(said) > 1 or taken_back or doubted:
-                    return Extracted(
-                        None, {**extra, "hedged": True, "pred": answer[:MAX_ANSWER_CHARS]}
-                    )
+            if self.answers == "hedged" and _hedged(text, spans):
+                return Extracted(None, {**extra, "hedged": True, "pred": answer[:MAX_ANSWER_CHARS]})
             return Extracted(answer, extra)
         return Extracted(None, extra)
 
@@ -125,6 +103,37 @@ class SearchQAVerifier:
 
     def check(self, extracted: Extracted, ground_truth: Any) -> Verdict:
         return self.quick_check(extracted, ground_truth)
+
+
+def _hedged(text: str, spans: list[str]) -> bool:
+    """Whether the conclusion ``text``, whose answer tags hold ``spans``, gives more than
+    one answer or does not assert the last: two tags or a later answer (another tag, a
+    box, an answer line) that normalise differently, a correction after the tag
+    ("Actually, it's $Lyon$."), the answer called wrong ("Hmm, Paris is wrong."), denied
+    or doubted before the tag ("It's not the <answer>", "I don't think it's ..."),
+    disowned or doubted after it ("Wait, that's not right.", "It could also be ..."), or
+    asked (``<answer>Paris?</answer>``)."""
+    answer = spans[-1]
+    said = {normalize_answer(span) for span in spans if span}
+    closing = closing_correction(text, text.rfind(_CLOSE), words=True, any_lead=False)
+    if closing is not None:
+        said.add(normalize_answer(closing.strip("$")))
+    last_open = text.rfind(_OPEN)
+    after = text.find(_CLOSE, last_open) + len(_CLOSE) if last_open >= 0 else 0
+    said.update(
+        normalize_answer(later)
+        for later in _later_answers(text[after:])
+        if not _restated(later, answer)  # "The answer is Paris, the capital.": the same
+    )
+    same = _same_answer(answer)
+    return (
+        len(said) > 1
+        or calls_wrong(text, after, same, words=True)
+        or undercut(text, last_open)
+        or disowns_answer(text, after, same)
+        or _DOUBT_AFTER.search(text, after, after + _DOUBT_CHARS) is not None
+        or answer.endswith(("?", "？"))
+    )
 
 
 def _same_answer(answer: str) -> Callable[[str], bool | None]:
