@@ -168,13 +168,23 @@ _CHOSEN_THEN_ANOTHER_LINE = [
     "I choose B.\n\nC", "I choose B.\n\nC) Berlin", "I choose B.\n\n**C**", "(B)\n\nC",
     "The correct option is B.\n\nC", "I'll go with B.\n\n(C)",
 ]  # fmt: skip
-_TWO_GIVEN = [  # (response, gold): each credited before
-    ("Answer: B) Paris, C) Berlin", "B"), ("Answer: (B) Paris (C) Berlin", "B"),
-    ("Answer: B\n\nAlternatively:\nAnswer: C", "C"), ("Another possible answer is C.", "C"),
+# An answer offered as an alternative to another letter stated before it, or a letter in
+# quotes, code or math mode joined by another (the wrapper hid the "or"): each credited
+_TWO_GIVEN = [  # (response, gold)
+    ("Answer: B\n\nAlternatively:\nAnswer: C", "C"), ('The answer is "B" or "C".', "B"),
+    ("The answer is `B`, `C`.", "B"), ("The answer is \\(B\\) and \\(C\\).", "B"),
+    ("The answer is *B* or *C*.", "B"), ('The answer is "B" (also C).', "B"),
+    ("The answer is `B`, probably.", "B"), ("答案应该是B，也可能是C", "B"),
 ]  # fmt: skip
+# Regressions an outside red team found in those rules' first version: each is B
 _ONE_GIVEN_THE_OTHER_SET_APART = [
-    "Answer: B) Paris, not C) Berlin", "Answer: B) Paris, because C) Berlin is in Germany",
-    "Answer: (B) Paris. (C) is wrong.",
+    "Answer: B) Paris, not C) Berlin", "Answer: (B) Paris. (C) is wrong.",
+    "The answer is B) P(A)P(B|A)", "The answer is B) Paris, and C) Rome is the capital of Italy.",
+    "The answer is B. Also A, C and D are capitals of other countries.",
+    "The answer is B. Also D) Madrid is in Spain.", "The answer is B. Also I'd note it is large.",
+    "Berlin is Germany's. Alternatively, by elimination the answer is B.",
+    "Many students choose A because it is large.\n\nTherefore, the correct answer is:\n\n**B**",
+    "You might choose C if you confuse it with Italy.\n\nFinal answer:\nB",
 ]  # fmt: skip
 
 

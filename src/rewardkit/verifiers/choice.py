@@ -156,7 +156,7 @@ _LISTED_AFTER = re.compile(  # "C vs D", "C oder D", "C 或 D": "or" in any lang
     # "C \text{ and } D": the word in TeX's text
     + r"|\\text(?:rm)?\{[ \t]{0,3}(?:and/or|and|or)[ \t]{0,3}\})?"
     + _TEX_GAP
-    + r"{0,6}(?:\*\*|\$|\\boxed\{|\\text(?:bf)?\{)?[ \t]{0,2}[\(\[]?[A-J][\)\]]?"
+    + r"{0,6}(?:\*\*|\$|\\boxed\{|\\text(?:bf)?\{|\\\(|[\"'`*“‘])?[ \t]{0,2}[\(\[]?[A-J][\)\]]?"
     r"(?![A-Za-z0-9])(?![ \t]{1,3}[a-z])"
     r"|[ \t]{0,3}(?:吗|呢)?[ \t]{0,3}\?"  # "C?", "是C吗？": asked, not chosen
 )
@@ -260,7 +260,6 @@ def _extract_in(full: str, cut: bool, question: str = "") -> Extracted:
             return _uncommitted(stated, "stated")
         hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
         hedged = hedged or _options_follow(response, stated) or _bold_elsewhere(response, stated)
-        hedged = hedged or _second_option_in_line(response, stated)
         hedged = hedged or _offered_as_alternative(response, stated)
         return _unless_hedged(stated, "stated", hedged)
     if stated is not None and lone is not None:  # "Answer: A" then a last line "B) 42"
@@ -281,7 +280,11 @@ def _extract_in(full: str, cut: bool, question: str = "") -> Extracted:
         above = _LONE_LINE.fullmatch(above_line) or _OPTION_LINE.fullmatch(above_line)
         hedged = above is not None and _letter(above) != _letter(lone)
         # another letter chosen before it ("I choose B.\n\nC"), as "Answer: B" before it is
-        hedged = hedged or (option is not None and _letter(option) != _letter(lone))
+        hedged = hedged or (
+            option is not None
+            and _letter(option) != _letter(lone)
+            and _chosen_plainly(option, question)  # not "Many students choose A because"
+        )
         hedged = hedged or _bold_elsewhere(response, lone, line_at)
         return _unless_hedged(lone, "line", hedged)  # "A\nB\nC": a list of letters
     marked = None if cut else _last_of(response, (_BOLD, _PARENTHESISED))
@@ -332,10 +335,12 @@ def _unless_hedged(found: re.Match[str], pattern: str, hedged: bool) -> Extracte
     """The letter of ``found``, or none when another letter is listed right after it or
     ``hedged`` says another one is offered."""
     letter = _letter(found)
-    after = _LISTED_AFTER.match(found.string, found.end())
-    if hedged or (after is not None and after.group().strip(" \t*$}([])") != letter):
+    wrapper = _CLOSING_WRAPPER.match(found.string, found.end())  # '"B" or "C"', "\\(B\\) and"
+    end = wrapper.end() if wrapper else found.end()
+    after = _LISTED_AFTER.match(found.string, end)
+    if hedged or (after is not None and after.group().strip(" \t*$}([])\"'`\\") != letter):
         return Extracted(None, {"pattern": pattern, "hedged": True, "pred": letter})
-    if _doubted(found.string[found.end() : found.end() + 80]):
+    if _doubted(found.string[end : end + 80]):
         return Extracted(None, {"pattern": pattern, "hedged": True, "pred": letter})
     if _NEGATED_BEFORE.search(found.string, max(0, found.start() - 32), found.start()):
         return Extracted(
@@ -343,6 +348,9 @@ def _unless_hedged(found: re.Match[str], pattern: str, hedged: bool) -> Extracte
         )
     return Extracted(letter, {"pattern": pattern})
 
+
+# What closes a letter stated in math mode, code or quotes (read past before what follows)
+_CLOSING_WRAPPER = re.compile(r"\\\)|[\"'`*”’]")
 
 # A negation right before the letter's form: "The answer is not (B)", "$\neg\boxed{B}$",
 # "not $\boxed{B}$ but C", "rather than **B**": the option ruled out, never chosen
@@ -362,8 +370,11 @@ def _doubted(after: str) -> bool:
 _DOUBT_AFTER = re.compile(
     r"[ \t,]{0,3}[(\[]?[ \t]{0,2}(?:or[ \t]+(?:(?:possibly|maybe|perhaps)[ \t]+)?(?:option[ \t]+)?"
     r"[(\[]?[A-J]\b(?![ \t]{1,3}[a-z])|(?:probably|possibly|maybe|perhaps|likely)\b"
-    # another option added: "B (also C)", "B. Also C.", "B, and also C"
-    r"|[.;]?[ \t]{0,2}(?:and[ \t]+)?(?i:also)[ \t]+(?:option[ \t]+)?[(\[]?[A-J]\b(?![ \t]{1,3}[a-z])"
+    # another option added: "B (also C)", "B. Also C." (the sentence ends at its letter:
+    # "Also D) Madrid is in Spain", "Also I'd note" discuss, not add)
+    r"|(?<=\()[ \t]{0,2}also[ \t]+(?-i:[A-J])[ \t]{0,2}\)"
+    r"|[.;,]?[ \t]{0,2}(?:and[ \t]+)?also[ \t]+(?:option[ \t]+)?(?-i:[A-J])(?=[ \t]*[.!]?[ \t]*(?:\n|$))"
+    r"|[，,][ \t]{0,2}也(?:可能|许)(?:是)?[ \t]{0,2}(?-i:[A-J])"  # "B，也可能是C": could also be C
     r"|(?:if|unless)\b"
     # marked wrong or unsure: "B is wrong", "B (eliminated)", "B (guess)", "B ✗", "B (50%)"
     r"|(?:is|was|seems)[ \t]+(?:wrong|incorrect|false|not[ \t]+(?:right|correct))\b"
@@ -543,37 +554,21 @@ def _options_follow(text: str, final: re.Match[str]) -> bool:
     return seen >= 2
 
 
-def _second_option_in_line(text: str, final: re.Match[str]) -> bool:
-    """Whether the stated letter's line goes on to another option's label and text
-    ("Answer: B) Paris, C) Berlin"): two options given, unless the other is ruled out or
-    explained ("B) Paris, not C) Berlin", "B) Paris, because C) is in Germany")."""
-    line = text[final.end() : final.end() + _LINE_CHARS].partition("\n")[0]
-    line = _SENTENCE_STOP.split(line, maxsplit=1)[0]  # "Answer: (A) 18. (B) is wrong": another
-    letter = _letter(final)
-    for found in _SECOND_LABEL.finditer(line):
-        if found.group("letter") != letter and not _SET_APART.search(line, 0, found.start()):
-            return True
-    return False
-
-
 def _offered_as_alternative(text: str, final: re.Match[str]) -> bool:
-    """Whether the stated answer is introduced as an alternative ("Alternatively:\nAnswer:
-    C", "Another possible answer is C"): one of several offered, not the answer."""
+    """Whether the stated answer is introduced as an alternative to another letter stated
+    before it ("Answer: B ... Alternatively:\nAnswer: C"): one of several offered."""
     before = text[max(0, final.start() - 80) : final.start()]
-    return _ALTERNATIVE_BEFORE.search(before) is not None
+    if _ALTERNATIVE_BEFORE.search(before) is None:
+        return False
+    letter = _letter(final)  # ("Alternatively, by elimination the answer is B." confirms B)
+    start = max(0, final.start() - _LIST_CHARS)
+    return any(
+        _letter(other) != letter
+        for pattern in _STATED_FORMS
+        for other in pattern.finditer(text, start, final.start())
+    )
 
 
-_LINE_CHARS = 200
-_SECOND_LABEL = re.compile(
-    r"(?<![A-Za-z0-9])[(\[]?(?P<letter>[A-J])[)\]](?=[ \t]*[\w$\\-])"
-    r"(?![ \t]*(?i:is|are|was|were|fails?|can|cannot|can't|could|would|should|does|doesn't"
-    r"|isn't|seems|looks|might|may|and|or|vs|too)\b)"  # "(C) is wrong": discussed, not given
-)
-_SENTENCE_STOP = re.compile(r"[.!?;](?:\s|$)")
-_SET_APART = re.compile(
-    r"(?i)\b(?:not|rather[ \t]+than|instead[ \t]+of|unlike|because|since|as|while|whereas"
-    r"|vs\.?|versus|except|than)\b"
-)
 _ALTERNATIVE_BEFORE = re.compile(
     r"(?i)\b(?:alternatively|another[ \t]+(?:possible[ \t]+)?(?:answer|option|choice)"
     r"|other[ \t]+possible[ \t]+answer)\b[^.!?\n]{0,40}[:,]?[ \t*]*\n?[ \t*>#-]*"
