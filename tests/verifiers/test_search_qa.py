@@ -128,7 +128,34 @@ SEARCH_ROWS = [
         0.0,
         "however, I believe",
     ),
-    ("<answer>Eiffel Tower?</answer>", ["Eiffel Tower"], 0.0, "asked, not answered"),
+    ("<answer>1969</answer> Or rather 1970.", ["1969"], 0.0, "a correction, cued"),
+    ("<answer>1969</answer>\n\nIt's 1970.", ["1969"], 0.0, "a number after a number: another"),
+    # a second red team's regressions of those rules' first version: right answers
+    (
+        "<answer>Who Wants to Be a Millionaire?</answer>",
+        ["Who Wants to Be a Millionaire?"],
+        1.0,
+        "a title that asks",
+    ),
+    (
+        "<answer>Tchaikovsky</answer>\n\nThe name may also be spelled Chaikovsky.",
+        ["Tchaikovsky"],
+        1.0,
+        "'may also be' inside an explanation",
+    ),
+    (
+        "<answer>Mount Everest</answer>\n\nMount Everest, alternatively known as Sagarmatha.",
+        ["Mount Everest"],
+        1.0,
+        "'alternatively' inside a sentence",
+    ),
+    (
+        "<answer>Tokyo</answer>\n\nIt has 37 million people (or possibly more).",
+        ["Tokyo"],
+        1.0,
+        "'or possibly' about another quantity",
+    ),
+    ("There is no doubt: <answer>Canberra</answer>", ["Canberra"], 1.0, "no doubt is certainty"),
     (
         "<answer>Eiffel Tower</answer>\n\nIt was built in 1889.",
         ["Eiffel Tower"],

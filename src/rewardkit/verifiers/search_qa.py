@@ -115,7 +115,7 @@ def _hedged(text: str, spans: list[str]) -> bool:
     asked (``<answer>Paris?</answer>``)."""
     answer = spans[-1]
     said = {normalize_answer(span) for span in spans if span}
-    closing = closing_correction(text, text.rfind(_CLOSE), words=True, any_lead=False)
+    closing = _closing_value(text, answer)
     if closing is not None:
         said.add(normalize_answer(closing.strip("$")))
     last_open = text.rfind(_OPEN)
@@ -129,11 +129,29 @@ def _hedged(text: str, spans: list[str]) -> bool:
     return (
         len(said) > 1
         or calls_wrong(text, after, same, words=True)
-        or undercut(text, last_open)
+        or (
+            undercut(text, last_open)
+            and not _NO_DOUBT.search(text, max(0, last_open - 80), last_open)
+        )
         or disowns_answer(text, after, same)
         or _DOUBT_AFTER.search(text, after, after + _DOUBT_CHARS) is not None
-        or answer.endswith(("?", "？"))
+        or _ALTERNATIVE_RIGHT_AFTER.match(text, after) is not None
     )
+
+
+def _closing_value(text: str, answer: str) -> str | None:
+    """The value a last sentence gives after the tag (:func:`closing_correction`): after a
+    correction cue ("Actually, it's Lyon."), or of a few words of its own ("It's 1970."
+    after 1969) when it is the same kind as the answer, a number for a number: "It was
+    built in 1889." after "Eiffel Tower" is a fact about it, not another answer."""
+    after = text.rfind(_CLOSE)
+    cued = closing_correction(text, after, words=True, any_lead=False)
+    if cued is not None:
+        return cued
+    loose = closing_correction(text, after, words=True)
+    if loose is None or bool(_DIGIT.search(loose)) != bool(_DIGIT.search(answer)):
+        return None
+    return loose
 
 
 def _same_answer(answer: str) -> Callable[[str], bool | None]:
@@ -249,13 +267,22 @@ def _later_answers(after: str) -> list[str]:
     return found
 
 
-# After the tag: another answer offered, or the tag's doubted ("It could also be X", "(or
-# maybe X)", "Alternatively: X", "However, I believe ...")
+# After the tag, a sentence that opens by offering another answer or doubting the tag's:
+# "It could also be X.", "Alternatively: X.", "Or maybe X.", "However, I believe ..." (not
+# words inside an explanation: "The name may also be spelled ...", "Mount Everest,
+# alternatively known as Sagarmatha", "37 million (or possibly more)")
 _DOUBT_AFTER = re.compile(
-    r"(?i)\b(?:could|might|may)[ \t]+also[ \t]+be\b|\bor[ \t]+(?:maybe|perhaps|possibly)\b"
-    r"|\balternatively\b|\bhowever,?[ \t]+I[ \t]+(?:believe|think|suspect)\b"
+    r"(?im)(?:^|(?<=[.!?]))[ \t*_>]*(?:"
+    r"(?:it|this|that|the[ \t]+answer)[ \t]+(?:could|might|may)[ \t]+also[ \t]+be\b"
+    r"|alternatively\b|or[ \t]+(?:maybe|perhaps|possibly|else)\b"
+    r"|however,?[ \t]+I[ \t]+(?:believe|think|suspect)\b)"
 )
 _DOUBT_CHARS = 600
+# right after the tag: "<answer>X</answer> (or maybe Y)"
+_ALTERNATIVE_RIGHT_AFTER = re.compile(r"(?i)[ \t]*\([ \t]*or[ \t]+(?:maybe|perhaps|possibly)\b")
+# "There is no doubt: <answer>", "without a doubt": certainty, not doubt
+_NO_DOUBT = re.compile(r"(?i)\b(?:no|little|without[ \t]+(?:a|any))[ \t]+doubt\b")
+_DIGIT = re.compile(r"\d")
 
 
 def _restated(later: str, answer: str) -> bool:
