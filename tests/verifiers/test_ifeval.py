@@ -215,6 +215,8 @@ def test_the_answer_is_read_after_the_last_think() -> None:
         ('"I like cats."<|eot_id|>', '"I like cats."'),
         ('"Hi."<|im_end|>\n<|im_start|>user\nthanks<|im_end|>', '"Hi."'),  # an invented turn
         ("Hi.<|im_end|>\n<|im_start|>tool\nresult", "Hi.<|im_end|>\n<|im_start|>tool\nresult"),
+        # a sample dialogue the instruction asked for is the answer, not a turn
+        ("Sample:\n\nUser: Hi\nAssistant: Hello!", "Sample:\n\nUser: Hi\nAssistant: Hello!"),
     ],
 )
 def test_the_answer_ends_where_the_turn_does(response: str, answer: str) -> None:

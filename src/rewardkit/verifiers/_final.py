@@ -128,7 +128,7 @@ def conclusion(response: str, context: Context = NO_CONTEXT) -> str:
     return _unquoted(thinking_split(own_turn(response))[1], context.prompt)
 
 
-def own_turn(response: str) -> str:
+def own_turn(response: str, *, labels: bool = True) -> str:
     """``response`` up to the turn it writes for someone else: a chat template's end of
     message (``<|im_end|>``, ``<|eot_id|>``, ``<|endoftext|>``) or a user's turn opened at
     a line start (``User:``, ``Human:``, ``<|im_start|>user``), when some text comes
@@ -140,14 +140,17 @@ def own_turn(response: str) -> str:
     stopped it). A tool's or the assistant's turn after the mark is a multi-turn
     trajectory going on (an agent loop that kept its special tokens), never cut; a
     "User:" or "Human:" line is a turn only when an "Assistant:" line answers it ("Human:
-    46\nChimpanzee: 48" lists chromosome counts)."""
+    46\nChimpanzee: 48" lists chromosome counts). ``labels=False``: only the chat
+    template's marks cut, never a "User:" line (an answer that is a text or a document
+    may hold a sample dialogue: IFEval's, JSON's)."""
     for found in itertools.islice(_TURN_END.finditer(response), _MAX_TURN_MARKS):
         if not response[: found.start()].strip():
             continue
         if _NOT_A_USER_TURN.match(response, found.end()):
             continue  # "<|im_end|>\n<|im_start|>user\n<tool_response>": the loop's turn
-        if found.group("label") and not _ANSWERED_IN_TURN.search(
-            response, found.end(), found.end() + _TURN_REACH
+        if found.group("label") and (
+            not labels
+            or not _ANSWERED_IN_TURN.search(response, found.end(), found.end() + _TURN_REACH)
         ):
             continue  # "Human: 46\nChimpanzee: 48": a label, no dialogue (no "Assistant:")
         return response[: found.start()]

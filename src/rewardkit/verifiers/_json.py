@@ -33,9 +33,9 @@ def conclusion(text: str) -> str:
     string, ``{"q": "what is <think>?"}``, opens nothing). An empty ``<think></think>``
     closes too (no format mention here: written after a call in the thinking, it made
     the call the answer). A turn written for someone else after an end of message
-    (``<|im_end|>``, a user's turn: :func:`~rewardkit.verifiers._final.own_turn`) is cut
-    first: the response answered before it."""
-    thinking, after = thinking_split(own_turn(text), rendered=False, mentions=False)
+    (``<|im_end|>``, ``<|im_start|>user``: :func:`~rewardkit.verifiers._final.own_turn`;
+    not a "User:" line, which a document may quote) is cut first."""
+    thinking, after = thinking_split(own_turn(text, labels=False), rendered=False, mentions=False)
     opened = None if thinking else _THINK_OPENS.search(after)
     return after if opened is None else after[: opened.start()]
 

@@ -203,8 +203,8 @@ def _another_after(rest: str) -> bool:
     window = rest[:_TAKEN_BACK_CHARS]
     if _TAKEN_BACK.search(window) or _FIELD_CORRECTED.search(window):
         return True
-    if next(disavowals(window, 0), None) is not None:  # "Wait, that's not right."
-        return True
+    if any(not _BARE_NO.fullmatch(found.group()) for found in disavowals(window, 0)):
+        return True  # "Wait, that's not right." (not "Does it allow extra fields? No.")
     return closing_correction(rest, words=True, any_lead=False) is not None
 
 
@@ -224,17 +224,18 @@ _TAKEN_BACK = re.compile(
     r")"
 )
 _TAKEN_BACK_CHARS = 2000  # the text right after the fence: a retraction follows it
+_BARE_NO = re.compile(r"(?i)[ \t]*(?:no|nope)[ \t]*")  # an answer to a question asked
 # A field of the document corrected, or another value offered for it, in a sentence of
 # its own: "Wait, the name should be Bob.", "Oops, age should be 37, not 36.", "The name
 # is wrong; it should be Bob.", "Note: the name could also be Bob." (a sentence that
 # describes the schema, "The date should be in ISO format.", has no such cue before it)
 _FIELD_CORRECTED = re.compile(
     r"(?:^|(?<=[.!?。！？\n]))[ \t*_>#]*(?:"
-    r"(?i:wait|oops|whoops|hmm+|sorry|actually|edit|my[ \t]+bad|on[ \t]+second[ \t]+thought"
+    r"(?i:wait|oops|whoops|actually|edit|my[ \t]+bad|on[ \t]+second[ \t]+thought"
     r"|correction)\b[^.!?\n]{0,80}\b(?i:should[ \t]+(?:have[ \t]+been|be)|is[ \t]+actually)"
     r"[ \t]+[\"'“A-Z0-9]"  # a value given ("should be Bob", "37"), not "should be an integer"
     r"|[^.!?\n]{0,80}\b(?i:is|was|are)[ \t]+(?i:wrong|incorrect)[ \t]*[;,:—–-][ \t]*(?i:it|they|that)"
-    r"[ \t]+(?i:should)\b"
+    r"[ \t]+(?i:should[ \t]+be)[ \t]+[\"'“A-Z0-9]"
     r"|[^.!?\n]{0,80}\b(?i:could|might|may)[ \t]+also[ \t]+be[ \t]+[\"'“A-Z0-9]"
     r")"
 )
