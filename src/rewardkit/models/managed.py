@@ -278,16 +278,13 @@ class Fleet:
         self._key = key
         self.log_dir: Path | None = None
         self.replicas: list[_Replica] = []
-        self._gpus: list[str] = []
+        self._gpus: list[str] | None = None  # a local fleet's, found at its first command line
         if ray is None:
             self.log_dir = Path(rollout_log_dir(self.rollout))
             self.replicas = [
                 _Replica(rank, _LocalSlot(self.log_dir / f"replica-{rank}.log"))
                 for rank in range(self.rollout.data_parallel_size)
             ]
-            if rm.rollout.name != "transformers" or rm.device is None:  # (a device given: its)
-                per_replica = self.rollout.tensor_model_parallel_size
-                self._gpus = gpu_groups(len(self.replicas), per_replica, visible_gpus())
         self.stats = _Stats()
         self.address = ""
         self._loop = asyncio.new_event_loop()
@@ -307,9 +304,19 @@ class Fleet:
 
     def _engine_command(self, rank: int, port: int) -> tuple[list[str], dict[str, str]]:
         argv, env = replica_argv(self.rm, port=port, rank=rank, host=self.replicas[rank].host)
-        if self._gpus:  # a local replica's own GPUs (on Ray, Ray sets them for each actor)
-            env = {**env, "CUDA_VISIBLE_DEVICES": self._gpus[rank]}
+        if self.ray is None and (gpus := self._local_gpus()):  # (on Ray, Ray sets each actor's)
+            env = {**env, "CUDA_VISIBLE_DEVICES": gpus[rank]}
         return argv, env
+
+    def _local_gpus(self) -> list[str]:
+        """Each local replica's GPUs (:func:`gpu_groups`), found once, when the engine's
+        command line is first built (a fleet of another command needs none); none for
+        transformers given a device (every replica on that device)."""
+        if self._gpus is None:
+            own = self.rm.rollout.name != "transformers" or self.rm.device is None
+            per_replica = self.rollout.tensor_model_parallel_size
+            self._gpus = gpu_groups(len(self.replicas), per_replica, visible_gpus()) if own else []
+        return self._gpus
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -398,11 +398,15 @@ def _other_stated(text: str, offset: int, final: re.Match[str]) -> bool:
     read_from = max(start, at - SECTION_CHARS)
     if unread_answer(text, start, read_from):
         return True
-    letter = _letter(final)
+    return _another_letter_stated(text, read_from, at, _letter(final))
+
+
+def _another_letter_stated(text: str, start: int, end: int, letter: str) -> bool:
+    """Whether ``text[start:end]`` states a letter other than ``letter``."""
     return any(
         _letter(other) != letter
         for pattern in _STATED_FORMS
-        for other in pattern.finditer(text, read_from, at)
+        for other in pattern.finditer(text, start, end)
     )
 
 
@@ -560,13 +564,9 @@ def _offered_as_alternative(text: str, final: re.Match[str]) -> bool:
     before = text[max(0, final.start() - 80) : final.start()]
     if _ALTERNATIVE_BEFORE.search(before) is None:
         return False
-    letter = _letter(final)  # ("Alternatively, by elimination the answer is B." confirms B)
+    # ("Alternatively, by elimination the answer is B." confirms B: no other letter before)
     start = max(0, final.start() - _LIST_CHARS)
-    return any(
-        _letter(other) != letter
-        for pattern in _STATED_FORMS
-        for other in pattern.finditer(text, start, final.start())
-    )
+    return _another_letter_stated(text, start, final.start(), _letter(final))
 
 
 _ALTERNATIVE_BEFORE = re.compile(
