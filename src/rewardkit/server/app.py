@@ -46,6 +46,7 @@ from rewardkit.config import RewardConfig
 from rewardkit.errors import ConfigError, RewardkitError
 from rewardkit.execution.health import Supervised, engine_problem
 from rewardkit.scoring.engine import RewardEngine
+from rewardkit.server.body import STEP_CHARS, YieldingRoute
 from rewardkit.server.metrics import EngineCollector, ServerMetrics, SourceLabels
 from rewardkit.server.protocol import uvicorn_config
 from rewardkit.trainer_rows import model_logs, rows_from_request
@@ -103,6 +104,25 @@ def _encode(content: Any) -> bytes:
         return to_json(content, inf_nan_mode="null", fallback=str)
     except PydanticSerializationError:
         return json.dumps(finite_json(content), default=str, separators=(",", ":")).encode()
+
+
+async def _results_response(rows: list[Any]) -> Response:
+    """``{"results": rows}`` as SafeJSONResponse would send it, encoded row by row with the
+    loop handed back between rows: the rows echo their inputs, so the answer to a 60 MB
+    request is as large, and one encoding call would hold every other request."""
+    parts = []
+    encoded = handed_back = 0
+    for row in rows:
+        try:
+            part = _encode(row)
+        except _UNENCODABLE:
+            part = _encode(_encodable_row(row))
+        parts.append(part)
+        encoded += len(part)
+        if encoded - handed_back >= STEP_CHARS:
+            handed_back = encoded
+            await asyncio.sleep(0)
+    return Response(b'{"results":[' + b",".join(parts) + b"]}", media_type="application/json")
 
 
 def _encodable_row(row: Any) -> Any:
@@ -177,6 +197,7 @@ def create_app(
                 await engine.close()
 
     app = FastAPI(title="rewardkit", version="0.1.0", lifespan=lifespan)
+    app.router.route_class = YieldingRoute  # a large body is decoded between other requests
     app.state.rewardkit = state
     app.exception_handler(RequestValidationError)(_validation_error)
     app.exception_handler(HTTPException)(_unreadable_body)  # Starlette's: FastAPI raises it
@@ -229,7 +250,7 @@ def _routes(app: FastAPI, state: _State) -> None:
     @app.post("/v1/score")
     async def score(body: ScoreRequest) -> Any:
         results = rescore(await _score_rows(state, body.samples), state.config.reward)
-        return SafeJSONResponse({"results": [r.to_row() for r in results]})
+        return await _results_response([r.to_row() for r in results])
 
     @app.post("/classify")
     async def classify(body: ClassifyRequest) -> Any:
