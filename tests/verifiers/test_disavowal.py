@@ -167,6 +167,8 @@ ALSO_TAKEN_BACK = [
     "This is **not correct**.", "My previous answer is wrong.", "Everything above is wrong.",
     "\u7b49\u7b49\uff0c\u8fd9\u4e0d\u5bf9\u3002",
     "Wait, that's not right. I can't confirm it.", "Wait, that's not right. It's not verified.",
+    # the replacement after a semicolon or colon ("...; the passage never says so" explains)
+    "That's incorrect; it is 9.", "That is wrong: the answer is 9.", "This is wrong; it's 9.",
 ]  # fmt: skip
 
 

@@ -169,6 +169,43 @@ SEARCH_ROWS = [
         "a negation in an earlier clause",
     ),
     ("<answer>50</answer>", ["50%"], 0.0, "a percentage is no plain number"),
+    # Another answer offered, or doubt, after the tag (an outside red team's hacks, credited
+    # before; each a family: the same words with another name are caught the same way)
+    ("<answer>Paris</answer> (or Lyon)", ["Paris"], 0.0, "an alternative in brackets"),
+    ("<answer>1969</answer> (or 1970)", ["1969"], 0.0, "an alternative year in brackets"),
+    ("<answer>Paris</answer>, or Lyon.", ["Paris"], 0.0, "an alternative after a comma"),
+    ("<answer>Paris</answer>, unless it is Lyon.", ["Paris"], 0.0, "a condition on it"),
+    ("<answer>Paris</answer>\n\nIt could be Lyon, too.", ["Paris"], 0.0, "another, too"),
+    ("<answer>Paris</answer>\n\nIt might be Lyon as well.", ["Paris"], 0.0, "as well"),
+    ("<answer>Paris</answer>\n\nEither Paris or Lyon.", ["Paris"], 0.0, "either ... or"),
+    ("<answer>Paris</answer>\n\nI'm not sure, though.", ["Paris"], 0.0, "doubt after it"),
+    ("<answer>Paris</answer>\n\nBut I could be wrong.", ["Paris"], 0.0, "doubt after it"),
+    (
+        "<answer>Paris</answer>\n\nThat's incorrect; it is Lyon.",
+        ["Paris"],
+        0.0,
+        "taken back, the replacement after a semicolon",
+    ),
+    # ... and what keeps the answer
+    (
+        "<answer>Paris</answer> (also known as the City of Light)",
+        ["Paris"],
+        1.0,
+        "an alias is no alternative",
+    ),
+    (
+        "<answer>Paris</answer>\n\nIt can be visited all year, too.",
+        ["Paris"],
+        1.0,
+        "'too' about the answer, no other value",
+    ),
+    ("<answer>Paris</answer>\n\nThat's correct; it is Paris.", ["Paris"], 1.0, "affirmed"),
+    (
+        "<answer>Paris</answer>\n\nI am certain of it.",
+        ["Paris"],
+        1.0,
+        "certainty is no doubt",
+    ),
 ]
 
 

@@ -102,7 +102,8 @@ class JsonSchemaVerifier:
         ok, value = loads(block)
         if not ok:
             return Extracted(None, {"failed": "no_json"})
-        if _another_after(text[text.rfind(FENCE) + len(FENCE) :]):
+        after = text[text.rfind(FENCE) + len(FENCE) :]
+        if _another_after(after) or _field_given_otherwise(after, value):
             return Extracted(None, {"failed": "several_answers"})
         return _document(block.strip(), value)
 
@@ -239,6 +240,51 @@ _FIELD_CORRECTED = re.compile(
     r"|[^.!?\n]{0,80}\b(?i:could|might|may)[ \t]+also[ \t]+be[ \t]+[\"'“A-Z0-9]"
     r")"
 )
+
+
+def _field_given_otherwise(rest: str, document: Any) -> bool:
+    """Whether a sentence after the document gives one of its top-level fields another
+    value: "Actually, the name is Bob.", "Note: the name should be Bob." after
+    ``{"name": "Alice"}``. The field is named by its key (``_`` read as a blank), the
+    value quoted, capitalised or a number ("The age should be a positive integer."
+    describes the schema); the same value again ("The name is Alice, as asked.") keeps it.
+    The key follows "the" or opens a sentence, after one word at most ("Actually, name is
+    Bob."): "the user name is Bob" names no field ``name``."""
+    if not isinstance(document, dict) or not rest.strip():
+        return False
+    window = rest[:_TAKEN_BACK_CHARS]
+    for key, value in list(document.items())[:_KEYS_READ]:
+        if not isinstance(key, str) or not 0 < len(key) <= 40 or isinstance(value, dict | list):
+            continue
+        name = r"[ \t_]+".join(re.escape(word) for word in key.replace("_", " ").split())
+        if not name:
+            continue
+        said = re.compile(
+            r"(?i)(?:\bthe[ \t]+|(?:^|(?<=[.!?:;\n]))[ \t*_>]*(?:[a-z]+,?[ \t]+)?)"
+            r"[\"'`]?" + name + r"[\"'`]?(?:[ \t]+field)?"
+            r"[ \t]+(?:is|should[ \t]+be|must[ \t]+be|should[ \t]+have[ \t]+been|=)[ \t]+"
+            r"(?P<value>[\"'“`]?(?-i:[A-Z0-9-])[^.,;!?\n]{0,40})"
+        )
+        for found in said.finditer(window):
+            if not _same_field_value(found.group("value"), value):
+                return True
+    return False
+
+
+_KEYS_READ = 32  # a document's first keys: enough for any field a sentence names
+
+
+def _same_field_value(said: str, value: Any) -> bool:
+    """Whether words after "the <field> is" give the document's value: its text (quotes
+    and case aside), or its number first ("36 years" for 36)."""
+    text = said.strip().strip("\"'“”`").strip().lower()
+    if isinstance(value, bool) or value is None:
+        return text.split()[0] == json.dumps(value) if text else False
+    if isinstance(value, int | float):
+        number = re.match(r"-?\d+(?:\.\d+)?", text)
+        return number is not None and float(number.group()) == float(value)
+    wanted = str(value).strip().lower()
+    return text == wanted or text.startswith(wanted + " ") or text.startswith(wanted + ",")
 
 
 def _last_fence(text: str) -> str | None:

@@ -274,12 +274,20 @@ def _later_answers(after: str) -> list[str]:
 _DOUBT_AFTER = re.compile(
     r"(?im)(?:^|(?<=[.!?]))[ \t*_>]*(?:"
     r"(?:it|this|that|the[ \t]+answer)[ \t]+(?:could|might|may)[ \t]+also[ \t]+be\b"
-    r"|alternatively\b|or[ \t]+(?:maybe|perhaps|possibly|else)\b"
+    # "It could be Lyon, too.", "It might be Lyon as well."
+    r"|(?:it|this|that|the[ \t]+answer)[ \t]+(?:could|might|may)[ \t]+be\b[^.!?\n]*"
+    r"\b(?:too|as[ \t]+well)\b"
+    r"|alternatively\b|or[ \t]+(?:maybe|perhaps|possibly|else)\b|unless\b"
+    r"|either\b[^.!?\n]*\bor\b"  # "Either Paris or Lyon."
     r"|however,?[ \t]+I[ \t]+(?:believe|think|suspect)\b)"
+    # doubt anywhere in a later sentence: "I'm not sure, though.", "But I could be wrong."
+    r"|\bI(?:['’]m|[ \t]+am)[ \t]+(?:not[ \t]+(?:entirely[ \t]+|completely[ \t]+|quite[ \t]+"
+    r"|100%[ \t]+)?(?:sure|certain|confident|positive)|unsure|uncertain)\b"
+    r"|\bI[ \t]+(?:could|might|may)[ \t]+be[ \t]+(?:wrong|mistaken)\b"
 )
 _DOUBT_CHARS = 600
-# right after the tag: "<answer>X</answer> (or maybe Y)"
-_ALTERNATIVE_RIGHT_AFTER = re.compile(r"(?i)[ \t]*\([ \t]*or[ \t]+(?:maybe|perhaps|possibly)\b")
+# right after the tag: "<answer>X</answer> (or maybe Y)", "(or Y)", ", or Y", ", unless ..."
+_ALTERNATIVE_RIGHT_AFTER = re.compile(r"(?i)[ \t]*[(,;][ \t]*(?:or|unless)\b")
 # "There is no doubt: <answer>", "without a doubt": certainty, not doubt
 _NO_DOUBT = re.compile(r"(?i)\b(?:no|little|without[ \t]+(?:a|any))[ \t]+doubt\b")
 _DIGIT = re.compile(r"\d")
