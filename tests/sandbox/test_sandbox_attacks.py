@@ -111,6 +111,55 @@ async def test_a_run_cannot_fill_the_disk_in_namespaces_mode() -> None:
     assert int(errno) == 28 and int(written) <= 16  # ENOSPC at the workspace's size
 
 
+DEEP_TREE = """
+import os
+for _ in range(1100):  # deeper than the server's recursion limit
+    os.mkdir("d" * 200)
+    os.chdir("d" * 200)  # 220,000 characters of path: past PATH_MAX from the host too
+open("leaf", "w").close()
+print("built")
+"""
+
+
+async def test_a_run_that_leaves_a_deep_tree_keeps_its_answer_and_its_slot() -> None:
+    # shutil.rmtree recursed once per level: RecursionError escaped run_code (the row was
+    # an error, not its program's verdict) and the tree stayed on the slot's workspace.
+    async with Sandbox(SandboxOptions(allow_unisolated=True, max_concurrent=1)) as box:
+        answer = await box.run_code(request(DEEP_TREE, run_timeout=30))
+        assert answer.status == RunStatus.SUCCESS, answer.message
+        assert answer.run_result.stdout.strip() == "built"
+        slots = os.path.join(box._require_runtime().base, "slots")
+        after = await box.run_code(request("import os\nprint(sorted(os.listdir('..')))"))
+        assert after.status == RunStatus.SUCCESS, after.message
+        if os.path.isdir(slots):  # the runs' directories as the host sees them (basic mode)
+            assert _tree_bytes(slots) < 1 << 20
+
+
+def test_removing_a_tree_of_any_depth_keeps_what_its_links_point_to(tmp_path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("x")
+    top = tmp_path / "run"
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for depth in range(1500):  # made through descriptors: the path is past PATH_MAX
+            os.mkdir("n" * 100, dir_fd=fd)
+            inner = os.open("n" * 100, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+            if depth % 300 == 0:
+                os.symlink(outside, "link", dir_fd=fd)
+                with open(os.open("file", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w") as fh:
+                    fh.write("data")
+    finally:
+        os.close(fd)
+    sandbox_module.host._remove_tree(str(top))
+    assert not top.exists()
+    assert (outside / "keep").read_text() == "x"
+    sandbox_module.host._remove_tree(str(top))  # already gone: nothing to do, no error
+
+
 async def test_a_run_writing_too_much_is_killed_in_basic_mode() -> None:
     code = (
         "import time\nfor i in range(40):\n    open(f'f{i}', 'wb').write(b'x' * (4 << 20))\n"

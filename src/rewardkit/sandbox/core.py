@@ -44,6 +44,7 @@ from rewardkit.sandbox.host import (
     _python_candidates,
     _remove_all,
     _remove_stale,
+    _remove_tree,
     _resolve_tools,
     _response,
     _slot_dir,
@@ -229,7 +230,7 @@ class Sandbox:
             response.message = note
             return response
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            _remove_tree(workdir)  # whatever the program left, however deep
 
     async def _compile(
         self,
@@ -580,7 +581,7 @@ class Sandbox:
             try:
                 result = await self._execute(step, slot, run_dir)
             finally:
-                shutil.rmtree(workdir, ignore_errors=True)
+                _remove_tree(workdir)
         except _SandboxFailure as exc:
             return str(exc)
         if result.return_code != 0 or "ok" not in (result.stdout or ""):

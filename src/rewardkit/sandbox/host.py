@@ -6,6 +6,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import platform
 import secrets
@@ -32,6 +33,8 @@ from rewardkit.sandbox.protocol import (
     RunStatus,
 )
 from rewardkit.sandbox.runs import _Runtime, _SandboxFailure, _Slot, _Step
+
+log = logging.getLogger(__name__)
 
 _PIVOT_ARCHES = ("x86_64", "aarch64", "arm64")
 
@@ -392,8 +395,72 @@ def _remove_cgroups(path: str) -> None:
             time.sleep(0.05)
 
 
+def _remove_tree(path: str) -> None:
+    """Remove the directory ``path`` and everything in it, however deep; never raises.
+
+    A run's directory is what its program left: ``shutil.rmtree`` recurses once per level
+    (Python 3.11) and a program that made 1,100 nested directories made it raise
+    RecursionError past ``ignore_errors``, losing the run's answer and leaving the tree on
+    the slot's small file system (every later run there failed, out of space). Here each
+    directory below ``path`` is first moved up to sit directly under it (renamed, under a
+    fresh name), so nothing is ever more than one level deep: no recursion, two open
+    descriptors, and each entry handled once. What cannot be removed stays and is logged."""
+    try:
+        root = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        log.warning("cannot remove %s: %s", path, exc)
+        return
+    try:
+        pending = _empty_into(root, root)  # the top level's directories, to empty in turn
+        while pending:
+            name = pending.pop()
+            try:
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
+            except OSError:
+                continue  # gone, or no directory after all: unlinked below
+            try:
+                pending.extend(_empty_into(inner, root))
+            finally:
+                os.close(inner)
+            with contextlib.suppress(OSError):
+                os.rmdir(name, dir_fd=root)
+    except OSError as exc:
+        log.warning("cannot empty %s: %s", path, exc)
+    finally:
+        os.close(root)
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("cannot remove %s: %s", path, exc)
+
+
+def _empty_into(directory: int, root: int) -> list[str]:
+    """Unlink what ``directory`` holds but its directories, which are moved to ``root``
+    (when it is not ``root`` itself) under fresh names; the names under ``root`` of the
+    directories still to empty."""
+    moved = []
+    with os.scandir(directory) as entries:
+        listed = list(entries)
+    for entry in listed:
+        if not entry.is_dir(follow_symlinks=False):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.name, dir_fd=directory)
+        elif directory == root:
+            moved.append(entry.name)
+        else:
+            fresh = f".rewardkit-removing-{secrets.token_hex(8)}"
+            with contextlib.suppress(OSError):
+                os.rename(entry.name, fresh, src_dir_fd=directory, dst_dir_fd=root)
+                moved.append(fresh)
+    return moved
+
+
 def _remove_all(base: str, cgroup: tuple[int, str] | None) -> None:
-    shutil.rmtree(base, ignore_errors=True)
+    _remove_tree(base)
     if cgroup is not None:
         _remove_cgroups(cgroup[1])
 
