@@ -829,7 +829,9 @@ def test_an_invented_next_turn_answers_another_question(
 
 def test_own_turn_ends_at_a_turn_for_someone_else() -> None:
     assert _final.own_turn("So 12.\nUser: next?\nAssistant: 7") == "So 12.\n"
-    assert _final.own_turn("So 12.<|eot_id|>junk 7") == "So 12."
+    assert _final.own_turn("So 12.<|eot_id|>\n<|start_header_id|>user<|end_header_id|>\n\nq") == (
+        "So 12."
+    )  # a mark the policy spelled and wrote on after: tests/verifiers/test_invented_turns.py
     assert (
         _final.own_turn("The user: says 7. So 12.") == "The user: says 7. So 12."
     )  # not at a line start

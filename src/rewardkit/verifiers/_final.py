@@ -84,6 +84,7 @@ from rewardkit.verifiers._common import (
     plain_number,
     visible,
 )
+from rewardkit.verifiers._repetition import unpadded
 from rewardkit.verifiers.base import NO_CONTEXT, Context, is_truncated, number_key
 
 __all__ = [
@@ -129,48 +130,69 @@ def conclusion(response: str, context: Context = NO_CONTEXT) -> str:
 
 
 def own_turn(response: str, *, labels: bool = True) -> str:
-    """``response`` up to the turn it writes for someone else: a chat template's end of
-    message (``<|im_end|>``, ``<|eot_id|>``, ``<|endoftext|>``) or a user's turn opened at
-    a line start (``User:``, ``Human:``, ``<|im_start|>user``), when some text comes
-    before it. A model that goes on writing the next question and its answer (a base
-    model with no stop sequence, R1-zero's "User: ... Assistant:" template: 101 rows of
-    the real-output corpus) has answered this one before it, or not at all: an answer in
-    an invented turn answers another question, or the same one in a dialogue the model
-    made up (trainers stop generation at these marks; a reward reads as they would have
-    stopped it). A tool's or the assistant's turn after the mark is a multi-turn
-    trajectory going on (an agent loop that kept its special tokens), never cut; a
-    "User:" or "Human:" line is a turn only when an "Assistant:" line answers it ("Human:
-    46\nChimpanzee: 48" lists chromosome counts). ``labels=False``: only the chat
-    template's marks cut, never a "User:" line (an answer that is a text or a document
-    may hold a sample dialogue: IFEval's, JSON's)."""
-    for found in itertools.islice(_TURN_END.finditer(response), _MAX_TURN_MARKS):
-        if not response[: found.start()].strip():
+    """``response`` up to the turn it writes for someone else, and without the end marks
+    and padding after its last word (:func:`~rewardkit.verifiers._repetition.unpadded`:
+    ``<|im_end|>``, ``</s>``, ``<end_of_turn>``, ``<pad>`` x 500).
+
+    A user's turn it opens, when some text comes before it, ends the response: a chat
+    template's user header (ChatML ``<|im_start|>user``, Llama 3's and 4's, Gemma's
+    ``<start_of_turn>user``, Mistral's ``[INST]``, Phi-3's ``<|user|>``, DeepSeek's
+    ``<｜User｜>``, gpt-oss's ``<|start|>user``, Cohere's), at a line start or right after
+    a mark; or, with ``labels``, a ``User:`` or ``Human:`` line that an ``Assistant:`` line
+    answers ("Human: 46\nChimpanzee: 48" lists chromosome counts), a few-shot
+    ``Question:`` answered by ``Answer:``, or Alpaca's ``### Instruction:`` answered by
+    ``### Response:``. A model that goes on writing the next question and its answer (a
+    base model with no stop sequence, R1-zero's "User: ... Assistant:" template: 101 rows
+    of the real-output corpus) has answered this one before it, or not at all.
+
+    An end-of-message mark (``<|im_end|>``, ``<|eot_id|>``, ``<|endoftext|>``) with more
+    text after it that opens no user's turn cuts nothing: a trainer that decodes with the
+    special tokens skipped (verl, TRL) shows a mark only where the policy spelled it in
+    ordinary tokens and wrote on, and what it wrote on is trained on (a ramble past a
+    length limit, a tool call verl's parser runs). A tool's or the assistant's turn after
+    it is a multi-turn trajectory going on. ``labels=False``: only the chat templates'
+    headers cut (an answer that is a text or a document may hold a sample dialogue:
+    IFEval's, JSON's)."""
+    text = unpadded(response)
+    for found in itertools.islice(_USER_TURN.finditer(text), _MAX_TURN_MARKS):
+        before = unpadded(text[: found.start()])
+        if not before.strip():
             continue
-        if _NOT_A_USER_TURN.match(response, found.end()):
-            continue  # "<|im_end|>\n<|im_start|>user\n<tool_response>": the loop's turn
-        if found.group("label") and (
-            not labels
-            or not _ANSWERED_IN_TURN.search(response, found.end(), found.end() + _TURN_REACH)
+        label = found.group("label") or ""
+        answered_by = _ANSWERED_BY.get("###" if label.startswith("#") else label)
+        if answered_by is not None and (
+            not labels or not answered_by.search(text, found.end(), found.end() + _TURN_REACH)
         ):
             continue  # "Human: 46\nChimpanzee: 48": a label, no dialogue (no "Assistant:")
-        return response[: found.start()]
-    return response
+        return before
+    return text
 
 
-_TURN_END = re.compile(
-    r"<\|(?:im_end|eot_id|endoftext|end_of_text)\|>|<｜end▁of▁sentence｜>"
-    r"|(?m:^)[ \t]*(?:<\|im_start\|>[ \t]*user|<\|user\|>|<｜User｜>|(?P<label>(?:Human|User|USER)[ \t]*:))"
+_USER_TURN = re.compile(
+    r"(?:(?m:^)|(?<=>))[ \t]*(?:"
+    r"(?:<\|im_start\|>[ \t]*user\b|<\|start_header_id\|>[ \t]*user[ \t]*<\|end_header_id\|>)"
+    r"(?!\s*<tool_response>)"  # "<|im_start|>user\n<tool_response>": the agent loop's turn
+    r"|<\|user\|>|<｜User｜>|<start_of_turn>[ \t]*user\b|\[INST\]"
+    r"|<\|header_start\|>[ \t]*user[ \t]*<\|header_end\|>|<\|start\|>[ \t]*user\b"
+    r"|<\|START_OF_TURN_TOKEN\|>[ \t]*<\|USER_TOKEN\|>"
+    r"|(?P<label>Human|User|USER|Question|\#\#\#[ \t]*Instruction)[ \t]*:"
+    r")"
 )
-# A user's turn written as a label is a turn when an assistant's turn answers it
-_ANSWERED_IN_TURN = re.compile(r"(?m:^)[ \t]*(?:Assistant|ASSISTANT|AI|Bot)[ \t]*(?::|(?m:$))")
+# A label opens a turn when the turn it asks for answers it
+_ANSWERED_BY = {
+    label: re.compile(answer)
+    for labels, answer in (
+        (
+            ("Human", "User", "USER"),
+            r"(?m:^)[ \t]*(?:Assistant|ASSISTANT|AI|Bot)[ \t]*(?::|(?m:$))",
+        ),
+        (("Question",), r"(?m:^)[ \t]*Answer[ \t]*:"),
+        (("###",), r"(?m:^)[ \t]*\#\#\#[ \t]*Response[ \t]*:"),
+    )
+    for label in labels
+}
 _TURN_REACH = 4000  # how far after "User:" the assistant's turn is looked for
-# What follows a mark in a multi-turn trajectory: a tool's response, or the next turn of
-# the assistant or a tool (after an end of message)
-_NOT_A_USER_TURN = re.compile(
-    r"\s*(?:<\|im_start\|>[ \t]*(?:assistant|tool)\b|<\|start_header_id\|>[ \t]*(?:assistant|ipython|tool)\b"
-    r"|(?:<\|im_start\|>[ \t]*user|<\|start_header_id\|>[ \t]*user<\|end_header_id\|>)?\s*<tool_response>)"
-)
-_MAX_TURN_MARKS = 64  # marks read at most (a response of them is junk: bounded work)
+_MAX_TURN_MARKS = 64  # turns read at most (a response of them is junk: bounded work)
 
 
 def answering_texts(

@@ -9,8 +9,10 @@ one turn; ``reward.verifiers.tool_call.turns: all`` scores the calls of every as
 message in order instead. A ground truth of no call (``[]``) fails on a call in any
 turn, the final one read or not (``failed: called_earlier``). A message with ``tool_calls`` is read from them; one without
 is read from its text. Text is read after its last ``</think>``: a call made while
-thinking is no call. Only complete blocks holding a JSON object with a string ``name``
-and an object ``arguments`` (absent: none) count; an unclosed or stray tag, invalid
+thinking is no call, except that a ground truth of no call fails on it too (verl's parser
+runs the blocks it finds in the thinking: ``failed: called_earlier``). Only complete blocks holding a JSON object with a string ``name``
+and an object ``arguments`` (absent: none, unless the block has other keys: verl's parser
+reads ``arguments`` only, so ``"parameters"`` or ``"args"`` beside a name is malformed) count; an unclosed or stray tag, invalid
 JSON, or ``arguments`` given as a JSON-encoded string makes the whole answer malformed
 (0.0), and a call written as prose is no call.
 
@@ -49,6 +51,7 @@ from typing import Any, ClassVar, Literal
 from rewardkit.config import RewardSection
 from rewardkit.errors import InvalidSampleError
 from rewardkit.types import message_text
+from rewardkit.verifiers._final import own_turn
 from rewardkit.verifiers._json import conclusion, json_equal, loads
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Entry, Extracted, Matcher, Verdict
 
@@ -159,6 +162,8 @@ class ToolCallVerifier:
         earlier: dict[str, Any] = {}
         if messages is None:
             calls, problem = _text_calls(response)
+            if problem is None and _calls_beside_the_answer(response, len(calls)):
+                earlier = {"source": EARLIER_CALLS}
         else:
             assistant = [m for m in messages if m.get("role") == "assistant"]
             calls, problem = [], None
@@ -167,7 +172,17 @@ class ToolCallVerifier:
                 calls.extend(found)
                 if problem is not None:
                     break
-            if self.turns == "final" and problem is None and _called(assistant[:-1]):
+            if (
+                self.turns == "final"
+                and problem is None
+                and (
+                    _called(assistant[:-1])
+                    or (
+                        assistant
+                        and _calls_beside_the_answer(message_text(assistant[-1]), len(calls))
+                    )
+                )
+            ):
                 earlier = {"source": EARLIER_CALLS}  # part of the check's key (outcomes)
         if problem is None and len(calls) > MAX_CALLS:
             problem = f"more than {MAX_CALLS} calls"
@@ -208,9 +223,30 @@ def _verdict(count: int | None, failed: str | None) -> Verdict:
 
 
 EARLIER_CALLS = "final turn, after calls"
-"""The source of a final turn's calls when an earlier assistant turn made calls too: a
-ground truth of no call fails it (a tool the model must not use, used in turn 1, then
-"Done."), whatever the final turn does; other ground truths read the final turn."""
+"""The source of a final turn's calls when calls were made outside what is read: in an
+earlier assistant turn, or in the text's thinking (verl's Hermes parser runs every
+``<tool_call>`` block of a turn, thinking included, and a transcript decoded as one text
+has its earlier turns there). A ground truth of no call fails it (a tool the model must
+not use, used in turn 1, then "Done."; a call, then ``<think></think>No tool is
+needed.``), whatever the final turn does; other ground truths read the final turn."""
+
+
+def _calls_beside_the_answer(text: str, read: int) -> bool:
+    """Whether ``text``'s own turn holds more complete ``<tool_call>`` blocks naming a
+    function than the ``read`` calls of its conclusion: calls made while thinking."""
+    turn = own_turn(text, labels=False)
+    if turn.count(OPEN) <= read:
+        return False  # the usual case: no block but those read
+    named = 0
+    position = 0
+    while named <= read and (start := turn.find(OPEN, position)) >= 0:
+        end = turn.find(CLOSE, start + len(OPEN))
+        if end < 0:
+            break
+        ok, block = loads(turn[start + len(OPEN) : end])
+        named += ok and isinstance(block, dict) and isinstance(block.get("name"), str)
+        position = end + len(CLOSE)
+    return named > read
 
 
 def _called(messages: list[Mapping[str, Any]]) -> bool:
@@ -273,6 +309,8 @@ def _text_calls(text: str) -> tuple[list[Call], str | None]:
         name, arguments = block.get("name"), block.get("arguments", {})
         if not isinstance(name, str) or not isinstance(arguments, dict):
             return calls, "a <tool_call> without a string name and an object of arguments"
+        if "arguments" not in block and len(block) > 1:  # "parameters", "args": never read
+            return calls, f"a <tool_call> with {sorted(block)[:4]} but no arguments"
         calls.append((name, arguments))
         if len(calls) > MAX_CALLS:
             return calls, f"more than {MAX_CALLS} calls"
