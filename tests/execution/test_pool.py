@@ -584,3 +584,37 @@ async def test_workers_serve_at_once_and_are_swapped_for_warm_ones_from_the_zygo
         _drop_zygote(zygote)
         zygote.stop()
     assert wait_gone([pid, zygote.process.pid]) == []
+
+
+_LOADED: list[str] = []  # in a worker: what its preparations loaded
+
+
+def _load_slowly() -> None:  # a verifier family's checkers and models: seconds to load
+    time.sleep(1.0)
+    _LOADED.append("checkers")
+
+
+def _cannot_load() -> None:
+    raise RuntimeError("no such language model")
+
+
+def _loaded_here() -> int:
+    return len(_LOADED)
+
+
+async def test_a_preparation_runs_once_per_worker_outside_the_tasks_time() -> None:
+    # Loading IFEval's checkers on a loaded machine took longer than a row's limit: every
+    # row of a cold worker (and of its cold replacement) ended a timeout.
+    workers = WorkerPool(1)
+    await workers.start()
+    try:
+        assert await workers.run(_loaded_here, timeout=0.5, prepare=(_load_slowly,)) == 1
+        assert await workers.run(_loaded_here, timeout=0.5, prepare=(_load_slowly,)) == 1
+        assert workers.stats["prepared"] == 1  # once for the worker, not once per task
+        with pytest.raises(ScorerTimeout):  # the task's own time is still hard
+            await workers.run(time.sleep, 60, timeout=0.3, prepare=(_load_slowly,))
+        with pytest.raises(ScorerError, match="could not load what the check needs.*no such"):
+            await workers.run(_loaded_here, timeout=5, prepare=(_cannot_load,))
+        assert await workers.run(pow, 2, 3, timeout=5) == 8  # its worker replaced: whole
+    finally:
+        await workers.close()

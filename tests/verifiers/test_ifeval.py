@@ -429,3 +429,19 @@ def test_a_run_of_one_character_is_checked_as_officially_in_linear_time(
     verdicts = _ifeval_checks.follows([instruction], long, loose=True)
     assert time.process_time() - started < 0.5, "the official patterns took 1 to 4 s here"
     assert verdicts == [expected]  # the run's length changes nothing here
+
+
+def test_a_cold_worker_loads_the_checkers_outside_the_rows_time() -> None:
+    # The checkers, language profiles and sentence splitter take about 2 s to load on an
+    # idle machine, far more on a loaded one; a worker that started before the warm-ups
+    # were done loaded them inside the row's limit, and right answers ended "timeout".
+    rows = [
+        {"data_source": "google/IFEval", "response": f"spring is here {i}", "ground_truth":
+         gt("punctuation:no_comma")}
+        for i in range(4)
+    ]  # fmt: skip
+    with RewardLoop({"reward": {"num_workers": 2, "timeout_s": 0.5}}) as loop:
+        results = loop.score(rows)
+    assert [(r.status.value, r.score) for r in results] == [("ok", 1.0)] * 4, [
+        r.error for r in results
+    ]

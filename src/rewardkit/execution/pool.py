@@ -156,6 +156,15 @@ _AFFINITY_SCAN = 64
 # workers never hold every other row for their time limit. A spare goes as soon as it is
 # free with no task waiting and the pool has its size in workers that are not stuck.
 STUCK_TASK_S = 1.0
+PREPARE_TIMEOUT_S = 120.0
+"""How long a worker may take to load what a task needs (``WorkerPool.run``'s ``prepare``):
+seconds on an idle machine, many more on a loaded one; past it, the task's error."""
+
+
+def _prepared(steps: tuple[Callable[[], None], ...]) -> None:
+    """Run, in a worker, the preparations a task needs (``WorkerPool.run``'s ``prepare``)."""
+    for step in steps:
+        step()
 
 
 class _Frames:
@@ -487,6 +496,9 @@ class _Worker:
         self.serial = 0  # tasks sent: the worker counts them too (its board's records)
         self.tasks_done = 0
         self.cold = False  # forked without the warm-ups while a zygote runs them
+        # The preparations run in it (WorkerPool.run's ``prepare``); one forked by the zygote
+        # has every warm-up done: EVERY
+        self.prepared: set[Callable[[], None]] | None = None if zygote is not None else set()
         self.retire = False  # cold, and the zygote is ready: swap it when it is free
         self.stuck = False  # its task has run past STUCK_TASK_S: a spare may serve for it
         self.reply: asyncio.Future[tuple[bool, Any]] | None = None  # the task in flight
@@ -594,6 +606,7 @@ class WorkerPool:
             "crashes": 0,
             "restarts": 0,
             "warmed": 0,  # cold workers swapped for ones the zygote forked (see start)
+            "prepared": 0,  # preparations run in a worker before its task (see run)
             "spares": 0,  # spare workers forked while workers were stuck (STUCK_TASK_S)
         }
 
@@ -743,11 +756,19 @@ class WorkerPool:
         timeout: float,
         affinity: Hashable | None = None,
         link: TaskLink | None = None,
+        prepare: tuple[Callable[[], None], ...] = (),
     ) -> Any:
         """Run one task; raise ScorerTimeout, WorkerCrashed or ScorerError on failure.
 
         ``affinity``: tasks with equal keys prefer the same worker (see the module).
         ``link``: the task's progress reports and an early stop (:class:`TaskLink`).
+        ``prepare``: what the task needs loaded once per process (a verifier family's
+        checkers and models: :func:`rewardkit.verifiers.base.preparations`). A worker that
+        has not run one yet (started before the zygote's warm-ups were done) runs it
+        first, under :data:`PREPARE_TIMEOUT_S`, outside the task's ``timeout``: on a loaded
+        machine, loading IFEval's checkers took longer than a row's 10 s, and every row
+        of a cold worker, and of its cold replacement, ended ``timeout`` (a right answer
+        called a timeout). A preparation that fails is the task's ScorerError.
         """
         if self._closed:
             raise ScorerError("the worker pool is closed")
@@ -756,6 +777,13 @@ class WorkerPool:
         owner = requester()
         prefer = None if affinity is None else hash(affinity) % self.size
         worker = await self._acquire(owner, prefer)
+        if prepare and worker.prepared is not None:
+            try:
+                await self._prepare(worker, prepare)
+            except BaseException:
+                self._finished(owner)
+                await asyncio.shield(self._replace(worker))
+                raise
         self.stats["tasks"] += 1
         watch = asyncio.get_running_loop().call_later(STUCK_TASK_S, self._stuck, worker)
         try:
@@ -786,6 +814,21 @@ class WorkerPool:
         if not ok:
             raise ScorerError(value)
         return value
+
+    async def _prepare(self, worker: _Worker, prepare: tuple[Callable[[], None], ...]) -> None:
+        """Run in ``worker`` the preparations it has not run yet (ScorerError if they fail)."""
+        assert worker.prepared is not None
+        missing = tuple(step for step in prepare if step not in worker.prepared)
+        if not missing:
+            return
+        try:
+            ok, value = await self._exchange(worker, (_prepared, (missing,)), PREPARE_TIMEOUT_S)
+        except (ScorerTimeout, WorkerCrashed) as exc:
+            raise ScorerError(f"a worker could not load what the check needs: {exc}") from exc
+        if not ok:
+            raise ScorerError(f"a worker could not load what the check needs: {value}")
+        worker.prepared.update(missing)
+        self.stats["prepared"] += 1
 
     # ------------------------------------------------------------------ fair sharing
 

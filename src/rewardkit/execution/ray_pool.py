@@ -98,7 +98,7 @@ _FORGET_S = 600.0
 
 _LinkWire = tuple[int, float] | None
 """A linked task's key and ``TaskLink.stall_s``, or None for a task without a link."""
-_Wire = tuple[bytes, float, "Hashable | None", _LinkWire]
+_Wire = tuple[bytes, float, "Hashable | None", _LinkWire, "tuple[Callable[[], None], ...]"]
 """A task as a call carries it: (pickled ``(fn, args)``, its timeout, its affinity, its link)."""
 _Answer = tuple[str, Any, "list[bytes] | None"]
 """A task's answer: (kind, value, the parts its link received, pickled, or None without a
@@ -183,14 +183,19 @@ class _ScoringActor:
             linked.job.cancel()
 
     async def _one(
-        self, blob: bytes, timeout: float, affinity: Hashable | None, link: _LinkWire
+        self,
+        blob: bytes,
+        timeout: float,
+        affinity: Hashable | None,
+        link: _LinkWire,
+        prepare: tuple[Callable[[], None], ...] = (),
     ) -> _Answer:
         key, stall_s = link if link is not None else (None, _NEVER_S)
         if self._held():  # sent before the driver heard of the stall: it would wait there
             return "recalled", None, None
         parts: list[bytes] = []
         task_link = TaskLink(parts.append, raw=True)  # the driver unpickles them
-        job = asyncio.ensure_future(self._answer(blob, timeout, affinity, task_link))
+        job = asyncio.ensure_future(self._answer(blob, timeout, affinity, task_link, prepare))
         self._jobs[job] = task_link  # until it ends: a stalled task gives back the waiting
         job.add_done_callback(self._jobs.pop)
         linked = None
@@ -222,12 +227,17 @@ class _ScoringActor:
         return kind, value, None if linked is None else parts
 
     async def _answer(
-        self, blob: bytes, timeout: float, affinity: Hashable | None, link: TaskLink | None
+        self,
+        blob: bytes,
+        timeout: float,
+        affinity: Hashable | None,
+        link: TaskLink | None,
+        prepare: tuple[Callable[[], None], ...] = (),
     ) -> tuple[str, Any]:
         assert self._pool is not None
         try:
             return "ok", await self._pool.run(
-                _in_worker, blob, timeout=timeout, affinity=affinity, link=link
+                _in_worker, blob, timeout=timeout, affinity=affinity, link=link, prepare=prepare
             )
         except ScorerTimeout as exc:
             return "timeout", str(exc)
@@ -432,8 +442,12 @@ class RayWorkerPool:
         timeout: float,
         affinity: Hashable | None = None,
         link: TaskLink | None = None,
+        prepare: tuple[Callable[[], None], ...] = (),
     ) -> Any:
         """Run one task on some actor; raise ScorerTimeout, WorkerCrashed or ScorerError on failure.
+
+        ``prepare`` reaches the actor's own process pool, which runs it in a worker that
+        has not (WorkerPool.run).
 
         ``affinity`` reaches the actor's own process pool (Ray picks the actor).
         ``link``: as for WorkerPool.run, across the network: its parts reach ``on_part``
@@ -454,7 +468,9 @@ class RayWorkerPool:
             ) from exc
         wired = None if link is None else (next(self._keys), link.stall_s or _NEVER_S)
         task = _Task(
-            (blob, timeout, affinity, wired), asyncio.get_running_loop().create_future(), link=link
+            (blob, timeout, affinity, wired, prepare),
+            asyncio.get_running_loop().create_future(),
+            link=link,
         )
         task.answer.add_done_callback(lambda _: self._dropped(task))
         self._queue.append(task)

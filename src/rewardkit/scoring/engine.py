@@ -55,7 +55,15 @@ from rewardkit.shaping.overlong import MAX_RESPONSE_LENGTH, overlong_penalty
 from rewardkit.shaping.rollout import PRESCORED, num_turns, prescored, rollout_rewards
 from rewardkit.types import FIELD_HINTS, BadRow, Result, Sample, Status
 from rewardkit.verifiers import registry
-from rewardkit.verifiers.base import AsyncVerifier, Context, Extracted, Verdict, Verifier, is_async
+from rewardkit.verifiers.base import (
+    AsyncVerifier,
+    Context,
+    Extracted,
+    Verdict,
+    Verifier,
+    is_async,
+    preparations,
+)
 
 __all__ = ["INLINE_ROWS_PER_STEP", "RewardEngine"]
 
@@ -427,7 +435,12 @@ class RewardEngine:
         outcome = await self.outcomes.shared(
             key,
             lambda: self.guard.in_pool(
-                tasks.check, verifier, extracted, sample.ground_truth, affinity=key.gold
+                tasks.check,
+                verifier,
+                extracted,
+                sample.ground_truth,
+                affinity=key.gold,
+                prepare=preparations([verifier]),
             ),
         )
         return self._checked_piece(outcome, extracted)
@@ -453,6 +466,7 @@ class RewardEngine:
             sample.ground_truth,
             self.section.verifiers.fast_paths,
             self._context(verifier, sample),
+            prepare=preparations([verifier]),
         )
         if status is not Status.OK:
             return Piece("rule", weight, status=status, error=f"rule: {value}")

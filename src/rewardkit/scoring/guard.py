@@ -56,15 +56,20 @@ class Guard:
         *args: Any,
         affinity: Hashable | None = None,
         count: bool = True,
+        prepare: tuple[Callable[[], None], ...] = (),
     ) -> Outcome:
         """``affinity``: rows of one prompt (its ground truth) prefer one worker, whose
         parser has already read that reference and answers like theirs. ``count``: a
-        check (stats["pool"]); a spread row's extraction alone is not one."""
+        check (stats["pool"]); a spread row's extraction alone is not one. ``prepare``:
+        what the check needs loaded in its worker first, outside its time
+        (:func:`rewardkit.verifiers.base.preparations`)."""
         assert self.pool is not None
         self.stats["pool"] += count
         timeout = self.timeout_s
         try:
-            return Status.OK, await self.pool.run(fn, *args, timeout=timeout, affinity=affinity)
+            return Status.OK, await self.pool.run(
+                fn, *args, timeout=timeout, affinity=affinity, prepare=prepare
+            )
         except ScorerTimeout as exc:
             return Status.TIMEOUT, str(exc)
         except RewardkitError as exc:

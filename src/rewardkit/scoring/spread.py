@@ -42,7 +42,14 @@ from rewardkit.scoring.rows import (
     too_big_inline,
 )
 from rewardkit.types import Result, Sample, Status
-from rewardkit.verifiers.base import AnyVerifier, Extracted, Verdict, Verifier, is_async
+from rewardkit.verifiers.base import (
+    AnyVerifier,
+    Extracted,
+    Verdict,
+    Verifier,
+    is_async,
+    preparations,
+)
 
 __all__ = [
     "SPREAD_CHARS",
@@ -336,6 +343,7 @@ class Spreader:
                 timeout=timeout_s + check_for_s + len(rows) * SPREAD_STALL_S,
                 affinity=rows[0].gold,  # the worker every row's ground truth prefers
                 link=link,
+                prepare=preparations(row.verifier for row in rows),
             )
         )
         owned = len(rows)  # rows[owned:] were handed to another task
@@ -449,7 +457,12 @@ class Spreader:
         def again() -> Awaitable[Outcome]:
             truth = row.sample.ground_truth
             return self.guard.in_pool(
-                tasks.check, row.verifier, extracted, truth, affinity=key.gold
+                tasks.check,
+                row.verifier,
+                extracted,
+                truth,
+                affinity=key.gold,
+                prepare=preparations([row.verifier]),
             )
 
         return _Promise(self.outcomes, key, future, again, self._rechecks)
@@ -573,7 +586,12 @@ class Spreader:
         # no check in the task: a row that fails here must fail as it would on the loop
         fast_paths = self.section.verifiers.fast_paths
         status, value = await self.guard.in_pool(
-            tasks.spread_rows, self.work([row]), fast_paths, 0, count=False
+            tasks.spread_rows,
+            self.work([row]),
+            fast_paths,
+            0,
+            count=False,
+            prepare=preparations([row.verifier]),
         )
         if status is not Status.OK:
             return self.rows.failure_result(row, status, f"rule: {value}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
@@ -47,6 +47,7 @@ __all__ = [
     "is_async",
     "is_truncated",
     "number_key",
+    "preparations",
     "question_numbers",
 ]
 
@@ -326,6 +327,19 @@ class AsyncVerifier(Keyed, Protocol):
 
 AnyVerifier: TypeAlias = Verifier | AsyncVerifier
 """What a registry entry's factory returns: a three-phase verifier or an async one."""
+
+
+def preparations(verifiers: Iterable[object]) -> tuple[Callable[[], None], ...]:
+    """What the checks of ``verifiers`` need loaded once per worker process, once each in
+    order: each verifier's optional ``prepare`` (IFEval's checkers and language models).
+    The pool runs it before a worker's first such check, outside the check's time limit
+    (:meth:`rewardkit.execution.pool.WorkerPool.run`)."""
+    steps: list[Callable[[], None]] = []
+    for verifier in verifiers:
+        step = getattr(verifier, "prepare", None)
+        if step is not None and step not in steps:
+            steps.append(step)
+    return tuple(steps)
 
 
 def is_async(verifier: AnyVerifier) -> TypeIs[AsyncVerifier]:

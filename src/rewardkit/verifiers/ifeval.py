@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rewardkit.config import RewardSection
 from rewardkit.errors import InvalidSampleError
@@ -76,6 +76,9 @@ class IFEvalVerifier:
 
     loose: bool = False
     partial: bool = False
+    # what a worker loads before its first check, outside the row's time (seconds of
+    # imports, language profiles and the sentence splitter: base.preparations)
+    prepare: ClassVar[Callable[[], None]] = staticmethod(_ifeval_checks.warm_up)
 
     @property
     def key(self) -> str:
