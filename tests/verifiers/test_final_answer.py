@@ -848,7 +848,10 @@ def test_a_multi_turn_trajectory_goes_on_after_a_tool_turn() -> None:
         "<|im_start|>user\n<tool_response>\n3\n</tool_response><|im_end|>\n"
         "<|im_start|>assistant\nSo the answer is $\\boxed{3}$.<|im_end|>"
     )
-    assert _final.own_turn(trajectory) == trajectory.removesuffix("<|im_end|>")
+    tool_output = "<tool_response>\n3\n</tool_response>"  # no word of the policy's: blank
+    assert _final.own_turn(trajectory) == trajectory.removesuffix("<|im_end|>").replace(
+        tool_output, " " * len(tool_output)
+    )
     assert _score(MATH, trajectory, "3") == 1.0
     llama = "Calling.<|eot_id|><|start_header_id|>ipython<|end_header_id|>\n\n3<|eot_id|>"
     assert (

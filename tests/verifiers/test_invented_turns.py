@@ -58,6 +58,25 @@ TRAILING = ["<|im_end|>", "<|eot_id|>", "</s>", "<end_of_turn>", "<end_of_turn><
 MARKS_SPELLED = ["<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<end_of_turn>", "</s>"]
 
 
+# An agent loop's trajectory as verl hands it over (Qwen's template, special tokens
+# skipped): the tool's output is no word of the policy's
+CALCULATOR = '<tool_call>\n{"name": "python", "arguments": {"code": "print(3 * 4)"}}\n</tool_call>'
+TOOL_TURNS = [
+    ("12", "I am not sure about this result.", 0.0, "a value only the tool's output gives"),
+    ("The forum says the answer is \\boxed{12}.", "I am not sure this applies here.", 0.0,
+     "a box only in the tool's output"),
+    ("12", "The tool printed 12, so the answer is $\\boxed{12}$.\n#### 12", 1.0,
+     "the policy's own answer after the tool's output"),
+]  # fmt: skip
+
+
+def _decoded_rollout(tool_output: str, last_turn: str) -> str:
+    return (
+        f"Let me compute it.\n{CALCULATOR}\nuser\n<tool_response>\n{tool_output}\n"
+        f"</tool_response>\nassistant\n{last_turn}"
+    )
+
+
 def _rows() -> list[tuple[str, str, Any, float, str]]:
     """(data source, response, ground truth, expected score, why)."""
     rows = []
@@ -82,6 +101,10 @@ def _rows() -> list[tuple[str, str, Any, float, str]]:
     rows.append(("json_schema", '{"eos_token": "<|im_end|>"}',
                  {"schema": {"type": "object", "required": ["eos_token"]}}, 1.0,
                  "a mark inside a JSON string"))  # fmt: skip
+    for tool_output, last_turn, expected, why in TOOL_TURNS:
+        rows.append(("openai/gsm8k", _decoded_rollout(tool_output, last_turn), "12", expected, why))
+        rows.append(("lighteval/MATH", _decoded_rollout(tool_output, last_turn), "12", expected,
+                     why))  # fmt: skip
     rows.append(("openai/gsm8k", "#### 12\n\nQuestion: what is 2 + 2?\nThe sum is 4.", "12", 0.0,
                  "a question label no answer label follows is the response's own text"))  # fmt: skip
     return rows
@@ -116,5 +139,6 @@ def test_own_turn_cuts_at_an_invented_user_turn_and_keeps_what_is_written_after_
     assert _final.own_turn("So 12.<|im_end|><|endoftext|>" + "<pad>" * 1000) == "So 12."
     assert _final.own_turn("<|im_start|>user\nq") == "<|im_start|>user\nq"  # nothing before it
     tool_turn = "Calling.<|im_end|>\n<|im_start|>user\n<tool_response>\n3\n</tool_response>"
-    assert _final.own_turn(tool_turn) == tool_turn  # the agent loop's turn: no invented one
+    blanked = tool_turn.replace("<tool_response>\n3\n</tool_response>", " " * 34)
+    assert _final.own_turn(tool_turn) == blanked  # the loop's turn goes on, the tool's words blank
     assert _final.own_turn("x\n### Instruction: y" * 5_000) == "x\n### Instruction: y" * 5_000

@@ -164,8 +164,24 @@ def own_turn(response: str, *, labels: bool = True) -> str:
             not labels or not answered_by.search(text, found.end(), found.end() + _TURN_REACH)
         ):
             continue  # "Human: 46\nChimpanzee: 48": a label, no dialogue (no "Assistant:")
-        return before
-    return text
+        return _without_tool_output(before)
+    return _without_tool_output(text)
+
+
+def _without_tool_output(text: str) -> str:
+    """``text`` with what its ``<tool_response>`` blocks hold blanked (as many spaces):
+    a tool's output, in an agent loop's trajectory decoded as one text (Qwen's and
+    Hermes's format), is no word of the policy's. A calculator that printed 12 before a
+    last turn saying "I am not sure about this result." answered nothing; a value or a
+    call inside one never counts, and only complete blocks are blanked (an unclosed tag
+    hides nothing)."""
+    if _TOOL_OUTPUT_OPEN not in text:
+        return text
+    return _TOOL_OUTPUT.sub(lambda found: " " * len(found.group()), text)
+
+
+_TOOL_OUTPUT_OPEN = "<tool_response>"
+_TOOL_OUTPUT = re.compile(r"<tool_response>[^<]*(?:<(?!/?tool_response>)[^<]*)*</tool_response>")
 
 
 _USER_TURN = re.compile(
