@@ -544,3 +544,54 @@ def test_a_task_whose_tests_pass_prompt_objects_to_the_solution(
     verifier: CodeVerifier, code: str, expected: float
 ) -> None:
     assert score(verifier, code, LINKED_LIST) == expected
+
+
+# ---------------------------------------------------------------------- rule 3: the task's name
+# A task's function named like a builtin is the solution's when the test reads no other
+# of its names (the harness used to drop it: the builtin passed for any code). A test
+# that reads several wraps the task's function in helpers: a builtin's name stays the
+# builtin and a comparison tool the stdlib gives tests (isclose, Counter) is the stdlib's.
+MAX_TESTS = {"test_list": ["assert max([1, 5, 3]) == 5", "assert max([2]) == 2"]}
+SUM_TESTS = {"test": "def check(candidate):\n    assert candidate([1, 2, 3]) == 6\n",
+             "entry_point": "sum"}  # fmt: skip
+AREA_TESTS = {"test_list": ["assert isclose(area(2), 12.566370614359172)"]}
+COUNT_TESTS = {"test_list": ["assert Counter(count_chars('aab')) == Counter({'a': 2, 'b': 1})"]}
+RIGHT_AREA = "from math import isclose, pi\n\ndef area(r):\n    return pi * r * r\n"
+RIGHT_COUNT = "from collections import Counter\n\ndef count_chars(s):\n    return list(s)\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "tests", "expected"),
+    [
+        ("def max(xs):\n    return -1\n", MAX_TESTS, 0.0),
+        ("def max(xs):\n    return sorted(xs)[-1]\n", MAX_TESTS, 1.0),
+        ("def sum(xs):\n    return 0\n", SUM_TESTS, 0.0),
+        (
+            "def sum(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n",
+            SUM_TESTS,
+            1.0,
+        ),  # fmt: skip
+        ("def area(r):\n    return 0\n\ndef isclose(*a, **k):\n    return True\n", AREA_TESTS, 0.0),
+        (RIGHT_AREA, AREA_TESTS, 1.0),
+        (
+            "def count_chars(s):\n    return 0\n\ndef Counter(x=None):\n    return 0\n",
+            COUNT_TESTS,
+            0.0,
+        ),  # fmt: skip
+        (RIGHT_COUNT, COUNT_TESTS, 1.0),
+    ],
+    ids=[
+        "wrong_max",
+        "right_max",
+        "wrong_sum",
+        "right_sum",
+        "fake_isclose",
+        "right_isclose",
+        "fake_counter",
+        "right_counter",
+    ],  # fmt: skip
+)
+def test_the_tests_read_the_task_function_and_the_stdlibs_tools(
+    verifier: CodeVerifier, code: str, tests: dict, expected: float
+) -> None:
+    assert score(verifier, code, tests) == expected

@@ -24,10 +24,12 @@ tagged JSON form, or an opaque handle that compares equal only to itself. So the
 patches in the solution can fail a test but never pass one.
 
 The test's namespace is built by the harness, never taken whole from the host: the
-solution's plain names (no dunder, no builtin's name, no stdlib module's name unless it
-is that real module), then the harness's own ``__name__`` and builtins, the row's setup,
-and the task prompt's helper definitions (``encode_cyclic`` for ``decode_cyclic``),
-which a solution's redefinitions cannot replace.
+solution's plain names (no dunder, no stdlib module's name unless it is that real module;
+no builtin's name, nor a comparison tool such as ``isclose`` or ``Counter`` but the
+stdlib's own, unless it is the one solution name the test reads: the task's function),
+then the harness's own ``__name__`` and builtins, the row's setup, and the task prompt's
+helper definitions (``encode_cyclic`` for ``decode_cyclic``), which a solution's
+redefinitions cannot replace.
 """
 
 # Annotations are never evaluated: the file runs on whatever Python the sandbox has.
@@ -374,7 +376,7 @@ def _start_host() -> Channel:
     )
 
 
-def _namespace(channel: Channel, names: Any) -> dict[str, Any]:
+def _namespace(channel: Channel, names: Any, used: set[str]) -> dict[str, Any]:
     """The test's globals, built here: the solution's plain names as remotes (or data), its
     stdlib modules imported here, then this process's own ``__name__`` and builtins.
 
@@ -382,17 +384,32 @@ def _namespace(channel: Channel, names: Any) -> dict[str, Any]:
     write to the pipe): a dunder name (``__builtins__`` above all, whose dict would
     replace ``abs`` or ``set`` for every line of the test) or anything that is not an
     identifier is never taken from it, and the harness's own dunders are set last.
+
+    ``used``: the names the test (and the row's setup) read. When the test reads only
+    one of the solution's names, that is the task's function, whatever it is called
+    (``def max(xs)`` for ``assert max([1, 5, 3]) == 5``, HumanEval's ``check(sum)``).
+    When it reads several, the task's function sits among helpers that wrap it: a
+    builtin's name stays the builtin, and a name a test takes from the stdlib
+    (:data:`_TEST_TOOLS`: ``isclose``, ``Counter``, ``sqrt``) is the stdlib's own, so a
+    solution's ``def isclose(*a): return True`` beside its wrong ``area`` fails
+    ``assert isclose(area(2), 12.566)``.
     """
     if type(names) is not dict:
         raise HostGone("the solution's process broke the protocol (names)")
     namespace: dict[str, Any] = {}
     allowed = getattr(sys, "stdlib_module_names", ())
+    read = [n for n in names if type(n) is str and n in used and names[n][0] != "m"]
+    task = read[0] if len(read) == 1 else None
     for name, (kind, value) in names.items():
         if not (type(name) is str and name.isidentifier()) or name.startswith("__"):
             continue
-        if hasattr(builtins, name):
+        if hasattr(builtins, name) and name != task:
             # A solution's `abs`, `set` or `sorted` would run on both sides of the test's
             # comparison (`abs(f(x) - y) < eps` with abs returning 0): builtins stay the harness's.
+            continue
+        tool = _test_tool(name) if name != task and name in used else None
+        if tool is not None:
+            namespace[name] = tool
             continue
         if kind != "m" and name in allowed:
             # A class named `math` with an `isclose` always True: MBPP tests that use the
@@ -410,6 +427,42 @@ def _namespace(channel: Channel, names: Any) -> dict[str, Any]:
             namespace[name] = decode(value, channel.remote)
     namespace.update(__name__="__rewardkit_test__", __builtins__=builtins)
     return namespace
+
+
+# What a test takes from the stdlib to compare results (a solution imports it for the
+# test, as MBPP's rows expect): never a task's function name (gcd, factorial, product)
+_TEST_TOOLS = {
+    "math": ("isclose", "isnan", "isinf", "isfinite", "inf", "nan", "pi", "sqrt", "fabs"),
+    "collections": ("Counter", "defaultdict", "OrderedDict", "deque", "namedtuple"),
+    "fractions": ("Fraction",),
+    "decimal": ("Decimal",),
+}
+
+
+def _test_tool(name: str) -> Any:
+    """The stdlib's own object for a :data:`_TEST_TOOLS` name (imported here, never taken
+    from the solution), or None."""
+    for module_name, tools in _TEST_TOOLS.items():
+        if name in tools:
+            try:
+                return getattr(__import__(module_name), name)
+            except (ImportError, AttributeError):
+                return None
+    return None
+
+
+def _names_read(sources: list[str]) -> set[str]:
+    """Every name the given Python sources read or call (one that does not parse: none)."""
+    import ast
+
+    read: set[str] = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        read.update(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
+    return read
 
 
 def _define_helpers(namespace: dict[str, Any], helpers: list[Any]) -> None:
@@ -459,7 +512,7 @@ def _run_case(channel: Channel, spec: dict[str, Any], test: str) -> tuple[str, s
             helpers = spec.get("helpers", [])
             load = {"op": "load", "setup": spec["setup"], "helpers": helpers, "path": spec["path"]}
             names = channel.request(load, raw=True)
-            namespace = _namespace(channel, names)
+            namespace = _namespace(channel, names, _names_read([spec["setup"], test]))
             exec(compile(spec["setup"], "<setup>", "exec"), namespace)
             _define_helpers(namespace, helpers)
             exec(compile(test, "<test>", "exec"), namespace)
