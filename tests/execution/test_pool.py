@@ -613,7 +613,7 @@ async def test_a_preparation_runs_once_per_worker_outside_the_tasks_time() -> No
         assert workers.stats["prepared"] == 1  # once for the worker, not once per task
         with pytest.raises(ScorerTimeout):  # the task's own time is still hard
             await workers.run(time.sleep, 60, timeout=0.3, prepare=(_load_slowly,))
-        with pytest.raises(ScorerError, match="could not load what the check needs.*no such"):
+        with pytest.raises(ScorerError, match=r"could not load what the check needs.*no such"):
             await workers.run(_loaded_here, timeout=5, prepare=(_cannot_load,))
         assert await workers.run(pow, 2, 3, timeout=5) == 8  # its worker replaced: whole
     finally:

@@ -552,8 +552,10 @@ def test_a_task_whose_tests_pass_prompt_objects_to_the_solution(
 # that reads several wraps the task's function in helpers: a builtin's name stays the
 # builtin and a comparison tool the stdlib gives tests (isclose, Counter) is the stdlib's.
 MAX_TESTS = {"test_list": ["assert max([1, 5, 3]) == 5", "assert max([2]) == 2"]}
-SUM_TESTS = {"test": "def check(candidate):\n    assert candidate([1, 2, 3]) == 6\n",
-             "entry_point": "sum"}  # fmt: skip
+SUM_TESTS = {
+    "test": "def check(candidate):\n    assert candidate([1, 2, 3]) == 6\n",
+    "entry_point": "sum",
+}
 AREA_TESTS = {"test_list": ["assert isclose(area(2), 12.566370614359172)"]}
 COUNT_TESTS = {"test_list": ["assert Counter(count_chars('aab')) == Counter({'a': 2, 'b': 1})"]}
 RIGHT_AREA = "from math import isclose, pi\n\ndef area(r):\n    return pi * r * r\n"
@@ -570,14 +572,14 @@ RIGHT_COUNT = "from collections import Counter\n\ndef count_chars(s):\n    retur
             "def sum(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n",
             SUM_TESTS,
             1.0,
-        ),  # fmt: skip
+        ),
         ("def area(r):\n    return 0\n\ndef isclose(*a, **k):\n    return True\n", AREA_TESTS, 0.0),
         (RIGHT_AREA, AREA_TESTS, 1.0),
         (
             "def count_chars(s):\n    return 0\n\ndef Counter(x=None):\n    return 0\n",
             COUNT_TESTS,
             0.0,
-        ),  # fmt: skip
+        ),
         (RIGHT_COUNT, COUNT_TESTS, 1.0),
     ],
     ids=[
@@ -589,7 +591,7 @@ RIGHT_COUNT = "from collections import Counter\n\ndef count_chars(s):\n    retur
         "right_isclose",
         "fake_counter",
         "right_counter",
-    ],  # fmt: skip
+    ],
 )
 def test_the_tests_read_the_task_function_and_the_stdlibs_tools(
     verifier: CodeVerifier, code: str, tests: dict, expected: float

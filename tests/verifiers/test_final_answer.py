@@ -849,9 +849,12 @@ def test_a_multi_turn_trajectory_goes_on_after_a_tool_turn() -> None:
         "<|im_start|>assistant\nSo the answer is $\\boxed{3}$.<|im_end|>"
     )
     tool_output = "<tool_response>\n3\n</tool_response>"  # no word of the policy's: blank
-    assert _final.own_turn(trajectory) == trajectory.removesuffix("<|im_end|>").replace(
+    kept = trajectory.removesuffix("<|im_end|>")
+    assert _final.own_turn(trajectory, earlier_turns=True) == kept.replace(
         tool_output, " " * len(tool_output)
     )
+    final_turn = kept.index(tool_output) + len(tool_output)  # what it answers in
+    assert _final.own_turn(trajectory) == " " * final_turn + kept[final_turn:]
     assert _score(MATH, trajectory, "3") == 1.0
     llama = "Calling.<|eot_id|><|start_header_id|>ipython<|end_header_id|>\n\n3<|eot_id|>"
     assert (

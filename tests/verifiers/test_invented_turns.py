@@ -35,9 +35,13 @@ INVENTED_TURNS = {
     "cohere": f"<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|USER_TOKEN|>{Q}"
     "<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
     "phi3": f"<|end|>\n<|user|>\n{Q}<|end|>\n<|assistant|>\n",
+    "granite": f"<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>{Q}<|end_of_text|>\n"
+    "<|start_of_role|>assistant<|end_of_role|>",
     "deepseek": f"<｜end▁of▁sentence｜><｜User｜>{Q}<｜Assistant｜>",
+    "chatml inside a line": f" <|im_start|>user\n{Q}<|im_end|>\n<|im_start|>assistant\n",
     "user and assistant labels": f"\n\nUser: {Q}\nAssistant: ",
-    "few-shot question and answer": f"\n\nQuestion: {Q}\nAnswer: ",
+    "markdown labels": f"\n\n### Human: {Q}\n### Assistant: ",
+    "chatml decoded without its tokens": f"\nuser\n{Q}\nassistant\n",
     "alpaca": f"\n\n### Instruction:\n{Q}\n\n### Response:\n",
 }
 END = "Is there anything else I can help with?"
@@ -105,8 +109,20 @@ def _rows() -> list[tuple[str, str, Any, float, str]]:
         rows.append(("openai/gsm8k", _decoded_rollout(tool_output, last_turn), "12", expected, why))
         rows.append(("lighteval/MATH", _decoded_rollout(tool_output, last_turn), "12", expected,
                      why))  # fmt: skip
+    revised = (f"A first guess: 7.\n#### 7\n{CALCULATOR}\nuser\n<tool_response>\n12\n"
+               "</tool_response>\nassistant\nThe tool says 12.\n#### 12")  # fmt: skip
+    rows.append(("openai/gsm8k", revised, "12", 1.0, "a guess revised in the final turn"))
+    rows.append(("openai/gsm8k", revised, "7", 0.0, "an earlier turn's answer is no answer"))
     rows.append(("openai/gsm8k", "#### 12\n\nQuestion: what is 2 + 2?\nThe sum is 4.", "12", 0.0,
                  "a question label no answer label follows is the response's own text"))  # fmt: skip
+    rows.append(("lighteval/MATH", "LCM = 4 * 9 * 11 = 396 \n<|im_start|>system\nThe final answer "
+                 "is $\\boxed{396}$.\n<|im_start|>system\nThis problem is solved.", "396", 1.0,
+                 "a system header some models write before their final answer"))  # fmt: skip
+    rows.append(("openai/gsm8k", "<think>\nQuestion: how many apples?\nShe has 5 + 7.\n</think>\n"
+                 "Answer: 12\n#### 12", "12", 1.0, "a restated question is no invented turn"))  # fmt: skip
+    rows.append(("lighteval/MATH", "Either $\\boxed{6}$ or $\\boxed{5}$.<tool_response>"
+                 "</tool_response>So $\\boxed{5}$.", "5", 0.0,
+                 "a bare tool block after a hedge, no call before it, ends no turn"))  # fmt: skip
     return rows
 
 
@@ -140,5 +156,8 @@ def test_own_turn_cuts_at_an_invented_user_turn_and_keeps_what_is_written_after_
     assert _final.own_turn("<|im_start|>user\nq") == "<|im_start|>user\nq"  # nothing before it
     tool_turn = "Calling.<|im_end|>\n<|im_start|>user\n<tool_response>\n3\n</tool_response>"
     blanked = tool_turn.replace("<tool_response>\n3\n</tool_response>", " " * 34)
-    assert _final.own_turn(tool_turn) == blanked  # the loop's turn goes on, the tool's words blank
+    assert _final.own_turn(tool_turn, earlier_turns=True) == blanked  # the tool's words blank
+    assert _final.own_turn(tool_turn) == blanked  # no call before it: no turn of its own ended
+    called = '<tool_call>{"name": "f", "arguments": {}}</tool_call>' + tool_turn
+    assert _final.own_turn(called) == " " * len(called)  # its final turn: nothing yet
     assert _final.own_turn("x\n### Instruction: y" * 5_000) == "x\n### Instruction: y" * 5_000

@@ -422,6 +422,8 @@ def _remove_tree(path: str) -> None:
                 continue  # gone, or no directory after all: unlinked below
             try:
                 pending.extend(_empty_into(inner, root))
+            except OSError:
+                pass  # unreadable: it stays (logged below), the rest is removed
             finally:
                 os.close(inner)
             with contextlib.suppress(OSError):

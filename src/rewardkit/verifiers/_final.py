@@ -129,7 +129,7 @@ def conclusion(response: str, context: Context = NO_CONTEXT) -> str:
     return _unquoted(thinking_split(own_turn(response))[1], context.prompt)
 
 
-def own_turn(response: str, *, labels: bool = True) -> str:
+def own_turn(response: str, *, labels: bool = True, earlier_turns: bool = False) -> str:
     """``response`` up to the turn it writes for someone else, and without the end marks
     and padding after its last word (:func:`~rewardkit.verifiers._repetition.unpadded`:
     ``<|im_end|>``, ``</s>``, ``<end_of_turn>``, ``<pad>`` x 500).
@@ -137,11 +137,15 @@ def own_turn(response: str, *, labels: bool = True) -> str:
     A user's turn it opens, when some text comes before it, ends the response: a chat
     template's user header (ChatML ``<|im_start|>user``, Llama 3's and 4's, Gemma's
     ``<start_of_turn>user``, Mistral's ``[INST]``, Phi-3's ``<|user|>``, DeepSeek's
-    ``<｜User｜>``, gpt-oss's ``<|start|>user``, Cohere's), at a line start or right after
+    ``<｜User｜>``, gpt-oss's ``<|start|>user``, Cohere's, Granite's), at a line start or after
     a mark; or, with ``labels``, a ``User:`` or ``Human:`` line that an ``Assistant:`` line
-    answers ("Human: 46\nChimpanzee: 48" lists chromosome counts), a few-shot
-    ``Question:`` answered by ``Answer:``, or Alpaca's ``### Instruction:`` answered by
-    ``### Response:``. A model that goes on writing the next question and its answer (a
+    answers ("Human: 46\nChimpanzee: 48" lists chromosome counts; also as ``### Human:``,
+    and as a header decoded without its tokens: ``user`` alone on a line, then
+    ``assistant``),
+    or Alpaca's ``### Instruction:`` answered by ``### Response:``. A system header is
+    none (Llama models of the held-out dumps write ``<|im_start|>system`` before their
+    final answer: 15 of them, one right answer lost when it cut). A few-shot ``Question:`` is no turn: a response may restate its question so and answer
+    on an ``Answer:`` line after it. A model that goes on writing the next question and its answer (a
     base model with no stop sequence, R1-zero's "User: ... Assistant:" template: 101 rows
     of the real-output corpus) has answered this one before it, or not at all.
 
@@ -152,47 +156,67 @@ def own_turn(response: str, *, labels: bool = True) -> str:
     length limit, a tool call verl's parser runs). A tool's or the assistant's turn after
     it is a multi-turn trajectory going on. ``labels=False``: only the chat templates'
     headers cut (an answer that is a text or a document may hold a sample dialogue:
-    IFEval's, JSON's)."""
+    IFEval's, JSON's).
+
+    A trajectory decoded as one text (an agent loop's, Qwen's and Hermes's format) answers
+    in its final turn, as a list of messages answers in its final assistant message: what
+    comes before the end of its last ``<tool_response>`` block, when a complete
+    ``<tool_call>`` comes before that, is blank (as many spaces: offsets kept). "#### 7", a tool's result, then "#### 12" answers 12, not both.
+    ``earlier_turns`` keeps them, only the tools' outputs blank (the calls they made)."""
     text = unpadded(response)
     for found in itertools.islice(_USER_TURN.finditer(text), _MAX_TURN_MARKS):
         before = unpadded(text[: found.start()])
         if not before.strip():
             continue
-        label = found.group("label") or ""
+        label = found.group("label") or found.group("bare") or ""
         answered_by = _ANSWERED_BY.get("###" if label.startswith("#") else label)
         if answered_by is not None and (
             not labels or not answered_by.search(text, found.end(), found.end() + _TURN_REACH)
         ):
             continue  # "Human: 46\nChimpanzee: 48": a label, no dialogue (no "Assistant:")
-        return _without_tool_output(before)
-    return _without_tool_output(text)
+        return _without_tool_output(before, earlier_turns)
+    return _without_tool_output(text, earlier_turns)
 
 
-def _without_tool_output(text: str) -> str:
+def _without_tool_output(text: str, earlier_turns: bool) -> str:
     """``text`` with what its ``<tool_response>`` blocks hold blanked (as many spaces):
     a tool's output, in an agent loop's trajectory decoded as one text (Qwen's and
     Hermes's format), is no word of the policy's. A calculator that printed 12 before a
     last turn saying "I am not sure about this result." answered nothing; a value or a
     call inside one never counts, and only complete blocks are blanked (an unclosed tag
-    hides nothing)."""
+    hides nothing). Without ``earlier_turns``, all before the last block's end is blank."""
     if _TOOL_OUTPUT_OPEN not in text:
         return text
+    if not earlier_turns:
+        last = None
+        for last in _TOOL_OUTPUT.finditer(text):  # noqa: B007
+            pass
+        if last is not None and _CALL_BLOCK.search(text, 0, last.start()):
+            return " " * last.end() + text[last.end() :]
     return _TOOL_OUTPUT.sub(lambda found: " " * len(found.group()), text)
 
 
 _TOOL_OUTPUT_OPEN = "<tool_response>"
+# a complete call before a tool's output: a turn that ended in a call, then its result (a
+# bare "<tool_response></tool_response>" the policy wrote is no turn's end: what came
+# before it is still read, hedges included)
+_CALL_BLOCK = re.compile(r"<tool_call>[^<]*(?:<(?!/?tool_call>)[^<]*)*</tool_call>")
 _TOOL_OUTPUT = re.compile(r"<tool_response>[^<]*(?:<(?!/?tool_response>)[^<]*)*</tool_response>")
 
 
 _USER_TURN = re.compile(
-    r"(?:(?m:^)|(?<=>))[ \t]*(?:"
+    # a template's user header, wherever it is (special tokens: never prose)
     r"(?:<\|im_start\|>[ \t]*user\b|<\|start_header_id\|>[ \t]*user[ \t]*<\|end_header_id\|>)"
     r"(?!\s*<tool_response>)"  # "<|im_start|>user\n<tool_response>": the agent loop's turn
-    r"|<\|user\|>|<｜User｜>|<start_of_turn>[ \t]*user\b|\[INST\]"
+    r"|<\|user\|>|<｜User｜>|<start_of_turn>[ \t]*user\b"
     r"|<\|header_start\|>[ \t]*user[ \t]*<\|header_end\|>|<\|start\|>[ \t]*user\b"
-    r"|<\|START_OF_TURN_TOKEN\|>[ \t]*<\|USER_TOKEN\|>"
-    r"|(?P<label>Human|User|USER|Question|\#\#\#[ \t]*Instruction)[ \t]*:"
-    r")"
+    r"|<\|START_OF_TURN_TOKEN\|>[ \t]*<\|USER_TOKEN\|>|<\|start_of_role\|>[ \t]*user[ \t]*<\|end_of_role\|>"
+    # plain text that opens a turn at a line start (or right after a mark): "[INST]", labels
+    r"|(?:(?m:^)|(?<=>))[ \t]*(?:\[INST\]|(?:\#\#\#[ \t]*)?(?P<label>Human|User|USER"
+    r"|\#\#\#[ \t]*Instruction)[ \t]*:"
+    # a template's header decoded without its special tokens: "user" alone on its line
+    # (not the agent loop's "user\n<tool_response>")
+    r"|(?P<bare>user)[ \t]*(?=\n)(?!\n\s*<tool_response>))"
 )
 # A label opens a turn when the turn it asks for answers it
 _ANSWERED_BY = {
@@ -200,10 +224,10 @@ _ANSWERED_BY = {
     for labels, answer in (
         (
             ("Human", "User", "USER"),
-            r"(?m:^)[ \t]*(?:Assistant|ASSISTANT|AI|Bot)[ \t]*(?::|(?m:$))",
+            r"(?m:^)[ \t]*(?:\#\#\#[ \t]*)?(?:Assistant|ASSISTANT|AI|Bot)[ \t]*(?::|(?m:$))",
         ),
-        (("Question",), r"(?m:^)[ \t]*Answer[ \t]*:"),
         (("###",), r"(?m:^)[ \t]*\#\#\#[ \t]*Response[ \t]*:"),
+        (("user",), r"(?m:^)[ \t]*assistant[ \t]*(?m:$)"),
     )
     for label in labels
 }

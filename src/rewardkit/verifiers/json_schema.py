@@ -244,12 +244,15 @@ _FIELD_CORRECTED = re.compile(
 
 def _field_given_otherwise(rest: str, document: Any) -> bool:
     """Whether a sentence after the document gives one of its top-level fields another
-    value: "Actually, the name is Bob.", "Note: the name should be Bob." after
-    ``{"name": "Alice"}``. The field is named by its key (``_`` read as a blank), the
-    value quoted, capitalised or a number ("The age should be a positive integer."
-    describes the schema); the same value again ("The name is Alice, as asked.") keeps it.
-    The key follows "the" or opens a sentence, after one word at most ("Actually, name is
-    Bob."): "the user name is Bob" names no field ``name``."""
+    value, as a correction: after a cue ("Actually, the name is Bob.", "Oops, age is
+    37."), or as what it should be ("Note: the name should be Bob.", "The age ought to be
+    37."), after ``{"name": "Alice", "age": 36}``. The field is named by its key (``_``
+    read as a blank) after "the" or at a sentence's start (one word before it at most:
+    "the user name" names no field ``name``); the value is quoted, or capitalised or a
+    number, up to the sentence's end. The field's own value again ("Actually, the price
+    is 24.99.", a prefix of it: "Dr." for "Dr. Jane Smith"), a plain statement without a
+    cue ("The date is ISO 8601 formatted.") and a bound ("Age should be 18 or more")
+    keep the document."""
     if not isinstance(document, dict) or not rest.strip():
         return False
     window = rest[:_TAKEN_BACK_CHARS]
@@ -259,32 +262,59 @@ def _field_given_otherwise(rest: str, document: Any) -> bool:
         name = r"[ \t_]+".join(re.escape(word) for word in key.replace("_", " ").split())
         if not name:
             continue
+        field = r"(?:the[ \t]+)?[\"'`]?" + name + r"[\"'`]?(?:[ \t]+field)?[ \t]+"
         said = re.compile(
-            r"(?i)(?:\bthe[ \t]+|(?:^|(?<=[.!?:;\n]))[ \t*_>]*(?:[a-z]+,?[ \t]+)?)"
-            r"[\"'`]?" + name + r"[\"'`]?(?:[ \t]+field)?"
-            r"[ \t]+(?:is|should[ \t]+be|must[ \t]+be|should[ \t]+have[ \t]+been|=)[ \t]+"
-            r"(?P<value>[\"'“`]?(?-i:[A-Z0-9-])[^.,;!?\n]{0,40})"
+            r"(?i)(?:^|(?<=[.!?:;\n]))[ \t*_>]*(?:"
+            + _CUE
+            + r"[,:]?[ \t]+"
+            + field
+            + r"(?:is|was|=)"
+            + r"|(?:[a-z]+,?[ \t]+)?"
+            + field
+            + _MODAL
+            + r"|[^.!?\n]{0,80}\bthe[ \t]+[\"'`]?"
+            + name
+            + r"[\"'`]?(?:[ \t]+field)?[ \t]+"
+            + _MODAL
+            + r")[ \t]+"
+            + _VALUE
         )
         for found in said.finditer(window):
-            if not _same_field_value(found.group("value"), value):
+            if _BOUND_AFTER.match(window, found.end()):
+                continue  # "Age should be 18 or more": a rule, not a value
+            if not _same_field_value(found.group("value") or found.group("quoted"), value):
                 return True
     return False
 
 
 _KEYS_READ = 32  # a document's first keys: enough for any field a sentence names
+_CUE = r"(?:actually|oops|whoops|wait|sorry|correction|edit|no|my[ \t]+bad)\b"
+_MODAL = r"(?:should|must|ought[ \t]+to)[ \t]+(?:have[ \t]+been|be)"
+# a quoted value, or one opening with a capital, a digit or a sign, to the sentence's end
+_VALUE = (
+    r"(?:[\"“'`](?P<quoted>[^\"”'`\n]{0,80})[\"”'`]"
+    r"|(?P<value>(?-i:[A-Z0-9-])[^\n]{0,60}?)(?=[.!?;:,]?(?:[ \t\n]|$)))"
+)
+_BOUND_AFTER = re.compile(
+    r"(?i)[ \t]+(?:or[ \t]+(?:more|less|above|below|higher|lower|greater|fewer|older|younger)"
+    r"|and[ \t]+(?:up|above|over))\b"
+)
 
 
 def _same_field_value(said: str, value: Any) -> bool:
     """Whether words after "the <field> is" give the document's value: its text (quotes
-    and case aside), or its number first ("36 years" for 36)."""
-    text = said.strip().strip("\"'“”`").strip().lower()
+    and case aside, or a prefix of it that ends a word: "Dr." for "Dr. Jane Smith"), or
+    its number first ("36 years" for 36, "1,200" for 1200)."""
+    text = said.strip().rstrip(".").strip().lower()
     if isinstance(value, bool) or value is None:
         return text.split()[0] == json.dumps(value) if text else False
     if isinstance(value, int | float):
-        number = re.match(r"-?\d+(?:\.\d+)?", text)
-        return number is not None and float(number.group()) == float(value)
+        number = re.match(r"-?\d[\d,]*(?:\.\d+)?", text)
+        return number is not None and float(number.group().replace(",", "")) == float(value)
     wanted = str(value).strip().lower()
-    return text == wanted or text.startswith(wanted + " ") or text.startswith(wanted + ",")
+    if text == wanted or text.startswith(wanted + " ") or text.startswith(wanted + ","):
+        return True
+    return bool(text) and wanted.startswith(text) and not wanted[len(text)].isalnum()
 
 
 def _last_fence(text: str) -> str | None:

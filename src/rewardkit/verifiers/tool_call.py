@@ -51,7 +51,6 @@ from typing import Any, ClassVar, Literal
 from rewardkit.config import RewardSection
 from rewardkit.errors import InvalidSampleError
 from rewardkit.types import message_text
-from rewardkit.verifiers._final import own_turn
 from rewardkit.verifiers._json import conclusion, json_equal, loads
 from rewardkit.verifiers.base import NO_CONTEXT, Context, Entry, Extracted, Matcher, Verdict
 
@@ -61,6 +60,9 @@ Order = Literal["strict", "any"]
 Turns = Literal["final", "all"]
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
+# what a block without arguments may hold besides its name ("type": "function", an id);
+# another key ("parameters", "args") is arguments verl's parser never reads: malformed
+_NO_ARGUMENT_KEYS = frozenset({"name", "type", "id"})
 MAX_CALLS = 256
 """More calls than this in one answer is malformed (and bounds the matching's work)."""
 
@@ -232,9 +234,11 @@ needed.``), whatever the final turn does; other ground truths read the final tur
 
 
 def _calls_beside_the_answer(text: str, read: int) -> bool:
-    """Whether ``text``'s own turn holds more complete ``<tool_call>`` blocks naming a
-    function than the ``read`` calls of its conclusion: calls made while thinking."""
-    turn = own_turn(text, labels=False)
+    """Whether ``text`` holds more complete ``<tool_call>`` blocks naming a function than
+    the ``read`` calls of its conclusion: calls made while thinking, in an earlier turn
+    of a trajectory decoded as one text, inside a ``<tool_response>`` block the policy
+    wrote, or in a turn it invented (verl's parser finds them all in what it generated)."""
+    turn = text  # the policy's every word: verl's parser reads blocks anywhere in a turn
     if turn.count(OPEN) <= read:
         return False  # the usual case: no block but those read
     named = 0
@@ -309,7 +313,7 @@ def _text_calls(text: str) -> tuple[list[Call], str | None]:
         name, arguments = block.get("name"), block.get("arguments", {})
         if not isinstance(name, str) or not isinstance(arguments, dict):
             return calls, "a <tool_call> without a string name and an object of arguments"
-        if "arguments" not in block and len(block) > 1:  # "parameters", "args": never read
+        if "arguments" not in block and block.keys() - _NO_ARGUMENT_KEYS:  # "parameters"
             return calls, f"a <tool_call> with {sorted(block)[:4]} but no arguments"
         calls.append((name, arguments))
         if len(calls) > MAX_CALLS:
