@@ -560,6 +560,15 @@ AREA_TESTS = {"test_list": ["assert isclose(area(2), 12.566370614359172)"]}
 COUNT_TESTS = {"test_list": ["assert Counter(count_chars('aab')) == Counter({'a': 2, 'b': 1})"]}
 RIGHT_AREA = "from math import isclose, pi\n\ndef area(r):\n    return pi * r * r\n"
 RIGHT_COUNT = "from collections import Counter\n\ndef count_chars(s):\n    return list(s)\n"
+# A task named like a stdlib module; exact numbers crossing as the harness's own
+# Fraction and Decimal (an honest Fraction(1, 2) was an opaque object, unequal to 0.5),
+# a solution's subclass of them as an opaque one
+ARRAY_TESTS = {"test_list": ["assert array(3) == [0, 0, 0]"]}
+HALF_TESTS = {"test_list": ["assert half(1) == 0.5"]}
+EQUAL_FRACTION = (
+    "from fractions import Fraction\n\nclass _Eq(Fraction):\n"
+    "    def __eq__(self, other):\n        return True\n\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -581,6 +590,24 @@ RIGHT_COUNT = "from collections import Counter\n\ndef count_chars(s):\n    retur
             0.0,
         ),
         (RIGHT_COUNT, COUNT_TESTS, 1.0),
+        ("def array(n):\n    return [0] * n\n", ARRAY_TESTS, 1.0),
+        ("def array(n):\n    return [1] * n\n", ARRAY_TESTS, 0.0),
+        (
+            "from fractions import Fraction\n\ndef half(x):\n    return Fraction(x, 2)\n",
+            HALF_TESTS,
+            1.0,
+        ),
+        (
+            "from decimal import Decimal\n\ndef half(x):\n    return Decimal(x) / 2\n",
+            HALF_TESTS,
+            1.0,
+        ),
+        (
+            "from fractions import Fraction\n\ndef half(x):\n    return Fraction(x, 3)\n",
+            HALF_TESTS,
+            0.0,
+        ),
+        (EQUAL_FRACTION + "def half(x):\n    return _Eq(x, 3)\n", HALF_TESTS, 0.0),
     ],
     ids=[
         "wrong_max",
@@ -591,6 +618,12 @@ RIGHT_COUNT = "from collections import Counter\n\ndef count_chars(s):\n    retur
         "right_isclose",
         "fake_counter",
         "right_counter",
+        "right_array",
+        "wrong_array",
+        "fraction",
+        "decimal",
+        "wrong_fraction",
+        "always_equal_fraction",
     ],
 )
 def test_the_tests_read_the_task_function_and_the_stdlibs_tools(

@@ -17,7 +17,8 @@ the verdict is made:
   the tests, the nonce or the harness's stdout (its own stdin and stdout are /dev/null).
 
 Every value that crosses from host to harness is plain data (None, bool, int, float,
-complex, str, bytes, list, tuple, set, frozenset, dict) rebuilt by the harness from a
+complex, str, bytes, list, tuple, set, frozenset, dict, and the exact numbers Fraction
+and Decimal) rebuilt by the harness from a
 tagged JSON form, or an opaque handle that compares equal only to itself. So the test's
 ``==`` runs on the harness's own builtins: an "always equal" object, a patched ``assert``,
 ``sys.exit(0)``, ``os._exit(0)``, killing either process, ``atexit`` hooks or monkey
@@ -78,6 +79,14 @@ def encode(obj: Any, handle: Callable[[Any], Json]) -> Json:
         return [tag, [encode(x, handle) for x in obj]]
     if kind is dict:
         return ["d", [[encode(k, handle), encode(v, handle)] for k, v in obj.items()]]
+    if kind.__module__ in ("fractions", "decimal"):  # exact numbers: Fraction(1, 2) == 0.5
+        import decimal
+        import fractions
+
+        if kind is fractions.Fraction:
+            return ["q", str(obj.numerator), str(obj.denominator)]
+        if kind is decimal.Decimal:
+            return ["D", str(obj)]
     return handle(obj)
 
 
@@ -100,6 +109,8 @@ def decode(value: Json, handle: Callable[[int], Any]) -> Any:
         return handle(int(rest[0]))
     if tag == "c" and len(rest) == 2 and all(type(x) is str for x in rest):
         return complex(float(rest[0]), float(rest[1]))
+    if tag in ("q", "D") and all(type(x) is str for x in rest):
+        return _exact_number(tag, rest)
     if len(rest) != 1 or type(rest[0]) is not list:
         raise ValueError("malformed container")
     items = rest[0]
@@ -110,6 +121,23 @@ def decode(value: Json, handle: Callable[[int], Any]) -> Any:
     if build is None:
         raise ValueError(f"unknown tag {tag!r}")
     return build(decode(x, handle) for x in items)
+
+
+def _exact_number(tag: str, parts: list[str]) -> Any:
+    """A Fraction (``q``: numerator, denominator) or a Decimal (``D``: its text), the
+    harness's own stdlib classes: the test's ``==`` runs on them, never on the solution's."""
+    if tag == "q" and len(parts) == 2 and int(parts[1]) != 0:
+        import fractions
+
+        return fractions.Fraction(int(parts[0]), int(parts[1]))
+    if tag == "D" and len(parts) == 1 and len(parts[0]) <= 5000:
+        import decimal
+
+        try:
+            return decimal.Decimal(parts[0])
+        except decimal.InvalidOperation as exc:
+            raise ValueError("malformed decimal") from exc
+    raise ValueError("malformed exact number")
 
 
 # ---------------------------------------------------------------------- the host
@@ -411,7 +439,7 @@ def _namespace(channel: Channel, names: Any, used: set[str]) -> dict[str, Any]:
         if tool is not None:
             namespace[name] = tool
             continue
-        if kind != "m" and name in allowed:
+        if kind != "m" and name in allowed and name != task:
             # A class named `math` with an `isclose` always True: MBPP tests that use the
             # solution's `import math` get only a real module (or nothing) under that name.
             continue
