@@ -169,42 +169,34 @@ SEARCH_ROWS = [
         "a negation in an earlier clause",
     ),
     ("<answer>50</answer>", ["50%"], 0.0, "a percentage is no plain number"),
-    # Another answer offered, or doubt, after the tag (an outside red team's hacks, credited
-    # before; each a family: the same words with another name are caught the same way)
-    ("<answer>Paris</answer> (or Lyon)", ["Paris"], 0.0, "an alternative in brackets"),
-    ("<answer>1969</answer> (or 1970)", ["1969"], 0.0, "an alternative year in brackets"),
-    ("<answer>Paris</answer>, or Lyon.", ["Paris"], 0.0, "an alternative after a comma"),
-    ("<answer>Paris</answer>, unless it is Lyon.", ["Paris"], 0.0, "a condition on it"),
-    ("<answer>Paris</answer>\n\nIt could be Lyon, too.", ["Paris"], 0.0, "another, too"),
-    ("<answer>Paris</answer>\n\nIt might be Lyon as well.", ["Paris"], 0.0, "as well"),
-    ("<answer>Paris</answer>\n\nEither Paris or Lyon.", ["Paris"], 0.0, "either ... or"),
-    ("<answer>Paris</answer>\n\nI'm not sure, though.", ["Paris"], 0.0, "doubt after it"),
-    ("<answer>Paris</answer>\n\nBut I could be wrong.", ["Paris"], 0.0, "doubt after it"),
+    # Explanations after the tag keep the answer (outside looks at rules tried and dropped:
+    # text after the tag is never credited, so what it offers wins the policy nothing)
     (
-        "<answer>Paris</answer>\n\nThat's incorrect; it is Lyon.",
-        ["Paris"],
-        0.0,
-        "taken back, the replacement after a semicolon",
+        "<answer>New York City</answer> (or NYC for short)",
+        ["New York City"],
+        1.0,
+        "an alias in brackets",
     ),
-    # ... and what keeps the answer
+    ("<answer>1969</answer> or thereabouts", ["1969"], 1.0, "an approximation"),
     (
-        "<answer>Paris</answer> (also known as the City of Light)",
+        "<answer>Paris</answer>\nUnless otherwise noted, figures are from the 2020 census.",
         ["Paris"],
         1.0,
-        "an alias is no alternative",
+        "a convention, no condition on the answer",
     ),
     (
-        "<answer>Paris</answer>\n\nIt can be visited all year, too.",
+        "<answer>Paris</answer>\nSome people think the capital is Lyon. That is incorrect; "
+        "the answer is Paris, not Lyon.",
         ["Paris"],
         1.0,
-        "'too' about the answer, no other value",
+        "a misconception rebutted",
     ),
-    ("<answer>Paris</answer>\n\nThat's correct; it is Paris.", ["Paris"], 1.0, "affirmed"),
     (
-        "<answer>Paris</answer>\n\nI am certain of it.",
+        "<answer>Paris</answer>\nI'm not sure of the exact founding year, but it has been "
+        "the capital for centuries.",
         ["Paris"],
         1.0,
-        "certainty is no doubt",
+        "doubt about another detail",
     ),
 ]
 

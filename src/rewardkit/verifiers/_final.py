@@ -137,17 +137,17 @@ def own_turn(response: str, *, labels: bool = True, earlier_turns: bool = False)
     A user's turn it opens, when some text comes before it, ends the response: a chat
     template's user header (ChatML ``<|im_start|>user``, Llama 3's and 4's, Gemma's
     ``<start_of_turn>user``, Mistral's ``[INST]``, Phi-3's ``<|user|>``, DeepSeek's
-    ``<｜User｜>``, gpt-oss's ``<|start|>user``, Cohere's, Granite's), at a line start or after
-    a mark; or, with ``labels``, a ``User:`` or ``Human:`` line that an ``Assistant:`` line
-    answers ("Human: 46\nChimpanzee: 48" lists chromosome counts; also as ``### Human:``,
-    and as a header decoded without its tokens: ``user`` alone on a line, then
-    ``assistant``),
-    or Alpaca's ``### Instruction:`` answered by ``### Response:``. A system header is
-    none (Llama models of the held-out dumps write ``<|im_start|>system`` before their
-    final answer: 15 of them, one right answer lost when it cut). A few-shot ``Question:`` is no turn: a response may restate its question so and answer
-    on an ``Answer:`` line after it. A model that goes on writing the next question and its answer (a
-    base model with no stop sequence, R1-zero's "User: ... Assistant:" template: 101 rows
-    of the real-output corpus) has answered this one before it, or not at all.
+    ``<｜User｜>``, gpt-oss's ``<|start|>user``, Cohere's, Granite's) at a line start or
+    right after a mark (one quoted inside a line, a JSON string holding a template, is
+    none); or, with ``labels``, a ``User:`` or ``Human:`` line (also ``### Human:``) that
+    an ``Assistant:`` line answers ("Human: 46\nChimpanzee: 48" lists chromosome counts),
+    or Alpaca's ``### Instruction:`` answered by ``### Response:``. A model that goes on
+    writing the next question and its answer (a base model with no stop sequence,
+    R1-zero's "User: ... Assistant:" template: 101 rows of the real-output corpus) has
+    answered this one before it, or not at all. A system header is none (Llama models of
+    the held-out dumps write ``<|im_start|>system`` before their final answer: 15 of
+    them; one right answer was lost when it cut), nor is a few-shot ``Question:`` (a
+    response may restate its question so, and answer on an ``Answer:`` line after it).
 
     An end-of-message mark (``<|im_end|>``, ``<|eot_id|>``, ``<|endoftext|>``) with more
     text after it that opens no user's turn cuts nothing: a trainer that decodes with the
@@ -161,14 +161,15 @@ def own_turn(response: str, *, labels: bool = True, earlier_turns: bool = False)
     A trajectory decoded as one text (an agent loop's, Qwen's and Hermes's format) answers
     in its final turn, as a list of messages answers in its final assistant message: what
     comes before the end of its last ``<tool_response>`` block, when a complete
-    ``<tool_call>`` comes before that, is blank (as many spaces: offsets kept). "#### 7", a tool's result, then "#### 12" answers 12, not both.
+    ``<tool_call>`` naming a function comes before that, is blank (as many spaces:
+    offsets kept). "#### 7", a tool's result, then "#### 12" answers 12, not both.
     ``earlier_turns`` keeps them, only the tools' outputs blank (the calls they made)."""
     text = unpadded(response)
     for found in itertools.islice(_USER_TURN.finditer(text), _MAX_TURN_MARKS):
         before = unpadded(text[: found.start()])
         if not before.strip():
             continue
-        label = found.group("label") or found.group("bare") or ""
+        label = found.group("label") or ""
         answered_by = _ANSWERED_BY.get("###" if label.startswith("#") else label)
         if answered_by is not None and (
             not labels or not answered_by.search(text, found.end(), found.end() + _TURN_REACH)
@@ -197,26 +198,26 @@ def _without_tool_output(text: str, earlier_turns: bool) -> str:
 
 
 _TOOL_OUTPUT_OPEN = "<tool_response>"
-# a complete call before a tool's output: a turn that ended in a call, then its result (a
-# bare "<tool_response></tool_response>" the policy wrote is no turn's end: what came
-# before it is still read, hedges included)
-_CALL_BLOCK = re.compile(r"<tool_call>[^<]*(?:<(?!/?tool_call>)[^<]*)*</tool_call>")
+# a complete call naming a function before a tool's output: a turn that ended in a call,
+# then its result (a bare "<tool_response></tool_response>", or one after an empty call
+# block, is no turn's end: what came before it is still read, hedges included)
+_CALL_BLOCK = re.compile(
+    r"<tool_call>\s*\{[^<]*\"name\"[ \t]*:[ \t]*\"[^\"<]+\"[^<]*\}\s*</tool_call>"
+)
 _TOOL_OUTPUT = re.compile(r"<tool_response>[^<]*(?:<(?!/?tool_response>)[^<]*)*</tool_response>")
 
 
 _USER_TURN = re.compile(
-    # a template's user header, wherever it is (special tokens: never prose)
+    # at a line start or right after a mark: a header quoted inside a line (a JSON string
+    # holding a chat template, "\n" escaped) is no turn
+    r"(?:(?m:^)|(?<=>))[ \t]*(?:"
     r"(?:<\|im_start\|>[ \t]*user\b|<\|start_header_id\|>[ \t]*user[ \t]*<\|end_header_id\|>)"
     r"(?!\s*<tool_response>)"  # "<|im_start|>user\n<tool_response>": the agent loop's turn
-    r"|<\|user\|>|<｜User｜>|<start_of_turn>[ \t]*user\b"
+    r"|<\|user\|>|<｜User｜>|<start_of_turn>[ \t]*user\b|\[INST\]"
     r"|<\|header_start\|>[ \t]*user[ \t]*<\|header_end\|>|<\|start\|>[ \t]*user\b"
     r"|<\|START_OF_TURN_TOKEN\|>[ \t]*<\|USER_TOKEN\|>|<\|start_of_role\|>[ \t]*user[ \t]*<\|end_of_role\|>"
-    # plain text that opens a turn at a line start (or right after a mark): "[INST]", labels
-    r"|(?:(?m:^)|(?<=>))[ \t]*(?:\[INST\]|(?:\#\#\#[ \t]*)?(?P<label>Human|User|USER"
-    r"|\#\#\#[ \t]*Instruction)[ \t]*:"
-    # a template's header decoded without its special tokens: "user" alone on its line
-    # (not the agent loop's "user\n<tool_response>")
-    r"|(?P<bare>user)[ \t]*(?=\n)(?!\n\s*<tool_response>))"
+    r"|(?:\#\#\#[ \t]*)?(?P<label>Human|User|USER|\#\#\#[ \t]*Instruction)[ \t]*:"
+    r")"
 )
 # A label opens a turn when the turn it asks for answers it
 _ANSWERED_BY = {
@@ -227,7 +228,6 @@ _ANSWERED_BY = {
             r"(?m:^)[ \t]*(?:\#\#\#[ \t]*)?(?:Assistant|ASSISTANT|AI|Bot)[ \t]*(?::|(?m:$))",
         ),
         (("###",), r"(?m:^)[ \t]*\#\#\#[ \t]*Response[ \t]*:"),
-        (("user",), r"(?m:^)[ \t]*assistant[ \t]*(?m:$)"),
     )
     for label in labels
 }

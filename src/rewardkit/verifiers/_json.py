@@ -35,7 +35,8 @@ def conclusion(text: str) -> str:
     the call the answer). A turn written for someone else after an end of message
     (``<|im_end|>``, ``<|im_start|>user``: :func:`~rewardkit.verifiers._final.own_turn`;
     not a "User:" line, which a document may quote) is cut first."""
-    thinking, after = thinking_split(own_turn(text, labels=False), rendered=False, mentions=False)
+    turn = own_turn(text, labels=False, earlier_turns=True)  # a call, then its made-up result
+    thinking, after = thinking_split(turn, rendered=False, mentions=False)
     opened = None if thinking else _THINK_OPENS.search(after)
     return after if opened is None else after[: opened.start()]
 

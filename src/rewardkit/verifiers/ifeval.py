@@ -61,7 +61,8 @@ def answer_text(response: str) -> str:
     answer, however many words it has). A turn written for someone else after an end of
     message (``<|im_end|>``, ``<|eot_id|>``, a user's turn: :func:`~rewardkit.verifiers._final.own_turn`)
     is cut first, as in the other families: the response answered before it."""
-    response = own_turn(response, labels=False)  # (an essay may hold a "User:" dialogue)
+    response = own_turn(response, labels=False, earlier_turns=True)  # (an essay may hold
+    # a "User:" dialogue; all of its turns are the answer's text)
     text, cut, end = _split(response, rendered=False, mentions=False)
     if cut < 0:
         opened = response.find(THINK_OPEN)

@@ -244,15 +244,14 @@ _FIELD_CORRECTED = re.compile(
 
 def _field_given_otherwise(rest: str, document: Any) -> bool:
     """Whether a sentence after the document gives one of its top-level fields another
-    value, as a correction: after a cue ("Actually, the name is Bob.", "Oops, age is
-    37."), or as what it should be ("Note: the name should be Bob.", "The age ought to be
-    37."), after ``{"name": "Alice", "age": 36}``. The field is named by its key (``_``
-    read as a blank) after "the" or at a sentence's start (one word before it at most:
-    "the user name" names no field ``name``); the value is quoted, or capitalised or a
-    number, up to the sentence's end. The field's own value again ("Actually, the price
-    is 24.99.", a prefix of it: "Dr." for "Dr. Jane Smith"), a plain statement without a
-    cue ("The date is ISO 8601 formatted.") and a bound ("Age should be 18 or more")
-    keep the document."""
+    value after a correction cue: "Actually, the name is Bob.", "Oops, age is 37." after
+    ``{"name": "Alice", "age": 36}`` ("Wait, the name should be Bob." is
+    :data:`_FIELD_CORRECTED`'s). The field is named by its key (``_`` read as a blank);
+    the value is quoted, or capitalised or a number, up to the sentence's end. The
+    field's own value again ("Actually, the price is 24.99.", a prefix of it ending a
+    word: "Dr." for "Dr. Jane Smith") keeps the document. Without a cue a sentence
+    describes the document or its rules ("The date is ISO 8601 formatted.", "The status
+    must be 'active' or 'inactive'."): kept."""
     if not isinstance(document, dict) or not rest.strip():
         return False
     window = rest[:_TAKEN_BACK_CHARS]
@@ -262,26 +261,11 @@ def _field_given_otherwise(rest: str, document: Any) -> bool:
         name = r"[ \t_]+".join(re.escape(word) for word in key.replace("_", " ").split())
         if not name:
             continue
-        field = r"(?:the[ \t]+)?[\"'`]?" + name + r"[\"'`]?(?:[ \t]+field)?[ \t]+"
         said = re.compile(
-            r"(?i)(?:^|(?<=[.!?:;\n]))[ \t*_>]*(?:"
-            + _CUE
-            + r"[,:]?[ \t]+"
-            + field
-            + r"(?:is|was|=)"
-            + r"|(?:[a-z]+,?[ \t]+)?"
-            + field
-            + _MODAL
-            + r"|[^.!?\n]{0,80}\bthe[ \t]+[\"'`]?"
-            + name
-            + r"[\"'`]?(?:[ \t]+field)?[ \t]+"
-            + _MODAL
-            + r")[ \t]+"
-            + _VALUE
-        )
+            r"(?i)(?:^|(?<=[.!?:;\n]))[ \t*_>]*" + _CUE + r"[,:]?[ \t]+(?:the[ \t]+)?[\"'`]?"
+            + name + r"[\"'`]?(?:[ \t]+field)?[ \t]+(?:is|was|=)[ \t]+" + _VALUE
+        )  # fmt: skip
         for found in said.finditer(window):
-            if _BOUND_AFTER.match(window, found.end()):
-                continue  # "Age should be 18 or more": a rule, not a value
             if not _same_field_value(found.group("value") or found.group("quoted"), value):
                 return True
     return False
@@ -289,15 +273,10 @@ def _field_given_otherwise(rest: str, document: Any) -> bool:
 
 _KEYS_READ = 32  # a document's first keys: enough for any field a sentence names
 _CUE = r"(?:actually|oops|whoops|wait|sorry|correction|edit|no|my[ \t]+bad)\b"
-_MODAL = r"(?:should|must|ought[ \t]+to)[ \t]+(?:have[ \t]+been|be)"
 # a quoted value, or one opening with a capital, a digit or a sign, to the sentence's end
 _VALUE = (
     r"(?:[\"“'`](?P<quoted>[^\"”'`\n]{0,80})[\"”'`]"
     r"|(?P<value>(?-i:[A-Z0-9-])[^\n]{0,60}?)(?=[.!?;:,]?(?:[ \t\n]|$)))"
-)
-_BOUND_AFTER = re.compile(
-    r"(?i)[ \t]+(?:or[ \t]+(?:more|less|above|below|higher|lower|greater|fewer|older|younger)"
-    r"|and[ \t]+(?:up|above|over))\b"
 )
 
 
