@@ -134,6 +134,14 @@ ROWS = [
     ("Example:\nUser: give me a record\nAssistant: sure\n\n```json\n" + DOC + "\n```", PINNED,
      "ok", 1.0, None, "a quoted dialogue before the document is no turn of its own"),
     ('{"name": "Ada", "age": 36.0}', PINNED, "ok", 1.0, None, "36 == 36.0 at a pointer"),
+    # thinking markup inside a string of a document that is the whole answer closes nothing
+    # (an outside red team's rows: no_json before)
+    ('{"close_tag": "</think>"}', {"type": "object", "required": ["close_tag"]}, "ok", 1.0, None,
+     "</think> inside a string"),
+    ('{"format": "<reasoning>...</reasoning><answer>...</answer>"}',
+     {"type": "object", "required": ["format"]}, "ok", 1.0, None, "a GRPO format string"),
+    ('<think>Ada, 36.</think>\n{"name": "Ada", "age": 36}', PINNED, "ok", 1.0, None,
+     "a real thinking before the document still closes"),
     ('{"name": "Bob", "age": 36}', PINNED, "ok", 0.0, "required_values", "a required value differs"),
     ('{"a": [1, {"b/c": true}]}', {"schema": {}, "required_values": {"/a/1/b~1c": True}}, "ok",
      1.0, None, "an escaped pointer into an array"),

@@ -34,8 +34,13 @@ def conclusion(text: str) -> str:
     closes too (no format mention here: written after a call in the thinking, it made
     the call the answer). A turn written for someone else after an end of message
     (``<|im_end|>``, ``<|im_start|>user``: :func:`~rewardkit.verifiers._final.own_turn`;
-    not a "User:" line, which a document may quote) is cut first."""
+    not a "User:" line, which a document may quote) is cut first. A turn that is one
+    JSON value as a whole is its own answer: a ``</think>`` there sits inside one of its
+    strings (``{"close_tag": "</think>"}``, ``"<reasoning>...</reasoning>"``, a document
+    about chat templates) and closes nothing."""
     turn = own_turn(text, labels=False, earlier_turns=True)  # a call, then its made-up result
+    if turn.lstrip()[:1] in ("{", "[") and loads(turn.strip())[0]:
+        return turn
     thinking, after = thinking_split(turn, rendered=False, mentions=False)
     opened = None if thinking else _THINK_OPENS.search(after)
     return after if opened is None else after[: opened.start()]
