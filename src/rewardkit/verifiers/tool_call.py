@@ -238,16 +238,15 @@ def _calls_beside_the_answer(text: str, read: int) -> bool:
     the ``read`` calls of its conclusion: calls made while thinking, in an earlier turn
     of a trajectory decoded as one text, inside a ``<tool_response>`` block the policy
     wrote, or in a turn it invented (verl's parser finds them all in what it generated)."""
-    turn = text  # the policy's every word: verl's parser reads blocks anywhere in a turn
-    if turn.count(OPEN) <= read:
+    if text.count(OPEN) <= read:  # (the whole text: verl's parser reads blocks anywhere)
         return False  # the usual case: no block but those read
     named = 0
     position = 0
-    while named <= read and (start := turn.find(OPEN, position)) >= 0:
-        end = turn.find(CLOSE, start + len(OPEN))
+    while named <= read and (start := text.find(OPEN, position)) >= 0:
+        end = text.find(CLOSE, start + len(OPEN))
         if end < 0:
             break
-        ok, block = loads(turn[start + len(OPEN) : end])
+        ok, block = loads(text[start + len(OPEN) : end])
         named += ok and isinstance(block, dict) and isinstance(block.get("name"), str)
         position = end + len(CLOSE)
     return named > read
