@@ -175,6 +175,11 @@ _TWO_GIVEN = [  # (response, gold)
     ("The answer is `B`, `C`.", "B"), ("The answer is \\(B\\) and \\(C\\).", "B"),
     ("The answer is *B* or *C*.", "B"), ('The answer is "B" (also C).', "B"),
     ("The answer is `B`, probably.", "B"), ("答案应该是B，也可能是C", "B"),
+    # two labels with their options' text, in the answer's sentence
+    ("Answer: B) Paris, C) Rome", "B"), ("Answer: (B) Paris, (C) Rome", "B"),
+    ("Answer: B) Paris; C) Rome", "B"), ("Answer: B) Paris or C) Rome", "B"),
+    ("Answer: B. Paris, C. Rome", "B"), ("The answer is (B) 12 or (C) 15.", "B"),
+    ("Answer: **B** Paris, **C** Rome", "C"), ("I choose (B) Paris and (C) Rome.", "B"),
 ]  # fmt: skip
 # Regressions an outside red team found in those rules' first version: each is B
 _ONE_GIVEN_THE_OTHER_SET_APART = [
@@ -185,6 +190,9 @@ _ONE_GIVEN_THE_OTHER_SET_APART = [
     "Berlin is Germany's. Alternatively, by elimination the answer is B.",
     "Many students choose A because it is large.\n\nTherefore, the correct answer is:\n\n**B**",
     "You might choose C if you confuse it with Italy.\n\nFinal answer:\nB",
+    "Answer: B) Paris. C) Rome is in Italy.", "Answer: B) Paris, as opposed to C) Rome",
+    "Answer: B) 4, since (C) assumes x > 0.", "The answer is (B), and (B) only.",
+    "Answer: B. Paris, i.e. the capital.",
 ]  # fmt: skip
 
 

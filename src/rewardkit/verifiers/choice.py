@@ -261,6 +261,7 @@ def _extract_in(full: str, cut: bool, question: str = "") -> Extracted:
         hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
         hedged = hedged or _options_follow(response, stated) or _bold_elsewhere(response, stated)
         hedged = hedged or _offered_as_alternative(response, stated)
+        hedged = hedged or _label_listed_after(response, stated)
         return _unless_hedged(stated, "stated", hedged)
     if stated is not None and lone is not None:  # "Answer: A" then a last line "B) 42"
         return Extracted(None, {"pattern": "line", "hedged": True, "pred": _letter(lone)})
@@ -271,6 +272,7 @@ def _extract_in(full: str, cut: bool, question: str = "") -> Extracted:
         # taken back or offered beside, as after a stated one: "I'll go with B. Actually,
         # C.", "I choose B. Or maybe C."
         hedged = _offered_after(response, option) or _bold_elsewhere(response, option)
+        hedged = hedged or _label_listed_after(response, option)
         return _unless_hedged(option, "stated", hedged)
     if lone is not None:
         if not _lone_line_chosen(lone, lines, question):
@@ -556,6 +558,41 @@ def _options_follow(text: str, final: re.Match[str]) -> bool:
             break
         pos, expected, seen = found.end(), expected + 1, seen + 1
     return seen >= 2
+
+
+def _label_listed_after(text: str, final: re.Match[str]) -> bool:
+    """Whether the sentence of the chosen letter goes on to list another option by its
+    label, after its text: "Answer: B) Paris, C) Rome" and "The answer is (B) 12 or (C)
+    15" choose two. The other label is closed ("C)", "(C)", "**C**"), follows a list
+    word or mark, and is not ruled out ("B) Paris, not C) Rome" chooses B) nor said
+    something of ("B) Paris, and C) Rome is the capital of Italy" chooses B)."""
+    line_end = text.find("\n", final.end())
+    end = min(len(text) if line_end < 0 else line_end, final.end() + _LINE_CHARS)
+    stop = _LABEL_SENTENCE_STOP.search(text, final.end(), end)
+    end = stop.start() if stop is not None else end
+    letter = _letter(final)
+    return any(
+        _letter(found) != letter and not _PREDICATE.search(text, found.end(), end)
+        for found in _LISTED_LABEL.finditer(text, final.end(), end)
+    )
+
+
+# a list word or mark, then an option's closed label: ", C)", " or (C)", "; **C**"
+_LISTED_LABEL = re.compile(
+    r"(?:[,;/&]|(?<![A-Za-z])(?:and/or|and|or|plus)(?![A-Za-z]))[ \t]{0,3}"
+    r"(?:(?:and|or|also)[ \t]{1,3})?(?:\*\*)?"
+    r"(?:\((?P<letter>[A-J])\)|\[(?P<letter_b>[A-J])\]|(?P<letter_c>[A-J])[\)\]]"
+    r"|(?<=\*\*)(?P<letter_d>[A-J])(?=\*\*)|(?P<letter_e>[A-J])\.(?=[ \t]+\w))"
+)
+# a verb saying something of the other option: it is discussed, not listed
+_PREDICATE = re.compile(
+    r"(?i)\b(?:is|are|was|were|isn't|aren't|wasn't|would|could|can|cannot|can't|does|doesn't"
+    r"|do|has|have|had|fails?|seems?|looks?|might|may|must|should|will|won't|refers?|means?"
+    r"|describes?|gives?|belongs?|lies|applies|holds?)\b"
+)
+# a sentence's end; not the full stop of a label ("B. Paris, C. Rome")
+_LABEL_SENTENCE_STOP = re.compile(r"(?<!\b[A-J])[.!?](?:\s|$)")
+_LINE_CHARS = 200  # how far along its line a chosen letter's sentence is read
 
 
 def _offered_as_alternative(text: str, final: re.Match[str]) -> bool:
