@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import subprocess
+import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from rewardkit import RewardLoop
 from rewardkit._loopwatch import BlockLog, LoopBlocked, watched
@@ -85,3 +92,66 @@ def test_watched_passes_through_values_and_cancellation() -> None:
 
     asyncio.run(main())
     assert log.during(0, time.perf_counter()) is not None
+
+
+def _spin(seconds: float) -> None:
+    """CPU work on this thread (not a sleep): ``seconds`` of this thread's CPU time."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+@pytest.mark.skipif(
+    not Path("/proc/thread-self/schedstat").exists(), reason="the kernel's run-queue times"
+)
+def test_a_step_slowed_by_a_busy_machine_is_not_blamed_on_its_coroutine() -> None:
+    # Under a loaded machine a short step waits for a CPU; that wait is not the step's.
+    # Six spinning processes share the one CPU this thread is pinned to: a step of 20 ms
+    # of CPU work takes about 140 ms of wall time, over the 60 ms limit. A thread of this
+    # process running Python beside it holds the GIL while it waits for the CPU, and the
+    # step waits for the GIL: not the step's time either. Sleeping for 120 ms, or 120 ms
+    # of CPU work, is still a blocked loop.
+    cpu = min(os.sched_getaffinity(0))
+    spin = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"
+    others = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(6)]
+    mask = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
+    log = BlockLog(limit_s=0.06)
+
+    async def step(work: Callable[[], None]) -> str:
+        await asyncio.sleep(0)
+        start = time.perf_counter()
+        work()
+        return f"{time.perf_counter() - start:.3f}s"
+
+    async def blamed(work: Callable[[], None]) -> tuple[bool, str]:
+        try:
+            return False, await watched(step(work), "row", log)
+        except LoopBlocked as exc:
+            return True, str(exc)
+
+    def busy_thread() -> None:  # holds the GIL whenever it runs, waits for the CPU too
+        while not done.is_set():
+            sum(range(1000))
+
+    done = threading.Event()
+    try:
+        time.sleep(0.3)  # the spinners start
+        short = [asyncio.run(blamed(lambda: _spin(0.02))) for _ in range(3)]
+        beside = threading.Thread(target=busy_thread)
+        beside.start()
+        short_beside_a_thread = [asyncio.run(blamed(lambda: _spin(0.02))) for _ in range(5)]
+        done.set()
+        beside.join()
+        sleeping = asyncio.run(blamed(lambda: time.sleep(0.12)))
+        hogging = asyncio.run(blamed(lambda: _spin(0.12)))
+    finally:
+        done.set()
+        os.sched_setaffinity(0, mask)
+        for other in others:
+            other.kill()
+            other.wait()
+    assert [b for b, _ in short] == [False] * 3, short
+    assert [b for b, _ in short_beside_a_thread] == [False] * 5, short_beside_a_thread
+    assert sleeping[0] and "row blocked the event loop" in sleeping[1]
+    assert hogging[0] and "row blocked the event loop" in hogging[1]

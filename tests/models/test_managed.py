@@ -485,7 +485,9 @@ def judge_heal_and_stop(model: str, tmp_path: Path, rows: int) -> None:
             time.sleep(0.002)
         fleet.kill_replica(0)  # mid-batch
         batch.join(timeout=120)
-        assert [r.status for r in results] == [Status.OK] * rows, [r.error for r in results]
+        assert [r.status for r in results] == [Status.OK] * rows, [
+            (i, r.error) for i, r in enumerate(results) if r.error
+        ]
         assert {r.components["judge"] for r in results} == {0.7}  # [[7]] on 0..10
         assert {r.components["rule"] for r in results} == {1.0}
         assert {r.extra["vocab"] for r in results} == {len(_tokenizer(model))}
