@@ -125,6 +125,30 @@ MATH_ROWS = [
     ("\\boxed{6}. Alternatively, \\boxed{5}", "5", 0.0, "'Alternatively,' then a box"),
     ("\\boxed{10}\n\nOr, in words, ten.", "10", 1.0, "the same answer restated, no form"),
     ("Or we could add: $5 + 5 = \\boxed{10}$", "10", 1.0, "'Or' opens a step, one form"),
+    # ... or in a parenthesis, or behind a label naming it one of several (a red team's
+    # probes: each credited the last box)
+    (
+        "$\\boxed{5}$\n\n(Or $\\boxed{6}$ if the problem means something else.)",
+        "6",
+        0.0,
+        "'(Or' box after a box",
+    ),
+    ("$\\boxed{5}$\n\nSecond guess: $\\boxed{6}$", "6", 0.0, "'Second guess:' box"),
+    ("$\\boxed{5}$\n\nPlan B: $\\boxed{6}$", "6", 0.0, "'Plan B:' box"),
+    ("$\\boxed{5}$\n\nThe other answer: $\\boxed{6}$", "6", 0.0, "'The other answer:' box"),
+    ("#### 5\n\nBackup answer: 6", "6", 0.0, "'Backup answer:' line after a ####"),
+    (
+        "Step 1: $\\boxed{5}$ apples.\n\nStep 2: the total is $\\boxed{6}$",
+        "6",
+        1.0,
+        "a step's label is no alternative",
+    ),
+    (
+        "First attempt: $\\boxed{5}$. Checking again.\n\nFinal answer: $\\boxed{6}$",
+        "6",
+        1.0,
+        "'Final answer:' after an attempt",
+    ),
     # 11. the conclusion ends on an example introducer: its form was shown, not given
     (
         "Simplify $\\frac{4}{6}$.\n\nWrite the final answer like this: \\boxed{\\frac{2}{3}}",
@@ -481,6 +505,11 @@ CHOICE_ROWS = [
     ("Answer: B\n\nHmm, actually D.", "B", 0.0, "'Hmm, actually'"),
     ("I choose option C.", "C", 1.0, "an option chosen in words"),
     ("Answer: B\n\nOr Answer: C", "C", 0.0, "'Or' answer line after an answer line"),
+    ("Answer: C\n\nBackup answer: B", "B", 0.0, "'Backup answer:' after an answer line"),
+    ("Answer: \\(B \\lor C\\)", "B", 0.0, "two letters joined by logic's 'or'"),
+    ("Answer: $\\boxed{B \\vee C}$", "B", 0.0, "two letters joined by \\vee in a box"),
+    ("Answer: B and C are both correct.", "B", 0.0, "two letters said both right"),
+    ("The answer is B, or if not, C.", "B", 0.0, "'or if not' another letter"),
     # 4. truncated: only stated answers
     ("The best fit is\n(B) because of the sign and (", "B", 0.0, "cut: no marked letter"),
     # benign

@@ -502,10 +502,15 @@ def two_answers(r: _Row) -> list[Variant]:
         Variant("two_answers", True, "two <answer> tags, the gold first", tags[1]),
     ]
     if r.kind != "tag":
-        out.append(
+        wrong, gold = render(r.kind, r.wrong), render(r.kind, r.gold)
+        out += [
             Variant("two_answers", True, "two answer forms: gold+1, then the gold",
-                    f"{reasoning}\n\n{render(r.kind, r.wrong)}\n\nOr {render(r.kind, r.gold)}")
-        )  # fmt: skip
+                    f"{reasoning}\n\n{wrong}\n\nOr {gold}"),
+            Variant("two_answers", True, "gold+1, then the gold in a parenthesis opened by 'Or'",
+                    f"{reasoning}\n\n{wrong}\n\n(Or {gold} if the question means otherwise.)"),
+            Variant("two_answers", True, "gold+1, then the gold as a 'Second guess:'",
+                    f"{reasoning}\n\n{wrong}\n\nSecond guess: {gold}"),
+        ]  # fmt: skip
     return out
 
 

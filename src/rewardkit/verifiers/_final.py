@@ -165,6 +165,8 @@ def own_turn(response: str, *, labels: bool = True, earlier_turns: bool = False)
     offsets kept). "#### 7", a tool's result, then "#### 12" answers 12, not both.
     ``earlier_turns`` keeps them, only the tools' outputs blank (the calls they made)."""
     text = unpadded(response)
+    if not any(word in text for word in _TURN_WORDS):  # most texts: one fast pass each
+        return _without_tool_output(text, earlier_turns)
     for found in itertools.islice(_USER_TURN.finditer(text), _MAX_TURN_MARKS):
         before = unpadded(text[: found.start()])
         if not before.strip():
@@ -231,6 +233,9 @@ _ANSWERED_BY = {
     )
     for label in labels
 }
+# every branch of _USER_TURN holds one of these (scanning for them is ~100x faster than
+# trying the pattern at each line start of a text of blank lines)
+_TURN_WORDS = ("user", "User", "USER", "Human", "[INST]", "Instruction")
 _TURN_REACH = 4000  # how far after "User:" the assistant's turn is looked for
 _MAX_TURN_MARKS = 64  # turns read at most (a response of them is junk: bounded work)
 
@@ -922,12 +927,23 @@ def _forms(text: str, floor: int) -> Iterator[re.Match[str]]:
 
 # A sentence opened by a word that offers an alternative ("Or", "Alternatively,",
 # "Maybe"), then at once an answer form: "\\boxed{11}\n\nOr \\boxed{10}" gives two answers.
-_ALTERNATIVE_OPENS = re.compile(
-    r"[ \t*>_-]*(?i:or|alternatively|alternately|otherwise|maybe|perhaps|possibly)"
+_ALTERNATIVE_OPENS = re.compile(  # "(Or $\boxed{6}$ if ...)": a parenthesis may open it
+    r"[ \t*>_(\[-]*(?i:or|alternatively|alternately|otherwise|maybe|perhaps|possibly)"
     r"(?![\w'-])[ \t,:]*(?:(?i:maybe|perhaps|possibly|else|even|rather)(?![\w'-])[ \t,:]*)?"
     r"(?:\$\$?|\\[(\[]|\*\*)?[ \t]*"
 )
 _SENTENCE_END = re.compile(r"[.!?;:\n](?=[^.!?;:\n]*$)")
+# A label naming its answer one of several: "Second guess:", "Backup answer:", "Plan B:"
+_ALTERNATIVE_LABEL = re.compile(
+    r"[ \t*>_(\[#-]*(?i:(?:(?:the|my|an?)[ \t]+)?(?:second|2nd|backup|fallback|alternative|alternate|another|other"
+    r"|next)[ \t]+(?:best[ \t]+)?(?:guess|answer|choice|option|pick|candidate|possibility)"
+    r"|plan[ \t]+b|runner[ \t-]+up)[ \t*]*"
+)
+# the same words before an "answer" form: "Backup answer: 5" ("answer:" is the form)
+_ALTERNATIVE_LEAD = re.compile(
+    r"[ \t*>_(\[#-]*(?i:second|2nd|backup|fallback|alternative|alternate|another|other|next)"
+    r"[ \t]+(?:(?i:best|possible)[ \t]+)?"
+)
 
 
 def offered_alternative(text: str) -> bool:
@@ -944,9 +960,16 @@ def offered_alternative(text: str) -> bool:
     head = text[max(floor, at - 80) : at]
     end = _SENTENCE_END.search(head)
     opening = head if end is None else head[end.end() :]
-    if _ALTERNATIVE_OPENS.fullmatch(opening) is None:
+    if _ALTERNATIVE_OPENS.fullmatch(opening) or _ALTERNATIVE_LEAD.fullmatch(opening):
+        return forms[-2] < at - len(opening)  # an earlier answer it is the alternative to
+    if end is None or head[end.start()] != ":" or opening.strip(" \t$*([\\") != "":
         return False
-    return forms[-2] < at - len(opening)  # an earlier answer it is the alternative to
+    label = head[: end.start()]  # "Second guess: $\boxed{5}$": the label before the colon
+    previous = _SENTENCE_END.search(label)
+    label_at = 0 if previous is None else previous.end()
+    if _ALTERNATIVE_LABEL.fullmatch(label[label_at:]) is None:
+        return False
+    return forms[0] < at - (len(head) - label_at)  # ("The other answer:" is a form too)
 
 
 # The last sentence of a paragraph, opened by a correction cue, then the value it gives

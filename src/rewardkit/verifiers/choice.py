@@ -149,15 +149,16 @@ _TEX_GAP = r"(?:[ \t]|~|\\[,;:!> ]|\\q?quad(?![A-Za-z]))"  # TeX's spaces: "C \,
 _LISTED_AFTER = re.compile(  # "C vs D", "C oder D", "C 或 D": "or" in any language too
     r"(?:\*\*|[}$])?"
     + _TEX_GAP
-    + r"{0,6}\(?[ \t]{0,3}(?:[,;/&|+]|(?<![ \t])[-–](?=[A-J]\b)|\\&|\b(?:and/or|and)\b|(?<![^\W\d_])"
+    + r"{0,6}\(?[ \t]{0,3}(?:[,;/&|+∨∪]|(?<![ \t])[-–](?=[A-J]\b)|\\&|\b(?:and/or|and)\b|(?<![^\W\d_])"
     + OR_WORD
     + r"|[、和与及]|或者?|还是"  # "B或C", "A、B", "A和B": no blank between in Chinese
     + r"|\b(?i:through|thru|to|till|until)\b|\.\.\.|…"  # a range: "B through D", "(B) to (D)"
     # "C \text{ and } D": the word in TeX's text
-    + r"|\\text(?:rm)?\{[ \t]{0,3}(?:and/or|and|or)[ \t]{0,3}\})?"
+    + r"|\\text(?:rm)?\{[ \t]{0,3}(?:and/or|and|or)[ \t]{0,3}\}"
+    + r"|\\(?:lor|vee|cup|land|wedge)(?![A-Za-z]))?"  # "$B \lor C$": logic's "or" and "and"
     + _TEX_GAP
     + r"{0,6}(?:\*\*|\$|\\boxed\{|\\text(?:bf)?\{|\\\(|[\"'`*“‘])?[ \t]{0,2}[\(\[]?[A-J][\)\]]?"
-    r"(?![A-Za-z0-9])(?![ \t]{1,3}[a-z])"
+    r"(?![A-Za-z0-9])(?![ \t]{1,3}(?!are[ \t]+(?:both|all|correct|right|true)\b)[a-z])"
     r"|[ \t]{0,3}(?:吗|呢)?[ \t]{0,3}\?"  # "C?", "是C吗？": asked, not chosen
 )
 # a marked letter listed just before the one read: "(A) (B) (C)", "**A**, **B**"
@@ -370,7 +371,8 @@ def _doubted(after: str) -> bool:
 
 
 _DOUBT_AFTER = re.compile(
-    r"[ \t,]{0,3}[(\[]?[ \t]{0,2}(?:or[ \t]+(?:(?:possibly|maybe|perhaps)[ \t]+)?(?:option[ \t]+)?"
+    r"[ \t,]{0,3}[(\[]?[ \t]{0,2}(?:or[ \t,]+(?:(?:possibly|maybe|perhaps|else|otherwise"
+    r"|if[ \t]+not)[ \t,]+)?(?:option[ \t]+)?"
     r"[(\[]?[A-J]\b(?![ \t]{1,3}[a-z])|(?:probably|possibly|maybe|perhaps|likely)\b"
     # another option added: "B (also C)", "B. Also C." (the sentence ends at its letter:
     # "Also D) Madrid is in Spain", "Also I'd note" discuss, not add)
@@ -566,14 +568,20 @@ def _label_listed_after(text: str, final: re.Match[str]) -> bool:
     15" choose two. The other label is closed ("C)", "(C)", "**C**"), follows a list
     word or mark, and is not ruled out ("B) Paris, not C) Rome" chooses B) nor said
     something of ("B) Paris, and C) Rome is the capital of Italy" chooses B)."""
-    line_end = text.find("\n", final.end())
-    end = min(len(text) if line_end < 0 else line_end, final.end() + _LINE_CHARS)
-    stop = _LABEL_SENTENCE_STOP.search(text, final.end(), end)
+    start = final.end()
+    if text.startswith(".", start):  # "B. Paris, C. Rome", not "B. (A) is wrong, (C) ..."
+        label_dot = _OWN_LABEL_DOT.match(text, start)
+        if label_dot is None:
+            return False  # the sentence ends at the letter
+        start = label_dot.end()
+    line_end = text.find("\n", start)
+    end = min(len(text) if line_end < 0 else line_end, start + _LINE_CHARS)
+    stop = _LABEL_SENTENCE_STOP.search(text, start, end)
     end = stop.start() if stop is not None else end
     letter = _letter(final)
     return any(
         _letter(found) != letter and not _PREDICATE.search(text, found.end(), end)
-        for found in _LISTED_LABEL.finditer(text, final.end(), end)
+        for found in _LISTED_LABEL.finditer(text, start, end)
     )
 
 
@@ -593,6 +601,8 @@ _PREDICATE = re.compile(
 # a sentence's end; not the full stop of a label ("B. Paris, C. Rome")
 _LABEL_SENTENCE_STOP = re.compile(r"(?<!\b[A-J])[.!?](?:\s|$)")
 _LINE_CHARS = 200  # how far along its line a chosen letter's sentence is read
+# the full stop of the chosen letter's own label, its option's text after it
+_OWN_LABEL_DOT = re.compile(r"\.[ \t]+(?![\(\[]?[A-J][\)\].])(?=\w)")
 
 
 def _offered_as_alternative(text: str, final: re.Match[str]) -> bool:
@@ -611,6 +621,7 @@ _ALTERNATIVE_BEFORE = re.compile(
     r"|other[ \t]+possible[ \t]+answer)\b[^.!?\n]{0,40}[:,]?[ \t*]*\n?[ \t*>#-]*"
     r"(?:(?:the[ \t]+)?(?:final[ \t]+)?)?\Z"
     r"|\b(?:another|other|alternative)[ \t]+(?:possible[ \t]+)?\Z"  # "Another possible answer is C"
+    r"|\b(?:second|2nd|backup|fallback|alternate|next)[ \t]+(?:best[ \t]+)?\Z"  # "Backup answer: C"
 )
 
 
