@@ -158,6 +158,11 @@ NOT_TAKEN_BACK = [
     (CHOICE, "The answer is C.\n\nOption A says the Sun orbits the Earth. That is false.", "C"),
     (SEARCH, "<answer>Paris</answer>\n\nSome claim the capital moved to Lyon. That is false.",
      "Paris"),
+    # words of not knowing about something else, or explained
+    (MATH, "So $\\boxed{5}$.\n\nI don't know how to verify this further.", "5"),
+    (MATH, "So $\\boxed{5}$.\n\nI don't know if there is a simpler way, but this works.", "5"),
+    (MATH, "I don't know at first, so let me compute: 2+3 = 5.\n\n$\\boxed{5}$", "5"),
+    (GSM8K, "I don't know the price, so call it x: 2x = 36, x = 18.\n#### 18", "18"),
 ]  # fmt: skip
 # Takings back in other words (the same red team; credited before)
 ALSO_TAKEN_BACK = [
@@ -169,6 +174,10 @@ ALSO_TAKEN_BACK = [
     "Wait, that's not right. I can't confirm it.", "Wait, that's not right. It's not verified.",
     # the replacement after a semicolon or colon ("...; the passage never says so" explains)
     "That's incorrect; it is 9.", "That is wrong: the answer is 9.", "This is wrong; it's 9.",
+    # an abstention as the last word (an outside red team's probes: a guess and "I don't
+    # know" at once, which an abstention reward beside this one would also pay)
+    "I'm unable to determine the answer.", "I give up.", "I don't know.", "No idea.",
+    "I cannot solve this problem.", "I have no answer.", "I really don’t know.",
 ]  # fmt: skip
 
 

@@ -238,7 +238,17 @@ DISAVOWAL = re.compile(
     r"|I(?:[ \t]+was|[ \t]+am|'m|’m)[ \t]+(?:wrong|mistaken)\b|I[ \t]+messed[ \t]+up\b"
     r"|I[ \t]+(?:retract|withdraw)[ \t]+(?:this|that|my)[ \t]+(?:final[ \t]+)?answer\b"
     r"|scratch[ \t]+that\b|(?:ignore|disregard)[ \t]+(?:that|this|the[ \t]+above|everything"
-    r"[ \t]+above|my[ \t]+(?:previous[ \t]+)?answer)\b)"
+    r"[ \t]+above|my[ \t]+(?:previous[ \t]+)?answer)\b"
+    # an abstention, the whole sentence: "I don't know.", "I give up.", "I'm unable to
+    # determine the answer.", "I cannot solve this problem.", "No idea."
+    r"|(?:I[ \t]+(?:really[ \t]+|honestly[ \t]+)?(?:don['’]?t|do[ \t]+not)[ \t]+know(?:[ \t]+(?:the"
+    r"[ \t]+answer|what[ \t]+the[ \t]+answer[ \t]+is|for[ \t]+sure))?"
+    r"|I[ \t]+give[ \t]+up|I[ \t]+have[ \t]+no[ \t]+(?:answer|idea)|no[ \t]+idea"
+    r"|I(?:['’]m|[ \t]+am)[ \t]+(?:unable|not[ \t]+able)[ \t]+to[ \t]+(?:determine|find|solve"
+    r"|answer|give)[ \t]+(?:the[ \t]+answer|an[ \t]+answer|this|it|the[ \t]+problem)"
+    r"|I[ \t]+(?:can['’]?t|cannot|could[ \t]*n['’]?t)[ \t]+(?:solve|answer|determine|do)[ \t]+"
+    r"(?:this|it|the[ \t]+(?:problem|question|answer))(?:[ \t]+(?:problem|question))?)"
+    r"(?=[ \t]*(?:[.!…]|$)))"
     r"|我(?:算|做|想)?错了)"
     # about what was said last: "That's not right.", "Wait, no.", "Nope."
     r"|(?i:(?:that|this|it)"
@@ -257,6 +267,9 @@ _DISAVOWAL_WORDS = (
     "wrong", "correct", "right", "mistake", "error", "miscalc", "sense", "add up",
     "check out", "hmm", "wait", "oops", "nope", "no.", "no!", "no…", "scratch", "ignore",
     "disregard", "messed", "mistaken", "the answer", "final answer", "retract", "withdraw",
+    "t know", "not know", "give up", "no idea", "no answer", "unable to", "not able to",
+    "t solve", "not solve", "t answer", "not answer", "t determine", "not determine", "t do ",
+    "not do ",
     "不对", "错",
 )  # fmt: skip
 _FOLDED_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")  # İ ı ſ K: re's (?i) folds them
