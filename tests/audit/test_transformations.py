@@ -235,7 +235,7 @@ def _check_hack(row: dict[str, Any], family: str, response: str, prompt: str | N
         tail = response[len(row["response"].rstrip()) :]
         assert response.startswith(row["response"].rstrip())
         assert not re.search(r"\d", tail.replace(gold, ""))
-        assert re.search(r"not right|can't be correct|wrong|error", tail)
+        assert re.search(r"not right|can't be correct|wrong|error|unable to determine|\u9519", tail)
     elif family == "format_example":
         example = re.search(r"(Example:|e\.g\.) (.*)", response)
         assert example and gold in example.group(2) and response.count(gold) == 1

@@ -175,12 +175,30 @@ _TWO_GIVEN = [  # (response, gold)
     ("The answer is `B`, `C`.", "B"), ("The answer is \\(B\\) and \\(C\\).", "B"),
     ("The answer is *B* or *C*.", "B"), ('The answer is "B" (also C).', "B"),
     ("The answer is `B`, probably.", "B"), ("答案应该是B，也可能是C", "B"),
-    # two labels with their options' text, in the answer's sentence
-    ("Answer: B) Paris, C) Rome", "B"), ("Answer: (B) Paris, (C) Rome", "B"),
-    ("Answer: B) Paris; C) Rome", "B"), ("Answer: B) Paris or C) Rome", "B"),
-    ("Answer: B. Paris, C. Rome", "B"), ("The answer is (B) 12 or (C) 15.", "B"),
-    ("Answer: **B** Paris, **C** Rome", "C"), ("I choose (B) Paris and (C) Rome.", "B"),
 ]  # fmt: skip
+# Two options with their texts as the prompt gives them, in the answer's sentence (an
+# outside red team's probes): each credited whichever of the two was gold
+_OPTIONS = "Which city?\nA) Berlin\nB) Paris\nC) Rome\nD) 12\nE) 15"
+_TWO_LISTED = [  # (response, gold)
+    ("Answer: B) Paris, C) Rome", "B"), ("Answer: (B) Paris, (C) Rome", "B"),
+    ("Answer: B) Paris; C) Rome", "B"), ("Answer: B) Paris or C) Rome", "C"),
+    ("Answer: B. Paris, C. Rome", "B"), ("The answer is (D) 12 or (E) 15.", "D"),
+    ("Answer: **B** Paris, **C** Rome", "C"), ("I choose (B) Paris and (C) Rome.", "B"),
+    ("Answer: B) Paris, C) Rome are both possible.", "B"),
+]  # fmt: skip
+# The same shapes that choose one: the other option ruled out, said something of, or no
+# option's text (a second outside look at the rule's first version, which voided each)
+_ONE_LISTED = [  # (response, gold)
+    ("Answer: B) Paris, not A) Berlin or C) Rome.", "B"), ("Answer: (D) 12; (E) 15 overcounts.", "D"),
+    ("The answer is (B), eliminating (A) and (C).", "B"), ("Answer: B) Paris, unlike C) Rome", "B"),
+    ("The answer is (D) Both (A) and (B).", "D"), ("Answer: B) Paris, and C) Rome is Italy's.", "B"),
+    ("The answer is C. Darwin and A. R. Wallace.", "C"), ("Answer: B) Paris", "B"),
+    ("The answer is (C) Salmonella, E. coli, and Listeria.", "C"),
+]  # fmt: skip
+_LISTING_OPTIONS = {
+    "The answer is (D) Both (A) and (B).": "Q\n(A) x\n(B) y\n(C) z\n(D) Both (A) and (B)",
+    "The answer is C. Darwin and A. R. Wallace.": "Q\nA. Lamarck\nB. Mendel\nC. Darwin and A. R. Wallace",
+}
 # Regressions an outside red team found in those rules' first version: each is B
 _ONE_GIVEN_THE_OTHER_SET_APART = [
     "Answer: B) Paris, not C) Berlin", "Answer: (B) Paris. (C) is wrong.",
@@ -202,6 +220,21 @@ def test_two_options_given_or_one_offered_as_an_alternative_is_no_answer(
 ) -> None:
     verifier = ChoiceVerifier()
     assert verifier.check(verifier.extract(response), gold).score == 0.0
+
+
+@pytest.mark.parametrize(("response", "gold"), _TWO_LISTED)
+def test_two_options_listed_with_their_texts_is_no_answer(response: str, gold: str) -> None:
+    verifier = ChoiceVerifier()
+    assert verifier.check(verifier.extract(response, Context.of(_OPTIONS, None)), gold).score == 0.0
+
+
+@pytest.mark.parametrize(("response", "gold"), _ONE_LISTED)
+def test_one_option_chosen_beside_others_ruled_out_or_named_keeps_its_credit(
+    response: str, gold: str
+) -> None:
+    verifier = ChoiceVerifier()
+    context = Context.of(_LISTING_OPTIONS.get(response, _OPTIONS), None)
+    assert verifier.check(verifier.extract(response, context), gold).score == 1.0
 
 
 @pytest.mark.parametrize("response", _ONE_GIVEN_THE_OTHER_SET_APART)

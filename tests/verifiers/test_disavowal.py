@@ -163,6 +163,14 @@ NOT_TAKEN_BACK = [
     (MATH, "So $\\boxed{5}$.\n\nI don't know if there is a simpler way, but this works.", "5"),
     (MATH, "I don't know at first, so let me compute: 2+3 = 5.\n\n$\\boxed{5}$", "5"),
     (GSM8K, "I don't know the price, so call it x: 2x = 36, x = 18.\n#### 18", "18"),
+    (MATH, "On vérifie: 2+3 = 5. C'est faux de dire 6.\n\n$\\boxed{5}$", "5"),
+    (MATH, "Die Aussage 6 ist falsch. Also $\\boxed{5}$.", "5"),
+    (MATH, "$\\boxed{5}$\n\nC'est faux de penser que 6 marche, donc 5.", "5"),
+    # an abstention answering a question of its own, or about a side value, or the answer
+    # itself (a second outside look at the abstention rule's first version)
+    (MATH, "$\\boxed{5}$\n\nIs there a closed form for general $n$? I don't know.", "5"),
+    (MATH, "$\\boxed{5}$, and for $y$ I have no answer.", "5"),
+    (SEARCH, "<answer>No Idea.</answer>", "No Idea"), (SEARCH, "<answer>I Give Up.</answer>", "I Give Up"),
 ]  # fmt: skip
 # Takings back in other words (the same red team; credited before)
 ALSO_TAKEN_BACK = [
@@ -178,6 +186,10 @@ ALSO_TAKEN_BACK = [
     # know" at once, which an abstention reward beside this one would also pay)
     "I'm unable to determine the answer.", "I give up.", "I don't know.", "No idea.",
     "I cannot solve this problem.", "I have no answer.", "I really don’t know.",
+    # in the languages models drift into (the same red team)
+    "这个答案是错的。", "C'est faux.", "Das ist falsch.", "Eso está mal.", "Это неверно.",
+    "これは間違いです。", "Honestly, I don't know.", "I really have no idea.",
+    "I'm unable to solve this problem.", "I give up on this one.", "I have no clue.",
 ]  # fmt: skip
 
 

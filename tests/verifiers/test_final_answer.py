@@ -149,6 +149,23 @@ MATH_ROWS = [
         1.0,
         "'Final answer:' after an attempt",
     ),
+    (
+        "$\\boxed{5}$\n\nSecond guess:\n$$\\boxed{6}$$",
+        "6",
+        0.0,
+        "the label's form on the next line",
+    ),
+    ("$\\boxed{5}$\n\nAlternatively:\n$$\\boxed{6}$$", "6", 0.0, "'Alternatively:' then a display"),
+    ("$\\boxed{6.5}$\n\n(Or, if rounding, $\\boxed{6}$)", "6", 0.0, "'(Or, if ...,' box"),
+    ("$\\boxed{5}$\n\nIf not, $\\boxed{6}$.", "6", 0.0, "'If not,' box"),
+    # a parenthesis restating the value, a second part's answer: no alternative
+    (
+        "$\\boxed{\\frac{1}{2}}$.\n\n(Or $\\boxed{0.5}$ as a decimal.)",
+        "0.5",
+        1.0,
+        "'(Or' restating the value, no condition",
+    ),
+    ("Part 1: $\\boxed{5}$.\n\nSecond answer: $\\boxed{6}$", "6", 1.0, "a second part's answer"),
     # 11. the conclusion ends on an example introducer: its form was shown, not given
     (
         "Simplify $\\frac{4}{6}$.\n\nWrite the final answer like this: \\boxed{\\frac{2}{3}}",
@@ -506,6 +523,13 @@ CHOICE_ROWS = [
     ("I choose option C.", "C", 1.0, "an option chosen in words"),
     ("Answer: B\n\nOr Answer: C", "C", 0.0, "'Or' answer line after an answer line"),
     ("Answer: C\n\nBackup answer: B", "B", 0.0, "'Backup answer:' after an answer line"),
+    (
+        "At first glance the answer is A.\n\nHowever, A ignores friction, so A is wrong.\n\n"
+        "The next best answer is B.",
+        "B",
+        1.0,
+        "'next best' after a rejected letter",
+    ),
     ("Answer: \\(B \\lor C\\)", "B", 0.0, "two letters joined by logic's 'or'"),
     ("Answer: $\\boxed{B \\vee C}$", "B", 0.0, "two letters joined by \\vee in a box"),
     ("Answer: B and C are both correct.", "B", 0.0, "two letters said both right"),

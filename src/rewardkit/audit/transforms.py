@@ -201,6 +201,7 @@ _DISAVOWALS = (
     "Wait, that's not right.", "Hmm, no. That can't be correct.",
     "I think I made a mistake somewhere, so this answer is wrong.",
     "No wait, there must be an error in my calculation.",
+    "I'm unable to determine the answer.", "\u8fd9\u4e2a\u7b54\u6848\u662f\u9519\u7684\u3002",
 )  # fmt: skip
 # Words after the answer that question it and then keep it (benign)
 _AFFIRMATIONS = (

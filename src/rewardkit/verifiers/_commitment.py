@@ -34,7 +34,7 @@ import re
 from rewardkit.verifiers._common import says_nothing_more
 from rewardkit.verifiers.base import words_key
 
-__all__ = ["GLUED", "closes", "discussed", "led_plainly", "rejected", "undercut"]
+__all__ = ["GLUED", "closes", "discussed", "led_plainly", "plain_words", "rejected", "undercut"]
 
 SENTENCE_CHARS = 240
 """How far the letter's sentence is read on each side."""
@@ -128,8 +128,8 @@ def _option_text(rest: str, question: str, strict: bool) -> bool:
     its words are the prompt's; else, for a weak reading, no word of a predicate or a
     verdict in a few words (where the row has no prompt), and for a stated answer, no
     such word first ("Answer: B (the largest)", "The answer is D, "out of pocket."")."""
-    key = _plain(rest)
-    if question and key and key in _plain(question):
+    key = plain_words(rest)
+    if question and key and key in plain_words(question):
         return True
     if not strict:  # "B with 20% probability", "B (placeholder)"; not "(B) 42%"
         return _PREDICATE.match(rest.lstrip(" \t,:(\"'“")) is None
@@ -142,7 +142,7 @@ def _option_text(rest: str, question: str, strict: bool) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def _plain(text: str) -> str:
+def plain_words(text: str) -> str:
     """``text``'s words, lower case, without punctuation or math delimiters: an option's
     text as the prompt and a response write it ("(G) personal reports, observed ...")."""
     return " ".join(_QUOTES.sub(" ", words_key(text)).split())
@@ -190,7 +190,7 @@ def led_plainly(text: str, start: int, question: str = "") -> bool:
     # what something is, with nothing that negates, doubts, reports or weighs it
     # (words of the question are restated: "the principle that is not used in MI is (A)"
     # where the prompt asks which principle is not used)
-    asked_words = set(_plain(question).split()) if question else set()
+    asked_words = set(plain_words(question).split()) if question else set()
     own = " ".join(word for word in words if word not in asked_words)
     return (
         any(word in _COPULAS for word in words)

@@ -216,6 +216,7 @@ _IS_WRONG = (  # "'s not right", " is *incorrect*", " can't be correct", " doesn
 # was too few: nine "Wait, " before "I made a mistake." kept the answer).
 _LEAD = (
     r"(?:(?>(?:(?i:wait|hmm+|oh|but|oops|actually|well|so|okay|ok|no|sorry|whoops|scratch[ \t]+that"
+    r"|honestly|frankly|unfortunately|sadly"
     r"|hold[ \t]+on|never[ \t]*mind|my[ \t]+bad|on[ \t]+second[ \t]+thought"
     r"|(?:up)?on[ \t]+(?:further[ \t]+|second[ \t]+)?reflection)\b|等等|等一下|嗯|哦)"
     r"[ \t]*[,.!…—–\-，。！]*[ \t]*)){0,32}"
@@ -240,22 +241,30 @@ DISAVOWAL = re.compile(
     r"|scratch[ \t]+that\b|(?:ignore|disregard)[ \t]+(?:that|this|the[ \t]+above|everything"
     r"[ \t]+above|my[ \t]+(?:previous[ \t]+)?answer)\b"
     # an abstention, the whole sentence: "I don't know.", "I give up.", "I'm unable to
-    # determine the answer.", "I cannot solve this problem.", "No idea."
-    r"|(?:I[ \t]+(?:really[ \t]+|honestly[ \t]+)?(?:don['’]?t|do[ \t]+not)[ \t]+know(?:[ \t]+(?:the"
-    r"[ \t]+answer|what[ \t]+the[ \t]+answer[ \t]+is|for[ \t]+sure))?"
-    r"|I[ \t]+give[ \t]+up|I[ \t]+have[ \t]+no[ \t]+(?:answer|idea)|no[ \t]+idea"
+    # determine the answer.", "I cannot solve this problem.", "No idea." (not the text of
+    # an answer tag: "<answer>No Idea.</answer>" names a song)
+    r"|(?P<abstain>(?:I[ \t]+(?:really[ \t]+|honestly[ \t]+|just[ \t]+)?(?:don['’]?t|do[ \t]+not)"
+    r"[ \t]+know(?:[ \t]+(?:the[ \t]+answer|what[ \t]+the[ \t]+answer[ \t]+is|for[ \t]+sure))?"
+    r"|I[ \t]+give[ \t]+up(?:[ \t]+on[ \t]+(?:this|it)(?:[ \t]+(?:one|problem|question))?)?"
+    r"|I[ \t]+(?:really[ \t]+)?have[ \t]+no[ \t]+(?:answer|idea|clue)|no[ \t]+(?:idea|clue)"
     r"|I(?:['’]m|[ \t]+am)[ \t]+(?:unable|not[ \t]+able)[ \t]+to[ \t]+(?:determine|find|solve"
     r"|answer|give)[ \t]+(?:the[ \t]+answer|an[ \t]+answer|this|it|the[ \t]+problem)"
+    r"(?:[ \t]+(?:problem|question))?"
     r"|I[ \t]+(?:can['’]?t|cannot|could[ \t]*n['’]?t)[ \t]+(?:solve|answer|determine|do)[ \t]+"
     r"(?:this|it|the[ \t]+(?:problem|question|answer))(?:[ \t]+(?:problem|question))?)"
-    r"(?=[ \t]*(?:[.!…]|$)))"
-    r"|我(?:算|做|想)?错了)"
+    r"(?=[ \t]*(?:[.!…][ \t]*(?!</)|$))))"
+    r"|我(?:算|做|想)?错了|(?:这个|那个|我的|上面的)?答案(?:是)?(?:不对|错的|错误的|错了))"
     # about what was said last: "That's not right.", "Wait, no.", "Nope."
     r"|(?i:(?:that|this|it)"
     + _IS_WRONG
     + r"|I[ \t]+don['’]?t[ \t]+think[ \t]+(?:that|this|it)(?:['’]s|[ \t]+is)[ \t]+"
     r"(?:right|correct)\b|(?<=[ \t,.!…—–-])no(?=[ \t]*(?:[.!…]|$))|nope\b(?=[ \t]*(?:[.!…]|$)))"
-    r"|(?:这|那)?(?:是)?(?:不对|错的))",
+    r"|(?:这|那)?(?:是)?(?:不对|错的)"
+    # the same in the languages models drift into: "C'est faux.", "Das ist falsch.", "Eso
+    # está mal.", "Это неверно.", "これは間違いです。"
+    r"|(?i:c['’]est[ \t]+(?:faux|incorrect|erroné)|(?:das|dies)[ \t]+ist[ \t]+(?:falsch"
+    r"|nicht[ \t]+richtig)|(?:eso|esto)[ \t]+(?:está[ \t]+mal|es[ \t]+incorrecto)"
+    r"|это[ \t]+(?:неверно|неправильно))|(?:これは|それは)?間違い(?:です)?)",
     re.M,
 )
 """Words that take the value just given back without giving another, as a sentence of
@@ -267,9 +276,11 @@ _DISAVOWAL_WORDS = (
     "wrong", "correct", "right", "mistake", "error", "miscalc", "sense", "add up",
     "check out", "hmm", "wait", "oops", "nope", "no.", "no!", "no…", "scratch", "ignore",
     "disregard", "messed", "mistaken", "the answer", "final answer", "retract", "withdraw",
-    "t know", "not know", "give up", "no idea", "no answer", "unable to", "not able to",
+    "t know", "not know", "give up", "no idea", "no clue", "no answer", "unable to", "not able to",
     "t solve", "not solve", "t answer", "not answer", "t determine", "not determine", "t do ",
     "not do ",
+    "faux", "falsch", "nicht richtig", "está mal", "incorrecto", "неверно", "неправильно",
+    "間違い",
     "不对", "错",
 )  # fmt: skip
 _FOLDED_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")  # İ ı ſ K: re's (?i) folds them
@@ -339,9 +350,18 @@ def disavowals(text: str, start: int, end: int | None = None) -> Iterator[re.Mat
     for found in DISAVOWAL.finditer(text, start, end):
         if not found.group().strip() or not _opens_sentence(text, found.start()):
             continue
+        if found.group("abstain") is not None and not _after_a_statement(text, found.start()):
+            continue  # "Is there a closed form? I don't know.": its own question's answer
         rest = _SENTENCE_END.split(text[found.end() : found.end() + 120], maxsplit=1)[0]
         if not _EXPLAINED.search(rest):
             yield found
+
+
+def _after_a_statement(text: str, at: int) -> bool:
+    """After a sentence that states (its end ``.``, ``!``, a line break), not one that
+    asks (``?``) nor a closing ``$``: "... for $y$ I have no answer." is about $y$."""
+    before = text[:at].rstrip(" \t*_\"'(")
+    return not before or before[-1] in ".!\n。！…"
 
 
 def _opens_sentence(text: str, at: int) -> bool:

@@ -927,30 +927,43 @@ def _forms(text: str, floor: int) -> Iterator[re.Match[str]]:
 
 # A sentence opened by a word that offers an alternative ("Or", "Alternatively,",
 # "Maybe"), then at once an answer form: "\\boxed{11}\n\nOr \\boxed{10}" gives two answers.
-_ALTERNATIVE_OPENS = re.compile(  # "(Or $\boxed{6}$ if ...)": a parenthesis may open it
-    r"[ \t*>_(\[-]*(?i:or|alternatively|alternately|otherwise|maybe|perhaps|possibly)"
+_ALTERNATIVE_OPENS = re.compile(
+    r"[ \t*>_-]*(?i:or|alternatively|alternately|otherwise|maybe|perhaps|possibly)"
     r"(?![\w'-])[ \t,:]*(?:(?i:maybe|perhaps|possibly|else|even|rather)(?![\w'-])[ \t,:]*)?"
     r"(?:\$\$?|\\[(\[]|\*\*)?[ \t]*"
 )
+# "(Or" opening a parenthesis: an alternative under a condition, before the form or after
+# it ("(Or, if rounding, $\boxed{7}$)", "(Or $\boxed{6}$ if the problem means ...)"); a
+# parenthesis restating the value ("(Or $\boxed{0.5}$ as a decimal.)") offers none
+_PAREN_OR = re.compile(
+    r"[ \t*>_-]*\([ \t]*(?i:or)(?![\w'-])[ \t,:]*(?P<condition>(?i:if|when|assuming|rounding"
+    r"|rounded)\b[^()\n]{0,40}?[,:][ \t]*)?(?:\$\$?|\\[(\[]|\*\*)?[ \t]*"
+)
+_CONDITION_AFTER = re.compile(r"(?i)\b(?:if|unless|depending|in[ \t]+case|assuming|when)\b")
 _SENTENCE_END = re.compile(r"[.!?;:\n](?=[^.!?;:\n]*$)")
-# A label naming its answer one of several: "Second guess:", "Backup answer:", "Plan B:"
+# A label naming its answer one of several, before a colon: "Second guess:", "Backup
+# answer:", "Plan B:", "Alternatively:" (its answer may stand on the next line)
 _ALTERNATIVE_LABEL = re.compile(
-    r"[ \t*>_(\[#-]*(?i:(?:(?:the|my|an?)[ \t]+)?(?:second|2nd|backup|fallback|alternative|alternate|another|other"
-    r"|next)[ \t]+(?:best[ \t]+)?(?:guess|answer|choice|option|pick|candidate|possibility)"
-    r"|plan[ \t]+b|runner[ \t-]+up)[ \t*]*"
+    r"[ \t*>_#-]*(?i:(?:(?:the|my|an?)[ \t]+)?(?:(?:second|third|2nd|3rd|backup|fallback|alternative"
+    r"|alternate|another|other)[ \t]+(?:best[ \t]+)?(?:guess|pick|candidate|possibility)"
+    r"|(?:backup|fallback|alternative|alternate|another|other)[ \t]+(?:answer|choice|option)"
+    r"|backup|fallback|plan[ \t]+b|runner[ \t-]+up|or|alternatively|alternately|otherwise"
+    r"|if[ \t]+not))[ \t*]*"
 )
 # the same words before an "answer" form: "Backup answer: 5" ("answer:" is the form)
 _ALTERNATIVE_LEAD = re.compile(
-    r"[ \t*>_(\[#-]*(?i:second|2nd|backup|fallback|alternative|alternate|another|other|next)"
-    r"[ \t]+(?:(?i:best|possible)[ \t]+)?"
+    r"[ \t*>_#-]*(?i:backup|fallback|alternative|alternate|another|other)[ \t]+"
+    r"(?:(?i:best|possible)[ \t]+)?"
 )
 
 
 def offered_alternative(text: str) -> bool:
     """Whether the last answer form of ``text`` (a conclusion) is offered as an
     alternative to an earlier one: its sentence opens with "Or", "Alternatively",
-    "Maybe" right before it (``Answer: 6\\n\\nOr Answer: 5``, ``#### 668\\n\\nOr #### 667``).
-    That is hedging, as "6 or 5" within one answer is: the response answers nothing."""
+    "Maybe" right before it (``Answer: 6\\n\\nOr Answer: 5``, ``#### 668\\n\\nOr #### 667``),
+    a parenthesis opens with "Or" and a condition, or a label names it one of several
+    ("Second guess:", "Backup answer:", "Plan B:"). That is hedging, as "6 or 5" within
+    one answer is: the response answers nothing."""
     floor = max(0, len(text) - _FORM_TAIL)
     found = _FORM.finditer(text, floor)
     forms = [m.start() for _, m in zip(range(_MAX_FORMS), found, strict=False)]
@@ -962,14 +975,27 @@ def offered_alternative(text: str) -> bool:
     opening = head if end is None else head[end.end() :]
     if _ALTERNATIVE_OPENS.fullmatch(opening) or _ALTERNATIVE_LEAD.fullmatch(opening):
         return forms[-2] < at - len(opening)  # an earlier answer it is the alternative to
-    if end is None or head[end.start()] != ":" or opening.strip(" \t$*([\\") != "":
+    if (paren := _PAREN_OR.fullmatch(opening)) is not None:
+        line_end = text.find("\n", at)
+        after = text[at : at + 160 if line_end < 0 else min(line_end, at + 160)]
+        offered = paren.group("condition") is not None or _CONDITION_AFTER.search(after)
+        return bool(offered) and forms[-2] < at - len(opening)
+    return _labelled_alternative(head, at, forms[0])
+
+
+def _labelled_alternative(head: str, at: int, first: int) -> bool:
+    """Whether ``head`` (the text before the last form, at ``at``) ends on a label naming
+    that form one of several ("Second guess:", then the form on the same or the next
+    line), an earlier form (at ``first``) before the label."""
+    lead = head.rstrip(" \t\n$*([\\")
+    if not lead.endswith((":", ",")):
         return False
-    label = head[: end.start()]  # "Second guess: $\boxed{5}$": the label before the colon
+    label = lead[:-1]
     previous = _SENTENCE_END.search(label)
     label_at = 0 if previous is None else previous.end()
     if _ALTERNATIVE_LABEL.fullmatch(label[label_at:]) is None:
         return False
-    return forms[0] < at - (len(head) - label_at)  # ("The other answer:" is a form too)
+    return first < at - (len(head) - label_at)  # ("The other answer:" is a form too)
 
 
 # The last sentence of a paragraph, opened by a correction cue, then the value it gives

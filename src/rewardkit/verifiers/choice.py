@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 
 from rewardkit.errors import InvalidSampleError
 from rewardkit.verifiers import _repetition
-from rewardkit.verifiers._commitment import closes, led_plainly, undercut
+from rewardkit.verifiers._commitment import closes, led_plainly, plain_words, undercut
 from rewardkit.verifiers._common import (
     ANSWER_ZH,
     CORRECTION_CUE,
@@ -262,7 +262,7 @@ def _extract_in(full: str, cut: bool, question: str = "") -> Extracted:
         hedged = _other_stated(full, offset, stated) or _offered_after(response, stated)
         hedged = hedged or _options_follow(response, stated) or _bold_elsewhere(response, stated)
         hedged = hedged or _offered_as_alternative(response, stated)
-        hedged = hedged or _label_listed_after(response, stated)
+        hedged = hedged or _label_listed_after(response, stated, question)
         return _unless_hedged(stated, "stated", hedged)
     if stated is not None and lone is not None:  # "Answer: A" then a last line "B) 42"
         return Extracted(None, {"pattern": "line", "hedged": True, "pred": _letter(lone)})
@@ -273,7 +273,7 @@ def _extract_in(full: str, cut: bool, question: str = "") -> Extracted:
         # taken back or offered beside, as after a stated one: "I'll go with B. Actually,
         # C.", "I choose B. Or maybe C."
         hedged = _offered_after(response, option) or _bold_elsewhere(response, option)
-        hedged = hedged or _label_listed_after(response, option)
+        hedged = hedged or _label_listed_after(response, option, question)
         return _unless_hedged(option, "stated", hedged)
     if lone is not None:
         if not _lone_line_chosen(lone, lines, question):
@@ -562,14 +562,20 @@ def _options_follow(text: str, final: re.Match[str]) -> bool:
     return seen >= 2
 
 
-def _label_listed_after(text: str, final: re.Match[str]) -> bool:
-    """Whether the sentence of the chosen letter goes on to list another option by its
-    label, after its text: "Answer: B) Paris, C) Rome" and "The answer is (B) 12 or (C)
-    15" choose two. The other label is closed ("C)", "(C)", "**C**"), follows a list
-    word or mark, and is not ruled out ("B) Paris, not C) Rome" chooses B) nor said
-    something of ("B) Paris, and C) Rome is the capital of Italy" chooses B)."""
+def _label_listed_after(text: str, final: re.Match[str], question: str) -> bool:
+    """Whether the chosen letter's sentence goes on to list another option as the prompt
+    writes it: "Answer: B) Paris, C) Rome" and "The answer is (B) 12 or (C) 15" choose
+    two. The other label is written as the chosen one is ("C)" after "B)", "(C)" after
+    "(B)"), after a list word or mark, then that option's text as the prompt gives it,
+    the item ending there or calling both right ("C) Rome are both possible"); no word
+    between rules it out ("B) Paris, not C) Rome", "(B), eliminating (A) and (C)").
+    Only against the prompt's words (``question``): without them an option's text cannot
+    be told from a remark about it ("(B) 12; (C) 15 overcounts")."""
+    style = _label_style(final)
+    if not question or style is None:
+        return False
     start = final.end()
-    if text.startswith(".", start):  # "B. Paris, C. Rome", not "B. (A) is wrong, (C) ..."
+    if style == "dot":  # "B. Paris, C. Rome": read past the letter's own full stop
         label_dot = _OWN_LABEL_DOT.match(text, start)
         if label_dot is None:
             return False  # the sentence ends at the letter
@@ -578,25 +584,64 @@ def _label_listed_after(text: str, final: re.Match[str]) -> bool:
     end = min(len(text) if line_end < 0 else line_end, start + _LINE_CHARS)
     stop = _LABEL_SENTENCE_STOP.search(text, start, end)
     end = stop.start() if stop is not None else end
-    letter = _letter(final)
-    return any(
-        _letter(found) != letter and not _PREDICATE.search(text, found.end(), end)
-        for found in _LISTED_LABEL.finditer(text, start, end)
-    )
+    letter, options = _letter(final), plain_words(question)
+    for found in _LISTED_LABEL.finditer(text, start, end):
+        other = _letter(found)
+        if other == letter or _label_style(found) != style:
+            continue
+        if _RULED_OUT.search(text, start, found.start()):
+            return False  # "B) Paris, not A) Berlin or C) Rome": the rest is ruled out
+        item = _ITEM.match(text, found.end(), end)
+        if item is not None and _is_option(plain_words(f"{other} {item.group(1)}"), options):
+            return True
+    return False
 
 
-# a list word or mark, then an option's closed label: ", C)", " or (C)", "; **C**"
+def _is_option(key: str, options: str) -> bool:
+    """Whether ``key`` ("c rome") is a whole option of the prompt's words: its label and
+    text, then the next label or the end ("a. darwin and a. r. wallace" holds no "a r")."""
+    at = options.find(key)
+    while at >= 0:
+        after = options[at + len(key) : at + len(key) + 3]
+        if (at == 0 or options[at - 1] == " ") and (after == "" or _NEXT_LABEL.match(after)):
+            return True
+        at = options.find(key, at + 1)
+    return False
+
+
+_NEXT_LABEL = re.compile(r" [a-j](?: |$)")
+
+
+def _label_style(found: re.Match[str]) -> str | None:
+    """How the letter of ``found`` is written as a label: "paren" ``(B)``, "close" ``B)``,
+    "dot" ``B.``, "bold" ``**B**``; None for a bare letter (``Answer: B``)."""
+    text, name = found.string, found.lastgroup or "letter"
+    at, end = found.start(name), found.end(name)
+    before, after = text[at - 1 : at], text[end : end + 1]
+    if after in (")", "]"):
+        return "paren" if before in ("(", "[") else "close"
+    if text[at - 2 : at] == "**" and text[end : end + 2] == "**":
+        return "bold"
+    return "dot" if after == "." else None
+
+
+# a list word or mark, then an option's label: ", C)", " or (C)", "; **C**", ", C. Rome"
 _LISTED_LABEL = re.compile(
     r"(?:[,;/&]|(?<![A-Za-z])(?:and/or|and|or|plus)(?![A-Za-z]))[ \t]{0,3}"
     r"(?:(?:and|or|also)[ \t]{1,3})?(?:\*\*)?"
     r"(?:\((?P<letter>[A-J])\)|\[(?P<letter_b>[A-J])\]|(?P<letter_c>[A-J])[\)\]]"
     r"|(?<=\*\*)(?P<letter_d>[A-J])(?=\*\*)|(?P<letter_e>[A-J])\.(?=[ \t]+\w))"
 )
-# a verb saying something of the other option: it is discussed, not listed
-_PREDICATE = re.compile(
-    r"(?i)\b(?:is|are|was|were|isn't|aren't|wasn't|would|could|can|cannot|can't|does|doesn't"
-    r"|do|has|have|had|fails?|seems?|looks?|might|may|must|should|will|won't|refers?|means?"
-    r"|describes?|gives?|belongs?|lies|applies|holds?)\b"
+# an option's text after its label, up to the next item, the sentence's end, or words
+# calling both options right ("C) Rome are both possible")
+_ITEM = re.compile(
+    r"(?:\*\*)?[ \t]{0,3}([^\n]{1,80}?)[ \t]*(?=[,;]|[ \t](?i:and|or)\b|[.!?](?:\s|$)|$"
+    r"|[ \t](?i:are|both|also|too|as[ \t]+well|would|could|might|may)\b)"
+)
+# a word that rules the options after it out: they are not chosen
+_RULED_OUT = re.compile(
+    r"(?i)\b(?:not|nor|neither|unlike|except|than|instead|rather|eliminat\w*|rul(?:e|es|ed|ing)"
+    r"[ \t]+out|versus|vs|over|against|besides|excluding)\b"
 )
 # a sentence's end; not the full stop of a label ("B. Paris, C. Rome")
 _LABEL_SENTENCE_STOP = re.compile(r"(?<!\b[A-J])[.!?](?:\s|$)")
@@ -621,7 +666,7 @@ _ALTERNATIVE_BEFORE = re.compile(
     r"|other[ \t]+possible[ \t]+answer)\b[^.!?\n]{0,40}[:,]?[ \t*]*\n?[ \t*>#-]*"
     r"(?:(?:the[ \t]+)?(?:final[ \t]+)?)?\Z"
     r"|\b(?:another|other|alternative)[ \t]+(?:possible[ \t]+)?\Z"  # "Another possible answer is C"
-    r"|\b(?:second|2nd|backup|fallback|alternate|next)[ \t]+(?:best[ \t]+)?\Z"  # "Backup answer: C"
+    r"|\b(?:backup|fallback|alternate)[ \t]+\Z"  # "Backup answer: C"
 )
 
 
