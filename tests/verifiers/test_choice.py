@@ -194,6 +194,11 @@ _ONE_LISTED = [  # (response, gold)
     ("The answer is (D) Both (A) and (B).", "D"), ("Answer: B) Paris, and C) Rome is Italy's.", "B"),
     ("The answer is C. Darwin and A. R. Wallace.", "C"), ("Answer: B) Paris", "B"),
     ("The answer is (C) Salmonella, E. coli, and Listeria.", "C"),
+    # the other options named with their texts to explain why they are wrong (a third
+    # outside look: the rule's second version voided each)
+    ("The answer is (B) Paris, because (A) Berlin, (C) Rome and (D) 12 are other things.", "B"),
+    ("The answer is (D) 12; (E) 15 too large, (C) Rome is a city.", "D"),
+    ("The answer is (B) Paris, and (C) Rome would be Italy's.", "B"),
 ]  # fmt: skip
 _LISTING_OPTIONS = {
     "The answer is (D) Both (A) and (B).": "Q\n(A) x\n(B) y\n(C) z\n(D) Both (A) and (B)",

@@ -170,6 +170,10 @@ NOT_TAKEN_BACK = [
     # itself (a second outside look at the abstention rule's first version)
     (MATH, "$\\boxed{5}$\n\nIs there a closed form for general $n$? I don't know.", "5"),
     (MATH, "$\\boxed{5}$, and for $y$ I have no answer.", "5"),
+    (MATH, "The answer is $\\boxed{5}$.\n\nThere might be a slicker proof using generating "
+     "functions. I don't know.", "5"),
+    (MATH, "$\\boxed{5}$.\n\nIs there a slicker proof?\n\nI don't know.", "5"),
+    (GSM8K, "So 18.\n\n#### 18\n\nThere might be a faster way. I don't know.", "18"),
     (SEARCH, "<answer>No Idea.</answer>", "No Idea"), (SEARCH, "<answer>I Give Up.</answer>", "I Give Up"),
 ]  # fmt: skip
 # Takings back in other words (the same red team; credited before)

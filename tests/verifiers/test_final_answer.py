@@ -125,18 +125,13 @@ MATH_ROWS = [
     ("\\boxed{6}. Alternatively, \\boxed{5}", "5", 0.0, "'Alternatively,' then a box"),
     ("\\boxed{10}\n\nOr, in words, ten.", "10", 1.0, "the same answer restated, no form"),
     ("Or we could add: $5 + 5 = \\boxed{10}$", "10", 1.0, "'Or' opens a step, one form"),
-    # ... or in a parenthesis, or behind a label naming it one of several (a red team's
-    # probes: each credited the last box)
-    (
-        "$\\boxed{5}$\n\n(Or $\\boxed{6}$ if the problem means something else.)",
-        "6",
-        0.0,
-        "'(Or' box after a box",
-    ),
-    ("$\\boxed{5}$\n\nSecond guess: $\\boxed{6}$", "6", 0.0, "'Second guess:' box"),
+    # ... or behind a label naming it a fallback (a red team's probes: each credited the
+    # last box), its form on the same line or the next
     ("$\\boxed{5}$\n\nPlan B: $\\boxed{6}$", "6", 0.0, "'Plan B:' box"),
-    ("$\\boxed{5}$\n\nThe other answer: $\\boxed{6}$", "6", 0.0, "'The other answer:' box"),
     ("#### 5\n\nBackup answer: 6", "6", 0.0, "'Backup answer:' line after a ####"),
+    ("$\\boxed{5}$\n\nPlan B:\n\\[\n\\boxed{6}\n\\]", "6", 0.0, "'Plan B:', its form below"),
+    # labels that also number trials, steps and parts, and a parenthesis restating the
+    # value: no alternative (outside looks at a wider first version, which voided each)
     (
         "Step 1: $\\boxed{5}$ apples.\n\nStep 2: the total is $\\boxed{6}$",
         "6",
@@ -150,22 +145,33 @@ MATH_ROWS = [
         "'Final answer:' after an attempt",
     ),
     (
-        "$\\boxed{5}$\n\nSecond guess:\n$$\\boxed{6}$$",
-        "6",
-        0.0,
-        "the label's form on the next line",
+        "Initial guess: $\\boxed{4}$. That fails: 4^2 = 16.\n\nSecond guess: $\\boxed{5}$. Check: "
+        "5^2 = 25.",
+        "5",
+        1.0,
+        "'Second guess:' after a rejected trial",
     ),
-    ("$\\boxed{5}$\n\nAlternatively:\n$$\\boxed{6}$$", "6", 0.0, "'Alternatively:' then a display"),
-    ("$\\boxed{6.5}$\n\n(Or, if rounding, $\\boxed{6}$)", "6", 0.0, "'(Or, if ...,' box"),
-    ("$\\boxed{5}$\n\nIf not, $\\boxed{6}$.", "6", 0.0, "'If not,' box"),
-    # a parenthesis restating the value, a second part's answer: no alternative
+    (
+        "Case 1 yields $\\boxed{4}$, rejected since x>4.\n\nThe other answer: $\\boxed{5}$ is valid.",
+        "5",
+        1.0,
+        "'The other answer:' after a rejected case",
+    ),
+    ("Part 1: $\\boxed{5}$.\n\nSecond answer: $\\boxed{6}$", "6", 1.0, "a second part's answer"),
     (
         "$\\boxed{\\frac{1}{2}}$.\n\n(Or $\\boxed{0.5}$ as a decimal.)",
         "0.5",
         1.0,
-        "'(Or' restating the value, no condition",
+        "'(Or' restating the value",
     ),
-    ("Part 1: $\\boxed{5}$.\n\nSecond answer: $\\boxed{6}$", "6", 1.0, "a second part's answer"),
+    (
+        "The area is $\\boxed{16\\pi}$.\n\n(Or $\\boxed{16\\pi}$ square units, if units are "
+        "required.)",
+        "16\\pi",
+        1.0,
+        "'(Or' restating with a unit",
+    ),
+    ("$$\\boxed{5}$$\n\nAlternatively,\n$$\\boxed{5}$$", "5", 1.0, "the same value on a display"),
     # 11. the conclusion ends on an example introducer: its form was shown, not given
     (
         "Simplify $\\frac{4}{6}$.\n\nWrite the final answer like this: \\boxed{\\frac{2}{3}}",

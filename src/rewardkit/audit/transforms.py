@@ -507,10 +507,8 @@ def two_answers(r: _Row) -> list[Variant]:
         out += [
             Variant("two_answers", True, "two answer forms: gold+1, then the gold",
                     f"{reasoning}\n\n{wrong}\n\nOr {gold}"),
-            Variant("two_answers", True, "gold+1, then the gold in a parenthesis opened by 'Or'",
-                    f"{reasoning}\n\n{wrong}\n\n(Or {gold} if the question means otherwise.)"),
-            Variant("two_answers", True, "gold+1, then the gold as a 'Second guess:'",
-                    f"{reasoning}\n\n{wrong}\n\nSecond guess: {gold}"),
+            Variant("two_answers", True, "gold+1, then the gold as a 'Plan B:'",
+                    f"{reasoning}\n\n{wrong}\n\nPlan B: {gold}"),
         ]  # fmt: skip
     return out
 

@@ -358,10 +358,14 @@ def disavowals(text: str, start: int, end: int | None = None) -> Iterator[re.Mat
 
 
 def _after_a_statement(text: str, at: int) -> bool:
-    """After a sentence that states (its end ``.``, ``!``, a line break), not one that
-    asks (``?``) nor a closing ``$``: "... for $y$ I have no answer." is about $y$."""
+    """After a sentence that states (its end ``.``, ``!``; a line of its own after any but
+    a question), not one that asks (``?``) nor a closing ``$`` on its line: "... for $y$
+    I have no answer." is about $y$."""
     before = text[:at].rstrip(" \t*_\"'(")
-    return not before or before[-1] in ".!\n。！…"
+    if before.endswith("\n"):  # a line of its own: after anything but a question
+        before = before.rstrip()
+        return not before or before[-1] not in "?？"
+    return not before or before[-1] in ".!。！…"
 
 
 def _opens_sentence(text: str, at: int) -> bool:
@@ -392,6 +396,7 @@ the comma after a number ("17, of course": 17)."""
 
 
 _DISOWN_NEAR = 600  # a disavowal this near the answer, and a last word this near the end
+_WORD_CHAR = re.compile(r"[^\W_]")  # a letter or digit: a sentence said between
 _WORDS_CHARS = 120  # longer than any DISAVOWAL match
 
 
@@ -413,6 +418,8 @@ def disowns_answer(text: str, start: int, same: Callable[[str], bool | None]) ->
         pass
     if last is None or last.start() - start > _DISOWN_NEAR or len(text) - last.end() > _DISOWN_NEAR:
         return False  # far from the answer, or more work after it: the later forms decide
+    if last.group("abstain") is not None and _WORD_CHAR.search(text, start, last.start()):
+        return False  # "\\boxed{5}. There might be a slicker proof. I don't know.": not the answer
     named = VALUE_IN_LINE.findall(text, start, last.start())
     if last.group("whole") is None and named and same(named[-1]) is not True:
         return False  # "That's not right." is about the value named last, not the answer

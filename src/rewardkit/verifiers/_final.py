@@ -370,12 +370,18 @@ def ends_disowned(text: str) -> bool:
         return False
     if holds_form(DISAVOWAL.sub("", after)):  # ("so this answer is wrong" is no answer line)
         return False
-    if words.group("whole") is not None:  # "I made a mistake": the whole work, its answer
-        return True
+    abstains = words.group("abstain") is not None  # "I don't know.": see below
+    if words.group("whole") is not None and not abstains:  # "I made a mistake": the whole
+        return True  # work, its answer
     paragraph = last_match(PARAGRAPH_BREAK, text[: words.start()])
     if _INTERJECTIONS.fullmatch(text, paragraph.end() if paragraph else 0, words.start()):
         return True  # "\n\nWait, that's not right." last: a paragraph that only disowns
     form = _last_form(text[: words.start()], floor)
+    if abstains:  # right after the answer form ("\boxed{5}. I give up."), else it may
+        # answer a sentence of its own ("There might be a slicker proof. I don't know.")
+        return form is not None and not _WORD_CHAR.search(
+            text, _form_end(text, form.start()), words.start()
+        )
     if form is None:  # no form: the words follow the last value named (a fallback's)
         value = None
         for value in VALUE_IN_LINE.finditer(text, floor, words.start()):  # noqa: B007
@@ -403,6 +409,7 @@ _INTERJECTIONS = re.compile(  # each one atomic, as _common's lead (2^n ways to 
     r"\s*(?:(?>(?i:wait|hmm+|oh|but|no|oops|actually|well)[ \t]*[,.!…]*[ \t]*))*"
 )
 _DISOWN_TAIL = 2000  # the disavowal is looked for among the conclusion's last characters
+_WORD_CHAR = re.compile(r"[^\W_]")
 _DISOWN_REACH = 600  # and no further than this after the answer it takes back
 
 
@@ -932,38 +939,25 @@ _ALTERNATIVE_OPENS = re.compile(
     r"(?![\w'-])[ \t,:]*(?:(?i:maybe|perhaps|possibly|else|even|rather)(?![\w'-])[ \t,:]*)?"
     r"(?:\$\$?|\\[(\[]|\*\*)?[ \t]*"
 )
-# "(Or" opening a parenthesis: an alternative under a condition, before the form or after
-# it ("(Or, if rounding, $\boxed{7}$)", "(Or $\boxed{6}$ if the problem means ...)"); a
-# parenthesis restating the value ("(Or $\boxed{0.5}$ as a decimal.)") offers none
-_PAREN_OR = re.compile(
-    r"[ \t*>_-]*\([ \t]*(?i:or)(?![\w'-])[ \t,:]*(?P<condition>(?i:if|when|assuming|rounding"
-    r"|rounded)\b[^()\n]{0,40}?[,:][ \t]*)?(?:\$\$?|\\[(\[]|\*\*)?[ \t]*"
-)
-_CONDITION_AFTER = re.compile(r"(?i)\b(?:if|unless|depending|in[ \t]+case|assuming|when)\b")
 _SENTENCE_END = re.compile(r"[.!?;:\n](?=[^.!?;:\n]*$)")
-# A label naming its answer one of several, before a colon: "Second guess:", "Backup
-# answer:", "Plan B:", "Alternatively:" (its answer may stand on the next line)
+# A label naming its answer a fallback, before a colon: "Backup answer:", "Plan B:" (its
+# answer may stand on the next line)
 _ALTERNATIVE_LABEL = re.compile(
-    r"[ \t*>_#-]*(?i:(?:(?:the|my|an?)[ \t]+)?(?:(?:second|third|2nd|3rd|backup|fallback|alternative"
-    r"|alternate|another|other)[ \t]+(?:best[ \t]+)?(?:guess|pick|candidate|possibility)"
-    r"|(?:backup|fallback|alternative|alternate|another|other)[ \t]+(?:answer|choice|option)"
-    r"|backup|fallback|plan[ \t]+b|runner[ \t-]+up|or|alternatively|alternately|otherwise"
-    r"|if[ \t]+not))[ \t*]*"
+    r"[ \t*>_#-]*(?i:(?:(?:the|my|a)[ \t]+)?(?:backup|fallback)(?:[ \t]+(?:answer|choice|option"
+    r"|guess|pick))?|plan[ \t]+b|runner[ \t-]+up)[ \t*]*"
 )
 # the same words before an "answer" form: "Backup answer: 5" ("answer:" is the form)
-_ALTERNATIVE_LEAD = re.compile(
-    r"[ \t*>_#-]*(?i:backup|fallback|alternative|alternate|another|other)[ \t]+"
-    r"(?:(?i:best|possible)[ \t]+)?"
-)
+_ALTERNATIVE_LEAD = re.compile(r"[ \t*>_#-]*(?i:backup|fallback)[ \t]+")
 
 
 def offered_alternative(text: str) -> bool:
     """Whether the last answer form of ``text`` (a conclusion) is offered as an
     alternative to an earlier one: its sentence opens with "Or", "Alternatively",
     "Maybe" right before it (``Answer: 6\\n\\nOr Answer: 5``, ``#### 668\\n\\nOr #### 667``),
-    a parenthesis opens with "Or" and a condition, or a label names it one of several
-    ("Second guess:", "Backup answer:", "Plan B:"). That is hedging, as "6 or 5" within
-    one answer is: the response answers nothing."""
+    or a label names it a fallback ("Backup answer:", "Plan B:"). That is hedging, as "6
+    or 5" within one answer is: the response answers nothing. (Labels that may also
+    number a trial, "Second guess:", "The other option:", are not read: a solution that
+    tries a value, rejects it and boxes the next writes them too.)"""
     floor = max(0, len(text) - _FORM_TAIL)
     found = _FORM.finditer(text, floor)
     forms = [m.start() for _, m in zip(range(_MAX_FORMS), found, strict=False)]
@@ -975,11 +969,6 @@ def offered_alternative(text: str) -> bool:
     opening = head if end is None else head[end.end() :]
     if _ALTERNATIVE_OPENS.fullmatch(opening) or _ALTERNATIVE_LEAD.fullmatch(opening):
         return forms[-2] < at - len(opening)  # an earlier answer it is the alternative to
-    if (paren := _PAREN_OR.fullmatch(opening)) is not None:
-        line_end = text.find("\n", at)
-        after = text[at : at + 160 if line_end < 0 else min(line_end, at + 160)]
-        offered = paren.group("condition") is not None or _CONDITION_AFTER.search(after)
-        return bool(offered) and forms[-2] < at - len(opening)
     return _labelled_alternative(head, at, forms[0])
 
 

@@ -563,14 +563,15 @@ def _options_follow(text: str, final: re.Match[str]) -> bool:
 
 
 def _label_listed_after(text: str, final: re.Match[str], question: str) -> bool:
-    """Whether the chosen letter's sentence goes on to list another option as the prompt
-    writes it: "Answer: B) Paris, C) Rome" and "The answer is (B) 12 or (C) 15" choose
-    two. The other label is written as the chosen one is ("C)" after "B)", "(C)" after
-    "(B)"), after a list word or mark, then that option's text as the prompt gives it,
-    the item ending there or calling both right ("C) Rome are both possible"); no word
-    between rules it out ("B) Paris, not C) Rome", "(B), eliminating (A) and (C)").
-    Only against the prompt's words (``question``): without them an option's text cannot
-    be told from a remark about it ("(B) 12; (C) 15 overcounts")."""
+    """Whether the chosen letter's sentence is a list of options as the prompt writes
+    them, and nothing more: "Answer: B) Paris, C) Rome" and "The answer is (B) 12 or (C)
+    15." choose two. Each item is a label written as the chosen one is ("C)" after "B)",
+    "(C)" after "(B)"), then that option's whole text as the prompt gives it; the items
+    are joined by list marks or words and end the sentence, or say they are all right
+    ("C) Rome are both possible"). Words anywhere else make it a sentence about the
+    options ("(B) Paris, because (A) Berlin and (C) Rome are capitals of other
+    countries", "(B) 12; (A) 10 too small"): no list. Only with the prompt's words
+    (``question``): without them an option's text cannot be told from a remark."""
     style = _label_style(final)
     if not question or style is None:
         return False
@@ -585,16 +586,19 @@ def _label_listed_after(text: str, final: re.Match[str], question: str) -> bool:
     stop = _LABEL_SENTENCE_STOP.search(text, start, end)
     end = stop.start() if stop is not None else end
     letter, options = _letter(final), plain_words(question)
-    for found in _LISTED_LABEL.finditer(text, start, end):
-        other = _letter(found)
-        if other == letter or _label_style(found) != style:
-            continue
-        if _RULED_OUT.search(text, start, found.start()):
-            return False  # "B) Paris, not A) Berlin or C) Rome": the rest is ruled out
-        item = _ITEM.match(text, found.end(), end)
-        if item is not None and _is_option(plain_words(f"{other} {item.group(1)}"), options):
-            return True
-    return False
+    item = _ITEM.match(text, start, end)  # the chosen option's own text first
+    if item is None or not _is_option(plain_words(f"{letter} {item.group(1)}"), options):
+        return False
+    listed, at = False, item.end()
+    while (label := _LISTED_LABEL.match(text, at, end)) is not None:
+        other = _letter(label)
+        item = _ITEM.match(text, label.end(), end)
+        if _label_style(label) != style or item is None:
+            return False
+        if not _is_option(plain_words(f"{other} {item.group(1)}"), options):
+            return False
+        listed, at = listed or other != letter, item.end()
+    return listed and _LIST_END.fullmatch(text, at, end) is not None
 
 
 def _is_option(key: str, options: str) -> bool:
@@ -627,21 +631,21 @@ def _label_style(found: re.Match[str]) -> str | None:
 
 # a list word or mark, then an option's label: ", C)", " or (C)", "; **C**", ", C. Rome"
 _LISTED_LABEL = re.compile(
-    r"(?:[,;/&]|(?<![A-Za-z])(?:and/or|and|or|plus)(?![A-Za-z]))[ \t]{0,3}"
+    r"[ \t]*(?:[,;/&]|(?<![A-Za-z])(?:and/or|and|or|plus)(?![A-Za-z]))[ \t]{0,3}"
     r"(?:(?:and|or|also)[ \t]{1,3})?(?:\*\*)?"
     r"(?:\((?P<letter>[A-J])\)|\[(?P<letter_b>[A-J])\]|(?P<letter_c>[A-J])[\)\]]"
     r"|(?<=\*\*)(?P<letter_d>[A-J])(?=\*\*)|(?P<letter_e>[A-J])\.(?=[ \t]+\w))"
 )
-# an option's text after its label, up to the next item, the sentence's end, or words
-# calling both options right ("C) Rome are both possible")
+# an option's text after its label, up to the next item, the sentence's end, or "are"
+# ("C) Rome are both possible")
 _ITEM = re.compile(
     r"(?:\*\*)?[ \t]{0,3}([^\n]{1,80}?)[ \t]*(?=[,;]|[ \t](?i:and|or)\b|[.!?](?:\s|$)|$"
-    r"|[ \t](?i:are|both|also|too|as[ \t]+well|would|could|might|may)\b)"
+    r"|[ \t](?i:are)\b)"
 )
-# a word that rules the options after it out: they are not chosen
-_RULED_OUT = re.compile(
-    r"(?i)\b(?:not|nor|neither|unlike|except|than|instead|rather|eliminat\w*|rul(?:e|es|ed|ing)"
-    r"[ \t]+out|versus|vs|over|against|besides|excluding)\b"
+# what may end a list of options: nothing, or words calling them all right
+_LIST_END = re.compile(
+    r"[ \t*]*(?:(?i:are|were)[ \t]+(?i:both|all)(?:[ \t]+(?i:possible|correct|right|valid"
+    r"|acceptable|true|plausible))?[ \t*]*)?"
 )
 # a sentence's end; not the full stop of a label ("B. Paris, C. Rome")
 _LABEL_SENTENCE_STOP = re.compile(r"(?<!\b[A-J])[.!?](?:\s|$)")
