@@ -396,7 +396,8 @@ the comma after a number ("17, of course": 17)."""
 
 
 _DISOWN_NEAR = 600  # a disavowal this near the answer, and a last word this near the end
-_WORD_CHAR = re.compile(r"[^\W_]")  # a letter or digit: a sentence said between
+WORD_CHAR = re.compile(r"[^\W_]")
+"""A letter or digit: where one stands between two places, something was said there."""
 _WORDS_CHARS = 120  # longer than any DISAVOWAL match
 
 
@@ -418,7 +419,7 @@ def disowns_answer(text: str, start: int, same: Callable[[str], bool | None]) ->
         pass
     if last is None or last.start() - start > _DISOWN_NEAR or len(text) - last.end() > _DISOWN_NEAR:
         return False  # far from the answer, or more work after it: the later forms decide
-    if last.group("abstain") is not None and _WORD_CHAR.search(text, start, last.start()):
+    if last.group("abstain") is not None and WORD_CHAR.search(text, start, last.start()):
         return False  # "\\boxed{5}. There might be a slicker proof. I don't know.": not the answer
     named = VALUE_IN_LINE.findall(text, start, last.start())
     if last.group("whole") is None and named and same(named[-1]) is not True:

@@ -78,6 +78,7 @@ from rewardkit.verifiers._common import (
     DISAVOWAL,
     PARAGRAPH_BREAK,
     VALUE_IN_LINE,
+    WORD_CHAR,
     affirmed,
     disavowals,
     last_match,
@@ -379,7 +380,7 @@ def ends_disowned(text: str) -> bool:
     form = _last_form(text[: words.start()], floor)
     if abstains:  # right after the answer form ("\boxed{5}. I give up."), else it may
         # answer a sentence of its own ("There might be a slicker proof. I don't know.")
-        return form is not None and not _WORD_CHAR.search(
+        return form is not None and not WORD_CHAR.search(
             text, _form_end(text, form.start()), words.start()
         )
     if form is None:  # no form: the words follow the last value named (a fallback's)
@@ -409,7 +410,6 @@ _INTERJECTIONS = re.compile(  # each one atomic, as _common's lead (2^n ways to 
     r"\s*(?:(?>(?i:wait|hmm+|oh|but|no|oops|actually|well)[ \t]*[,.!…]*[ \t]*))*"
 )
 _DISOWN_TAIL = 2000  # the disavowal is looked for among the conclusion's last characters
-_WORD_CHAR = re.compile(r"[^\W_]")
 _DISOWN_REACH = 600  # and no further than this after the answer it takes back
 
 
@@ -974,8 +974,8 @@ def offered_alternative(text: str) -> bool:
 
 def _labelled_alternative(head: str, at: int, first: int) -> bool:
     """Whether ``head`` (the text before the last form, at ``at``) ends on a label naming
-    that form one of several ("Second guess:", then the form on the same or the next
-    line), an earlier form (at ``first``) before the label."""
+    that form a fallback ("Plan B:", then the form on the same or the next line), an
+    earlier form (at ``first``) before the label."""
     lead = head.rstrip(" \t\n$*([\\")
     if not lead.endswith((":", ",")):
         return False
@@ -984,7 +984,7 @@ def _labelled_alternative(head: str, at: int, first: int) -> bool:
     label_at = 0 if previous is None else previous.end()
     if _ALTERNATIVE_LABEL.fullmatch(label[label_at:]) is None:
         return False
-    return first < at - (len(head) - label_at)  # ("The other answer:" is a form too)
+    return first < at - (len(head) - label_at)  # ("The backup answer:" is a form too)
 
 
 # The last sentence of a paragraph, opened by a correction cue, then the value it gives
